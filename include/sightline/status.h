@@ -1,0 +1,67 @@
+// Errors by kind: a Status the caller can test, and Result<T> for calls that make something.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace sightline {
+
+/// What went wrong. Each refused call leaves the world exactly as it was.
+enum class ErrorCode : std::uint8_t {
+  ok = 0,
+  invalid_def,          ///< A WorldDef field is out of range; the message names the field and value.
+  invalid_argument,     ///< An argument is out of range; the message names it and its value.
+  null_handle,          ///< A handle with generation 0 (never created) was passed.
+  stale_handle,         ///< The handle's slot was destroyed or reused: the generation does not match.
+  non_finite_position,  ///< A position is NaN, infinite or beyond kMaxCoordinate.
+  entity_is_viewer,     ///< The entity is some client's viewer; destroy the client or change its viewer first.
+};
+
+/// Short stable name of an error code, e.g. "stale_handle".
+[[nodiscard]] const char* error_code_name(ErrorCode code) noexcept;
+
+/// The outcome of a call that can be refused. Cheap to return when ok (no allocation);
+/// an error carries a message naming the field, handle and value involved.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  [[nodiscard]] bool ok() const noexcept { return code_ == ErrorCode::ok; }
+  explicit operator bool() const noexcept { return ok(); }
+  [[nodiscard]] ErrorCode code() const noexcept { return code_; }
+  /// Empty when ok. Otherwise, for example: "leave_radius is 1.5: must be >= enter_radius (1.6)".
+  [[nodiscard]] const std::string& message() const noexcept { return message_; }
+
+ private:
+  ErrorCode code_ = ErrorCode::ok;
+  std::string message_;
+};
+
+/// A value, or the Status that explains why there is none.
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool ok() const noexcept { return status_.ok(); }
+  explicit operator bool() const noexcept { return ok(); }
+  [[nodiscard]] const Status& status() const noexcept { return status_; }
+
+  /// The value. Only meaningful when ok(); on an error it is a default-constructed T.
+  [[nodiscard]] T& value() & noexcept { return value_; }
+  [[nodiscard]] const T& value() const& noexcept { return value_; }
+  [[nodiscard]] T&& value() && noexcept { return std::move(value_); }
+  T* operator->() noexcept { return &value_; }
+  const T* operator->() const noexcept { return &value_; }
+  T& operator*() & noexcept { return value_; }
+  const T& operator*() const& noexcept { return value_; }
+
+ private:
+  T value_{};
+  Status status_;
+};
+
+}  // namespace sightline

@@ -1,0 +1,66 @@
+// The per-tick output: for each client, spans of spawn, update and despawn records.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "sightline/handles.h"
+
+namespace sightline {
+
+/// Why an entity entered a client's interest set.
+enum class SpawnReason : std::uint8_t {
+  near = 0,     ///< Came within the enter radius of the client's viewer.
+  always = 1,   ///< Always relevant: held by every client without a radius test.
+};
+
+/// Why an entity left a client's interest set. A client must not play a death for `left`.
+enum class DespawnReason : std::uint8_t {
+  left = 0,       ///< Walked beyond the leave radius (or stopped being relevant). Not a death.
+  destroyed = 1,  ///< The entity was destroyed.
+};
+
+/// The entity entered the set this tick. The caller writes the entity's full state for it:
+/// the client knows nothing about the entity yet.
+struct SpawnRecord {
+  EntityId entity;
+  SpawnReason reason = SpawnReason::near;
+};
+
+/// The entity is a member and is due for an update this tick (a delta is enough).
+/// A member spawned this tick also gets one, so that updates per tick equal the sum of set sizes
+/// (tiers off); a serializer may fold it into the spawn's full state.
+struct UpdateRecord {
+  EntityId entity;
+};
+
+/// The entity left the set this tick; the client should forget it.
+struct DespawnRecord {
+  EntityId entity;
+  DespawnReason reason = DespawnReason::left;
+};
+
+/// One client's records for the last tick. Each span is sorted by entity index, ascending.
+/// Within a tick, apply despawns, then spawns, then updates: no entity appears in both despawns
+/// and spawns of one tick, and every updated entity is a member after the tick.
+/// The spans are valid until the next call to World::tick() or until the World is destroyed or
+/// moved; do not store them.
+struct ClientStream {
+  std::span<const SpawnRecord> spawns;
+  std::span<const UpdateRecord> updates;
+  std::span<const DespawnRecord> despawns;
+};
+
+/// Totals over all clients for one tick.
+struct TickStats {
+  std::uint64_t tick = 0;            ///< Index of the tick just run; the first tick is 0.
+  std::uint64_t spawns = 0;
+  std::uint64_t updates = 0;
+  std::uint64_t despawns = 0;
+  /// Point-to-viewer distance tests: one per member checked against the leave radius, and one
+  /// per non-member candidate found in the scanned cells.
+  std::uint64_t distance_tests = 0;
+  std::uint64_t members = 0;         ///< Sum of interest set sizes after the tick.
+};
+
+}  // namespace sightline

@@ -1,0 +1,129 @@
+// The World: entities with positions, clients that view from an entity, and one tick that turns
+// positions into per-client spawn, update and despawn records.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "sightline/handles.h"
+#include "sightline/status.h"
+#include "sightline/stream.h"
+#include "sightline/world_def.h"
+
+namespace sightline {
+
+/// What an entity starts with.
+struct EntityDef {
+  float x = 0.0f;  ///< World units; finite, |x| <= kMaxCoordinate.
+  float z = 0.0f;  ///< World units; finite, |z| <= kMaxCoordinate.
+  /// Held by every client whatever the distance (an objective, a scoreboard), never put through
+  /// the radius test. Changeable later with set_always_relevant.
+  bool always_relevant = false;
+};
+
+/// A 2D position on the ground plane.
+struct Position {
+  float x = 0.0f;
+  float z = 0.0f;
+};
+
+class WorldImpl;
+
+/// An interest-management world.
+///
+/// Inputs (entity positions, flags, clients and their viewers) are recorded between ticks and
+/// take effect at the next tick(). tick() runs fixed phases in this order (docs/architecture.md):
+///   1. index:      bin every live entity into a uniform grid by counting sort;
+///   2. leave:      per client, drop members that were destroyed (despawn `destroyed`) or stand
+///                  farther than the leave radius from the viewer (despawn `left`);
+///   3. enter:      per client, add always-relevant entities, then scan the cells overlapping the
+///                  enter circle and add non-members within the enter radius (spawn);
+///   4. schedule:   per client, emit an update for each member due this tick (distance tiers);
+///   5. release:    slots of entities destroyed before this tick become reusable.
+/// A client's own viewer is never in its set.
+///
+/// Memory: after warm-up (stable entity, client and set counts) a tick performs no heap
+/// allocation. Thread safety: none; use one World from one thread at a time.
+/// Determinism: the same sequence of calls gives the same records, on any platform.
+class World {
+ public:
+  /// Validates `def` (see validate()) and builds an empty world.
+  [[nodiscard]] static Result<World> create(const WorldDef& def);
+
+  World() noexcept;  ///< An empty, unusable world; only assign a created one to it.
+  World(World&&) noexcept;
+  World& operator=(World&&) noexcept;
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+  ~World();
+
+  // --- Entities -------------------------------------------------------------------------
+
+  /// Creates an entity. It is binned and may be spawned to clients at the next tick.
+  /// Refused (non_finite_position) for a NaN, infinite or out-of-range position.
+  [[nodiscard]] Result<EntityId> create_entity(const EntityDef& def);
+
+  /// Destroys an entity. At the next tick every client holding it gets a despawn with reason
+  /// `destroyed`; its slot is reused only after that tick, with a new generation.
+  /// Refused (entity_is_viewer) while the entity is some client's viewer.
+  [[nodiscard]] Status destroy_entity(EntityId entity);
+
+  /// Moves an entity; takes effect at the next tick. The position is refused, naming the entity,
+  /// when NaN, infinite or beyond kMaxCoordinate. A refused call changes nothing.
+  [[nodiscard]] Status set_position(EntityId entity, float x, float z);
+
+  /// Marks an entity always relevant (held by every client) or back to radius-tested.
+  [[nodiscard]] Status set_always_relevant(EntityId entity, bool always_relevant);
+
+  [[nodiscard]] Result<Position> position(EntityId entity) const;
+  /// True while the handle names a live entity.
+  [[nodiscard]] bool is_valid(EntityId entity) const noexcept;
+  [[nodiscard]] std::uint32_t entity_count() const noexcept;
+
+  // --- Clients --------------------------------------------------------------------------
+
+  /// Creates a client that views from `viewer`. Its set starts empty; the next tick spawns what
+  /// it should hold.
+  [[nodiscard]] Result<ClientId> create_client(EntityId viewer);
+  /// Destroys a client. No more records are produced for it; its set is discarded.
+  [[nodiscard]] Status destroy_client(ClientId client);
+  /// Changes the entity a client views from; takes effect at the next tick.
+  [[nodiscard]] Status set_viewer(ClientId client, EntityId viewer);
+  [[nodiscard]] Result<EntityId> viewer(ClientId client) const;
+  [[nodiscard]] bool is_valid(ClientId client) const noexcept;
+  [[nodiscard]] std::uint32_t client_count() const noexcept;
+
+  // --- Radii ----------------------------------------------------------------------------
+
+  /// Changes R and L for the following ticks, with the same rules as WorldDef. Members between
+  /// the old and new radii stay or leave by the new rule at the next tick.
+  [[nodiscard]] Status set_radii(float enter_radius, float leave_radius);
+  [[nodiscard]] float enter_radius() const noexcept;
+  [[nodiscard]] float leave_radius() const noexcept;
+
+  // --- The tick and its output ----------------------------------------------------------
+
+  /// Runs one tick (phases above) and returns its totals. The first tick is tick 0.
+  TickStats tick();
+  /// Number of ticks run so far.
+  [[nodiscard]] std::uint64_t tick_count() const noexcept;
+
+  /// The records of the last tick for `client` (empty before the first tick, and for a client
+  /// created since). Valid until the next tick().
+  [[nodiscard]] Result<ClientStream> stream(ClientId client) const;
+
+  /// The client's interest set after the last tick, sorted by entity index. Valid until the
+  /// next tick().
+  [[nodiscard]] Result<std::span<const EntityId>> interest_set(ClientId client) const;
+
+  /// Every live client, in ascending slot order (the order tick() processes them).
+  /// Valid until the next call that creates or destroys a client.
+  [[nodiscard]] std::span<const ClientId> clients() const noexcept;
+
+ private:
+  explicit World(std::unique_ptr<WorldImpl> impl) noexcept;
+  std::unique_ptr<WorldImpl> impl_;
+};
+
+}  // namespace sightline

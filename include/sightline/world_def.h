@@ -1,0 +1,67 @@
+// Configuration of a World: a plain struct with documented defaults, validated by World::create.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "sightline/status.h"
+
+namespace sightline {
+
+/// Largest accepted radius or cell size, in world units. Squares of it stay finite in float.
+inline constexpr float kMaxRadius = 1.0e9f;
+/// Largest accepted |x| or |z| of a position, in world units.
+inline constexpr float kMaxCoordinate = 1.0e15f;
+
+/// One distance tier: members within `max_distance_fraction * enter_radius` of the viewer are
+/// updated every `period` ticks, on the ticks where `(tick + entity_index) % period == 0`, so far
+/// updates are staggered by entity and never bunch on one tick.
+struct DistanceTier {
+  /// Upper bound of the tier as a fraction of the enter radius; > 0, may be +infinity.
+  float max_distance_fraction = std::numeric_limits<float>::infinity();
+  /// Update period in ticks, 1..65535. 1 means every tick.
+  std::uint32_t period = 1;
+};
+
+/// The documented preset: members within R/2 every tick, the rest every second tick.
+[[nodiscard]] std::vector<DistanceTier> default_distance_tiers();
+
+/// How a World finds and replicates interest. Obtain with default_world_def() and change fields.
+struct WorldDef {
+  /// Enter radius R, world units, in (0, kMaxRadius]. An entity joins a client's set when its
+  /// distance to the viewer is <= R (d == R is inside). Larger R: more members, more updates.
+  float enter_radius = 1.6f;
+
+  /// Leave radius L, world units, in [enter_radius, kMaxRadius]. A member leaves when its distance
+  /// exceeds L. L > R is hysteresis: movement at the edge no longer costs a spawn and a despawn,
+  /// at the price of larger sets (more updates). L == R is a single radius.
+  float leave_radius = 1.6f;
+
+  /// Grid cell size, world units. 0 (the default) means enter_radius; otherwise it must be
+  /// >= enter_radius (never smaller). A client's query scans the cells overlapping the circle of
+  /// radius R: at cell size R that is at most 3 x 3 cells.
+  float cell_size = 0.0f;
+
+  /// Upper bound on the number of grid cells, >= 1. The grid covers the bounding box of all live
+  /// entities; if that would need more cells, cells grow (never shrink) until it fits. Each cell
+  /// costs 4 bytes. An entity far outside the others therefore never costs unbounded memory.
+  std::uint32_t max_grid_cells = 1u << 20;
+
+  /// Distance tiers, sorted by strictly increasing max_distance_fraction. Empty (the default)
+  /// means every member is updated every tick. A member beyond the last tier uses the last
+  /// tier's period. See default_distance_tiers() for the documented preset.
+  std::vector<DistanceTier> tiers;
+
+  /// Capacity hints: slots reserved up front so early growth does not allocate. Not limits.
+  std::uint32_t entity_capacity = 0;
+  std::uint32_t client_capacity = 0;
+};
+
+/// The defaults above: R = L = 1.6, cell size R, no tiers.
+[[nodiscard]] WorldDef default_world_def();
+
+/// Checks every field; the first bad one is named with its value. World::create calls this.
+[[nodiscard]] Status validate(const WorldDef& def);
+
+}  // namespace sightline

@@ -1,0 +1,105 @@
+#include "grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sightline {
+
+std::uint32_t Grid::axis_cell(float v, float origin, std::uint32_t count) const noexcept {
+  // Clamping in float before the cast keeps huge or negative offsets defined and monotonic.
+  float t = (v - origin) * inv_cell_size_;
+  if (!(t > 0.0f)) return 0;
+  const auto last = static_cast<float>(count - 1);
+  if (t >= last) return count - 1;
+  return static_cast<std::uint32_t>(t);
+}
+
+std::uint32_t Grid::cell_of_point(float x, float z) const noexcept {
+  return axis_cell(z, origin_z_, cells_z_) * cells_x_ + axis_cell(x, origin_x_, cells_x_);
+}
+
+void Grid::build(std::span<const float> xs, std::span<const float> zs,
+                 std::span<const std::uint8_t> alive, float min_cell_size,
+                 std::uint32_t max_cells) {
+  const std::size_t slots = alive.size();
+  float min_x = 0.0f, max_x = 0.0f, min_z = 0.0f, max_z = 0.0f;
+  bool any = false;
+  std::uint32_t live = 0;
+  for (std::size_t i = 0; i < slots; ++i) {
+    if (!alive[i]) continue;
+    ++live;
+    if (!any) {
+      min_x = max_x = xs[i];
+      min_z = max_z = zs[i];
+      any = true;
+      continue;
+    }
+    min_x = std::min(min_x, xs[i]);
+    max_x = std::max(max_x, xs[i]);
+    min_z = std::min(min_z, zs[i]);
+    max_z = std::max(max_z, zs[i]);
+  }
+
+  // Size the grid in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell
+  // count never overflows before it is capped.
+  double cell = min_cell_size;
+  const double extent_x = static_cast<double>(max_x) - min_x;
+  const double extent_z = static_cast<double>(max_z) - min_z;
+  auto cells_for = [](double extent, double size) { return std::floor(extent / size) + 1.0; };
+  double nx = cells_for(extent_x, cell);
+  double nz = cells_for(extent_z, cell);
+  if (nx * nz > max_cells) {
+    cell *= std::sqrt(nx * nz / max_cells);
+    nx = cells_for(extent_x, cell);
+    nz = cells_for(extent_z, cell);
+    while (nx * nz > max_cells) {
+      cell *= 1.0625;
+      nx = cells_for(extent_x, cell);
+      nz = cells_for(extent_z, cell);
+    }
+  }
+  origin_x_ = min_x;
+  origin_z_ = min_z;
+  cell_size_ = static_cast<float>(cell);
+  if (cell_size_ < min_cell_size) cell_size_ = min_cell_size;
+  inv_cell_size_ = 1.0f / cell_size_;
+  cells_x_ = static_cast<std::uint32_t>(nx);
+  cells_z_ = static_cast<std::uint32_t>(nz);
+  const std::uint32_t cells = cells_x_ * cells_z_;
+
+  cell_of_.resize(slots);
+  cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
+  for (std::size_t i = 0; i < slots; ++i) {
+    if (!alive[i]) {
+      cell_of_[i] = kNotBinned;
+      continue;
+    }
+    const std::uint32_t c = cell_of_point(xs[i], zs[i]);
+    cell_of_[i] = c;
+    ++cell_start_[c + 1];
+  }
+  for (std::uint32_t c = 0; c < cells; ++c) cell_start_[c + 1] += cell_start_[c];
+
+  items_.resize(live);
+  item_x_.resize(live);
+  item_z_.resize(live);
+  // Scatter using cell_start_ as running cursors, then shift back: keeps one prefix array.
+  for (std::size_t i = 0; i < slots; ++i) {
+    const std::uint32_t c = cell_of_[i];
+    if (c == kNotBinned) continue;
+    const std::uint32_t at = cell_start_[c]++;
+    items_[at] = static_cast<std::uint32_t>(i);
+    item_x_[at] = xs[i];
+    item_z_[at] = zs[i];
+  }
+  for (std::uint32_t c = cells; c > 0; --c) cell_start_[c] = cell_start_[c - 1];
+  cell_start_[0] = 0;
+}
+
+Grid::Range Grid::cell_range(float x, float z, float radius) const noexcept {
+  const float padded = radius * 1.0001f;
+  return Range{axis_cell(x - padded, origin_x_, cells_x_), axis_cell(x + padded, origin_x_, cells_x_),
+               axis_cell(z - padded, origin_z_, cells_z_), axis_cell(z + padded, origin_z_, cells_z_)};
+}
+
+}  // namespace sightline

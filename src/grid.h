@@ -1,0 +1,66 @@
+// A uniform grid over the live entities, rebuilt each tick by counting sort.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace sightline {
+
+/// Cells are row-major (z rows of x cells), so the cells [x0, x1] of one row are one contiguous
+/// run of `items`: a query scans one run per row. Entities beyond the grid cannot exist (the grid
+/// covers the bounding box of all binned entities), but indices are still clamped, which keeps
+/// the binning monotonic in position: that is what makes a query exact (see cell_range()).
+class Grid {
+ public:
+  static constexpr std::uint32_t kNotBinned = 0xffffffffu;
+
+  /// Bins every entity i with `alive[i] != 0`. `min_cell_size` > 0; `max_cells` >= 1.
+  /// Reuses its buffers: no allocation once they reached their high-water mark.
+  void build(std::span<const float> xs, std::span<const float> zs,
+             std::span<const std::uint8_t> alive, float min_cell_size, std::uint32_t max_cells);
+
+  struct Range {
+    std::uint32_t x0, x1, z0, z1;  ///< Inclusive cell bounds.
+  };
+
+  /// The cells that can hold an entity within `radius` of (x, z) by the float distance test
+  /// dx*dx + dz*dz <= radius*radius. The box is padded by a relative 1e-4 so that rounding in
+  /// that test can never admit an entity from an unscanned cell.
+  [[nodiscard]] Range cell_range(float x, float z, float radius) const noexcept;
+
+  /// Items of cells [x0, x1] in row z, as a half-open range of positions into items().
+  [[nodiscard]] std::uint32_t run_begin(std::uint32_t z, std::uint32_t x0) const noexcept {
+    return cell_start_[z * cells_x_ + x0];
+  }
+  [[nodiscard]] std::uint32_t run_end(std::uint32_t z, std::uint32_t x1) const noexcept {
+    return cell_start_[z * cells_x_ + x1 + 1];
+  }
+
+  /// Entity indices in cell order; item_x/item_z are their positions in the same order.
+  [[nodiscard]] std::span<const std::uint32_t> items() const noexcept { return items_; }
+  [[nodiscard]] std::span<const float> item_x() const noexcept { return item_x_; }
+  [[nodiscard]] std::span<const float> item_z() const noexcept { return item_z_; }
+
+  [[nodiscard]] float cell_size() const noexcept { return cell_size_; }
+  [[nodiscard]] std::uint32_t cells_x() const noexcept { return cells_x_; }
+  [[nodiscard]] std::uint32_t cells_z() const noexcept { return cells_z_; }
+  [[nodiscard]] std::uint32_t cell_of_point(float x, float z) const noexcept;
+
+ private:
+  [[nodiscard]] std::uint32_t axis_cell(float v, float origin, std::uint32_t count) const noexcept;
+
+  float origin_x_ = 0.0f;
+  float origin_z_ = 0.0f;
+  float cell_size_ = 1.0f;
+  float inv_cell_size_ = 1.0f;
+  std::uint32_t cells_x_ = 1;
+  std::uint32_t cells_z_ = 1;
+  std::vector<std::uint32_t> cell_of_;     // per entity slot, kNotBinned if not binned
+  std::vector<std::uint32_t> cell_start_;  // cells + 1 prefix sums
+  std::vector<std::uint32_t> items_;
+  std::vector<float> item_x_;
+  std::vector<float> item_z_;
+};
+
+}  // namespace sightline

@@ -1,0 +1,66 @@
+#include "validation.h"
+
+#include <cmath>
+#include <string>
+
+#include "format_value.h"
+
+namespace sightline {
+
+Status validate_radii(float enter, float leave) {
+  if (!std::isfinite(enter) || enter <= 0.0f || enter > kMaxRadius) {
+    return {ErrorCode::invalid_def, "enter_radius is " + format_value(enter) +
+                                        ": must be finite, > 0 and <= " + format_value(kMaxRadius)};
+  }
+  if (!std::isfinite(leave) || leave > kMaxRadius) {
+    return {ErrorCode::invalid_def, "leave_radius is " + format_value(leave) +
+                                        ": must be finite and <= " + format_value(kMaxRadius)};
+  }
+  if (leave < enter) {
+    return {ErrorCode::invalid_def, "leave_radius is " + format_value(leave) +
+                                        ": must be >= enter_radius (" + format_value(enter) + ")"};
+  }
+  return {};
+}
+
+Status validate(const WorldDef& def) {
+  if (Status s = validate_radii(def.enter_radius, def.leave_radius); !s) return s;
+  if (def.cell_size != 0.0f &&
+      (!std::isfinite(def.cell_size) || def.cell_size < def.enter_radius || def.cell_size > kMaxRadius)) {
+    return {ErrorCode::invalid_def, "cell_size is " + format_value(def.cell_size) +
+                                        ": must be 0 (use enter_radius) or finite, >= enter_radius (" +
+                                        format_value(def.enter_radius) + ") and <= " +
+                                        format_value(kMaxRadius)};
+  }
+  if (def.max_grid_cells == 0) {
+    return {ErrorCode::invalid_def, "max_grid_cells is 0: must be >= 1"};
+  }
+  float previous = 0.0f;
+  for (std::size_t i = 0; i < def.tiers.size(); ++i) {
+    const DistanceTier& tier = def.tiers[i];
+    const std::string name = "tiers[" + std::to_string(i) + "]";
+    if (std::isnan(tier.max_distance_fraction) || tier.max_distance_fraction <= previous) {
+      return {ErrorCode::invalid_def,
+              name + ".max_distance_fraction is " + format_value(tier.max_distance_fraction) +
+                  ": must be > 0 and greater than the previous tier's (" + format_value(previous) + ")"};
+    }
+    if (tier.period < 1 || tier.period > 65535) {
+      return {ErrorCode::invalid_def,
+              name + ".period is " + std::to_string(tier.period) + ": must be in 1..65535"};
+    }
+    previous = tier.max_distance_fraction;
+  }
+  return {};
+}
+
+Status validate_position(EntityId entity, float x, float z) {
+  auto bad = [](float v) { return !std::isfinite(v) || std::fabs(v) > kMaxCoordinate; };
+  if (bad(x) || bad(z)) {
+    return {ErrorCode::non_finite_position,
+            "position of " + describe(entity) + " is (" + format_value(x) + ", " + format_value(z) +
+                "): x and z must be finite and within +-" + format_value(kMaxCoordinate)};
+  }
+  return {};
+}
+
+}  // namespace sightline

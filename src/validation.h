@@ -1,0 +1,15 @@
+// Checks shared by World::create and the World's setters.
+#pragma once
+
+#include "sightline/handles.h"
+#include "sightline/status.h"
+#include "sightline/world_def.h"
+
+namespace sightline {
+
+/// enter in (0, kMaxRadius], leave in [enter, kMaxRadius], both finite.
+[[nodiscard]] Status validate_radii(float enter, float leave);
+/// x and z finite and within kMaxCoordinate; the message names `entity`.
+[[nodiscard]] Status validate_position(EntityId entity, float x, float z);
+
+}  // namespace sightline

@@ -1,0 +1,255 @@
+#include "sightline/world.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "format_value.h"
+#include "validation.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
+  for (const DistanceTier& tier : def.tiers) tier_period.push_back(tier.period);
+  tier_limit2.resize(def.tiers.size());
+  set_radii(def.enter_radius, def.leave_radius);
+  xs.reserve(def.entity_capacity);
+  zs.reserve(def.entity_capacity);
+  generation.reserve(def.entity_capacity);
+  alive.reserve(def.entity_capacity);
+  always.reserve(def.entity_capacity);
+  viewer_refs.reserve(def.entity_capacity);
+  client_slots.reserve(def.client_capacity);
+  live_clients.reserve(def.client_capacity);
+}
+
+void WorldImpl::set_radii(float enter, float leave) {
+  enter_radius = enter;
+  leave_radius = leave;
+  for (std::size_t i = 0; i < def.tiers.size(); ++i) {
+    const double limit = static_cast<double>(def.tiers[i].max_distance_fraction) * enter;
+    tier_limit2[i] = static_cast<float>(std::min(limit * limit, 3.0e38));
+  }
+}
+
+Status WorldImpl::check(EntityId id) const {
+  if (id.is_null()) return {ErrorCode::null_handle, "entity handle is null"};
+  if (id.index >= generation.size() || generation[id.index] != id.generation || !alive[id.index]) {
+    return {ErrorCode::stale_handle, describe(id) + " is stale: destroyed or never created"};
+  }
+  return {};
+}
+
+Status WorldImpl::check(ClientId id) const {
+  if (id.is_null()) return {ErrorCode::null_handle, "client handle is null"};
+  if (id.index >= client_slots.size() || client_slots[id.index].generation != id.generation ||
+      !client_slots[id.index].alive) {
+    return {ErrorCode::stale_handle, describe(id) + " is stale: destroyed or never created"};
+  }
+  return {};
+}
+
+World::World() noexcept = default;
+World::World(std::unique_ptr<WorldImpl> impl) noexcept : impl_(std::move(impl)) {}
+World::World(World&&) noexcept = default;
+World& World::operator=(World&&) noexcept = default;
+World::~World() = default;
+
+Result<World> World::create(const WorldDef& def) {
+  if (Status s = validate(def); !s) return s;
+  return World(std::make_unique<WorldImpl>(def));
+}
+
+Result<EntityId> World::create_entity(const EntityDef& def) {
+  WorldImpl& w = *impl_;
+  std::uint32_t index;
+  std::uint32_t next_generation;
+  if (!w.free_entities.empty()) {
+    index = w.free_entities.back();
+    next_generation = w.generation[index] + 1;
+    if (next_generation == 0) next_generation = 1;
+  } else {
+    index = static_cast<std::uint32_t>(w.generation.size());
+    next_generation = 1;
+  }
+  const EntityId id{index, next_generation};
+  if (Status s = validate_position(id, def.x, def.z); !s) return s;
+
+  if (!w.free_entities.empty()) {
+    w.free_entities.pop_back();
+    w.xs[index] = def.x;
+    w.zs[index] = def.z;
+    w.generation[index] = next_generation;
+    w.alive[index] = 1;
+    w.always[index] = 0;
+    w.viewer_refs[index] = 0;
+  } else {
+    w.xs.push_back(def.x);
+    w.zs.push_back(def.z);
+    w.generation.push_back(next_generation);
+    w.alive.push_back(1);
+    w.always.push_back(0);
+    w.viewer_refs.push_back(0);
+  }
+  ++w.live_entities;
+  if (def.always_relevant) (void)set_always_relevant(id, true);
+  return id;
+}
+
+Status World::destroy_entity(EntityId entity) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  if (w.viewer_refs[entity.index] != 0) {
+    for (const ClientId client : w.live_clients) {
+      if (w.client_slots[client.index].viewer == entity.index) {
+        return {ErrorCode::entity_is_viewer, describe(entity) + " is the viewer of " + describe(client) +
+                                                 ": destroy the client or set another viewer first"};
+      }
+    }
+  }
+  (void)set_always_relevant(entity, false);
+  w.alive[entity.index] = 0;
+  w.destroyed.push_back(entity.index);
+  --w.live_entities;
+  return {};
+}
+
+Status World::set_position(EntityId entity, float x, float z) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  if (Status s = validate_position(entity, x, z); !s) return s;
+  w.xs[entity.index] = x;
+  w.zs[entity.index] = z;
+  return {};
+}
+
+Status World::set_always_relevant(EntityId entity, bool always_relevant) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  const auto flag = static_cast<std::uint8_t>(always_relevant);
+  if (w.always[entity.index] == flag) return {};
+  w.always[entity.index] = flag;
+  const auto at = std::lower_bound(w.always_list.begin(), w.always_list.end(), entity.index);
+  if (always_relevant) {
+    w.always_list.insert(at, entity.index);
+  } else {
+    w.always_list.erase(at);
+  }
+  return {};
+}
+
+Result<Position> World::position(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  return Position{w.xs[entity.index], w.zs[entity.index]};
+}
+
+bool World::is_valid(EntityId entity) const noexcept { return impl_->check(entity).ok(); }
+std::uint32_t World::entity_count() const noexcept { return impl_->live_entities; }
+
+Result<ClientId> World::create_client(EntityId viewer) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(viewer); !s) return s;
+  std::uint32_t index;
+  if (!w.free_clients.empty()) {
+    index = w.free_clients.back();
+    w.free_clients.pop_back();
+  } else {
+    index = static_cast<std::uint32_t>(w.client_slots.size());
+    w.client_slots.emplace_back();
+  }
+  ClientSlot& slot = w.client_slots[index];
+  slot.generation = slot.generation + 1 == 0 ? 1 : slot.generation + 1;
+  slot.alive = true;
+  slot.viewer = viewer.index;
+  slot.members.clear();
+  slot.spawns.clear();
+  slot.updates.clear();
+  slot.despawns.clear();
+  ++w.viewer_refs[viewer.index];
+  const ClientId id{index, slot.generation};
+  const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), id,
+                                   [](ClientId a, ClientId b) { return a.index < b.index; });
+  w.live_clients.insert(at, id);
+  return id;
+}
+
+Status World::destroy_client(ClientId client) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  ClientSlot& slot = w.client_slots[client.index];
+  --w.viewer_refs[slot.viewer];
+  slot.alive = false;
+  slot.members.clear();
+  slot.spawns.clear();
+  slot.updates.clear();
+  slot.despawns.clear();
+  w.free_clients.push_back(client.index);
+  const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), client,
+                                   [](ClientId a, ClientId b) { return a.index < b.index; });
+  w.live_clients.erase(at);
+  return {};
+}
+
+Status World::set_viewer(ClientId client, EntityId viewer) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  if (Status s = w.check(viewer); !s) return s;
+  ClientSlot& slot = w.client_slots[client.index];
+  --w.viewer_refs[slot.viewer];
+  ++w.viewer_refs[viewer.index];
+  slot.viewer = viewer.index;
+  return {};
+}
+
+Result<EntityId> World::viewer(ClientId client) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  const std::uint32_t index = w.client_slots[client.index].viewer;
+  return EntityId{index, w.generation[index]};
+}
+
+bool World::is_valid(ClientId client) const noexcept { return impl_->check(client).ok(); }
+std::uint32_t World::client_count() const noexcept {
+  return static_cast<std::uint32_t>(impl_->live_clients.size());
+}
+
+Status World::set_radii(float enter_radius, float leave_radius) {
+  WorldImpl& w = *impl_;
+  if (Status s = validate_radii(enter_radius, leave_radius); !s) return s;
+  if (w.def.cell_size != 0.0f && w.def.cell_size < enter_radius) {
+    return {ErrorCode::invalid_argument, "enter_radius is " + format_value(enter_radius) +
+                                             ": must be <= the configured cell_size (" +
+                                             format_value(w.def.cell_size) + ")"};
+  }
+  w.set_radii(enter_radius, leave_radius);
+  return {};
+}
+
+float World::enter_radius() const noexcept { return impl_->enter_radius; }
+float World::leave_radius() const noexcept { return impl_->leave_radius; }
+
+TickStats World::tick() {
+  TickStats stats;
+  impl_->run_tick(stats);
+  return stats;
+}
+
+std::uint64_t World::tick_count() const noexcept { return impl_->ticks; }
+
+Result<ClientStream> World::stream(ClientId client) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  const ClientSlot& slot = w.client_slots[client.index];
+  return ClientStream{slot.spawns, slot.updates, slot.despawns};
+}
+
+Result<std::span<const EntityId>> World::interest_set(ClientId client) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  return std::span<const EntityId>(w.client_slots[client.index].members);
+}
+
+std::span<const ClientId> World::clients() const noexcept { return impl_->live_clients; }
+
+}  // namespace sightline
