@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the built library into a scratch prefix, then builds and runs a consumer against it
+# twice: with find_package(sightline) and with pkg-config. Usage: check_install.sh BUILD_DIR SRC_DIR
+set -euo pipefail
+build_dir=$1
+src_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build_dir" --prefix "$work/prefix" > /dev/null
+# Move the prefix: both the CMake package and the .pc file must be relocatable.
+mv "$work/prefix" "$work/moved"
+
+cmake -S "$src_dir/packaging/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/moved" > /dev/null
+cmake --build "$work/cmake-build" > /dev/null
+"$work/cmake-build/consumer"
+echo "find_package consumer: ok"
+
+pc_dir=$(dirname "$(find "$work/moved" -name sightline.pc | head -n 1)")
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs sightline)
+# shellcheck disable=SC2086
+c++ "$src_dir/packaging/consumer/main.cpp" $flags -o "$work/pc-consumer"
+"$work/pc-consumer"
+echo "pkg-config consumer: ok"
