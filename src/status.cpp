@@ -1,5 +1,8 @@
 #include "sightline/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace sightline {
 
 const char* error_code_name(ErrorCode code) noexcept {
@@ -14,5 +17,15 @@ const char* error_code_name(ErrorCode code) noexcept {
   }
   return "unknown";
 }
+
+namespace detail {
+
+void fail_on_empty_result(const Status& status) noexcept {
+  std::fprintf(stderr, "sightline: value of a failed Result read (%s: %s)\n",
+               error_code_name(status.code()), status.message().c_str());
+  std::abort();
+}
+
+}  // namespace detail
 
 }  // namespace sightline

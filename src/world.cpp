@@ -49,7 +49,6 @@ Status WorldImpl::check(ClientId id) const {
   return {};
 }
 
-World::World() noexcept = default;
 World::World(std::unique_ptr<WorldImpl> impl) noexcept : impl_(std::move(impl)) {}
 World::World(World&&) noexcept = default;
 World& World::operator=(World&&) noexcept = default;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -39,7 +40,14 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-/// A value, or the Status that explains why there is none.
+namespace detail {
+/// Prints the status message to stderr and aborts: reading the value of a failed Result is a
+/// programmer error, reported loudly rather than left undefined.
+[[noreturn]] void fail_on_empty_result(const Status& status) noexcept;
+}  // namespace detail
+
+/// A value, or the Status that explains why there is none. Check ok() (or the bool conversion)
+/// before reading the value; reading the value of a failed Result aborts with its message.
 template <class T>
 class [[nodiscard]] Result {
  public:
@@ -50,17 +58,25 @@ class [[nodiscard]] Result {
   explicit operator bool() const noexcept { return ok(); }
   [[nodiscard]] const Status& status() const noexcept { return status_; }
 
-  /// The value. Only meaningful when ok(); on an error it is a default-constructed T.
-  [[nodiscard]] T& value() & noexcept { return value_; }
-  [[nodiscard]] const T& value() const& noexcept { return value_; }
-  [[nodiscard]] T&& value() && noexcept { return std::move(value_); }
-  T* operator->() noexcept { return &value_; }
-  const T* operator->() const noexcept { return &value_; }
-  T& operator*() & noexcept { return value_; }
-  const T& operator*() const& noexcept { return value_; }
+  [[nodiscard]] T& value() & noexcept { return checked(); }
+  [[nodiscard]] const T& value() const& noexcept { return checked(); }
+  [[nodiscard]] T&& value() && noexcept { return std::move(checked()); }
+  T* operator->() noexcept { return &checked(); }
+  const T* operator->() const noexcept { return &checked(); }
+  T& operator*() & noexcept { return checked(); }
+  const T& operator*() const& noexcept { return checked(); }
 
  private:
-  T value_{};
+  T& checked() noexcept {
+    if (!value_) detail::fail_on_empty_result(status_);
+    return *value_;
+  }
+  const T& checked() const noexcept {
+    if (!value_) detail::fail_on_empty_result(status_);
+    return *value_;
+  }
+
+  std::optional<T> value_;
   Status status_;
 };
 

@@ -51,7 +51,7 @@ class World {
   /// Validates `def` (see validate()) and builds an empty world.
   [[nodiscard]] static Result<World> create(const WorldDef& def);
 
-  World() noexcept;  ///< An empty, unusable world; only assign a created one to it.
+  /// A moved-from World may only be destroyed or assigned to.
   World(World&&) noexcept;
   World& operator=(World&&) noexcept;
   World(const World&) = delete;
