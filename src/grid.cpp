@@ -2,43 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sightline {
-
-std::uint32_t Grid::axis_cell(float v, float origin, std::uint32_t count) const noexcept {
-  // Clamping in float before the cast keeps huge or negative offsets defined and monotonic.
-  float t = (v - origin) * inv_cell_size_;
-  if (!(t > 0.0f)) return 0;
-  const auto last = static_cast<float>(count - 1);
-  if (t >= last) return count - 1;
-  return static_cast<std::uint32_t>(t);
-}
-
-std::uint32_t Grid::cell_of_point(float x, float z) const noexcept {
-  return axis_cell(z, origin_z_, cells_z_) * cells_x_ + axis_cell(x, origin_x_, cells_x_);
-}
 
 void Grid::build(std::span<const float> xs, std::span<const float> zs,
                  std::span<const std::uint8_t> alive, float min_cell_size,
                  std::uint32_t max_cells) {
   const std::size_t slots = alive.size();
-  float min_x = 0.0f, max_x = 0.0f, min_z = 0.0f, max_z = 0.0f;
-  bool any = false;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float min_x = kInf, max_x = -kInf, min_z = kInf, max_z = -kInf;
   std::uint32_t live = 0;
   for (std::size_t i = 0; i < slots; ++i) {
     if (!alive[i]) continue;
     ++live;
-    if (!any) {
-      min_x = max_x = xs[i];
-      min_z = max_z = zs[i];
-      any = true;
-      continue;
-    }
     min_x = std::min(min_x, xs[i]);
     max_x = std::max(max_x, xs[i]);
     min_z = std::min(min_z, zs[i]);
     max_z = std::max(max_z, zs[i]);
   }
+  if (live == 0) min_x = max_x = min_z = max_z = 0.0f;
 
   // Size the grid in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell
   // count never overflows before it is capped.
@@ -65,6 +48,8 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   inv_cell_size_ = 1.0f / cell_size_;
   cells_x_ = static_cast<std::uint32_t>(nx);
   cells_z_ = static_cast<std::uint32_t>(nz);
+  last_x_ = static_cast<float>(cells_x_ - 1);
+  last_z_ = static_cast<float>(cells_z_ - 1);
   const std::uint32_t cells = cells_x_ * cells_z_;
 
   cell_of_.resize(slots);
@@ -98,8 +83,10 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
 
 Grid::Range Grid::cell_range(float x, float z, float radius) const noexcept {
   const float padded = radius * 1.0001f;
-  return Range{axis_cell(x - padded, origin_x_, cells_x_), axis_cell(x + padded, origin_x_, cells_x_),
-               axis_cell(z - padded, origin_z_, cells_z_), axis_cell(z + padded, origin_z_, cells_z_)};
+  return Range{axis_cell(x - padded, origin_x_, cells_x_, last_x_),
+               axis_cell(x + padded, origin_x_, cells_x_, last_x_),
+               axis_cell(z - padded, origin_z_, cells_z_, last_z_),
+               axis_cell(z + padded, origin_z_, cells_z_, last_z_)};
 }
 
 }  // namespace sightline

@@ -45,10 +45,20 @@ class Grid {
   [[nodiscard]] float cell_size() const noexcept { return cell_size_; }
   [[nodiscard]] std::uint32_t cells_x() const noexcept { return cells_x_; }
   [[nodiscard]] std::uint32_t cells_z() const noexcept { return cells_z_; }
-  [[nodiscard]] std::uint32_t cell_of_point(float x, float z) const noexcept;
+  [[nodiscard]] std::uint32_t cell_of_point(float x, float z) const noexcept {
+    return axis_cell(z, origin_z_, cells_z_, last_z_) * cells_x_ + axis_cell(x, origin_x_, cells_x_, last_x_);
+  }
 
  private:
-  [[nodiscard]] std::uint32_t axis_cell(float v, float origin, std::uint32_t count) const noexcept;
+  // Clamping in float before the cast keeps huge or negative offsets defined, and the result
+  // monotonic in v: the property that makes cell_range() exact.
+  [[nodiscard]] std::uint32_t axis_cell(float v, float origin, std::uint32_t count,
+                                        float last) const noexcept {
+    const float t = (v - origin) * inv_cell_size_;
+    if (!(t > 0.0f)) return 0;
+    if (t >= last) return count - 1;
+    return static_cast<std::uint32_t>(t);
+  }
 
   float origin_x_ = 0.0f;
   float origin_z_ = 0.0f;
@@ -56,6 +66,8 @@ class Grid {
   float inv_cell_size_ = 1.0f;
   std::uint32_t cells_x_ = 1;
   std::uint32_t cells_z_ = 1;
+  float last_x_ = 0.0f;  // cells_x_ - 1 as a float
+  float last_z_ = 0.0f;
   std::vector<std::uint32_t> cell_of_;     // per entity slot, kNotBinned if not binned
   std::vector<std::uint32_t> cell_start_;  // cells + 1 prefix sums
   std::vector<std::uint32_t> items_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "format_value.h"
 #include "validation.h"
@@ -119,6 +120,31 @@ Status World::set_position(EntityId entity, float x, float z) {
   if (Status s = validate_position(entity, x, z); !s) return s;
   w.xs[entity.index] = x;
   w.zs[entity.index] = z;
+  return {};
+}
+
+Status World::set_positions(std::span<const EntityId> entities, std::span<const float> xs,
+                             std::span<const float> zs) {
+  WorldImpl& w = *impl_;
+  if (xs.size() != entities.size() || zs.size() != entities.size()) {
+    return {ErrorCode::invalid_argument, "set_positions: " + std::to_string(entities.size()) +
+                                             " entities but " + std::to_string(xs.size()) + " xs and " +
+                                             std::to_string(zs.size()) + " zs"};
+  }
+  // A plain boolean pass first; Status objects are built only for the entity that fails.
+  auto coordinate_ok = [](float v) { return std::fabs(v) <= kMaxCoordinate; };  // false for NaN
+  for (std::size_t i = 0; i < entities.size(); ++i) {
+    const EntityId id = entities[i];
+    const bool handle_ok = id.generation != 0 && id.index < w.generation.size() &&
+                           w.generation[id.index] == id.generation && w.alive[id.index];
+    if (handle_ok && coordinate_ok(xs[i]) && coordinate_ok(zs[i])) continue;
+    if (Status s = w.check(id); !s) return s;
+    return validate_position(id, xs[i], zs[i]);
+  }
+  for (std::size_t i = 0; i < entities.size(); ++i) {
+    w.xs[entities[i].index] = xs[i];
+    w.zs[entities[i].index] = zs[i];
+  }
   return {};
 }
 

@@ -73,6 +73,12 @@ class World {
   /// when NaN, infinite or beyond kMaxCoordinate. A refused call changes nothing.
   [[nodiscard]] Status set_position(EntityId entity, float x, float z);
 
+  /// Moves many entities at once: entities[i] to (xs[i], zs[i]). The three spans must have the
+  /// same length. Every handle and position is checked before any is written, so a refused call
+  /// (naming the first bad entity and its value) changes nothing.
+  [[nodiscard]] Status set_positions(std::span<const EntityId> entities, std::span<const float> xs,
+                                     std::span<const float> zs);
+
   /// Marks an entity always relevant (held by every client) or back to radius-tested.
   [[nodiscard]] Status set_always_relevant(EntityId entity, bool always_relevant);
 
