@@ -65,6 +65,11 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   }
   for (std::uint32_t c = 0; c < cells; ++c) cell_start_[c + 1] += cell_start_[c];
 
+  if (items_.capacity() < slots) {
+    items_.reserve(slots);
+    item_x_.reserve(slots);
+    item_z_.reserve(slots);
+  }
   items_.resize(live);
   item_x_.resize(live);
   item_z_.resize(live);

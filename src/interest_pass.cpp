@@ -13,16 +13,42 @@ namespace {
   return dx * dx + dz * dz;
 }
 
-// A fresh epoch for the stamp array; on wrap-around, clear it so old stamps cannot match.
-void next_epoch(PassScratch& scratch, std::size_t entity_slots) {
-  if (scratch.stamp.size() < entity_slots) scratch.stamp.resize(entity_slots, 0);
+// Sizes the scratch to the entity slots, so no pass ever grows it, and starts a fresh epoch;
+// on wrap-around the stamps are cleared so old ones cannot match.
+void prepare(PassScratch& scratch, std::size_t entity_slots) {
+  if (scratch.stamp.size() < entity_slots) {
+    scratch.stamp.resize(entity_slots, 0);
+    scratch.kept.reserve(entity_slots);
+    scratch.entering.reserve(entity_slots);
+  }
   if (++scratch.epoch == 0) {
     std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
     scratch.epoch = 1;
   }
 }
 
+template <class T>
+[[nodiscard]] std::uint32_t size32(const std::vector<T>& v) noexcept {
+  return static_cast<std::uint32_t>(v.size());
+}
+
 }  // namespace
+
+// Every output array is bounded by a total set size (spawns and updates by the new one, despawns
+// by the old one), so capacity kept at 1.5x the largest total seen, with slack so it is not
+// re-reserved for every small new high, means steady ticks never grow them.
+void WorldImpl::reserve_outputs(std::uint64_t member_total) {
+  high_water_members = std::max(high_water_members, member_total);
+  const std::size_t required = high_water_members + high_water_members / 2 + 64;
+  auto ensure = [required](auto& v) {
+    if (v.capacity() < required) v.reserve(2 * required);
+  };
+  ensure(members[0]);
+  ensure(members[1]);
+  ensure(spawns);
+  ensure(updates);
+  ensure(despawns);
+}
 
 void WorldImpl::run_tick(TickStats& stats) {
   stats = TickStats{};
@@ -30,7 +56,13 @@ void WorldImpl::run_tick(TickStats& stats) {
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
   grid.build(xs, zs, alive, cell, def.max_grid_cells);
 
+  members[1 - current].clear();
+  spawns.clear();
+  updates.clear();
+  despawns.clear();
   for (const ClientId id : live_clients) client_pass(client_slots[id.index], scratch, stats);
+  current = 1 - current;
+  reserve_outputs(stats.members);
 
   for (const std::uint32_t index : destroyed) free_entities.push_back(index);
   destroyed.clear();
@@ -38,40 +70,39 @@ void WorldImpl::run_tick(TickStats& stats) {
 }
 
 void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& stats) {
-  next_epoch(pass, alive.size());
+  prepare(pass, alive.size());
   const std::uint32_t epoch = pass.epoch;
   std::uint32_t* const stamp = pass.stamp.data();
   const float vx = xs[client.viewer];
   const float vz = zs[client.viewer];
   const float leave2 = leave_radius * leave_radius;
   const float enter2 = enter_radius * enter_radius;
-
-  client.spawns.clear();
-  client.updates.clear();
-  client.despawns.clear();
-  client.next_members.clear();
   stamp[client.viewer] = epoch;
 
   // Leave: members are sorted, so the despawns and the kept members stay sorted.
-  for (const EntityId member : client.members) {
+  const std::uint32_t despawns_begin = size32(despawns);
+  pass.kept.clear();
+  const EntityId* const old_members = members[current].data() + client.members.begin;
+  for (std::uint32_t i = 0; i < client.members.count; ++i) {
+    const EntityId member = old_members[i];
     const std::uint32_t e = member.index;
     if (!alive[e]) {
-      client.despawns.push_back({member, DespawnReason::destroyed});
+      despawns.push_back({member, DespawnReason::destroyed});
       continue;
     }
     if (e == client.viewer) {
-      client.despawns.push_back({member, DespawnReason::left});
+      despawns.push_back({member, DespawnReason::left});
       continue;
     }
     if (!always[e]) {
       ++stats.distance_tests;
       if (distance2(xs[e], zs[e], vx, vz) > leave2) {
-        client.despawns.push_back({member, DespawnReason::left});
+        despawns.push_back({member, DespawnReason::left});
         continue;
       }
     }
     stamp[e] = epoch;
-    client.next_members.push_back(member);
+    pass.kept.push_back(member);
   }
 
   // Enter: always-relevant entities first (no radius test), then the cells around the viewer.
@@ -98,44 +129,50 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     }
   }
 
-  // Spawns sorted by index; merge them into the kept members so the set stays sorted.
+  // Spawns sorted by index, merged into the kept members so the new set stays sorted.
   std::sort(pass.entering.begin(), pass.entering.end());
+  const std::uint32_t spawns_begin = size32(spawns);
   for (const std::uint32_t e : pass.entering) {
-    const EntityId id{e, generation[e]};
-    client.spawns.push_back({id, always[e] ? SpawnReason::always : SpawnReason::near});
+    spawns.push_back({EntityId{e, generation[e]}, always[e] ? SpawnReason::always : SpawnReason::near});
   }
-  const std::size_t kept = client.next_members.size();
-  client.members.clear();
+  std::vector<EntityId>& next = members[1 - current];
+  const std::uint32_t members_begin = size32(next);
+  const SpawnRecord* const spawned = spawns.data() + spawns_begin;
+  const std::size_t spawn_count = pass.entering.size();
   std::size_t a = 0;
   std::size_t b = 0;
-  while (a < kept || b < client.spawns.size()) {
-    if (b == client.spawns.size() ||
-        (a < kept && client.next_members[a].index < client.spawns[b].entity.index)) {
-      client.members.push_back(client.next_members[a++]);
+  while (a < pass.kept.size() || b < spawn_count) {
+    if (b == spawn_count || (a < pass.kept.size() && pass.kept[a].index < spawned[b].entity.index)) {
+      next.push_back(pass.kept[a++]);
     } else {
-      client.members.push_back(client.spawns[b++].entity);
+      next.push_back(spawned[b++].entity);
     }
   }
 
   // Schedule: every member, or by distance tier with updates staggered by entity index.
+  const std::uint32_t updates_begin = size32(updates);
   const std::size_t tiers = tier_period.size();
-  if (tiers == 0) {
-    for (const EntityId member : client.members) client.updates.push_back({member});
-  } else {
-    for (const EntityId member : client.members) {
+  for (std::uint32_t i = members_begin; i < next.size(); ++i) {
+    const EntityId member = next[i];
+    if (tiers != 0) {
       const std::uint32_t e = member.index;
       const float d2 = distance2(xs[e], zs[e], vx, vz);
       std::size_t tier = 0;
       while (tier + 1 < tiers && d2 > tier_limit2[tier]) ++tier;
       const std::uint32_t period = tier_period[tier];
-      if (period == 1 || (ticks + e) % period == 0) client.updates.push_back({member});
+      if (period != 1 && (ticks + e) % period != 0) continue;
     }
+    updates.push_back({member});
   }
 
-  stats.spawns += client.spawns.size();
-  stats.updates += client.updates.size();
-  stats.despawns += client.despawns.size();
-  stats.members += client.members.size();
+  client.members = {members_begin, size32(next) - members_begin};
+  client.spawns = {spawns_begin, size32(spawns) - spawns_begin};
+  client.updates = {updates_begin, size32(updates) - updates_begin};
+  client.despawns = {despawns_begin, size32(despawns) - despawns_begin};
+  stats.spawns += client.spawns.count;
+  stats.updates += client.updates.count;
+  stats.despawns += client.despawns.count;
+  stats.members += client.members.count;
 }
 
 }  // namespace sightline

@@ -90,6 +90,8 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.alive.push_back(1);
     w.always.push_back(0);
     w.viewer_refs.push_back(0);
+    // The release phase of a tick appends to the free list: keep room for every slot.
+    if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
   }
   ++w.live_entities;
   if (def.always_relevant) (void)set_always_relevant(id, true);
@@ -187,10 +189,7 @@ Result<ClientId> World::create_client(EntityId viewer) {
   slot.generation = slot.generation + 1 == 0 ? 1 : slot.generation + 1;
   slot.alive = true;
   slot.viewer = viewer.index;
-  slot.members.clear();
-  slot.spawns.clear();
-  slot.updates.clear();
-  slot.despawns.clear();
+  slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
   ++w.viewer_refs[viewer.index];
   const ClientId id{index, slot.generation};
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), id,
@@ -205,10 +204,7 @@ Status World::destroy_client(ClientId client) {
   ClientSlot& slot = w.client_slots[client.index];
   --w.viewer_refs[slot.viewer];
   slot.alive = false;
-  slot.members.clear();
-  slot.spawns.clear();
-  slot.updates.clear();
-  slot.despawns.clear();
+  slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
   w.free_clients.push_back(client.index);
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), client,
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
@@ -266,13 +262,16 @@ Result<ClientStream> World::stream(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   const ClientSlot& slot = w.client_slots[client.index];
-  return ClientStream{slot.spawns, slot.updates, slot.despawns};
+  return ClientStream{std::span(w.spawns).subspan(slot.spawns.begin, slot.spawns.count),
+                      std::span(w.updates).subspan(slot.updates.begin, slot.updates.count),
+                      std::span(w.despawns).subspan(slot.despawns.begin, slot.despawns.count)};
 }
 
 Result<std::span<const EntityId>> World::interest_set(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
-  return std::span<const EntityId>(w.client_slots[client.index].members);
+  const Slice members = w.client_slots[client.index].members;
+  return std::span<const EntityId>(w.members[w.current]).subspan(members.begin, members.count);
 }
 
 std::span<const ClientId> World::clients() const noexcept { return impl_->live_clients; }
