@@ -1,0 +1,100 @@
+#include "bench_scenarios.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace sightline::bench {
+
+BenchScenario reference_scenario() {
+  BenchScenario s;
+  s.name = "reference";
+  s.walk = scenarios::JitterWalkDef{};
+  s.clients = s.walk.entities;
+  s.enter_radius = 1.6f;
+  s.leave_radius = 1.25f * 1.6f;
+  s.checked_from_start = 20;
+  s.warmup_ticks = 12000;  // 10 min at 20 Hz: sets and buffers at their high-water marks.
+  s.checked_steady = 200;
+  s.frame_block = 256;
+  return s;
+}
+
+BenchScenario arena_scenario() {
+  BenchScenario s;
+  s.name = "arena";
+  s.walk.entities = 50'000;
+  s.walk.width = 2000.0f;
+  s.walk.height = 2000.0f;
+  s.walk.hz = 30.0f;
+  s.walk.seed = 1;
+  s.walk.speed = 1.5f;
+  s.walk.turn = 1.0f;
+  s.walk.jitter = 0.02f;
+  s.clients = 100;
+  s.enter_radius = 100.0f;
+  s.leave_radius = 125.0f;
+  s.checked_from_start = 5;
+  s.warmup_ticks = 2400;  // 80 s of walking: the band between R and L has filled (sets ~48k).
+  s.checked_steady = 30;
+  s.frame_block = 32;
+  return s;
+}
+
+Result<ScenarioWorld> build_world(const BenchScenario& scenario, std::span<const float> xs,
+                                  std::span<const float> zs, std::uint32_t clients) {
+  WorldDef def = default_world_def();
+  def.enter_radius = scenario.enter_radius;
+  def.leave_radius = scenario.leave_radius;
+  def.entity_capacity = static_cast<std::uint32_t>(xs.size());
+  def.client_capacity = clients;
+  Result<World> world = World::create(def);
+  if (!world) return world.status();
+  ScenarioWorld out{std::move(world).value(), {}, {}};
+  out.entities.reserve(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    Result<EntityId> entity = out.world.create_entity(EntityDef{xs[i], zs[i], false});
+    if (!entity) return entity.status();
+    out.entities.push_back(*entity);
+  }
+  const std::uint32_t viewers = std::min<std::uint32_t>(clients, static_cast<std::uint32_t>(xs.size()));
+  for (std::uint32_t i = 0; i < viewers; ++i) {
+    Result<ClientId> client = out.world.create_client(out.entities[i]);
+    if (!client) return client.status();
+    out.clients.push_back(*client);
+  }
+  return out;
+}
+
+Result<ScenarioRun> build_scenario(const BenchScenario& scenario) {
+  scenarios::JitterWalk walk(scenario.walk);
+  Result<ScenarioWorld> world = build_world(scenario, walk.xs(), walk.zs(), scenario.clients);
+  if (!world) return world.status();
+  return ScenarioRun{std::move(walk), std::move(world).value()};
+}
+
+FrameStream::FrameStream(const scenarios::JitterWalk& walk, std::uint32_t block)
+    : walk_(walk),
+      entities_(static_cast<std::uint32_t>(walk.xs().size())),
+      block_(std::max<std::uint32_t>(block, 1)) {
+  xs_.resize(std::size_t{block_} * entities_);
+  zs_.resize(std::size_t{block_} * entities_);
+  // Frame 0 is the current position, so the first block starts without a step.
+  std::copy(walk_.xs().begin(), walk_.xs().end(), xs_.begin());
+  std::copy(walk_.zs().begin(), walk_.zs().end(), zs_.begin());
+  for (std::uint32_t f = 1; f < block_; ++f) {
+    walk_.step();
+    std::copy(walk_.xs().begin(), walk_.xs().end(), xs_.begin() + std::size_t{f} * entities_);
+    std::copy(walk_.zs().begin(), walk_.zs().end(), zs_.begin() + std::size_t{f} * entities_);
+  }
+}
+
+void FrameStream::refill() {
+  for (std::uint32_t f = 0; f < block_; ++f) {
+    walk_.step();
+    std::copy(walk_.xs().begin(), walk_.xs().end(), xs_.begin() + std::size_t{f} * entities_);
+    std::copy(walk_.zs().begin(), walk_.zs().end(), zs_.begin() + std::size_t{f} * entities_);
+  }
+  used_ = 0;
+}
+
+}  // namespace sightline::bench

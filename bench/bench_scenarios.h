@@ -1,0 +1,86 @@
+// The benchmark scenarios: seeded walks, the clients among their entities, the radii, and a ring
+// stream of pre-generated frames so a timed loop only copies positions in and ticks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "jitter_walk.h"
+#include "sightline/sightline.h"
+
+namespace sightline::bench {
+
+/// One seeded scenario. Entities 0 .. clients-1 are the clients' viewers.
+struct BenchScenario {
+  const char* name = "";
+  scenarios::JitterWalkDef walk;
+  std::uint32_t clients = 0;
+  float enter_radius = 0.0f;             ///< R, world units.
+  float leave_radius = 0.0f;             ///< L >= R, world units.
+  std::uint32_t checked_from_start = 0;  ///< Ticks from empty sets checked against brute force.
+  std::uint32_t warmup_ticks = 0;        ///< Then walked and ticked, so the sets reach steady state.
+  std::uint32_t checked_steady = 0;      ///< Then ticks checked against brute force from that state.
+  std::uint32_t frame_block = 0;         ///< Frames generated per refill of a FrameStream, >= 1.
+};
+
+/// (c) of issue 5, the seed 000 default run: the JitterWalk defaults (120 entities, 12 x 7.5,
+/// 20 Hz), every entity a client, R = 1.6, L = 1.25R.
+[[nodiscard]] BenchScenario reference_scenario();
+
+/// (a) of issue 5, the arena: 100 clients, 50,000 walking entities, 2000 x 2000, R = 100,
+/// L = 125, 1.5 m/s, 30 Hz.
+[[nodiscard]] BenchScenario arena_scenario();
+
+/// A World holding one entity per walker, with the first `clients` entities as viewers.
+struct ScenarioWorld {
+  World world;
+  std::vector<EntityId> entities;
+  std::vector<ClientId> clients;
+};
+
+/// Builds a World for `scenario` with entities at (xs[i], zs[i]) and `clients` clients.
+[[nodiscard]] Result<ScenarioWorld> build_world(const BenchScenario& scenario, std::span<const float> xs,
+                                                std::span<const float> zs, std::uint32_t clients);
+
+/// The scenario's walk at its start and a World with its entities and clients there.
+struct ScenarioRun {
+  scenarios::JitterWalk walk;
+  ScenarioWorld world;
+};
+
+[[nodiscard]] Result<ScenarioRun> build_scenario(const BenchScenario& scenario);
+
+/// The walk's positions, one frame per tick, generated a block at a time so a timed loop only
+/// copies a frame in and ticks. Frame 0 is the walk's position when the stream was made; every
+/// stream made from the same walk state yields the same frames.
+class FrameStream {
+ public:
+  /// Copies `walk` (the original is left where it is) and generates the first `block` frames.
+  FrameStream(const scenarios::JitterWalk& walk, std::uint32_t block);
+
+  /// False when the block is used up: call refill() (outside the timed region) before next().
+  [[nodiscard]] bool ready() const noexcept { return used_ < block_; }
+  /// Generates the next block of frames, continuing the walk.
+  void refill();
+
+  struct Frame {
+    std::span<const float> xs;
+    std::span<const float> zs;
+  };
+  /// The next frame; requires ready(). Valid until the next refill().
+  [[nodiscard]] Frame next() noexcept {
+    const std::size_t at = std::size_t{used_++} * entities_;
+    return {{xs_.data() + at, entities_}, {zs_.data() + at, entities_}};
+  }
+
+ private:
+  scenarios::JitterWalk walk_;
+  std::uint32_t entities_;
+  std::uint32_t block_;
+  std::uint32_t used_ = 0;
+  std::vector<float> xs_;
+  std::vector<float> zs_;
+};
+
+}  // namespace sightline::bench

@@ -1,0 +1,90 @@
+#include "brute_force.h"
+
+#include <algorithm>
+
+namespace sightline::bench {
+
+namespace {
+
+// The same float expression as the library's, so both draw the line at exactly the same pairs.
+[[nodiscard]] float distance2(float ax, float az, float bx, float bz) noexcept {
+  const float dx = ax - bx;
+  const float dz = az - bz;
+  return dx * dx + dz * dz;
+}
+
+}  // namespace
+
+BruteForce::BruteForce(std::uint32_t entities, std::span<const std::uint32_t> viewers, float enter_radius,
+                       float leave_radius)
+    : xs_(entities, 0.0f),
+      zs_(entities, 0.0f),
+      enter2_(enter_radius * enter_radius),
+      leave2_(leave_radius * leave_radius) {
+  clients_.resize(viewers.size());
+  for (std::size_t c = 0; c < viewers.size(); ++c) {
+    clients_[c].viewer = viewers[c];
+    clients_[c].is_member.assign(entities, 0);
+  }
+}
+
+void BruteForce::set_positions(std::span<const float> xs, std::span<const float> zs) {
+  std::copy(xs.begin(), xs.end(), xs_.begin());
+  std::copy(zs.begin(), zs.end(), zs_.begin());
+}
+
+void BruteForce::set_members(std::size_t client, std::span<const std::uint32_t> members) {
+  Client& c = clients_[client];
+  for (const std::uint32_t e : c.members) c.is_member[e] = 0;
+  c.members.assign(members.begin(), members.end());
+  for (const std::uint32_t e : c.members) c.is_member[e] = 1;
+}
+
+TickStats BruteForce::tick() {
+  TickStats stats;
+  stats.tick = ticks_++;
+  const auto entities = static_cast<std::uint32_t>(xs_.size());
+  const float* const xs = xs_.data();
+  const float* const zs = zs_.data();
+  for (Client& client : clients_) {
+    const float vx = xs[client.viewer];
+    const float vz = zs[client.viewer];
+    std::uint8_t* const is_member = client.is_member.data();
+    client.kept.clear();
+    client.spawns.clear();
+    client.despawns.clear();
+    client.updates.clear();
+
+    for (const std::uint32_t e : client.members) {
+      ++stats.distance_tests;
+      if (distance2(xs[e], zs[e], vx, vz) > leave2_) {
+        client.despawns.push_back(e);
+        is_member[e] = 0;
+      } else {
+        client.kept.push_back(e);
+      }
+    }
+
+    // Members were tested above; every other entity but the viewer is tested here.
+    stats.distance_tests += entities - 1 - client.kept.size();
+    for (std::uint32_t e = 0; e < entities; ++e) {
+      if (distance2(xs[e], zs[e], vx, vz) <= enter2_ && !is_member[e] && e != client.viewer) {
+        client.spawns.push_back(e);
+      }
+    }
+    for (const std::uint32_t e : client.spawns) is_member[e] = 1;
+
+    client.members.resize(client.kept.size() + client.spawns.size());
+    std::merge(client.kept.begin(), client.kept.end(), client.spawns.begin(), client.spawns.end(),
+               client.members.begin());
+    client.updates.assign(client.members.begin(), client.members.end());
+
+    stats.spawns += client.spawns.size();
+    stats.despawns += client.despawns.size();
+    stats.updates += client.updates.size();
+    stats.members += client.members.size();
+  }
+  return stats;
+}
+
+}  // namespace sightline::bench

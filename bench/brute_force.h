@@ -1,0 +1,52 @@
+// The baseline: the same interest rule as World::tick(), with no grid. O(clients x entities).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sightline/stream.h"
+
+namespace sightline::bench {
+
+/// Per client and tick: drop members farther than the leave radius (despawn), then test every
+/// other entity that is not a member against the enter radius (spawn, d == R inside), then emit
+/// an update for every member. Sets are sorted vectors plus a per-client member flag per entity.
+/// Entities never die here; clients never change viewer. Buffers keep their capacity.
+class BruteForce {
+ public:
+  /// `viewers[c]` is the entity client c views from; entity indices are 0 .. entities-1.
+  BruteForce(std::uint32_t entities, std::span<const std::uint32_t> viewers, float enter_radius,
+             float leave_radius);
+
+  /// Copies this tick's positions in; both spans hold one value per entity.
+  void set_positions(std::span<const float> xs, std::span<const float> zs);
+
+  /// Replaces client `client`'s set with `members` (sorted entity indices): lets the baseline
+  /// take over a state the World reached, without replaying the ticks that led there.
+  void set_members(std::size_t client, std::span<const std::uint32_t> members);
+
+  /// Runs one tick. distance_tests counts every member tested against L and every non-member
+  /// tested against R (all entities but the viewer).
+  TickStats tick();
+
+ private:
+  struct Client {
+    std::uint32_t viewer = 0;
+    std::vector<std::uint8_t> is_member;  // per entity
+    std::vector<std::uint32_t> members;   // sorted
+    std::vector<std::uint32_t> kept;
+    std::vector<std::uint32_t> spawns;
+    std::vector<std::uint32_t> despawns;
+    std::vector<std::uint32_t> updates;
+  };
+
+  std::vector<float> xs_;
+  std::vector<float> zs_;
+  std::vector<Client> clients_;
+  float enter2_;
+  float leave2_;
+  std::uint64_t ticks_ = 0;
+};
+
+}  // namespace sightline::bench

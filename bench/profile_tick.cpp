@@ -1,0 +1,64 @@
+// sightline-bench-profile: runs one scenario's steady ticks for an instruction-count profiler.
+//
+//   valgrind --tool=callgrind --instr-atstart=no build/bin/sightline-bench-profile arena 60 20
+//
+// Arguments: scenario (reference | arena), warm-up ticks (default 60), measured ticks (default 20).
+// Only World::set_positions and World::tick() of the measured ticks are instrumented
+// (when built with valgrind's callgrind.h); frame generation is not.
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "bench_scenarios.h"
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define SIGHTLINE_PROFILE_START() CALLGRIND_START_INSTRUMENTATION
+#define SIGHTLINE_PROFILE_STOP() CALLGRIND_STOP_INSTRUMENTATION
+#else
+#define SIGHTLINE_PROFILE_START() (void)0
+#define SIGHTLINE_PROFILE_STOP() (void)0
+#endif
+
+int main(int argc, char** argv) {
+  using namespace sightline;
+  using namespace sightline::bench;
+  const std::string_view name = argc > 1 ? argv[1] : "arena";
+  BenchScenario scenario;
+  if (name == "reference") {
+    scenario = reference_scenario();
+  } else if (name == "arena") {
+    scenario = arena_scenario();
+  } else {
+    std::fprintf(stderr, "unknown scenario '%s': use reference or arena\n", argv[1]);
+    return 2;
+  }
+  const long warmup = argc > 2 ? std::atol(argv[2]) : 60;
+  const long measured = argc > 3 ? std::atol(argv[3]) : 20;
+
+  Result<ScenarioRun> run = build_scenario(scenario);
+  if (!run) {
+    std::fprintf(stderr, "%s\n", run.status().message().c_str());
+    return 1;
+  }
+  World& world = run->world.world;
+  const std::span<const EntityId> entities = run->world.entities;
+  FrameStream frames(run->walk, scenario.frame_block);
+  TickStats totals;
+  for (long t = 0; t < warmup + measured; ++t) {
+    if (!frames.ready()) frames.refill();
+    const FrameStream::Frame frame = frames.next();
+    if (t >= warmup) SIGHTLINE_PROFILE_START();
+    if (!world.set_positions(entities, frame.xs, frame.zs).ok()) return 1;
+    const TickStats stats = world.tick();
+    if (t >= warmup) {
+      SIGHTLINE_PROFILE_STOP();
+      totals.members += stats.members;
+      totals.distance_tests += stats.distance_tests;
+    }
+  }
+  std::printf("%s: %ld measured ticks after %ld, %llu visible pairs, %llu distance tests\n", scenario.name,
+              measured, warmup, static_cast<unsigned long long>(totals.members),
+              static_cast<unsigned long long>(totals.distance_tests));
+  return 0;
+}
