@@ -117,8 +117,10 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const float* const item_x = grid.item_x().data();
   const float* const item_z = grid.item_z().data();
   for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
+    const std::uint32_t begin = grid.run_begin(row, range.x0);
     const std::uint32_t end = grid.run_end(row, range.x1);
-    for (std::uint32_t at = grid.run_begin(row, range.x0); at < end; ++at) {
+    stats.cell_candidates += end - begin;
+    for (std::uint32_t at = begin; at < end; ++at) {
       const std::uint32_t e = items[at];
       if (stamp[e] == epoch) continue;
       ++stats.distance_tests;

@@ -60,6 +60,9 @@ struct TickStats {
   /// Point-to-viewer distance tests: one per member checked against the leave radius, and one
   /// per non-member candidate found in the scanned cells.
   std::uint64_t distance_tests = 0;
+  /// Every entity found in the scanned cells, members and the viewer included: what a query
+  /// would test if it did not skip members first.
+  std::uint64_t cell_candidates = 0;
   std::uint64_t members = 0;         ///< Sum of interest set sizes after the tick.
 };
 

@@ -1,1 +1,288 @@
-int main() { return 0; }
+// sightline-sim: with no arguments, the reference report; with flags, one configuration.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jitter_walk.h"
+#include "report.h"
+#include "run.h"
+#include "sightline/sightline.h"
+#include "trace.h"
+
+namespace {
+
+using sightline::sim::Totals;
+
+// A one-line bar on stderr, redrawn with '\r'; silent unless stderr is a terminal.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::uint64_t total) : total_(total), enabled_(isatty(fileno(stderr)) != 0) {}
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+  ~ProgressBar() {
+    if (enabled_ && drawn_) std::fprintf(stderr, "\r%*s\r", 60, "");
+  }
+
+  void advance() {
+    ++done_;
+    if (!enabled_ || total_ == 0) return;
+    const auto percent = static_cast<int>(done_ * 100 / total_);
+    if (percent == last_percent_) return;
+    last_percent_ = percent;
+    constexpr int kWidth = 40;
+    const int filled = percent * kWidth / 100;
+    std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(), percent);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+ private:
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+  int last_percent_ = -1;
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+int fail(const std::string& message, int code = 2) {
+  fmt::print(stderr, "sightline-sim: {}\n", message);
+  return code;
+}
+
+std::optional<std::pair<float, float>> parse_world(const std::string& text) {
+  const std::size_t x = text.find_first_of("xX");
+  if (x == std::string::npos) return std::nullopt;
+  try {
+    std::size_t used_w = 0;
+    std::size_t used_h = 0;
+    const std::string w_text = text.substr(0, x);
+    const std::string h_text = text.substr(x + 1);
+    const float w = std::stof(w_text, &used_w);
+    const float h = std::stof(h_text, &used_h);
+    if (used_w != w_text.size() || used_h != h_text.size()) return std::nullopt;
+    if (!std::isfinite(w) || !std::isfinite(h) || w <= 0.0f || h <= 0.0f) return std::nullopt;
+    return std::pair{w, h};
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Positions from the seeded walk: tick 0 is the starting layout, each later tick one step on.
+sightline::sim::PositionSource walk_source(const sightline::scenarios::JitterWalkDef& def) {
+  auto walk = std::make_shared<sightline::scenarios::JitterWalk>(def);
+  return [walk](std::uint64_t tick, std::span<float> xs, std::span<float> zs) {
+    if (tick != 0) walk->step();
+    std::copy(walk->xs().begin(), walk->xs().end(), xs.begin());
+    std::copy(walk->zs().begin(), walk->zs().end(), zs.begin());
+  };
+}
+
+nlohmann::ordered_json totals_json(const Totals& t, double hz) {
+  nlohmann::ordered_json out;
+  out["ticks"] = t.ticks;
+  out["entities"] = t.entities;
+  out["clients"] = t.clients;
+  // The counted totals, then the same totals per second (ticks, entities and clients are not rates).
+  auto fill = [&t](nlohmann::ordered_json& j, auto convert) {
+    j["send_all"] = convert(t.send_all);
+    j["updates"] = convert(t.updates);
+    j["spawns"] = convert(t.spawns);
+    j["despawns"] = convert(t.despawns);
+    j["messages"] = convert(t.messages);
+    j["distance_tests"] = convert(t.distance_tests);
+  };
+  fill(out, [](std::uint64_t v) { return v; });
+  const double seconds = static_cast<double>(t.ticks) / hz;
+  nlohmann::ordered_json rates;
+  fill(rates, [seconds](std::uint64_t v) { return static_cast<double>(v) / seconds; });
+  out["per_second"] = rates;
+  return out;
+}
+
+void print_summary(const Totals& t, double hz) {
+  const double seconds = static_cast<double>(t.ticks) / hz;
+  auto line = [&](const char* name, std::uint64_t total) {
+    fmt::print("{:<16} {:>14} {:>14}/s\n", name, sightline::sim::grouped(static_cast<double>(total)),
+               sightline::sim::grouped(static_cast<double>(total) / seconds));
+  };
+  fmt::print("{} ticks ({:g} s at {:g} Hz), {} entities, {} clients\n", t.ticks, seconds, hz, t.entities,
+             t.clients);
+  line("send everything", t.send_all);
+  line("messages", t.messages);
+  line("updates", t.updates);
+  line("spawns", t.spawns);
+  line("despawns", t.despawns);
+  fmt::print("{:<16} {:>14} per tick\n", "distance tests",
+             sightline::sim::grouped(static_cast<double>(t.distance_tests) / static_cast<double>(t.ticks)));
+}
+
+int report() {
+  const sightline::scenarios::JitterWalkDef walk{};
+  const float enter_radius = sightline::default_world_def().enter_radius;
+  const float seconds = 60.0f;
+  const auto ticks = static_cast<std::uint64_t>(std::llround(seconds * walk.hz));
+  const std::vector<sightline::sim::ReportRowSpec> specs =
+      sightline::sim::reference_rows(enter_radius, walk.entities);
+  std::vector<sightline::sim::ReportRow> rows;
+  ProgressBar bar(ticks * specs.size());
+  for (const auto& spec : specs) {
+    auto totals = sightline::sim::run(spec.config, walk.entities, ticks, walk_source(walk),
+                                      [&bar](std::uint64_t) { bar.advance(); });
+    if (!totals.ok()) return fail(fmt::format("{}: {}", spec.name, totals.status().message()), 1);
+    rows.push_back({spec, totals.value()});
+  }
+  const sightline::sim::ReportScenario scenario{walk.entities, walk.width, walk.height, enter_radius,
+                                                walk.hz,       seconds,    walk.seed};
+  const std::string text = sightline::sim::format_report(scenario, rows);
+  fmt::print("{}", text);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc <= 1) return report();
+
+  const sightline::scenarios::JitterWalkDef defaults{};
+  CLI::App app{
+      "sightline-sim: interest-management message counts. With no arguments, prints the "
+      "reference report; with options, runs one configuration."};
+  std::uint32_t entities = defaults.entities;
+  std::string world = fmt::format("{:g}x{:g}", defaults.width, defaults.height);
+  float radius = sightline::default_world_def().enter_radius;
+  float leave = 0.0f;
+  float hz = defaults.hz;
+  float seconds = 60.0f;
+  std::uint64_t seed = defaults.seed;
+  bool tiers = false;
+  bool no_interest = false;
+  std::uint32_t clients = 0;
+  bool json = false;
+  std::string trace_path;
+  std::string write_trace_path;
+
+  auto* entities_opt = app.add_option("--entities", entities, "Number of entities (simulated walk)");
+  auto* world_opt = app.add_option("--world", world, "World size WxH in world units, e.g. 12x7.5");
+  app.add_option("--radius", radius, "Enter radius R, world units (> 0)");
+  auto* leave_opt = app.add_option("--leave", leave, "Leave radius L >= R (default: R)");
+  app.add_option("--hz", hz, "Ticks per second (> 0)");
+  auto* seconds_opt = app.add_option("--seconds", seconds, "Simulated seconds (simulated walk)");
+  auto* seed_opt = app.add_option("--seed", seed, "Seed of the jittering walk");
+  app.add_flag("--tiers", tiers, "Distance tiers: within R/2 every tick, else every second tick");
+  app.add_flag("--no-interest", no_interest, "Send everything: every client gets every other entity");
+  auto* clients_opt =
+      app.add_option("--clients", clients, "The first K entity ids are clients (default: all)");
+  app.add_flag("--json", json, "Print one JSON object instead of the summary");
+  app.add_option("--trace", trace_path,
+                 "Read positions from a CSV trace (tick,id,x,y) instead of simulating");
+  app.add_option("--write-trace", write_trace_path, "Write the run's positions as a CSV trace");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (!std::isfinite(radius) || radius <= 0.0f)
+    return fail(fmt::format("--radius is {}: must be > 0", radius));
+  if (leave_opt->count() == 0) leave = radius;
+  if (!std::isfinite(leave) || leave < radius) {
+    return fail(fmt::format("--leave is {}: must be >= --radius ({})", leave, radius));
+  }
+  if (!std::isfinite(hz) || hz <= 0.0f) return fail(fmt::format("--hz is {}: must be > 0", hz));
+
+  std::optional<sightline::sim::Trace> trace;
+  sightline::scenarios::JitterWalkDef walk = defaults;
+  std::uint64_t ticks = 0;
+  if (!trace_path.empty()) {
+    for (const CLI::Option* opt : {entities_opt, world_opt, seconds_opt, seed_opt}) {
+      if (opt->count() != 0) {
+        return fail(
+            fmt::format("{} cannot be used with --trace: the trace gives the entities, positions and "
+                        "ticks",
+                        opt->get_name()));
+      }
+    }
+    std::ifstream in(trace_path, std::ios::binary);
+    if (!in) return fail(fmt::format("cannot open trace '{}'", trace_path), 1);
+    sightline::sim::TraceParse parsed = sightline::sim::parse_trace(in);
+    if (!parsed.ok()) return fail(fmt::format("{}: {}", trace_path, parsed.error.to_string()), 1);
+    trace = std::move(parsed.trace);
+    entities = trace->entities;
+    ticks = trace->ticks;
+  } else {
+    if (entities == 0) return fail("--entities is 0: must be >= 1");
+    const auto size = parse_world(world);
+    if (!size) return fail(fmt::format("--world is '{}': expected WxH with W, H > 0, e.g. 12x7.5", world));
+    if (!std::isfinite(seconds) || seconds <= 0.0f) {
+      return fail(fmt::format("--seconds is {}: must be > 0", seconds));
+    }
+    const double tick_count = std::round(static_cast<double>(seconds) * static_cast<double>(hz));
+    if (tick_count < 1.0 || tick_count > 1e9) {
+      return fail(
+          fmt::format("--seconds {} at --hz {} gives {} ticks: must be 1..1e9", seconds, hz, tick_count));
+    }
+    ticks = static_cast<std::uint64_t>(tick_count);
+    walk.entities = entities;
+    walk.width = size->first;
+    walk.height = size->second;
+    walk.hz = hz;
+    walk.seed = seed;
+  }
+  if (clients_opt->count() == 0) clients = entities;
+  if (clients > entities) {
+    return fail(fmt::format("--clients is {}: must be <= the number of entities ({})", clients, entities));
+  }
+
+  sightline::sim::PositionSource source;
+  if (trace) {
+    source = [&trace](std::uint64_t tick, std::span<float> xs, std::span<float> zs) {
+      const auto tx = trace->tick_xs(tick);
+      const auto tz = trace->tick_zs(tick);
+      std::copy(tx.begin(), tx.end(), xs.begin());
+      std::copy(tz.begin(), tz.end(), zs.begin());
+    };
+  } else {
+    source = walk_source(walk);
+  }
+  std::ofstream out;
+  if (!write_trace_path.empty()) {
+    out.open(write_trace_path, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(fmt::format("cannot write trace '{}'", write_trace_path), 1);
+    sightline::sim::write_trace_header(out);
+    source = [inner = std::move(source), &out](std::uint64_t tick, std::span<float> xs, std::span<float> zs) {
+      inner(tick, xs, zs);
+      sightline::sim::write_trace_tick(out, tick, xs, zs);
+    };
+  }
+
+  sightline::sim::RunConfig config;
+  config.enter_radius = radius;
+  config.leave_radius = leave;
+  config.tiers = tiers;
+  config.no_interest = no_interest;
+  config.clients = clients;
+  ProgressBar bar(ticks);
+  auto totals =
+      sightline::sim::run(config, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
+  if (!totals.ok()) return fail(totals.status().message(), 1);
+  if (out.is_open()) {
+    out.close();
+    if (!out) return fail(fmt::format("writing trace '{}' failed", write_trace_path), 1);
+  }
+  if (json) {
+    fmt::print("{}\n", totals_json(totals.value(), hz).dump(2));
+  } else {
+    print_summary(totals.value(), hz);
+  }
+  return 0;
+}

@@ -1,0 +1,329 @@
+// sightline-sim end to end: a trace counted by an independent brute force must match --json
+// exactly; --write-trace round-trips; malformed traces and bad flags are refused, naming the line.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trace.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class SimCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("sightline-sim-test-{}-{}", getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  fs::path file(const std::string& name) const { return dir_ / name; }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path path = file(name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  Output sim(const std::string& args) const {
+    const fs::path err_path = file("stderr.txt");
+    const std::string command = fmt::format("'{}' {} 2>'{}'", SIGHTLINE_SIM_PATH, args, err_path.string());
+    Output result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream err(err_path);
+    std::stringstream text;
+    text << err.rdbuf();
+    result.err = text.str();
+    return result;
+  }
+
+  fs::path dir_;
+};
+
+// An independent generator (not the scenarios' walk): positions on a 0.25 lattice, so distances
+// of exactly R and L occur and every squared distance is exact in float.
+struct Lattice {
+  std::uint64_t state;
+  std::uint32_t next() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(state >> 33);
+  }
+  float step() { return 0.25f * static_cast<float>(static_cast<int>(next() % 5) - 2); }
+};
+
+struct Positions {
+  std::uint32_t entities = 0;
+  std::uint32_t ticks = 0;
+  std::vector<float> xs;  // [tick * entities + id]
+  std::vector<float> zs;
+};
+
+Positions make_positions(std::uint32_t entities, std::uint32_t ticks, float size, std::uint64_t seed) {
+  Lattice rng{seed};
+  Positions p{entities, ticks, {}, {}};
+  std::vector<float> x(entities);
+  std::vector<float> z(entities);
+  const auto cells = static_cast<std::uint32_t>(size * 4.0f);
+  for (std::uint32_t i = 0; i < entities; ++i) {
+    x[i] = 0.25f * static_cast<float>(rng.next() % (cells + 1));
+    z[i] = 0.25f * static_cast<float>(rng.next() % (cells + 1));
+  }
+  for (std::uint32_t t = 0; t < ticks; ++t) {
+    for (std::uint32_t i = 0; i < entities; ++i) {
+      if (t != 0) {
+        // Drift past the world's edges is allowed: the grid must still find everything.
+        x[i] += rng.step();
+        z[i] += rng.step();
+      }
+      p.xs.push_back(x[i]);
+      p.zs.push_back(z[i]);
+    }
+  }
+  return p;
+}
+
+std::string to_csv(const Positions& p) {
+  std::string text = "tick,id,x,y\n";
+  for (std::uint32_t t = 0; t < p.ticks; ++t) {
+    // Rows of a tick in a shuffled (reversed for odd ticks) order: any order is allowed.
+    for (std::uint32_t k = 0; k < p.entities; ++k) {
+      const std::uint32_t id = (t % 2 == 1) ? p.entities - 1 - k : k;
+      const std::size_t at = static_cast<std::size_t>(t) * p.entities + id;
+      text += fmt::format("{},{},{},{}\n", t, id, p.xs[at], p.zs[at]);
+    }
+  }
+  return text;
+}
+
+struct Counts {
+  std::uint64_t spawns = 0;
+  std::uint64_t despawns = 0;
+  std::uint64_t updates = 0;
+};
+
+// O(clients * entities) per tick, straight from the rules: the state starts empty; each tick,
+// members beyond L leave, then non-members within R (d == R inside) enter, then members update.
+Counts brute_force(const Positions& p, float enter_radius, float leave_radius, std::uint32_t clients,
+                   bool tiers) {
+  Counts counts;
+  std::vector<std::vector<bool>> member(clients, std::vector<bool>(p.entities, false));
+  const float enter2 = enter_radius * enter_radius;
+  const float leave2 = leave_radius * leave_radius;
+  const float half = 0.5f * enter_radius;
+  const float near2 = half * half;
+  for (std::uint32_t t = 0; t < p.ticks; ++t) {
+    const float* xs = &p.xs[static_cast<std::size_t>(t) * p.entities];
+    const float* zs = &p.zs[static_cast<std::size_t>(t) * p.entities];
+    auto d2 = [&](std::uint32_t a, std::uint32_t b) {
+      const float dx = xs[a] - xs[b];
+      const float dz = zs[a] - zs[b];
+      return dx * dx + dz * dz;
+    };
+    for (std::uint32_t c = 0; c < clients; ++c) {
+      for (std::uint32_t e = 0; e < p.entities; ++e) {
+        if (e == c) continue;
+        if (member[c][e] && d2(c, e) > leave2) {
+          member[c][e] = false;
+          ++counts.despawns;
+        }
+      }
+      for (std::uint32_t e = 0; e < p.entities; ++e) {
+        if (e == c) continue;
+        if (!member[c][e] && d2(c, e) <= enter2) {
+          member[c][e] = true;
+          ++counts.spawns;
+        }
+      }
+      for (std::uint32_t e = 0; e < p.entities; ++e) {
+        if (!member[c][e]) continue;
+        if (!tiers || d2(c, e) <= near2 || (t + e) % 2 == 0) ++counts.updates;
+      }
+    }
+  }
+  return counts;
+}
+
+void expect_totals(const nlohmann::json& j, const Counts& want, std::uint32_t ticks, std::uint32_t entities,
+                   std::uint32_t clients) {
+  EXPECT_EQ(j.at("ticks").get<std::uint64_t>(), ticks);
+  EXPECT_EQ(j.at("entities").get<std::uint64_t>(), entities);
+  EXPECT_EQ(j.at("clients").get<std::uint64_t>(), clients);
+  EXPECT_EQ(j.at("send_all").get<std::uint64_t>(), std::uint64_t{ticks} * clients * (entities - 1));
+  EXPECT_EQ(j.at("spawns").get<std::uint64_t>(), want.spawns);
+  EXPECT_EQ(j.at("despawns").get<std::uint64_t>(), want.despawns);
+  EXPECT_EQ(j.at("updates").get<std::uint64_t>(), want.updates);
+  EXPECT_EQ(j.at("messages").get<std::uint64_t>(), want.spawns + want.despawns + want.updates);
+  EXPECT_GT(j.at("distance_tests").get<std::uint64_t>(), 0u);
+  const double seconds = ticks / 20.0;
+  EXPECT_DOUBLE_EQ(j.at("per_second").at("updates").get<double>(),
+                   static_cast<double>(want.updates) / seconds);
+}
+
+constexpr std::uint32_t kEntities = 40;
+constexpr std::uint32_t kTicks = 60;
+constexpr std::uint32_t kClients = 25;
+
+TEST_F(SimCli, TraceCountsMatchBruteForce) {
+  const Positions p = make_positions(kEntities, kTicks, 20.0f, 12345);
+  const fs::path trace = write("trace.csv", to_csv(p));
+  const Counts want = brute_force(p, 3.0f, 4.0f, kClients, false);
+  ASSERT_GT(want.spawns, 0u);
+  ASSERT_GT(want.despawns, 0u);
+  const Output got =
+      sim(fmt::format("--json --trace '{}' --radius 3 --leave 4 --clients {}", trace.string(), kClients));
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  expect_totals(nlohmann::json::parse(got.out), want, kTicks, kEntities, kClients);
+}
+
+TEST_F(SimCli, TraceCountsMatchBruteForceWithTiers) {
+  const Positions p = make_positions(kEntities, kTicks, 20.0f, 777);
+  const fs::path trace = write("trace.csv", to_csv(p));
+  const Counts want = brute_force(p, 3.0f, 4.0f, kClients, true);
+  const Output got = sim(
+      fmt::format("--json --trace '{}' --radius 3 --leave 4 --clients {} --tiers", trace.string(), kClients));
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  expect_totals(nlohmann::json::parse(got.out), want, kTicks, kEntities, kClients);
+}
+
+TEST_F(SimCli, OneRadiusAndAllClientsMatchBruteForce) {
+  const Positions p = make_positions(kEntities, kTicks, 20.0f, 99);
+  const fs::path trace = write("trace.csv", to_csv(p));
+  const Counts want = brute_force(p, 3.0f, 3.0f, kEntities, false);
+  const Output got = sim(fmt::format("--json --trace '{}' --radius 3", trace.string()));
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  expect_totals(nlohmann::json::parse(got.out), want, kTicks, kEntities, kEntities);
+}
+
+TEST_F(SimCli, NoInterestSendsEverything) {
+  const Output got = sim("--json --no-interest --entities 10 --seconds 2");
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  const auto j = nlohmann::json::parse(got.out);
+  EXPECT_EQ(j.at("updates").get<std::uint64_t>(), 40u * 10u * 9u);
+  EXPECT_EQ(j.at("messages").get<std::uint64_t>(), j.at("send_all").get<std::uint64_t>());
+  EXPECT_EQ(j.at("spawns").get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j.at("distance_tests").get<std::uint64_t>(), 0u);
+}
+
+TEST_F(SimCli, WrittenTraceReproducesTheRun) {
+  const fs::path trace = file("written.csv");
+  const std::string config = "--radius 1.5 --leave 2 --clients 12 --json";
+  const Output first = sim(fmt::format(
+      "--entities 30 --world 10x6 --seconds 3 --seed 7 {} --write-trace '{}'", config, trace.string()));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const Output again = sim(fmt::format("--trace '{}' {}", trace.string(), config));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(first.out), nlohmann::json::parse(again.out));
+  const Output tiered =
+      sim(fmt::format("--entities 30 --world 10x6 --seconds 3 --seed 7 {} --tiers", config));
+  const Output tiered_again = sim(fmt::format("--trace '{}' {} --tiers", trace.string(), config));
+  EXPECT_EQ(nlohmann::json::parse(tiered.out), nlohmann::json::parse(tiered_again.out));
+}
+
+struct BadTrace {
+  const char* name;
+  const char* text;
+  std::size_t line;
+  const char* says;
+};
+
+TEST_F(SimCli, MalformedTracesNameTheLine) {
+  const BadTrace cases[] = {
+      {"empty", "", 1, "empty"},
+      {"bad header", "tick,id,x,z\n0,0,1,1\n", 1, "header"},
+      {"header only", "tick,id,x,y\n", 2, "no rows"},
+      {"too few fields", "tick,id,x,y\n0,0,1,1\n0,1,2\n", 3, "3 fields"},
+      {"too many fields", "tick,id,x,y\n0,0,1,1,5\n", 2, "5 fields"},
+      {"not a number", "tick,id,x,y\n0,0,1,1\n0,1,abc,2\n", 3, "not a number"},
+      {"nan", "tick,id,x,y\n0,0,nan,1\n", 2, "not finite"},
+      {"inf", "tick,id,x,y\n0,0,1,-inf\n", 2, "not finite"},
+      {"negative id", "tick,id,x,y\n0,0,1,1\n0,-1,1,1\n", 3, "negative"},
+      {"fractional tick", "tick,id,x,y\n0.5,0,1,1\n", 2, "integer"},
+      {"id out of range", "tick,id,x,y\n0,0,1,1\n0,1,1,1\n1,0,1,1\n1,2,1,1\n", 5, "out of range"},
+      {"id gap in tick 0", "tick,id,x,y\n0,0,1,1\n0,2,1,1\n", 3, "id 1 is missing"},
+      {"duplicate id", "tick,id,x,y\n0,0,1,1\n0,1,1,1\n1,1,1,1\n1,1,2,2\n", 5, "twice"},
+      {"duplicate in tick 0", "tick,id,x,y\n0,0,1,1\n0,1,1,1\n0,0,2,2\n", 4, "twice"},
+      {"missing id", "tick,id,x,y\n0,0,1,1\n0,1,1,1\n1,1,1,1\n2,0,1,1\n", 5, "no row for id 0"},
+      {"missing at end", "tick,id,x,y\n0,0,1,1\n0,1,1,1\n1,0,1,1\n", 4, "no row for id 1"},
+      {"skipped tick", "tick,id,x,y\n0,0,1,1\n2,0,1,1\n", 3, "consecutive"},
+      {"starts late", "tick,id,x,y\n1,0,1,1\n", 2, "start at 0"},
+      {"blank line", "tick,id,x,y\n0,0,1,1\n\n1,0,1,1\n", 3, "empty line"},
+  };
+  for (const BadTrace& bad : cases) {
+    SCOPED_TRACE(bad.name);
+    const sightline::sim::TraceParse parsed = sightline::sim::parse_trace(std::string_view(bad.text));
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.error.line, bad.line) << parsed.error.to_string();
+    EXPECT_NE(parsed.error.message.find(bad.says), std::string::npos) << parsed.error.to_string();
+
+    const fs::path path = write("bad.csv", bad.text);
+    const Output got = sim(fmt::format("--json --trace '{}'", path.string()));
+    EXPECT_NE(got.exit_code, 0);
+    EXPECT_TRUE(got.out.empty()) << got.out;
+    EXPECT_NE(got.err.find(fmt::format("line {}:", bad.line)), std::string::npos) << got.err;
+  }
+}
+
+TEST_F(SimCli, GoodTraceEdgeCasesParse) {
+  const auto parsed =
+      sightline::sim::parse_trace(std::string_view("tick,id,x,y\r\n0,1,-1e3,2.5\r\n0,0, 3 ,4\r\n"));
+  ASSERT_TRUE(parsed.ok()) << parsed.error.to_string();
+  EXPECT_EQ(parsed.trace->entities, 2u);
+  EXPECT_EQ(parsed.trace->ticks, 1u);
+  EXPECT_EQ(parsed.trace->xs[1], -1000.0f);
+  EXPECT_EQ(parsed.trace->zs[0], 4.0f);
+}
+
+TEST_F(SimCli, BadFlagsAreRefused) {
+  const fs::path trace = write("ok.csv", "tick,id,x,y\n0,0,1,1\n0,1,2,2\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--radius 0", "--radius"},
+      {"--radius -1", "--radius"},
+      {"--radius 2 --leave 1", "--leave"},
+      {"--entities 0", "--entities"},
+      {"--entities 5 --clients 6", "--clients"},
+      {"--hz 0", "--hz"},
+      {"--world 12by7", "--world"},
+      {"--world 0x5", "--world"},
+      {"--seconds 0", "--seconds"},
+      {fmt::format("--trace '{}' --entities 5", trace.string()), "--entities"},
+      {fmt::format("--trace '{}' --seed 3", trace.string()), "--seed"},
+      {fmt::format("--trace '{}' --clients 3", trace.string()), "--clients"},
+      {"--trace /nonexistent/trace.csv", "cannot open"},
+  };
+  for (const auto& [args, says] : cases) {
+    SCOPED_TRACE(args);
+    const Output got = sim(args);
+    EXPECT_NE(got.exit_code, 0);
+    EXPECT_NE(got.err.find(says), std::string::npos) << got.err;
+  }
+}
+
+}  // namespace
