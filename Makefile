@@ -2,9 +2,11 @@
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test test-release test-asan bench deps clean format
+.PHONY: all build demo test test-release test-asan test-fuzz bench deps clean format
 
 all: build
 
@@ -20,7 +22,7 @@ build: deps $(BUILD)/CMakeCache.txt
 demo: build
 	$(BUILD)/bin/sightline-sim
 
-test: test-release test-asan
+test: test-release test-asan test-fuzz
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -33,6 +35,22 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS) -LE no-sanitizer
+
+# Every parser of untrusted bytes is fuzzed for a fixed time; new inputs go to the build folder,
+# the committed seed corpus is only read.
+$(FUZZ_BUILD)/CMakeCache.txt: | deps
+	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSIGHTLINE_SANITIZE=address,undefined -DSIGHTLINE_BUILD_FUZZ=ON -DSIGHTLINE_BUILD_TESTS=OFF \
+	  -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
+
+test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target sightline-fuzz-trace
+	mkdir -p $(FUZZ_BUILD)/corpus-trace
+	$(FUZZ_BUILD)/bin/sightline-fuzz-trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	  $(FUZZ_BUILD)/corpus-trace fuzz/corpus/trace > $(FUZZ_BUILD)/fuzz-trace.log 2>&1 \
+	  || { tail -n 40 $(FUZZ_BUILD)/fuzz-trace.log; exit 1; }
+	@tail -n 6 $(FUZZ_BUILD)/fuzz-trace.log
+	@echo "fuzz: trace reader ran $(FUZZ_SECONDS) s with no crash"
 
 bench: build
 	$(BUILD)/bin/sightline-bench
