@@ -1,0 +1,279 @@
+#include "brute_force_oracle.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "sightline/world.h"
+
+namespace sightline::testing {
+
+std::string to_string(EntityId id) {
+  return "entity " + std::to_string(id.index) + ":" + std::to_string(id.generation);
+}
+
+std::string to_string(ClientId id) {
+  return "client " + std::to_string(id.index) + ":" + std::to_string(id.generation);
+}
+
+BruteForceOracle::BruteForceOracle(float enter_radius, float leave_radius,
+                                   std::vector<DistanceTier> tiers)
+    : enter_radius_(enter_radius), leave_radius_(leave_radius), tiers_(std::move(tiers)) {}
+
+const BruteForceOracle::Entity* BruteForceOracle::live(EntityId id) const {
+  const auto it = entities_.find(id.index);
+  if (it == entities_.end() || !it->second.alive || it->second.id != id) return nullptr;
+  return &it->second;
+}
+
+std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool always_relevant) {
+  if (id.is_null()) return "create_entity returned a null handle";
+  if (entities_.contains(id.index)) {
+    return "create_entity reused slot " + std::to_string(id.index) +
+           " before a tick released it (" + to_string(id) + ")";
+  }
+  if (const auto it = last_generation_.find(id.index);
+      it != last_generation_.end() && id.generation <= it->second) {
+    return "create_entity reused slot " + std::to_string(id.index) + " without a new generation (" +
+           to_string(id) + ", previous generation " + std::to_string(it->second) + ")";
+  }
+  last_generation_[id.index] = id.generation;
+  entities_[id.index] = Entity{id, x, z, always_relevant, true};
+  return {};
+}
+
+std::string BruteForceOracle::destroy_entity(EntityId id) {
+  Entity* entity = const_cast<Entity*>(live(id));
+  if (entity == nullptr) return "destroy_entity accepted " + to_string(id) + ", not live";
+  if (is_viewer(id)) return "destroy_entity accepted " + to_string(id) + ", a viewer";
+  entity->alive = false;
+  entity->always = false;
+  return {};
+}
+
+std::string BruteForceOracle::set_position(EntityId id, float x, float z) {
+  Entity* entity = const_cast<Entity*>(live(id));
+  if (entity == nullptr) return "set_position accepted " + to_string(id) + ", not live";
+  entity->x = x;
+  entity->z = z;
+  return {};
+}
+
+std::string BruteForceOracle::set_always_relevant(EntityId id, bool always_relevant) {
+  Entity* entity = const_cast<Entity*>(live(id));
+  if (entity == nullptr) return "set_always_relevant accepted " + to_string(id) + ", not live";
+  entity->always = always_relevant;
+  return {};
+}
+
+std::string BruteForceOracle::create_client(ClientId id, EntityId viewer) {
+  if (id.is_null()) return "create_client returned a null handle";
+  if (live(viewer) == nullptr) return "create_client accepted viewer " + to_string(viewer);
+  if (clients_.contains(id.index)) return "create_client reused live slot of " + to_string(id);
+  clients_[id.index] = Client{id, viewer, {}};
+  return {};
+}
+
+std::string BruteForceOracle::destroy_client(ClientId id) {
+  const auto it = clients_.find(id.index);
+  if (it == clients_.end() || it->second.id != id) {
+    return "destroy_client accepted " + to_string(id) + ", not live";
+  }
+  clients_.erase(it);
+  return {};
+}
+
+std::string BruteForceOracle::set_viewer(ClientId id, EntityId viewer) {
+  const auto it = clients_.find(id.index);
+  if (it == clients_.end() || it->second.id != id) {
+    return "set_viewer accepted " + to_string(id) + ", not live";
+  }
+  if (live(viewer) == nullptr) return "set_viewer accepted viewer " + to_string(viewer);
+  it->second.viewer = viewer;
+  return {};
+}
+
+void BruteForceOracle::set_radii(float enter_radius, float leave_radius) {
+  enter_radius_ = enter_radius;
+  leave_radius_ = leave_radius;
+}
+
+std::vector<ClientId> BruteForceOracle::clients() const {
+  std::vector<ClientId> out;
+  for (const auto& [index, client] : clients_) out.push_back(client.id);
+  return out;
+}
+
+std::vector<EntityId> BruteForceOracle::entities() const {
+  std::vector<EntityId> out;
+  for (const auto& [index, entity] : entities_) {
+    if (entity.alive) out.push_back(entity.id);
+  }
+  return out;
+}
+
+bool BruteForceOracle::is_viewer(EntityId id) const {
+  return std::any_of(clients_.begin(), clients_.end(),
+                     [&](const auto& entry) { return entry.second.viewer == id; });
+}
+
+EntityId BruteForceOracle::viewer(ClientId id) const {
+  const auto it = clients_.find(id.index);
+  return it == clients_.end() || it->second.id != id ? EntityId{} : it->second.viewer;
+}
+
+const BruteForceOracle::ClientRecords* BruteForceOracle::records(ClientId id) const {
+  const auto it = clients_.find(id.index);
+  return it == clients_.end() || it->second.id != id ? nullptr : &it->second.records;
+}
+
+std::uint32_t BruteForceOracle::period_for(float distance2) const {
+  for (const DistanceTier& tier : tiers_) {
+    // Like the enter test: squared distances compared in float, so a member at exactly
+    // d == fraction * R (with fraction * R exact in float) is within the tier.
+    const float limit = tier.max_distance_fraction * enter_radius_;
+    if (distance2 <= limit * limit) return tier.period;
+  }
+  return tiers_.back().period;
+}
+
+TickStats BruteForceOracle::tick() {
+  TickStats stats;
+  stats.tick = ticks_;
+  const float enter2 = enter_radius_ * enter_radius_;
+  const float leave2 = leave_radius_ * leave_radius_;
+  for (auto& [client_index, client] : clients_) {
+    ClientRecords& out = client.records;
+    out.spawns.clear();
+    out.updates.clear();
+    out.despawns.clear();
+    const Entity& viewer = *live(client.viewer);
+    auto distance2 = [&](const Entity& e) {
+      const float dx = e.x - viewer.x;
+      const float dz = e.z - viewer.z;
+      return dx * dx + dz * dz;
+    };
+
+    std::vector<EntityId> kept;
+    std::set<std::uint32_t> kept_index;
+    for (const EntityId member : out.members) {
+      const Entity* entity = live(member);
+      if (entity == nullptr) {
+        out.despawns.push_back({member, DespawnReason::destroyed});
+      } else if (member == client.viewer) {
+        out.despawns.push_back({member, DespawnReason::left});
+      } else if (!entity->always && distance2(*entity) > leave2) {
+        out.despawns.push_back({member, DespawnReason::left});
+      } else {
+        kept.push_back(member);
+        kept_index.insert(member.index);
+      }
+    }
+
+    for (const auto& [entity_index, entity] : entities_) {
+      if (!entity.alive || entity.id == client.viewer) continue;
+      if (kept_index.contains(entity_index)) continue;
+      if (entity.always) {
+        out.spawns.push_back({entity.id, SpawnReason::always});
+      } else if (distance2(entity) <= enter2) {
+        out.spawns.push_back({entity.id, SpawnReason::near});
+      }
+    }
+
+    out.members = kept;
+    for (const SpawnRecord& spawn : out.spawns) out.members.push_back(spawn.entity);
+    std::sort(out.members.begin(), out.members.end(),
+              [](EntityId a, EntityId b) { return a.index < b.index; });
+
+    for (const EntityId member : out.members) {
+      if (tiers_.empty()) {
+        out.updates.push_back({member});
+        continue;
+      }
+      const std::uint32_t period = period_for(distance2(*live(member)));
+      if (period == 1 || (ticks_ + member.index) % period == 0) out.updates.push_back({member});
+    }
+    std::sort(out.despawns.begin(), out.despawns.end(),
+              [](const DespawnRecord& a, const DespawnRecord& b) { return a.entity.index < b.entity.index; });
+
+    stats.spawns += out.spawns.size();
+    stats.updates += out.updates.size();
+    stats.despawns += out.despawns.size();
+    stats.members += out.members.size();
+  }
+  std::erase_if(entities_, [](const auto& entry) { return !entry.second.alive; });
+  ++ticks_;
+  return stats;
+}
+
+namespace {
+
+std::string spawn_reason(SpawnReason reason) { return reason == SpawnReason::near ? "near" : "always"; }
+std::string despawn_reason(DespawnReason reason) {
+  return reason == DespawnReason::left ? "left" : "destroyed";
+}
+
+bool same(const SpawnRecord& a, const SpawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
+bool same(const DespawnRecord& a, const DespawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
+bool same(const UpdateRecord& a, const UpdateRecord& b) { return a.entity == b.entity; }
+bool same(const EntityId& a, const EntityId& b) { return a == b; }
+
+// Describes the first difference of two lists, or returns empty.
+template <class T, class Describe>
+std::string first_difference(const char* what, ClientId client, const std::vector<T>& expected,
+                             std::span<const T> actual, Describe describe) {
+  const std::size_t n = std::max(expected.size(), actual.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i < expected.size() && i < actual.size() && same(expected[i], actual[i])) continue;
+    const std::string want = i < expected.size() ? describe(expected[i]) : "(nothing)";
+    const std::string got = i < actual.size() ? describe(actual[i]) : "(nothing)";
+    {
+      std::ostringstream out;
+      out << to_string(client) << " " << what << "[" << i << "]: expected " << want << ", got "
+          << got << " (expected " << expected.size() << " records, got " << actual.size() << ")";
+      return out.str();
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string BruteForceOracle::compare(const World& world) const {
+  const std::vector<ClientId> expected_clients = clients();
+  const std::span<const ClientId> actual_clients = world.clients();
+  if (!std::equal(expected_clients.begin(), expected_clients.end(), actual_clients.begin(),
+                  actual_clients.end())) {
+    return "clients() differ: expected " + std::to_string(expected_clients.size()) + ", got " +
+           std::to_string(actual_clients.size());
+  }
+  for (const auto& [index, client] : clients_) {
+    const auto stream = world.stream(client.id);
+    const auto set = world.interest_set(client.id);
+    if (!stream.ok() || !set.ok()) return to_string(client.id) + " refused by the world";
+    const ClientRecords& want = client.records;
+    std::string diff = first_difference<SpawnRecord>("spawns", client.id, want.spawns, stream->spawns,
+                                                     [](const SpawnRecord& r) {
+                                                       return to_string(r.entity) + " " + spawn_reason(r.reason);
+                                                     });
+    if (diff.empty()) {
+      diff = first_difference<DespawnRecord>("despawns", client.id, want.despawns, stream->despawns,
+                                             [](const DespawnRecord& r) {
+                                               return to_string(r.entity) + " " + despawn_reason(r.reason);
+                                             });
+    }
+    if (diff.empty()) {
+      diff = first_difference<UpdateRecord>("updates", client.id, want.updates, stream->updates,
+                                            [](const UpdateRecord& r) { return to_string(r.entity); });
+    }
+    if (diff.empty()) {
+      diff = first_difference<EntityId>("interest_set", client.id, want.members, *set,
+                                        [](const EntityId& e) { return to_string(e); });
+    }
+    if (!diff.empty()) return "tick " + std::to_string(ticks_ - 1) + ": " + diff;
+  }
+  return {};
+}
+
+}  // namespace sightline::testing

@@ -1,0 +1,281 @@
+// The grid finds exactly what a brute-force distance test finds. There is no public grid API,
+// so each case is observed through the interest sets after a tick, against the oracle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "mirrored_world.h"
+#include "rng.h"
+
+namespace sightline::testing {
+namespace {
+
+using scenarios::Rng;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Positions mixed from: uniform with negatives, far outside, a lattice of multiples of R (cell
+// edges), exact axis offsets of R from earlier points, and tight clusters.
+std::vector<Position> awkward_points(Rng& rng, std::uint32_t count, float r, float width) {
+  std::vector<Position> points;
+  while (points.size() < count) {
+    switch (rng.below(6)) {
+      case 0:
+      case 1: points.push_back({rng.uniform(-width, width), rng.uniform(-width, width)}); break;
+      case 2: {
+        const auto kx = static_cast<float>(static_cast<int>(rng.below(21)) - 10);
+        const auto kz = static_cast<float>(static_cast<int>(rng.below(21)) - 10);
+        points.push_back({kx * r, kz * r});
+        break;
+      }
+      case 3: {
+        if (points.empty()) break;
+        const Position base = points[rng.below(static_cast<std::uint32_t>(points.size()))];
+        const float offset = rng.below(2) == 0 ? r : -r;
+        points.push_back(rng.below(2) == 0 ? Position{base.x + offset, base.z} : Position{base.x, base.z + offset});
+        break;
+      }
+      case 4: {
+        const float far = rng.uniform(2.0f, 50.0f) * width;
+        points.push_back({rng.below(2) == 0 ? far : -far, rng.uniform(-far, far)});
+        break;
+      }
+      default: {
+        if (points.empty()) break;
+        const Position base = points[rng.below(static_cast<std::uint32_t>(points.size()))];
+        points.push_back({base.x + rng.uniform(-0.1f, 0.1f) * r, base.z + rng.uniform(-0.1f, 0.1f) * r});
+        break;
+      }
+    }
+  }
+  return points;
+}
+
+// One tick over `points` with every `client_every`-th point a viewer; the sets must equal the oracle's.
+std::string check_points(const WorldDef& def, const std::vector<Position>& points, std::uint32_t client_every) {
+  MirroredWorld mirror(def);
+  std::vector<EntityId> ids;
+  for (const Position& p : points) ids.push_back(*mirror.create_entity({p.x, p.z, false}));
+  for (std::size_t i = 0; i < ids.size(); i += client_every) (void)mirror.create_client(ids[i]);
+  (void)mirror.tick();
+  // A second tick, after moving everything, exercises the leave radius against members too.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    (void)mirror.set_position(ids[i], points[(i + 1) % points.size()].x, points[(i + 1) % points.size()].z);
+  }
+  (void)mirror.tick();
+  return mirror.error();
+}
+
+TEST(GridQueryTest, RandomPointsEqualBruteForce) {
+  Rng rng(2024);
+  for (int round = 0; round < 60; ++round) {
+    WorldDef def = default_world_def();
+    const float radii[] = {1.0f, 1.6f, 0.3f, 7.5f, rng.uniform(0.1f, 10.0f)};
+    def.enter_radius = radii[round % 5];
+    def.leave_radius = def.enter_radius * (round % 2 == 0 ? 1.0f : 1.25f);
+    if (round % 3 == 1) def.cell_size = def.enter_radius * 2.5f;
+    const std::vector<Position> points = awkward_points(rng, 300, def.enter_radius, rng.uniform(2.0f, 60.0f));
+    ASSERT_EQ(check_points(def, points, 3), "") << "round " << round;
+  }
+}
+
+TEST(GridQueryTest, HugeOutlierWithSmallCellCapEqualsBruteForce) {
+  Rng rng(99);
+  for (const float outlier : {1.0e12f, -1.0e12f, 1.0e9f, 3.0e5f}) {
+    WorldDef def = default_world_def();
+    def.max_grid_cells = 16;
+    std::vector<Position> points = awkward_points(rng, 200, def.enter_radius, 10.0f);
+    points.push_back({outlier, 0.0f});
+    points.push_back({0.0f, outlier});
+    points.push_back({outlier, outlier});
+    points.push_back({outlier + def.enter_radius, outlier});
+    ASSERT_EQ(check_points(def, points, 2), "") << "outlier " << outlier;
+  }
+}
+
+TEST(GridQueryTest, TinyCellCapsEqualBruteForce) {
+  Rng rng(7);
+  for (const std::uint32_t cap : {1u, 2u, 3u, 5u}) {
+    WorldDef def = default_world_def();
+    def.max_grid_cells = cap;
+    const std::vector<Position> points = awkward_points(rng, 150, def.enter_radius, 20.0f);
+    ASSERT_EQ(check_points(def, points, 1), "") << "max_grid_cells " << cap;
+  }
+}
+
+TEST(GridQueryTest, ExtremeCoordinatesEqualBruteForce) {
+  for (const float r : {1.6f, 1.0e6f, kMaxRadius}) {
+    WorldDef def = default_world_def();
+    def.enter_radius = r;
+    def.leave_radius = r;
+    const std::vector<Position> points = {
+        {kMaxCoordinate, kMaxCoordinate}, {-kMaxCoordinate, -kMaxCoordinate}, {kMaxCoordinate, -kMaxCoordinate},
+        {kMaxCoordinate - r, kMaxCoordinate}, {std::nextafter(kMaxCoordinate, 0.0f), kMaxCoordinate},
+        {0.0f, 0.0f}, {r, 0.0f}, {-kMaxCoordinate, 0.0f}, {-kMaxCoordinate + r, 0.0f}};
+    ASSERT_EQ(check_points(def, points, 1), "") << "R " << r;
+  }
+}
+
+// Viewers and entities on the lattice of cell edges (cell size R, origin on the lattice):
+// along each axis the neighbour is at exactly d == R and is inside; diagonals are outside.
+TEST(GridQueryTest, LatticeOnCellEdgesFindsExactlyTheAxisNeighbours) {
+  for (const float r : {1.0f, 0.5f, 2.0f}) {
+    WorldDef def = default_world_def();
+    def.enter_radius = r;
+    def.leave_radius = r;
+    World world = std::move(World::create(def).value());
+    std::vector<EntityId> ids;
+    std::vector<ClientId> clients;
+    for (int z = -4; z <= 4; ++z) {
+      for (int x = -4; x <= 4; ++x) {
+        ids.push_back(*world.create_entity({static_cast<float>(x) * r, static_cast<float>(z) * r, false}));
+        clients.push_back(*world.create_client(ids.back()));
+      }
+    }
+    (void)world.tick();
+    for (int z = -4; z <= 4; ++z) {
+      for (int x = -4; x <= 4; ++x) {
+        const std::size_t expected = 4u - (std::abs(x) == 4) - (std::abs(z) == 4);
+        const auto set = world.interest_set(clients[static_cast<std::size_t>((z + 4) * 9 + x + 4)]);
+        EXPECT_EQ(set->size(), expected) << "R " << r << " at (" << x << ", " << z << ")";
+      }
+    }
+  }
+}
+
+TEST(GridQueryTest, LatticeOfNonDyadicRadiusEqualsBruteForce) {
+  for (const float r : {1.6f, 0.1f, 3.3f}) {
+    WorldDef def = default_world_def();
+    def.enter_radius = r;
+    def.leave_radius = r;
+    std::vector<Position> points;
+    for (int z = -6; z <= 6; ++z) {
+      for (int x = -6; x <= 6; ++x) points.push_back({static_cast<float>(x) * r, static_cast<float>(z) * r});
+    }
+    ASSERT_EQ(check_points(def, points, 1), "") << "R " << r;
+  }
+}
+
+// The farthest float position along one axis that the float test dx*dx <= R*R admits: it can
+// lie beyond v + R (rounded), which is why the query box needs its padding.
+float farthest_admitted(float v, float r, float direction) {
+  const float r2 = r * r;
+  auto inside = [&](float e) {
+    const float d = e - v;
+    return d * d <= r2;
+  };
+  const float outward = direction * kInf;
+  float e = v + direction * r;
+  while (inside(std::nextafter(e, outward))) e = std::nextafter(e, outward);
+  while (!inside(e)) e = std::nextafter(e, -outward);
+  return e;
+}
+
+// Large coordinates and small radii make float steps comparable to the cell size, so the
+// admitted boundary often falls in the next cell: the grid must still find it.
+TEST(GridQueryTest, FarthestAdmittedPositionsAtLargeCoordinatesEqualBruteForce) {
+  Rng rng(31337);
+  for (int round = 0; round < 80; ++round) {
+    WorldDef def = default_world_def();
+    def.enter_radius = rng.uniform(0.01f, 2.0f);
+    def.leave_radius = def.enter_radius;
+    const float magnitudes[] = {1.0e2f, 1.0e4f, 1.0e5f, 1.0e6f, 3.0e6f};
+    const float base = magnitudes[round % 5] * (rng.below(2) == 0 ? 1.0f : -1.0f);
+    std::vector<Position> points;
+    for (int v = 0; v < 12; ++v) {
+      const Position viewer{base + rng.uniform(-20.0f, 20.0f) * def.enter_radius,
+                            -base + rng.uniform(-20.0f, 20.0f) * def.enter_radius};
+      points.push_back(viewer);
+      for (const float direction : {1.0f, -1.0f}) {
+        const float x = farthest_admitted(viewer.x, def.enter_radius, direction);
+        const float z = farthest_admitted(viewer.z, def.enter_radius, direction);
+        points.push_back({x, viewer.z});
+        points.push_back({std::nextafter(x, direction * kInf), viewer.z});
+        points.push_back({viewer.x, z});
+        points.push_back({viewer.x, std::nextafter(z, direction * kInf)});
+      }
+    }
+    ASSERT_EQ(check_points(def, points, 5), "") << "round " << round;
+  }
+}
+
+// Found by search: the float test admits an entity at e although e > v + R rounded, and an
+// entity at `origin` puts a cell edge between the two. A query box of exactly v +- R, unpadded,
+// would miss the entity.
+TEST(GridQueryTest, AdmittedEntityBeyondTheRoundedQueryEdgeIsFound) {
+  struct Case {
+    float r, v, e, origin;
+  };
+  const Case cases[] = {
+      {0x1.a6455cp+0f, -0x1.d08fd4p+0f, -0x1.5253b8p-3f, -0x1.0d34a8p+3f},
+      {0x1.1014bp+1f, -0x1.0280ccp-3f, 0x1.ffd948p+0f, -0x1.a0330cp+2f},
+      {0x1.1014bp+1f, -0x1.0280ccp-3f, 0x1.ffd948p+0f, -0x1.141eb2p+3f},
+      {0x1.054c12p+1f, -0x1.14818cp+1f, -0x1.e6af38p-4f, -0x1.8f8cd6p+2f},
+      {0x1.78e60ap+1f, -0x1.7709bep+1f, 0x1.dc4c08p-7f, -0x1.1a3572p+3f},
+  };
+  for (const Case& c : cases) {
+    const float dx = c.e - c.v;
+    ASSERT_LE(dx * dx, c.r * c.r) << "the case must be admitted by the float test";
+    ASSERT_GT(c.e, c.v + c.r) << "the case must lie beyond the rounded query edge";
+    WorldDef def = default_world_def();
+    def.enter_radius = c.r;
+    def.leave_radius = c.r;
+    World world = std::move(World::create(def).value());
+    (void)*world.create_entity({c.origin, c.origin, false});
+    const ClientId client = *world.create_client(*world.create_entity({c.v, 0.0f, false}));
+    const EntityId admitted = *world.create_entity({c.e, 0.0f, false});
+    (void)world.tick();
+    const auto set = *world.interest_set(client);
+    EXPECT_EQ(std::count(set.begin(), set.end(), admitted), 1) << "R " << c.r << " v " << c.v << " e " << c.e;
+    ASSERT_EQ(check_points(def, {{c.origin, c.origin}, {c.v, 0.0f}, {c.e, 0.0f}}, 1), "");
+  }
+}
+
+TEST(GridQueryTest, DistanceExactlyEnterRadiusIsInsideAndOneStepBeyondIsOutside) {
+  WorldDef def = default_world_def();
+  def.enter_radius = 0.5f;
+  def.leave_radius = 0.5f;
+  World world = std::move(World::create(def).value());
+  const EntityId viewer = *world.create_entity({-3.0f, 5.0f, false});
+  const EntityId right = *world.create_entity({-2.5f, 5.0f, false});
+  const EntityId left = *world.create_entity({-3.5f, 5.0f, false});
+  const EntityId up = *world.create_entity({-3.0f, 5.5f, false});
+  const EntityId down = *world.create_entity({-3.0f, 4.5f, false});
+  (void)*world.create_entity({std::nextafter(-2.5f, kInf), 5.0f, false});
+  (void)*world.create_entity({-3.0f, std::nextafter(4.5f, -kInf), false});
+  const ClientId client = *world.create_client(viewer);
+  (void)world.tick();
+  const auto set = world.interest_set(client);
+  ASSERT_EQ(set->size(), 4u);
+  EXPECT_EQ((*set)[0], right);
+  EXPECT_EQ((*set)[1], left);
+  EXPECT_EQ((*set)[2], up);
+  EXPECT_EQ((*set)[3], down);
+}
+
+TEST(GridQueryTest, DistanceExactlyLeaveRadiusStaysAndOneStepBeyondLeaves) {
+  WorldDef def = default_world_def();
+  def.enter_radius = 1.0f;
+  def.leave_radius = 1.5f;
+  World world = std::move(World::create(def).value());
+  const EntityId viewer = *world.create_entity({0.0f, 0.0f, false});
+  const EntityId stays = *world.create_entity({0.0f, 0.5f, false});
+  const EntityId leaves = *world.create_entity({0.5f, 0.0f, false});
+  const ClientId client = *world.create_client(viewer);
+  (void)world.tick();
+  ASSERT_EQ(world.interest_set(client)->size(), 2u);
+  ASSERT_TRUE(world.set_position(stays, 0.0f, -1.5f).ok());
+  ASSERT_TRUE(world.set_position(leaves, std::nextafter(1.5f, kInf), 0.0f).ok());
+  (void)world.tick();
+  const auto set = world.interest_set(client);
+  ASSERT_EQ(set->size(), 1u);
+  EXPECT_EQ((*set)[0], stays);
+  ASSERT_EQ(world.stream(client)->despawns.size(), 1u);
+  EXPECT_EQ(world.stream(client)->despawns[0].entity, leaves);
+  EXPECT_EQ(world.stream(client)->despawns[0].reason, DespawnReason::left);
+}
+
+}  // namespace
+}  // namespace sightline::testing

@@ -1,0 +1,201 @@
+#include "random_run.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "rng.h"
+
+namespace sightline::testing {
+
+using scenarios::Rng;
+
+std::vector<DistanceTier> custom_tiers() {
+  return {DistanceTier{0.25f, 1}, DistanceTier{0.5f, 3}, DistanceTier{1.0f, 5}};
+}
+
+namespace {
+
+class RandomInputs {
+ public:
+  RandomInputs(const RandomRunDef& def, Rng& rng, MirroredWorld& mirror, float width)
+      : def_(def), rng_(rng), mirror_(mirror), width_(width) {
+    for (int i = 0; i < 3; ++i) centers_.push_back({rng_.uniform(-width_, width_), rng_.uniform(-width_, width_)});
+  }
+
+  [[nodiscard]] bool chance(float p) { return rng_.uniform() < p; }
+
+  template <class T>
+  [[nodiscard]] T pick(const std::vector<T>& items) {
+    return items[rng_.below(static_cast<std::uint32_t>(items.size()))];
+  }
+
+  // A position chosen to stress the grid: see the kinds below.
+  Position position() {
+    const float r = mirror_.world().enter_radius();
+    const std::vector<EntityId> live = mirror_.oracle().entities();
+    switch (rng_.below(12)) {
+      case 0:
+      case 1:
+      case 2:
+        return {rng_.uniform(-width_ * 0.5f, width_), rng_.uniform(-width_ * 0.5f, width_)};
+      case 3: {  // On cell edges of a grid of cell size R anchored at 0 (and on the anchor).
+        const auto kx = static_cast<float>(static_cast<int>(rng_.below(13)) - 6);
+        const auto kz = static_cast<float>(static_cast<int>(rng_.below(13)) - 6);
+        return {kx * r, kz * r};
+      }
+      case 4:
+      case 5: {  // Exactly R from another entity along an axis, or one float step beyond.
+        if (live.empty()) return {r, 0.0f};
+        const Position base = *mirror_.world().position(pick(live));
+        const float sign = chance(0.5f) ? 1.0f : -1.0f;
+        float offset = sign * r;
+        if (chance(0.25f)) offset = std::nextafter(offset, sign * std::numeric_limits<float>::infinity());
+        if (chance(0.25f)) offset = std::nextafter(offset, 0.0f);
+        return chance(0.5f) ? Position{base.x + offset, base.z} : Position{base.x, base.z + offset};
+      }
+      case 6: {  // Nearly R along a diagonal (3-4-5): rounding decides.
+        if (live.empty()) return {0.6f * r, 0.8f * r};
+        const Position base = *mirror_.world().position(pick(live));
+        return {base.x + 0.6f * r, base.z - 0.8f * r};
+      }
+      case 7:
+      case 8: {  // Clusters: many entities within a fraction of R.
+        const Position c = pick(centers_);
+        return {c.x + rng_.uniform(-0.3f, 0.3f) * r, c.z + rng_.uniform(-0.3f, 0.3f) * r};
+      }
+      case 9: {  // Far outside any nominal bounds, either sign.
+        const float far = chance(0.1f) ? 1.0e12f : rng_.uniform(1.0e3f, 1.0e6f);
+        return {chance(0.5f) ? far : -far, rng_.uniform(-width_, width_)};
+      }
+      case 10: {  // Coincident with another entity.
+        if (live.empty()) return {0.0f, 0.0f};
+        return *mirror_.world().position(pick(live));
+      }
+      default: {  // At a tier boundary of another entity: 0.25 R and 0.5 R.
+        if (live.empty()) return {0.5f * r, 0.0f};
+        const Position base = *mirror_.world().position(pick(live));
+        return {base.x, base.z + (chance(0.5f) ? 0.25f : 0.5f) * r};
+      }
+    }
+  }
+
+  EntityId create_entity() {
+    const Position p = position();
+    const Result<EntityId> id = mirror_.create_entity(EntityDef{p.x, p.z, chance(0.08f)});
+    return id.ok() ? *id : EntityId{};
+  }
+
+  void between_ticks() {
+    const float r = mirror_.world().enter_radius();
+    // Moves go one by one through set_position, or all at once through set_positions.
+    const bool batched = chance(0.5f);
+    std::vector<EntityId> moved;
+    std::vector<float> xs;
+    std::vector<float> zs;
+    for (const EntityId e : mirror_.oracle().entities()) {
+      if (chance(0.5f)) continue;
+      Position p;
+      if (chance(0.06f)) {
+        p = position();
+      } else {
+        p = *mirror_.world().position(e);
+        p.x += rng_.uniform(-0.25f, 0.25f) * r;
+        p.z += rng_.uniform(-0.25f, 0.25f) * r;
+      }
+      if (batched) {
+        moved.push_back(e);
+        xs.push_back(p.x);
+        zs.push_back(p.z);
+      } else {
+        (void)mirror_.set_position(e, p.x, p.z);
+      }
+    }
+    if (batched) (void)mirror_.set_positions(moved, xs, zs);
+    if (!def_.churn) return;
+
+    const std::uint32_t destroys = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
+    for (std::uint32_t i = 0; i < destroys; ++i) {
+      const std::vector<EntityId> live = mirror_.oracle().entities();
+      if (live.size() > 1) (void)mirror_.destroy_entity(pick(live));
+    }
+    const std::uint32_t creates = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
+    for (std::uint32_t i = 0; i < creates; ++i) create_entity();
+    if (chance(0.05f)) {  // Destroy an entity created in this same window.
+      (void)mirror_.destroy_entity(create_entity());
+    }
+    if (chance(0.15f)) {
+      const std::vector<EntityId> live = mirror_.oracle().entities();
+      (void)mirror_.set_always_relevant(pick(live), chance(0.5f));
+    }
+    const std::vector<ClientId> clients = mirror_.oracle().clients();
+    if (!clients.empty() && chance(0.1f)) {
+      (void)mirror_.set_viewer(pick(clients), pick(mirror_.oracle().entities()));
+    }
+    if (chance(0.08f)) (void)mirror_.create_client(pick(mirror_.oracle().entities()));
+    if (!clients.empty() && chance(0.06f)) (void)mirror_.destroy_client(pick(clients));
+    if (chance(0.05f)) set_random_radii();
+  }
+
+  void set_random_radii() {
+    const float cell = cell_size_;
+    float enter = rng_.uniform(0.3f, 4.0f);
+    if (cell != 0.0f && enter > cell) enter = cell;
+    const float leave = def_.hysteresis ? enter * rng_.uniform(1.0f, 2.0f) : enter;
+    (void)mirror_.set_radii(enter, leave);
+  }
+
+  float cell_size_ = 0.0f;
+
+ private:
+  const RandomRunDef& def_;
+  Rng& rng_;
+  MirroredWorld& mirror_;
+  float width_;
+  std::vector<Position> centers_;
+};
+
+}  // namespace
+
+void run_random(const RandomRunDef& def,
+                const std::function<void(MirroredWorld&, const TickStats&)>& after_tick) {
+  Rng rng(def.seed * 0x9e3779b97f4a7c15ull + 17);
+  WorldDef world_def = default_world_def();
+  const float radii[] = {1.0f, 1.6f, 0.75f, 2.5f, rng.uniform(0.3f, 4.0f)};
+  world_def.enter_radius = radii[rng.below(5)];
+  const float factors[] = {1.1f, 1.25f, 1.5f, 2.0f};
+  world_def.leave_radius = def.hysteresis ? world_def.enter_radius * factors[rng.below(4)]
+                                          : world_def.enter_radius;
+  if (def.vary_grid) {
+    if (rng.below(4) == 0) world_def.cell_size = world_def.enter_radius * (rng.below(2) == 0 ? 1.5f : 3.0f);
+    // Far outliers make every tick cost O(max_grid_cells); the default cap (2^20) would
+    // dominate the suite's time, so most runs use a smaller one, which still forces cell growth.
+    const std::uint32_t caps[] = {1u << 12, 1u << 12, 1u << 12, 1u << 12, 16, 4, 1, 1u << 20};
+    world_def.max_grid_cells = caps[rng.below(8)];
+  }
+  if (def.tiers == TierMode::preset) world_def.tiers = default_distance_tiers();
+  if (def.tiers == TierMode::custom) world_def.tiers = custom_tiers();
+
+  MirroredWorld mirror(world_def);
+  const float width = rng.uniform(4.0f, 40.0f);
+  RandomInputs inputs(def, rng, mirror, width);
+  inputs.cell_size_ = world_def.cell_size;
+
+  const std::uint32_t entities = 1 + rng.below(def.max_entities);
+  for (std::uint32_t i = 0; i < entities; ++i) inputs.create_entity();
+  const std::vector<EntityId> live = mirror.oracle().entities();
+  const std::uint32_t clients = 1 + rng.below(std::min<std::uint32_t>(entities, def.max_clients));
+  for (std::uint32_t i = 0; i < clients; ++i) {
+    // Mostly distinct viewers; sometimes two clients share one.
+    const EntityId viewer = rng.below(5) == 0 ? inputs.pick(live) : live[i % live.size()];
+    (void)mirror.create_client(viewer);
+  }
+
+  for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
+    if (t > 0) inputs.between_ticks();
+    const TickStats stats = mirror.tick();
+    if (after_tick) after_tick(mirror, stats);
+  }
+}
+
+}  // namespace sightline::testing

@@ -1,0 +1,40 @@
+// Seeded random input sequences for a MirroredWorld: awkward positions (negative, far outside,
+// on cell edges, at exactly d == R, clustered, coincident), entity and client churn with slot
+// reuse, always-relevant toggles, viewer changes and radius changes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "mirrored_world.h"
+#include "sightline/world_def.h"
+
+namespace sightline::testing {
+
+enum class TierMode : std::uint8_t {
+  none,
+  preset,  ///< default_distance_tiers()
+  custom,  ///< three tiers: {0.25, 1}, {0.5, 3}, {1.0, 5}; members beyond R use period 5
+};
+
+struct RandomRunDef {
+  std::uint64_t seed = 1;
+  TierMode tiers = TierMode::none;
+  bool hysteresis = true;       ///< L drawn from {1.1, 1.25, 1.5, 2} x R; else L == R.
+  std::uint32_t ticks = 40;
+  std::uint32_t max_entities = 60;  ///< Initial entity count is drawn in 1..max_entities.
+  std::uint32_t max_clients = 25;
+  bool churn = true;            ///< Create/destroy entities and clients, set_viewer, set_radii.
+  bool vary_grid = true;        ///< Sometimes a larger cell_size; max_grid_cells mostly small.
+};
+
+/// The three-tier list of TierMode::custom.
+[[nodiscard]] std::vector<DistanceTier> custom_tiers();
+
+/// Builds the world of `def`, applies its seeded inputs and ticks; calls `after_tick` after each
+/// tick (the mirror has compared by then). Returns when the ticks are done or the mirror has
+/// recorded an error.
+void run_random(const RandomRunDef& def,
+                const std::function<void(MirroredWorld&, const TickStats&)>& after_tick = {});
+
+}  // namespace sightline::testing

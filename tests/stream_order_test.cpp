@@ -1,0 +1,140 @@
+// The stream's guarantees: sorted spans, no entity both despawned and spawned in one tick, every
+// update names a member, per (client, entity) pair the records read spawn, update*, despawn, and
+// replaying the stream on a client's copy reproduces the interest set.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "random_run.h"
+#include "sightline/world.h"
+
+namespace sightline::testing {
+namespace {
+
+template <class Record>
+bool sorted_by_index(std::span<const Record> records) {
+  return std::adjacent_find(records.begin(), records.end(), [](const Record& a, const Record& b) {
+           return a.entity.index >= b.entity.index;
+         }) == records.end();
+}
+
+// Checks one tick of one client's stream on its own; returns the first problem or empty.
+std::string check_one_tick(const ClientStream& stream, std::span<const EntityId> set) {
+  if (!sorted_by_index(stream.spawns)) return "spawns not strictly sorted by entity index";
+  if (!sorted_by_index(stream.updates)) return "updates not strictly sorted by entity index";
+  if (!sorted_by_index(stream.despawns)) return "despawns not strictly sorted by entity index";
+  if (std::adjacent_find(set.begin(), set.end(), [](EntityId a, EntityId b) { return a.index >= b.index; }) !=
+      set.end()) {
+    return "interest_set not strictly sorted by entity index";
+  }
+  auto member = [&](EntityId e) { return std::find(set.begin(), set.end(), e) != set.end(); };
+  for (const DespawnRecord& d : stream.despawns) {
+    for (const SpawnRecord& s : stream.spawns) {
+      if (s.entity.index == d.entity.index) return "entity " + to_string(s.entity) + " despawned and spawned";
+    }
+    if (member(d.entity)) return to_string(d.entity) + " despawned but still a member";
+  }
+  for (const UpdateRecord& u : stream.updates) {
+    if (!member(u.entity)) return to_string(u.entity) + " updated but not a member after the tick";
+  }
+  for (const SpawnRecord& s : stream.spawns) {
+    if (!member(s.entity)) return to_string(s.entity) + " spawned but not a member after the tick";
+  }
+  return {};
+}
+
+// A client's view of the world, built only from the stream, as a real client would.
+struct Replica {
+  std::set<std::pair<std::uint32_t, std::uint32_t>> held;  // (index, generation)
+};
+
+TEST(StreamOrderTest, StreamsObeyTheOrderGuaranteesOnRandomRuns) {
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.ticks = 120;
+    def.tiers = seed % 3 == 0 ? TierMode::none : (seed % 3 == 1 ? TierMode::preset : TierMode::custom);
+    // Per (client, entity): whether the pair is spawned, judged from the records alone.
+    std::map<std::pair<std::uint64_t, std::uint64_t>, bool> spawned;
+    std::map<std::uint32_t, Replica> replicas;  // by client index; reset when the slot's client changes
+    std::map<std::uint32_t, ClientId> replica_owner;
+    std::string problem;
+    auto key = [](ClientId c, EntityId e) {
+      return std::pair{(std::uint64_t{c.index} << 32) | c.generation, (std::uint64_t{e.index} << 32) | e.generation};
+    };
+    run_random(def, [&](MirroredWorld& mirror, const TickStats& stats) {
+      const World& world = mirror.world();
+      for (const ClientId client : world.clients()) {
+        if (!problem.empty()) return;
+        const ClientStream stream = *world.stream(client);
+        const std::span<const EntityId> set = *world.interest_set(client);
+        problem = check_one_tick(stream, set);
+        const EntityId viewer = *world.viewer(client);
+        for (const EntityId e : set) {
+          if (e == viewer) problem = "viewer " + to_string(e) + " in its own set";
+        }
+        for (const UpdateRecord& u : stream.updates) {
+          if (u.entity == viewer) problem = "viewer " + to_string(u.entity) + " updated to itself";
+        }
+        // Apply despawns, then spawns, then updates, pair by pair.
+        for (const DespawnRecord& d : stream.despawns) {
+          bool& on = spawned[key(client, d.entity)];
+          if (!on) problem = "despawn of " + to_string(d.entity) + " without a spawn";
+          if (d.reason == DespawnReason::destroyed && world.is_valid(d.entity)) {
+            problem = "despawn destroyed of live " + to_string(d.entity);
+          }
+          on = false;
+        }
+        for (const SpawnRecord& s : stream.spawns) {
+          bool& on = spawned[key(client, s.entity)];
+          if (on) problem = "second spawn of " + to_string(s.entity) + " without a despawn";
+          if (!world.is_valid(s.entity)) problem = "spawn of dead " + to_string(s.entity);
+          on = true;
+        }
+        for (const UpdateRecord& u : stream.updates) {
+          if (!spawned[key(client, u.entity)]) problem = "update of " + to_string(u.entity) + " outside spawn..despawn";
+          if (!world.is_valid(u.entity)) problem = "update of dead " + to_string(u.entity);
+        }
+        // The replica, fed only by the stream, equals the interest set.
+        if (replica_owner[client.index] != client) {
+          replica_owner[client.index] = client;
+          replicas[client.index] = {};
+        }
+        Replica& replica = replicas[client.index];
+        for (const DespawnRecord& d : stream.despawns) replica.held.erase({d.entity.index, d.entity.generation});
+        for (const SpawnRecord& s : stream.spawns) replica.held.insert({s.entity.index, s.entity.generation});
+        std::set<std::pair<std::uint32_t, std::uint32_t>> expected;
+        for (const EntityId e : set) expected.insert({e.index, e.generation});
+        if (replica.held != expected) problem = "replaying the stream does not give the interest set";
+        if (!problem.empty()) {
+          problem = "seed " + std::to_string(seed) + " tick " + std::to_string(stats.tick) + " " +
+                    to_string(client) + ": " + problem;
+        }
+      }
+    });
+    ASSERT_EQ(problem, "");
+  }
+}
+
+TEST(StreamOrderTest, DestroyedClientProducesNoRecordsAndItsReplacementStartsEmpty) {
+  World world = std::move(World::create(default_world_def()).value());
+  const EntityId a = *world.create_entity({0.0f, 0.0f, false});
+  const EntityId b = *world.create_entity({1.0f, 0.0f, false});
+  const ClientId first = *world.create_client(a);
+  (void)world.tick();
+  ASSERT_EQ(world.interest_set(first)->size(), 1u);
+  ASSERT_TRUE(world.destroy_client(first).ok());
+  const ClientId second = *world.create_client(a);
+  ASSERT_EQ(second.index, first.index);
+  EXPECT_TRUE(world.interest_set(second)->empty());
+  const TickStats stats = world.tick();
+  EXPECT_EQ(stats.spawns, 1u) << "the replacement must be spawned everything afresh";
+  ASSERT_EQ(world.stream(second)->spawns.size(), 1u);
+  EXPECT_EQ(world.stream(second)->spawns[0].entity, b);
+}
+
+}  // namespace
+}  // namespace sightline::testing
