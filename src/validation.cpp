@@ -8,9 +8,9 @@
 namespace sightline {
 
 Status validate_radii(float enter, float leave) {
-  if (!std::isfinite(enter) || enter <= 0.0f || enter > kMaxRadius) {
-    return {ErrorCode::invalid_def, "enter_radius is " + format_value(enter) +
-                                        ": must be finite, > 0 and <= " + format_value(kMaxRadius)};
+  if (!(enter >= kMinRadius && enter <= kMaxRadius)) {
+    return {ErrorCode::invalid_def, "enter_radius is " + format_value(enter) + ": must be in [" +
+                                        format_value(kMinRadius) + ", " + format_value(kMaxRadius) + "]"};
   }
   if (!std::isfinite(leave) || leave > kMaxRadius) {
     return {ErrorCode::invalid_def, "leave_radius is " + format_value(leave) +

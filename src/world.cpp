@@ -27,9 +27,10 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
 void WorldImpl::set_radii(float enter, float leave) {
   enter_radius = enter;
   leave_radius = leave;
+  // The same float arithmetic as the enter test: d == fraction * R is within the tier.
   for (std::size_t i = 0; i < def.tiers.size(); ++i) {
-    const double limit = static_cast<double>(def.tiers[i].max_distance_fraction) * enter;
-    tier_limit2[i] = static_cast<float>(std::min(limit * limit, 3.0e38));
+    const float limit = def.tiers[i].max_distance_fraction * enter;
+    tier_limit2[i] = limit * limit;
   }
 }
 
@@ -237,7 +238,9 @@ std::uint32_t World::client_count() const noexcept {
 
 Status World::set_radii(float enter_radius, float leave_radius) {
   WorldImpl& w = *impl_;
-  if (Status s = validate_radii(enter_radius, leave_radius); !s) return s;
+  if (Status s = validate_radii(enter_radius, leave_radius); !s) {
+    return {ErrorCode::invalid_argument, s.message()};
+  }
   if (w.def.cell_size != 0.0f && w.def.cell_size < enter_radius) {
     return {ErrorCode::invalid_argument, "enter_radius is " + format_value(enter_radius) +
                                              ": must be <= the configured cell_size (" +

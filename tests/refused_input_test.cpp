@@ -45,6 +45,10 @@ std::vector<BadDef> bad_defs() {
   no_cells.max_grid_cells = 0;
   return {
       {"enter_radius 0", with_radii(0.0f, 1.0f), "enter_radius", "0"},
+      {"enter_radius denormal", with_radii(std::numeric_limits<float>::denorm_min(), 1.0f), "enter_radius",
+       "1e-45"},
+      {"enter_radius below kMinRadius", with_radii(std::nextafter(kMinRadius, 0.0f), 1.0f), "enter_radius",
+       "9.9999"},
       {"enter_radius negative", with_radii(-1.5f, 1.0f), "enter_radius", "-1.5"},
       {"enter_radius NaN", with_radii(kNaN, 1.0f), "enter_radius", "nan"},
       {"enter_radius inf", with_radii(kInf, kInf), "enter_radius", "inf"},
@@ -95,7 +99,7 @@ TEST(RefusedInputTest, BoundaryWorldDefsAreAccepted) {
   const std::vector<WorldDef> good = {
       with_radii(kMaxRadius, kMaxRadius),
       with_radii(1.6f, 1.6f),
-      with_radii(std::numeric_limits<float>::denorm_min(), 1.0f),
+      with_radii(kMinRadius, 1.0f),
       with_cell_size(1.6f),
       with_cell_size(kMaxRadius),
       with_tiers({{0.5f, 1}, {kInf, 65535}}),

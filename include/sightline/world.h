@@ -75,7 +75,8 @@ class World {
 
   /// Moves many entities at once: entities[i] to (xs[i], zs[i]). The three spans must have the
   /// same length. Every handle and position is checked before any is written, so a refused call
-  /// (naming the first bad entity and its value) changes nothing.
+  /// (naming the first bad entity and its value) changes nothing. An entity listed twice takes
+  /// its last position.
   [[nodiscard]] Status set_positions(std::span<const EntityId> entities, std::span<const float> xs,
                                      std::span<const float> zs);
 
@@ -102,7 +103,8 @@ class World {
 
   // --- Radii ----------------------------------------------------------------------------
 
-  /// Changes R and L for the following ticks, with the same rules as WorldDef. Members between
+  /// Changes R and L for the following ticks, with the same rules as WorldDef (refused with
+  /// invalid_argument, the message naming the radius and its value). Members between
   /// the old and new radii stay or leave by the new rule at the next tick.
   [[nodiscard]] Status set_radii(float enter_radius, float leave_radius);
   [[nodiscard]] float enter_radius() const noexcept;

@@ -9,12 +9,15 @@
 
 namespace sightline {
 
+/// Smallest accepted enter radius, in world units. Its square stays a normal float.
+inline constexpr float kMinRadius = 1.0e-6f;
 /// Largest accepted radius or cell size, in world units. Squares of it stay finite in float.
 inline constexpr float kMaxRadius = 1.0e9f;
 /// Largest accepted |x| or |z| of a position, in world units.
 inline constexpr float kMaxCoordinate = 1.0e15f;
 
-/// One distance tier: members within `max_distance_fraction * enter_radius` of the viewer are
+/// One distance tier: members within `max_distance_fraction * enter_radius` of the viewer (the
+/// product and its square computed in float, as the enter test is, so d == fraction * R is inside) are
 /// updated every `period` ticks, on the ticks where `(tick + entity_index) % period == 0`, so far
 /// updates are staggered by entity and never bunch on one tick.
 struct DistanceTier {
@@ -29,7 +32,7 @@ struct DistanceTier {
 
 /// How a World finds and replicates interest. Obtain with default_world_def() and change fields.
 struct WorldDef {
-  /// Enter radius R, world units, in (0, kMaxRadius]. An entity joins a client's set when its
+  /// Enter radius R, world units, in [kMinRadius, kMaxRadius]. An entity joins a client's set when its
   /// distance to the viewer is <= R (d == R is inside). Larger R: more members, more updates.
   float enter_radius = 1.6f;
 
@@ -45,7 +48,8 @@ struct WorldDef {
 
   /// Upper bound on the number of grid cells, >= 1. The grid covers the bounding box of all live
   /// entities; if that would need more cells, cells grow (never shrink) until it fits. Each cell
-  /// costs 4 bytes. An entity far outside the others therefore never costs unbounded memory.
+  /// costs 4 bytes. An entity far outside the others therefore never costs unbounded memory, but
+  /// it does stretch the cells, so queries scan more entities until it comes back.
   std::uint32_t max_grid_cells = 1u << 20;
 
   /// Distance tiers, sorted by strictly increasing max_distance_fraction. Empty (the default)
