@@ -55,6 +55,7 @@ void WorldImpl::run_tick(TickStats& stats) {
   stats.tick = ticks;
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
   grid.build(xs, zs, alive, cell, def.max_grid_cells);
+  if (keys_dirty) rebuild_keyed_index();
 
   members[1 - current].clear();
   spawns.clear();
@@ -95,27 +96,52 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       continue;
     }
     if (!always[e]) {
-      ++stats.distance_tests;
-      if (distance2(xs[e], zs[e], vx, vz) > leave2) {
-        despawns.push_back({member, DespawnReason::left});
+      const std::uint64_t k = key[e];
+      const Subscription* subscription = k == 0 ? nullptr : find_subscription(client, k);
+      if (k != 0 && subscription == nullptr) {
+        despawns.push_back({member, DespawnReason::key_removed});
         continue;
+      }
+      if (subscription == nullptr || !subscription->bypass_distance) {
+        ++stats.distance_tests;
+        if (distance2(xs[e], zs[e], vx, vz) > leave2) {
+          despawns.push_back({member, DespawnReason::left});
+          continue;
+        }
       }
     }
     stamp[e] = epoch;
     pass.kept.push_back(member);
   }
 
-  // Enter: always-relevant entities first (no radius test), then the cells around the viewer.
+  // Enter: always-relevant entities, then those a bypass subscription admits at any distance,
+  // then the cells around the viewer.
   pass.entering.clear();
+  auto enter = [&pass](std::uint32_t e, SpawnReason reason) {
+    pass.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
+  };
   for (const std::uint32_t e : always_list) {
     if (stamp[e] == epoch) continue;
     stamp[e] = epoch;
-    pass.entering.push_back(e);
+    enter(e, SpawnReason::always);
+  }
+  if (client.bypass_subscriptions != 0) {
+    for (const Subscription& subscription : client.subscriptions) {
+      if (!subscription.bypass_distance) continue;
+      auto at = std::lower_bound(keyed_index.begin(), keyed_index.end(),
+                                 std::pair<std::uint64_t, std::uint32_t>{subscription.stored_key, 0});
+      for (; at != keyed_index.end() && at->first == subscription.stored_key; ++at) {
+        if (stamp[at->second] == epoch) continue;
+        stamp[at->second] = epoch;
+        enter(at->second, SpawnReason::key);
+      }
+    }
   }
   const Grid::Range range = grid.cell_range(vx, vz, enter_radius);
   const std::uint32_t* const items = grid.items().data();
   const float* const item_x = grid.item_x().data();
   const float* const item_z = grid.item_z().data();
+  const bool any_keys = keyed_entities != 0;
   for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
     const std::uint32_t begin = grid.run_begin(row, range.x0);
     const std::uint32_t end = grid.run_end(row, range.x1);
@@ -123,10 +149,11 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     for (std::uint32_t at = begin; at < end; ++at) {
       const std::uint32_t e = items[at];
       if (stamp[e] == epoch) continue;
+      if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
       ++stats.distance_tests;
       if (distance2(item_x[at], item_z[at], vx, vz) <= enter2) {
         stamp[e] = epoch;
-        pass.entering.push_back(e);
+        enter(e, SpawnReason::near);
       }
     }
   }
@@ -134,8 +161,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   // Spawns sorted by index, merged into the kept members so the new set stays sorted.
   std::sort(pass.entering.begin(), pass.entering.end());
   const std::uint32_t spawns_begin = size32(spawns);
-  for (const std::uint32_t e : pass.entering) {
-    spawns.push_back({EntityId{e, generation[e]}, always[e] ? SpawnReason::always : SpawnReason::near});
+  for (const std::uint64_t entering : pass.entering) {
+    const auto e = static_cast<std::uint32_t>(entering >> 8);
+    spawns.push_back({EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)});
   }
   std::vector<EntityId>& next = members[1 - current];
   const std::uint32_t members_begin = size32(next);
@@ -156,14 +184,18 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const std::size_t tiers = tier_period.size();
   for (std::uint32_t i = members_begin; i < next.size(); ++i) {
     const EntityId member = next[i];
+    const std::uint32_t e = member.index;
+    std::uint32_t period = 1;
     if (tiers != 0) {
-      const std::uint32_t e = member.index;
       const float d2 = distance2(xs[e], zs[e], vx, vz);
       std::size_t tier = 0;
       while (tier + 1 < tiers && d2 > tier_limit2[tier]) ++tier;
-      const std::uint32_t period = tier_period[tier];
-      if (period != 1 && (ticks + e) % period != 0) continue;
+      period = tier_period[tier];
     }
+    if (any_keys && key[e] != 0 && !always[e]) {
+      period = std::max(period, find_subscription(client, key[e])->send_rate);
+    }
+    if (period != 1 && (ticks + e) % period != 0) continue;
     updates.push_back({member});
   }
 

@@ -20,6 +20,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   alive.reserve(def.entity_capacity);
   always.reserve(def.entity_capacity);
   viewer_refs.reserve(def.entity_capacity);
+  key.reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   live_clients.reserve(def.client_capacity);
 }
@@ -84,6 +85,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.alive[index] = 1;
     w.always[index] = 0;
     w.viewer_refs[index] = 0;
+    w.key[index] = 0;
   } else {
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
@@ -91,6 +93,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.alive.push_back(1);
     w.always.push_back(0);
     w.viewer_refs.push_back(0);
+    w.key.push_back(0);
     // The release phase of a tick appends to the free list: keep room for every slot.
     if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
   }
@@ -111,6 +114,7 @@ Status World::destroy_entity(EntityId entity) {
     }
   }
   (void)set_always_relevant(entity, false);
+  w.set_entity_key(entity.index, 0);
   w.alive[entity.index] = 0;
   w.destroyed.push_back(entity.index);
   --w.live_entities;
@@ -191,6 +195,8 @@ Result<ClientId> World::create_client(EntityId viewer) {
   slot.alive = true;
   slot.viewer = viewer.index;
   slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
+  slot.subscriptions.clear();
+  slot.bypass_subscriptions = 0;
   ++w.viewer_refs[viewer.index];
   const ClientId id{index, slot.generation};
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), id,

@@ -15,6 +15,14 @@ struct Slice {
   std::uint32_t count = 0;
 };
 
+/// One subscription, by stored (encoded) key. Area and User encodings never collide, so one
+/// sorted list serves both.
+struct Subscription {
+  std::uint64_t stored_key = 0;
+  std::uint32_t send_rate = 1;  // >= 1
+  bool bypass_distance = false;
+};
+
 /// Per-client state. Its set and records live in the World's shared arrays: one array per kind
 /// for all clients grows far less often than one per client, since the totals are much steadier
 /// than any one client's counts (this is what keeps steady ticks allocation-free).
@@ -26,7 +34,13 @@ struct ClientSlot {
   Slice spawns;
   Slice updates;
   Slice despawns;
+  std::vector<Subscription> subscriptions;  // sorted by stored_key, unique
+  std::uint32_t bypass_subscriptions = 0;   // how many have bypass_distance
+  std::uint64_t subscription_revision = 0;
 };
+
+/// The subscription of `client` to `stored_key`, or null.
+[[nodiscard]] const Subscription* find_subscription(const ClientSlot& client, std::uint64_t stored_key) noexcept;
 
 /// Reusable per-pass scratch, sized to the entity slots. One per worker when passes run in
 /// parallel.
@@ -34,7 +48,7 @@ struct PassScratch {
   std::vector<std::uint32_t> stamp;     // per entity slot: == epoch when already handled this pass
   std::uint32_t epoch = 0;
   std::vector<EntityId> kept;           // members that survive the leave phase
-  std::vector<std::uint32_t> entering;  // candidate indices found this pass
+  std::vector<std::uint64_t> entering;  // (entity index << 8) | SpawnReason: sorts by index
 };
 
 class WorldImpl {
@@ -59,6 +73,12 @@ class WorldImpl {
   std::vector<std::uint32_t> free_entities;
   std::vector<std::uint32_t> destroyed;    // released after the next tick
   std::vector<std::uint32_t> always_list;  // sorted entity indices
+  std::vector<std::uint64_t> key;          // stored interest key per entity slot; 0 is Global
+  std::uint32_t keyed_entities = 0;        // live entities with a non-Global key
+  // (stored key, entity index) of live keyed entities, sorted; rebuilt when keys_dirty, for
+  // bypass_distance subscriptions that admit entities at any distance.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed_index;
+  bool keys_dirty = false;
   std::uint32_t live_entities = 0;
 
   std::vector<ClientSlot> client_slots;
@@ -82,6 +102,8 @@ class WorldImpl {
   [[nodiscard]] Status check(ClientId id) const;
   void set_radii(float enter, float leave);
   void reserve_outputs(std::uint64_t member_total);
+  void set_entity_key(std::uint32_t index, std::uint64_t stored_key);
+  void rebuild_keyed_index();
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, TickStats& stats);

@@ -12,12 +12,14 @@ namespace sightline {
 enum class SpawnReason : std::uint8_t {
   near = 0,     ///< Came within the enter radius of the client's viewer.
   always = 1,   ///< Always relevant: held by every client without a radius test.
+  key = 2,      ///< Admitted at any distance by a subscription with bypass_distance.
 };
 
 /// Why an entity left a client's interest set. A client must not play a death for `left`.
 enum class DespawnReason : std::uint8_t {
   left = 0,       ///< Walked beyond the leave radius (or stopped being relevant). Not a death.
   destroyed = 1,  ///< The entity was destroyed.
+  key_removed = 2,  ///< The entity's key no longer admits the client (key or subscription changed).
 };
 
 /// The entity entered the set this tick. The caller writes the entity's full state for it:

@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "sightline/handles.h"
+#include "sightline/interest_keys.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
 #include "sightline/world_def.h"
@@ -35,11 +37,19 @@ class WorldImpl;
 /// Inputs (entity positions, flags, clients and their viewers) are recorded between ticks and
 /// take effect at the next tick(). tick() runs fixed phases in this order (docs/architecture.md):
 ///   1. index:      bin every live entity into a uniform grid by counting sort;
-///   2. leave:      per client, drop members that were destroyed (despawn `destroyed`) or stand
-///                  farther than the leave radius from the viewer (despawn `left`);
-///   3. enter:      per client, add always-relevant entities, then scan the cells overlapping the
-///                  enter circle and add non-members within the enter radius (spawn);
-///   4. schedule:   per client, emit an update for each member due this tick (distance tiers);
+///   2. leave:      per client and member, in this order: destroyed (despawn `destroyed`); the
+///                  client's viewer (`left`); always relevant (kept, no test); its key no longer
+///                  admits the client (`key_removed`); admitted by a bypass_distance subscription
+///                  (kept, no test); farther than the leave radius from the viewer (`left`);
+///   3. enter:      per client, add always-relevant entities (spawn `always`), then entities
+///                  admitted by a bypass_distance subscription (`key`), then scan the cells
+///                  overlapping the enter circle and add entities whose key admits the client and
+///                  that stand within the enter radius (`near`). A key admits a client when it is
+///                  Global or the client subscribes to it;
+///   4. schedule:   per client, emit an update for each member due this tick: its period is the
+///                  slower of its distance tier's and its key's send rate (the fastest matching
+///                  subscription; Global and always-relevant entities have none), and it is due
+///                  when period == 1 or (tick + entity_index) % period == 0;
 ///   5. release:    slots of entities destroyed before this tick become reusable.
 /// A client's own viewer is never in its set.
 ///
@@ -100,6 +110,37 @@ class World {
   [[nodiscard]] Result<EntityId> viewer(ClientId client) const;
   [[nodiscard]] bool is_valid(ClientId client) const noexcept;
   [[nodiscard]] std::uint32_t client_count() const noexcept;
+
+  // --- Interest keys (see interest_keys.h) ---------------------------------------------
+
+  /// Gives the entity an Area key: only clients subscribed to `key` through set_area_keys may
+  /// hold it. Refused (invalid_argument) when key > kMaxInterestKey.
+  [[nodiscard]] Status set_area_interest_key(EntityId entity, std::uint64_t key);
+  /// Gives the entity a User key: only clients subscribed through add_user_key may hold it.
+  /// Refused (invalid_argument) for key 0 (it would encode as Global) and key > kMaxInterestKey.
+  [[nodiscard]] Status set_user_interest_key(EntityId entity, std::uint64_t key);
+  /// Back to Global, the default: every client may hold it.
+  [[nodiscard]] Status set_global_interest_key(EntityId entity);
+  [[nodiscard]] Result<InterestKey> interest_key(EntityId entity) const;
+
+  /// Replaces the client's Area subscriptions as a set (User keys are untouched). A key listed
+  /// twice keeps its fastest rate and is bypass if either entry is. Setting the set it already
+  /// has changes nothing: subscription_revision() stays. Every key is checked first; a refused
+  /// call changes nothing.
+  [[nodiscard]] Status set_area_keys(ClientId client, std::span<const KeySubscription> keys);
+  /// Adds or replaces one User subscription. It survives set_area_keys and clear_area_keys.
+  [[nodiscard]] Status add_user_key(ClientId client, KeySubscription subscription);
+  /// Removes one User subscription; removing one the client does not have is not an error.
+  [[nodiscard]] Status remove_user_key(ClientId client, std::uint64_t key);
+  [[nodiscard]] Status clear_area_keys(ClientId client);
+  [[nodiscard]] Status clear_user_keys(ClientId client);
+  /// Both kinds.
+  [[nodiscard]] Status clear_interest_keys(ClientId client);
+  /// The client's subscriptions, decoded, sorted by key value. Allocates; not for the hot path.
+  [[nodiscard]] Result<std::vector<KeySubscription>> area_keys(ClientId client) const;
+  [[nodiscard]] Result<std::vector<KeySubscription>> user_keys(ClientId client) const;
+  /// Rises by one on every call that actually changed the client's subscriptions.
+  [[nodiscard]] Result<std::uint64_t> subscription_revision(ClientId client) const;
 
   // --- Radii ----------------------------------------------------------------------------
 
