@@ -71,6 +71,7 @@ void WorldImpl::run_tick(TickStats& stats) {
 }
 
 void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& stats) {
+  const auto client_slot = static_cast<std::uint32_t>(&client - client_slots.data());
   prepare(pass, alive.size());
   const std::uint32_t epoch = pass.epoch;
   std::uint32_t* const stamp = pass.stamp.data();
@@ -95,7 +96,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       despawns.push_back({member, DespawnReason::left});
       continue;
     }
-    if (!always[e]) {
+    if (!always[e] && owner[e] != client_slot + 1) {
       const std::uint64_t k = key[e];
       const Subscription* subscription = k == 0 ? nullptr : find_subscription(client, k);
       if (k != 0 && subscription == nullptr) {
@@ -124,6 +125,11 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     if (stamp[e] == epoch) continue;
     stamp[e] = epoch;
     enter(e, SpawnReason::always);
+  }
+  for (const std::uint32_t e : client.owned) {
+    if (stamp[e] == epoch) continue;
+    stamp[e] = epoch;
+    enter(e, SpawnReason::owner);
   }
   if (client.bypass_subscriptions != 0) {
     for (const Subscription& subscription : client.subscriptions) {
@@ -192,7 +198,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       while (tier + 1 < tiers && d2 > tier_limit2[tier]) ++tier;
       period = tier_period[tier];
     }
-    if (any_keys && key[e] != 0 && !always[e]) {
+    if (any_keys && key[e] != 0 && !always[e] && owner[e] != client_slot + 1) {
       period = std::max(period, find_subscription(client, key[e])->send_rate);
     }
     if (period != 1 && (ticks + e) % period != 0) continue;

@@ -21,6 +21,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   always.reserve(def.entity_capacity);
   viewer_refs.reserve(def.entity_capacity);
   key.reserve(def.entity_capacity);
+  owner.reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   live_clients.reserve(def.client_capacity);
 }
@@ -86,6 +87,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.always[index] = 0;
     w.viewer_refs[index] = 0;
     w.key[index] = 0;
+    w.owner[index] = 0;
   } else {
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
@@ -94,6 +96,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.always.push_back(0);
     w.viewer_refs.push_back(0);
     w.key.push_back(0);
+    w.owner.push_back(0);
     // The release phase of a tick appends to the free list: keep room for every slot.
     if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
   }
@@ -115,6 +118,7 @@ Status World::destroy_entity(EntityId entity) {
   }
   (void)set_always_relevant(entity, false);
   w.set_entity_key(entity.index, 0);
+  w.clear_owner(entity.index);
   w.alive[entity.index] = 0;
   w.destroyed.push_back(entity.index);
   --w.live_entities;
@@ -209,6 +213,8 @@ Status World::destroy_client(ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   ClientSlot& slot = w.client_slots[client.index];
+  for (const std::uint32_t e : slot.owned) w.owner[e] = 0;
+  slot.owned.clear();
   --w.viewer_refs[slot.viewer];
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};

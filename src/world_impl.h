@@ -37,6 +37,7 @@ struct ClientSlot {
   std::vector<Subscription> subscriptions;  // sorted by stored_key, unique
   std::uint32_t bypass_subscriptions = 0;   // how many have bypass_distance
   std::uint64_t subscription_revision = 0;
+  std::vector<std::uint32_t> owned;  // entity indices this client owns, sorted
 };
 
 /// The subscription of `client` to `stored_key`, or null.
@@ -74,6 +75,7 @@ class WorldImpl {
   std::vector<std::uint32_t> destroyed;    // released after the next tick
   std::vector<std::uint32_t> always_list;  // sorted entity indices
   std::vector<std::uint64_t> key;          // stored interest key per entity slot; 0 is Global
+  std::vector<std::uint32_t> owner;        // owning client slot + 1 per entity; 0 is none
   std::uint32_t keyed_entities = 0;        // live entities with a non-Global key
   // (stored key, entity index) of live keyed entities, sorted; rebuilt when keys_dirty, for
   // bypass_distance subscriptions that admit entities at any distance.
@@ -104,6 +106,7 @@ class WorldImpl {
   void reserve_outputs(std::uint64_t member_total);
   void set_entity_key(std::uint32_t index, std::uint64_t stored_key);
   void rebuild_keyed_index();
+  void clear_owner(std::uint32_t entity_index);
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, TickStats& stats);

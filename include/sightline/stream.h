@@ -13,6 +13,7 @@ enum class SpawnReason : std::uint8_t {
   near = 0,     ///< Came within the enter radius of the client's viewer.
   always = 1,   ///< Always relevant: held by every client without a radius test.
   key = 2,      ///< Admitted at any distance by a subscription with bypass_distance.
+  owner = 3,    ///< Owned by the client: held at any distance, whatever its key.
 };
 
 /// Why an entity left a client's interest set. A client must not play a death for `left`.

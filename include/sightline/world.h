@@ -38,17 +38,19 @@ class WorldImpl;
 /// take effect at the next tick(). tick() runs fixed phases in this order (docs/architecture.md):
 ///   1. index:      bin every live entity into a uniform grid by counting sort;
 ///   2. leave:      per client and member, in this order: destroyed (despawn `destroyed`); the
-///                  client's viewer (`left`); always relevant (kept, no test); its key no longer
+///                  client's viewer (`left`); always relevant or owned by the client (kept, no
+///                  test); its key no longer
 ///                  admits the client (`key_removed`); admitted by a bypass_distance subscription
 ///                  (kept, no test); farther than the leave radius from the viewer (`left`);
-///   3. enter:      per client, add always-relevant entities (spawn `always`), then entities
+///   3. enter:      per client, add always-relevant entities (spawn `always`), then the ones it
+///                  owns (`owner`), then entities
 ///                  admitted by a bypass_distance subscription (`key`), then scan the cells
 ///                  overlapping the enter circle and add entities whose key admits the client and
 ///                  that stand within the enter radius (`near`). A key admits a client when it is
 ///                  Global or the client subscribes to it;
 ///   4. schedule:   per client, emit an update for each member due this tick: its period is the
 ///                  slower of its distance tier's and its key's send rate (the fastest matching
-///                  subscription; Global and always-relevant entities have none), and it is due
+///                  subscription; Global, always-relevant and owned entities have none), and it is due
 ///                  when period == 1 or (tick + entity_index) % period == 0;
 ///   5. release:    slots of entities destroyed before this tick become reusable.
 /// A client's own viewer is never in its set.
@@ -110,6 +112,17 @@ class World {
   [[nodiscard]] Result<EntityId> viewer(ClientId client) const;
   [[nodiscard]] bool is_valid(ClientId client) const noexcept;
   [[nodiscard]] std::uint32_t client_count() const noexcept;
+
+  // --- Owners ---------------------------------------------------------------------------
+
+  /// Makes `client` the owner of `entity`: the client holds it at any distance and whatever its
+  /// key (spawn reason `owner`), unless it is the client's viewer. An entity has at most one
+  /// owner; setting another replaces it. Destroying the client or the entity ends ownership.
+  [[nodiscard]] Status set_owner(EntityId entity, ClientId client);
+  /// Ends the entity's ownership; from the next tick it is held by the usual rules only.
+  [[nodiscard]] Status clear_owner(EntityId entity);
+  /// The owner, or a null ClientId when the entity has none.
+  [[nodiscard]] Result<ClientId> owner(EntityId entity) const;
 
   // --- Interest keys (see interest_keys.h) ---------------------------------------------
 

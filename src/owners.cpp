@@ -1,0 +1,44 @@
+// Owners: a client always holds the entities it owns.
+#include <algorithm>
+
+#include "format_value.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+void WorldImpl::clear_owner(std::uint32_t entity_index) {
+  const std::uint32_t owner_slot = owner[entity_index];
+  if (owner_slot == 0) return;
+  std::vector<std::uint32_t>& owned = client_slots[owner_slot - 1].owned;
+  owned.erase(std::lower_bound(owned.begin(), owned.end(), entity_index));
+  owner[entity_index] = 0;
+}
+
+Status World::set_owner(EntityId entity, ClientId client) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  if (Status s = w.check(client); !s) return s;
+  if (w.owner[entity.index] == client.index + 1) return {};
+  w.clear_owner(entity.index);
+  std::vector<std::uint32_t>& owned = w.client_slots[client.index].owned;
+  owned.insert(std::lower_bound(owned.begin(), owned.end(), entity.index), entity.index);
+  w.owner[entity.index] = client.index + 1;
+  return {};
+}
+
+Status World::clear_owner(EntityId entity) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  w.clear_owner(entity.index);
+  return {};
+}
+
+Result<ClientId> World::owner(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  const std::uint32_t owner_slot = w.owner[entity.index];
+  if (owner_slot == 0) return ClientId{};
+  return ClientId{owner_slot - 1, w.client_slots[owner_slot - 1].generation};
+}
+
+}  // namespace sightline
