@@ -1,5 +1,6 @@
 // The tick: index, then per client leave, enter and schedule, then release.
 #include <algorithm>
+#include <array>
 
 #include "world_impl.h"
 
@@ -81,6 +82,25 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const float enter2 = enter_radius * enter_radius;
   stamp[client.viewer] = epoch;
 
+  // Origins: the viewer first, then the extra ones. Near means near any of them.
+  std::array<float, kMaxOrigins + 1> origin_x;
+  std::array<float, kMaxOrigins + 1> origin_z;
+  const std::size_t origins = 1 + client.extra_origins.size();
+  origin_x[0] = vx;
+  origin_z[0] = vz;
+  for (std::size_t o = 1; o < origins; ++o) {
+    origin_x[o] = xs[client.extra_origins[o - 1]];
+    origin_z[o] = zs[client.extra_origins[o - 1]];
+  }
+  auto nearest2 = [&](float x, float z) {
+    float best = distance2(x, z, vx, vz);
+    for (std::size_t o = 1; o < origins; ++o) best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
+    return best;
+  };
+  auto is_extra_origin = [&client](std::uint32_t e) {
+    return std::binary_search(client.extra_origins.begin(), client.extra_origins.end(), e);
+  };
+
   // Leave: members are sorted, so the despawns and the kept members stay sorted.
   const std::uint32_t despawns_begin = size32(despawns);
   pass.kept.clear();
@@ -96,7 +116,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       despawns.push_back({member, DespawnReason::left});
       continue;
     }
-    if (!always[e] && owner[e] != client_slot + 1) {
+    if (!always[e] && owner[e] != client_slot + 1 && (origins == 1 || !is_extra_origin(e))) {
       const std::uint64_t k = key[e];
       const Subscription* subscription = k == 0 ? nullptr : find_subscription(client, k);
       if (k != 0 && subscription == nullptr) {
@@ -105,7 +125,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       }
       if (subscription == nullptr || !subscription->bypass_distance) {
         ++stats.distance_tests;
-        if (distance2(xs[e], zs[e], vx, vz) > leave2) {
+        if (nearest2(xs[e], zs[e]) > leave2) {
           despawns.push_back({member, DespawnReason::left});
           continue;
         }
@@ -131,6 +151,11 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     stamp[e] = epoch;
     enter(e, SpawnReason::owner);
   }
+  for (const std::uint32_t e : client.extra_origins) {
+    if (stamp[e] == epoch) continue;
+    stamp[e] = epoch;
+    enter(e, SpawnReason::origin);
+  }
   if (client.bypass_subscriptions != 0) {
     for (const Subscription& subscription : client.subscriptions) {
       if (!subscription.bypass_distance) continue;
@@ -143,23 +168,28 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       }
     }
   }
-  const Grid::Range range = grid.cell_range(vx, vz, enter_radius);
   const std::uint32_t* const items = grid.items().data();
   const float* const item_x = grid.item_x().data();
   const float* const item_z = grid.item_z().data();
   const bool any_keys = keyed_entities != 0;
-  for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
-    const std::uint32_t begin = grid.run_begin(row, range.x0);
-    const std::uint32_t end = grid.run_end(row, range.x1);
-    stats.cell_candidates += end - begin;
-    for (std::uint32_t at = begin; at < end; ++at) {
-      const std::uint32_t e = items[at];
-      if (stamp[e] == epoch) continue;
-      if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
-      ++stats.distance_tests;
-      if (distance2(item_x[at], item_z[at], vx, vz) <= enter2) {
-        stamp[e] = epoch;
-        enter(e, SpawnReason::near);
+  // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
+  for (std::size_t o = 0; o < origins; ++o) {
+    const float ox = origin_x[o];
+    const float oz = origin_z[o];
+    const Grid::Range range = grid.cell_range(ox, oz, enter_radius);
+    for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
+      const std::uint32_t begin = grid.run_begin(row, range.x0);
+      const std::uint32_t end = grid.run_end(row, range.x1);
+      stats.cell_candidates += end - begin;
+      for (std::uint32_t at = begin; at < end; ++at) {
+        const std::uint32_t e = items[at];
+        if (stamp[e] == epoch) continue;
+        if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
+        ++stats.distance_tests;
+        if (distance2(item_x[at], item_z[at], ox, oz) <= enter2) {
+          stamp[e] = epoch;
+          enter(e, SpawnReason::near);
+        }
       }
     }
   }
@@ -193,12 +223,13 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     const std::uint32_t e = member.index;
     std::uint32_t period = 1;
     if (tiers != 0) {
-      const float d2 = distance2(xs[e], zs[e], vx, vz);
+      const float d2 = nearest2(xs[e], zs[e]);
       std::size_t tier = 0;
       while (tier + 1 < tiers && d2 > tier_limit2[tier]) ++tier;
       period = tier_period[tier];
     }
-    if (any_keys && key[e] != 0 && !always[e] && owner[e] != client_slot + 1) {
+    if (any_keys && key[e] != 0 && !always[e] && owner[e] != client_slot + 1 &&
+        (origins == 1 || !is_extra_origin(e))) {
       period = std::max(period, find_subscription(client, key[e])->send_rate);
     }
     if (period != 1 && (ticks + e) % period != 0) continue;

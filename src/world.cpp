@@ -22,6 +22,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   viewer_refs.reserve(def.entity_capacity);
   key.reserve(def.entity_capacity);
   owner.reserve(def.entity_capacity);
+  origin_refs.reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   live_clients.reserve(def.client_capacity);
 }
@@ -88,6 +89,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.viewer_refs[index] = 0;
     w.key[index] = 0;
     w.owner[index] = 0;
+    w.origin_refs[index] = 0;
   } else {
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
@@ -97,6 +99,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.viewer_refs.push_back(0);
     w.key.push_back(0);
     w.owner.push_back(0);
+    w.origin_refs.push_back(0);
     // The release phase of a tick appends to the free list: keep room for every slot.
     if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
   }
@@ -119,6 +122,7 @@ Status World::destroy_entity(EntityId entity) {
   (void)set_always_relevant(entity, false);
   w.set_entity_key(entity.index, 0);
   w.clear_owner(entity.index);
+  w.forget_origin(entity.index);
   w.alive[entity.index] = 0;
   w.destroyed.push_back(entity.index);
   --w.live_entities;
@@ -215,6 +219,8 @@ Status World::destroy_client(ClientId client) {
   ClientSlot& slot = w.client_slots[client.index];
   for (const std::uint32_t e : slot.owned) w.owner[e] = 0;
   slot.owned.clear();
+  for (const std::uint32_t e : slot.extra_origins) --w.origin_refs[e];
+  slot.extra_origins.clear();
   --w.viewer_refs[slot.viewer];
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
@@ -230,6 +236,13 @@ Status World::set_viewer(ClientId client, EntityId viewer) {
   if (Status s = w.check(client); !s) return s;
   if (Status s = w.check(viewer); !s) return s;
   ClientSlot& slot = w.client_slots[client.index];
+  // The new viewer stops being an extra origin: the viewer is never sent.
+  std::vector<std::uint32_t>& extra = slot.extra_origins;
+  const auto at = std::lower_bound(extra.begin(), extra.end(), viewer.index);
+  if (at != extra.end() && *at == viewer.index) {
+    extra.erase(at);
+    --w.origin_refs[viewer.index];
+  }
   --w.viewer_refs[slot.viewer];
   ++w.viewer_refs[viewer.index];
   slot.viewer = viewer.index;

@@ -37,7 +37,8 @@ struct ClientSlot {
   std::vector<Subscription> subscriptions;  // sorted by stored_key, unique
   std::uint32_t bypass_subscriptions = 0;   // how many have bypass_distance
   std::uint64_t subscription_revision = 0;
-  std::vector<std::uint32_t> owned;  // entity indices this client owns, sorted
+  std::vector<std::uint32_t> owned;          // entity indices this client owns, sorted
+  std::vector<std::uint32_t> extra_origins;  // origins besides the viewer, sorted, at most kMaxOrigins
 };
 
 /// The subscription of `client` to `stored_key`, or null.
@@ -71,6 +72,7 @@ class WorldImpl {
   std::vector<std::uint8_t> alive;
   std::vector<std::uint8_t> always;
   std::vector<std::uint32_t> viewer_refs;  // clients viewing from this entity
+  std::vector<std::uint32_t> origin_refs;  // clients with this entity as an extra origin
   std::vector<std::uint32_t> free_entities;
   std::vector<std::uint32_t> destroyed;    // released after the next tick
   std::vector<std::uint32_t> always_list;  // sorted entity indices
@@ -107,6 +109,7 @@ class WorldImpl {
   void set_entity_key(std::uint32_t index, std::uint64_t stored_key);
   void rebuild_keyed_index();
   void clear_owner(std::uint32_t entity_index);
+  void forget_origin(std::uint32_t entity_index);  // removes it from every client's extra origins
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, TickStats& stats);

@@ -14,6 +14,7 @@ enum class SpawnReason : std::uint8_t {
   always = 1,   ///< Always relevant: held by every client without a radius test.
   key = 2,      ///< Admitted at any distance by a subscription with bypass_distance.
   owner = 3,    ///< Owned by the client: held at any distance, whatever its key.
+  origin = 4,   ///< One of the client's extra origins (World::add_origin): always held.
 };
 
 /// Why an entity left a client's interest set. A client must not play a death for `left`.

@@ -38,19 +38,19 @@ class WorldImpl;
 /// take effect at the next tick(). tick() runs fixed phases in this order (docs/architecture.md):
 ///   1. index:      bin every live entity into a uniform grid by counting sort;
 ///   2. leave:      per client and member, in this order: destroyed (despawn `destroyed`); the
-///                  client's viewer (`left`); always relevant or owned by the client (kept, no
-///                  test); its key no longer
+///                  client's viewer (`left`); always relevant, owned by the client or one of its
+///                  extra origins (kept, no test); its key no longer
 ///                  admits the client (`key_removed`); admitted by a bypass_distance subscription
 ///                  (kept, no test); farther than the leave radius from the viewer (`left`);
 ///   3. enter:      per client, add always-relevant entities (spawn `always`), then the ones it
-///                  owns (`owner`), then entities
+///                  owns (`owner`), then its extra origins (`origin`), then entities
 ///                  admitted by a bypass_distance subscription (`key`), then scan the cells
-///                  overlapping the enter circle and add entities whose key admits the client and
-///                  that stand within the enter radius (`near`). A key admits a client when it is
+///                  overlapping the enter circle of each origin and add entities whose key admits
+///                  the client and that stand within the enter radius of it (`near`). A key admits a client when it is
 ///                  Global or the client subscribes to it;
 ///   4. schedule:   per client, emit an update for each member due this tick: its period is the
 ///                  slower of its distance tier's and its key's send rate (the fastest matching
-///                  subscription; Global, always-relevant and owned entities have none), and it is due
+///                  subscription; Global, always-relevant, owned and origin entities have none), and it is due
 ///                  when period == 1 or (tick + entity_index) % period == 0;
 ///   5. release:    slots of entities destroyed before this tick become reusable.
 /// A client's own viewer is never in its set.
@@ -112,6 +112,20 @@ class World {
   [[nodiscard]] Result<EntityId> viewer(ClientId client) const;
   [[nodiscard]] bool is_valid(ClientId client) const noexcept;
   [[nodiscard]] std::uint32_t client_count() const noexcept;
+
+  // --- Origins --------------------------------------------------------------------------
+
+  /// Adds an origin besides the viewer: a view target, or another entity the client controls.
+  /// An entity is near the client when it is near any origin (the leave and enter tests and the
+  /// distance tiers use the nearest), and the client holds each extra origin at any distance
+  /// (spawn reason `origin`). The viewer itself is never sent. At most kMaxOrigins extra origins
+  /// (invalid_argument beyond); adding one twice, or the viewer, is refused. Destroying the
+  /// entity removes it from every client's origins.
+  [[nodiscard]] Status add_origin(ClientId client, EntityId origin);
+  /// Removes an extra origin; from the next tick it is held by the usual rules only.
+  [[nodiscard]] Status remove_origin(ClientId client, EntityId origin);
+  /// The extra origins, sorted by entity index. Allocates; not for the hot path.
+  [[nodiscard]] Result<std::vector<EntityId>> origins(ClientId client) const;
 
   // --- Owners ---------------------------------------------------------------------------
 

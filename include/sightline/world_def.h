@@ -9,6 +9,8 @@
 
 namespace sightline {
 
+/// Most origins a client may have besides its viewer (World::add_origin).
+inline constexpr std::uint32_t kMaxOrigins = 15;
 /// Smallest accepted enter radius, in world units. Its square stays a normal float.
 inline constexpr float kMinRadius = 1.0e-6f;
 /// Largest accepted radius or cell size, in world units. Squares of it stay finite in float.
