@@ -14,9 +14,10 @@ namespace sightline::scenarios {
 /// Calibration: exactly one parameter, `speed`, was fitted, against exactly one figure of the
 /// reference run (seed 000): 83,198 spawns+despawns in 60 s with one radius (120 entities, all
 /// clients, 12 x 7.5 world, R = L = 1.6, 20 Hz, seed 1). Bisection gave 1.2969; 1.297 yields
-/// 83,204. `turn` and `jitter` are fixed physical choices, not fitted: a player dodging and
-/// strafing (heading decorrelates in 2 / turn^2 = 0.125 s) and +-2 cm of per-tick sway (a unit
-/// read as a metre). Every other figure of the report falls where it falls.
+/// 83,204. `turn` = 4 rad/sqrt(s) and `jitter` = 0.02 u are fixed physical choices, not fitted
+/// (a unit read as a metre): a player dodging and strafing, whose heading decorrelates in
+/// 2 / turn^2 = 0.125 s, and +-2 cm of per-tick sway (animation and input noise). Every other
+/// figure of the report falls where it falls.
 struct JitterWalkDef {
   std::uint32_t entities = 120;
   float width = 12.0f;  ///< World is [0, width] x [0, height], world units.

@@ -171,21 +171,37 @@ int main(int argc, char** argv) {
   std::string trace_path;
   std::string write_trace_path;
 
-  auto* entities_opt = app.add_option("--entities", entities, "Number of entities (simulated walk)");
+  auto* entities_opt =
+      app.add_option("--entities", entities, "Number of entities of the simulated walk (>= 1)");
   auto* world_opt = app.add_option("--world", world, "World size WxH in world units, e.g. 12x7.5");
-  app.add_option("--radius", radius, "Enter radius R, world units (> 0)");
-  auto* leave_opt = app.add_option("--leave", leave, "Leave radius L >= R (default: R)");
-  app.add_option("--hz", hz, "Ticks per second (> 0)");
-  auto* seconds_opt = app.add_option("--seconds", seconds, "Simulated seconds (simulated walk)");
-  auto* seed_opt = app.add_option("--seed", seed, "Seed of the jittering walk");
-  app.add_flag("--tiers", tiers, "Distance tiers: within R/2 every tick, else every second tick");
-  app.add_flag("--no-interest", no_interest, "Send everything: every client gets every other entity");
+  auto* radius_opt = app.add_option("--radius", radius, "Enter radius R, world units (> 0)");
+  auto* leave_opt = app.add_option("--leave", leave, "Leave radius L >= R, world units (default: R)");
+  app.add_option("--hz", hz, "Ticks per second (> 0); with --trace it only sets the per_second rates");
+  auto* seconds_opt = app.add_option("--seconds", seconds, "Simulated seconds (> 0)");
+  // CLI11 reads "-1" into an unsigned option as 2^64 - 1; refuse it instead.
+  const CLI::Validator non_negative(
+      [](std::string& text) {
+        return text.find('-') == std::string::npos ? std::string()
+                                                   : "'" + text + "' is negative: must be >= 0";
+      },
+      "");
+  auto* seed_opt = app.add_option("--seed", seed, "Seed of the jittering walk")->check(non_negative);
+  auto* tiers_opt =
+      app.add_flag("--tiers", tiers, "Distance tiers: within R/2 every tick, else every second tick");
+  app.add_flag("--no-interest", no_interest,
+               "Send everything: every client gets every other entity every tick, no spawns or "
+               "despawns, no distance tests");
   auto* clients_opt =
       app.add_option("--clients", clients, "The first K entity ids are clients (default: all)");
   app.add_flag("--json", json, "Print one JSON object instead of the summary");
   app.add_option("--trace", trace_path,
-                 "Read positions from a CSV trace (tick,id,x,y) instead of simulating");
-  app.add_option("--write-trace", write_trace_path, "Write the run's positions as a CSV trace");
+                 "Read positions from a CSV file instead of simulating. Header tick,id,x,y (y is the "
+                 "world's z); one row per entity per tick; ticks consecutive from 0; the rows of a tick "
+                 "in any order, each id 0..N-1 exactly once. N comes from the file, so --entities, "
+                 "--world, --seconds and --seed are refused with it");
+  app.add_option("--write-trace", write_trace_path,
+                 "Write the run's positions to a CSV file in the --trace format (floats round-trip "
+                 "exactly, so --trace on it gives the same counts)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -196,7 +212,15 @@ int main(int argc, char** argv) {
     return fail(fmt::format("--radius is {}: must be > 0", radius));
   if (leave_opt->count() == 0) leave = radius;
   if (!std::isfinite(leave) || leave < radius) {
-    return fail(fmt::format("--leave is {}: must be >= --radius ({})", leave, radius));
+    return fail(fmt::format("--leave is {}: must be finite and >= --radius ({})", leave, radius));
+  }
+  if (no_interest) {
+    for (const CLI::Option* opt : {radius_opt, leave_opt, tiers_opt}) {
+      if (opt->count() != 0) {
+        return fail(
+            fmt::format("{} has no effect with --no-interest: no interest management runs", opt->get_name()));
+      }
+    }
   }
   if (!std::isfinite(hz) || hz <= 0.0f) return fail(fmt::format("--hz is {}: must be > 0", hz));
 
