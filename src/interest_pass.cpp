@@ -55,7 +55,7 @@ void WorldImpl::run_tick(TickStats& stats) {
   stats = TickStats{};
   stats.tick = ticks;
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
-  grid.build(xs, zs, alive, cell, def.max_grid_cells);
+  grid.build(xs, zs, binned, cell, def.max_grid_cells);
   if (keys_dirty) rebuild_keyed_index();
 
   members[1 - current].clear();
@@ -78,7 +78,6 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   std::uint32_t* const stamp = pass.stamp.data();
   const float vx = xs[client.viewer];
   const float vz = zs[client.viewer];
-  const float leave2 = leave_radius * leave_radius;
   const float enter2 = enter_radius * enter_radius;
   stamp[client.viewer] = epoch;
 
@@ -125,7 +124,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       }
       if (subscription == nullptr || !subscription->bypass_distance) {
         ++stats.distance_tests;
-        if (nearest2(xs[e], zs[e]) > leave2) {
+        const float reach = leave_radius + bound[e];
+        if (nearest2(xs[e], zs[e]) > reach * reach) {
           despawns.push_back({member, DespawnReason::left});
           continue;
         }
@@ -166,6 +166,17 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
         stamp[at->second] = epoch;
         enter(at->second, SpawnReason::key);
       }
+    }
+  }
+  // Bounded entities are not in the grid: each is tested against the sphere's surface.
+  for (const std::uint32_t e : bounded_list) {
+    if (stamp[e] == epoch) continue;
+    if (key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
+    ++stats.distance_tests;
+    const float reach = enter_radius + bound[e];
+    if (nearest2(xs[e], zs[e]) <= reach * reach) {
+      stamp[e] = epoch;
+      enter(e, SpawnReason::near);
     }
   }
   const std::uint32_t* const items = grid.items().data();
@@ -225,7 +236,15 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     if (tiers != 0) {
       const float d2 = nearest2(xs[e], zs[e]);
       std::size_t tier = 0;
-      while (tier + 1 < tiers && d2 > tier_limit2[tier]) ++tier;
+      if (bound[e] == 0.0f) {
+        while (tier + 1 < tiers && d2 > tier_limit2[tier]) ++tier;
+      } else {
+        auto beyond = [&](std::size_t t) {
+          const float reach = tier_fraction[t] * enter_radius + bound[e];
+          return d2 > reach * reach;
+        };
+        while (tier + 1 < tiers && beyond(tier)) ++tier;
+      }
       period = tier_period[tier];
     }
     if (any_keys && key[e] != 0 && !always[e] && owner[e] != client_slot + 1 &&

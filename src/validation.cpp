@@ -63,4 +63,12 @@ Status validate_position(EntityId entity, float x, float z) {
   return {};
 }
 
+Status validate_bound_radius(EntityId entity, float radius) {
+  if (!(radius >= 0.0f && radius <= kMaxRadius)) {
+    return {ErrorCode::invalid_argument, "bound_radius of " + describe(entity) + " is " + format_value(radius) +
+                                             ": must be in [0, " + format_value(kMaxRadius) + "]"};
+  }
+  return {};
+}
+
 }  // namespace sightline

@@ -12,4 +12,7 @@ namespace sightline {
 /// x and z finite and within kMaxCoordinate; the message names `entity`.
 [[nodiscard]] Status validate_position(EntityId entity, float x, float z);
 
+/// radius finite and in [0, kMaxRadius]; the message names `entity`.
+[[nodiscard]] Status validate_bound_radius(EntityId entity, float radius);
+
 }  // namespace sightline

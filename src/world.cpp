@@ -11,7 +11,10 @@
 namespace sightline {
 
 WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
-  for (const DistanceTier& tier : def.tiers) tier_period.push_back(tier.period);
+  for (const DistanceTier& tier : def.tiers) {
+    tier_period.push_back(tier.period);
+    tier_fraction.push_back(tier.max_distance_fraction);
+  }
   tier_limit2.resize(def.tiers.size());
   set_radii(def.enter_radius, def.leave_radius);
   xs.reserve(def.entity_capacity);
@@ -23,6 +26,8 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   key.reserve(def.entity_capacity);
   owner.reserve(def.entity_capacity);
   origin_refs.reserve(def.entity_capacity);
+  bound.reserve(def.entity_capacity);
+  binned.reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   live_clients.reserve(def.client_capacity);
 }
@@ -78,6 +83,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
   }
   const EntityId id{index, next_generation};
   if (Status s = validate_position(id, def.x, def.z); !s) return s;
+  if (Status s = validate_bound_radius(id, def.bound_radius); !s) return s;
 
   if (!w.free_entities.empty()) {
     w.free_entities.pop_back();
@@ -90,6 +96,8 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.key[index] = 0;
     w.owner[index] = 0;
     w.origin_refs[index] = 0;
+    w.bound[index] = 0.0f;
+    w.binned[index] = 1;
   } else {
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
@@ -100,10 +108,13 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.key.push_back(0);
     w.owner.push_back(0);
     w.origin_refs.push_back(0);
+    w.bound.push_back(0.0f);
+    w.binned.push_back(1);
     // The release phase of a tick appends to the free list: keep room for every slot.
     if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
   }
   ++w.live_entities;
+  w.set_bound(index, def.bound_radius);
   if (def.always_relevant) (void)set_always_relevant(id, true);
   return id;
 }
@@ -123,6 +134,8 @@ Status World::destroy_entity(EntityId entity) {
   w.set_entity_key(entity.index, 0);
   w.clear_owner(entity.index);
   w.forget_origin(entity.index);
+  w.set_bound(entity.index, 0.0f);
+  w.binned[entity.index] = 0;
   w.alive[entity.index] = 0;
   w.destroyed.push_back(entity.index);
   --w.live_entities;
@@ -161,6 +174,34 @@ Status World::set_positions(std::span<const EntityId> entities, std::span<const 
     w.zs[entities[i].index] = zs[i];
   }
   return {};
+}
+
+void WorldImpl::set_bound(std::uint32_t entity_index, float radius) {
+  const bool was = bound[entity_index] > 0.0f;
+  const bool is = radius > 0.0f;
+  bound[entity_index] = radius;
+  binned[entity_index] = is ? 0 : 1;
+  if (was == is) return;
+  const auto at = std::lower_bound(bounded_list.begin(), bounded_list.end(), entity_index);
+  if (is) {
+    bounded_list.insert(at, entity_index);
+  } else {
+    bounded_list.erase(at);
+  }
+}
+
+Status World::set_bound_radius(EntityId entity, float radius) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  if (Status s = validate_bound_radius(entity, radius); !s) return s;
+  w.set_bound(entity.index, radius);
+  return {};
+}
+
+Result<float> World::bound_radius(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  return w.bound[entity.index];
 }
 
 Status World::set_always_relevant(EntityId entity, bool always_relevant) {

@@ -64,6 +64,7 @@ class WorldImpl {
   float leave_radius;
   std::vector<float> tier_limit2;        // squared distance bounds of each tier
   std::vector<std::uint32_t> tier_period;
+  std::vector<float> tier_fraction;
 
   // Entities, structure of arrays, indexed by slot.
   std::vector<float> xs;
@@ -73,6 +74,9 @@ class WorldImpl {
   std::vector<std::uint8_t> always;
   std::vector<std::uint32_t> viewer_refs;  // clients viewing from this entity
   std::vector<std::uint32_t> origin_refs;  // clients with this entity as an extra origin
+  std::vector<float> bound;                // bounding-sphere radius per slot; 0 for a point
+  std::vector<std::uint8_t> binned;        // alive and a point: these go into the grid
+  std::vector<std::uint32_t> bounded_list; // sorted indices of live entities with bound > 0
   std::vector<std::uint32_t> free_entities;
   std::vector<std::uint32_t> destroyed;    // released after the next tick
   std::vector<std::uint32_t> always_list;  // sorted entity indices
@@ -109,7 +113,8 @@ class WorldImpl {
   void set_entity_key(std::uint32_t index, std::uint64_t stored_key);
   void rebuild_keyed_index();
   void clear_owner(std::uint32_t entity_index);
-  void forget_origin(std::uint32_t entity_index);  // removes it from every client's extra origins
+  void forget_origin(std::uint32_t entity_index);
+  void set_bound(std::uint32_t entity_index, float radius);  // removes it from every client's extra origins
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, TickStats& stats);

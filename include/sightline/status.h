@@ -60,11 +60,14 @@ class [[nodiscard]] Result {
 
   [[nodiscard]] T& value() & noexcept { return checked(); }
   [[nodiscard]] const T& value() const& noexcept { return checked(); }
-  [[nodiscard]] T&& value() && noexcept { return std::move(checked()); }
+  /// On a temporary Result the value is moved out, so `for (auto e : *world.interest_set(c))`
+  /// iterates a live value rather than a member of a destroyed temporary.
+  [[nodiscard]] T value() && { return std::move(checked()); }
   T* operator->() noexcept { return &checked(); }
   const T* operator->() const noexcept { return &checked(); }
   T& operator*() & noexcept { return checked(); }
   const T& operator*() const& noexcept { return checked(); }
+  T operator*() && { return std::move(checked()); }
 
  private:
   T& checked() noexcept {

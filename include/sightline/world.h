@@ -22,6 +22,9 @@ struct EntityDef {
   /// Held by every client whatever the distance (an objective, a scoreboard), never put through
   /// the radius test. Changeable later with set_always_relevant.
   bool always_relevant = false;
+  /// Radius of a sphere around the entity that holds its shape, world units, in
+  /// [0, kMaxRadius]. See World::set_bound_radius.
+  float bound_radius = 0.0f;
 };
 
 /// A 2D position on the ground plane.
@@ -91,6 +94,16 @@ class World {
   /// its last position.
   [[nodiscard]] Status set_positions(std::span<const EntityId> entities, std::span<const float> xs,
                                      std::span<const float> zs);
+
+  /// Sets the radius of the entity's bounding sphere, world units, in [0, kMaxRadius]. Distances
+  /// to the entity are then measured to the surface: max(0, |p - o| - radius), so a 256 m terrain
+  /// stays held by a client standing at its edge. In float, the tests read
+  /// d2 <= (R + radius)^2 to enter, d2 > (L + radius)^2 to leave, and
+  /// d2 <= (fraction * R + radius)^2 for a tier. Bounded entities are kept in a list every client
+  /// scans rather than in the grid, so they cost O(clients) each per tick: meant for a few large
+  /// things (terrain, buildings, vehicles), not for every entity.
+  [[nodiscard]] Status set_bound_radius(EntityId entity, float radius);
+  [[nodiscard]] Result<float> bound_radius(EntityId entity) const;
 
   /// Marks an entity always relevant (held by every client) or back to radius-tested.
   [[nodiscard]] Status set_always_relevant(EntityId entity, bool always_relevant);
