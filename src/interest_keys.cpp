@@ -210,8 +210,14 @@ Status World::clear_user_keys(ClientId client) {
 }
 
 Status World::clear_interest_keys(ClientId client) {
-  if (Status s = clear_area_keys(client); !s) return s;
-  return clear_user_keys(client);
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  ClientSlot& slot = w.client_slots[client.index];
+  if (slot.subscriptions.empty()) return {};
+  slot.subscriptions.clear();
+  slot.bypass_subscriptions = 0;
+  ++slot.subscription_revision;
+  return {};
 }
 
 Result<std::vector<KeySubscription>> World::area_keys(ClientId client) const {

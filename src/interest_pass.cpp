@@ -36,19 +36,17 @@ template <class T>
 }  // namespace
 
 // Every output array is bounded by a total set size (spawns and updates by the new one, despawns
-// by the old one), so capacity kept at 1.5x the largest total seen, with slack so it is not
-// re-reserved for every small new high, means steady ticks never grow them.
+// by the old one). On a new high h beyond what the last reserve covers, every array is reserved
+// to 3h: a later tick grows none of them until the total set size passes 3h, and the next reserve
+// comes only once the high passes 2h, so steady ticks never allocate.
 void WorldImpl::reserve_outputs(std::uint64_t member_total) {
-  high_water_members = std::max(high_water_members, member_total);
-  const std::size_t required = high_water_members + high_water_members / 2 + 64;
-  auto ensure = [required](auto& v) {
-    if (v.capacity() < required) v.reserve(2 * required);
-  };
-  ensure(members[0]);
-  ensure(members[1]);
-  ensure(spawns);
-  ensure(updates);
-  ensure(despawns);
+  if (member_total <= reserved_for_members) return;
+  const std::size_t capacity = 3 * member_total + 192;
+  for (auto* v : {&members[0], &members[1]}) v->reserve(capacity);
+  spawns.reserve(capacity);
+  updates.reserve(capacity);
+  despawns.reserve(capacity);
+  reserved_for_members = 2 * member_total + 64;
 }
 
 void WorldImpl::run_tick(TickStats& stats) {

@@ -100,7 +100,7 @@ class WorldImpl {
   std::vector<SpawnRecord> spawns;
   std::vector<UpdateRecord> updates;
   std::vector<DespawnRecord> despawns;
-  std::uint64_t high_water_members = 0;
+  std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
 
   Grid grid;
   PassScratch scratch;

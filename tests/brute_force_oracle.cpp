@@ -39,7 +39,7 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
            to_string(id) + ", previous generation " + std::to_string(it->second) + ")";
   }
   last_generation_[id.index] = id.generation;
-  entities_[id.index] = Entity{id, x, z, always_relevant, true};
+  entities_[id.index] = Entity{id, x, z, always_relevant, true, 0};
   return {};
 }
 
@@ -71,7 +71,7 @@ std::string BruteForceOracle::create_client(ClientId id, EntityId viewer) {
   if (id.is_null()) return "create_client returned a null handle";
   if (live(viewer) == nullptr) return "create_client accepted viewer " + to_string(viewer);
   if (clients_.contains(id.index)) return "create_client reused live slot of " + to_string(id);
-  clients_[id.index] = Client{id, viewer, {}};
+  clients_[id.index] = Client{id, viewer, {}, {}, 0};
   return {};
 }
 
@@ -97,6 +97,131 @@ std::string BruteForceOracle::set_viewer(ClientId id, EntityId viewer) {
 void BruteForceOracle::set_radii(float enter_radius, float leave_radius) {
   enter_radius_ = enter_radius;
   leave_radius_ = leave_radius;
+}
+
+BruteForceOracle::Client* BruteForceOracle::client(ClientId id) {
+  const auto it = clients_.find(id.index);
+  return it == clients_.end() || it->second.id != id ? nullptr : &it->second;
+}
+
+const BruteForceOracle::Client* BruteForceOracle::client(ClientId id) const {
+  const auto it = clients_.find(id.index);
+  return it == clients_.end() || it->second.id != id ? nullptr : &it->second;
+}
+
+bool BruteForceOracle::is_live(ClientId id) const { return client(id) != nullptr; }
+
+namespace {
+bool is_user_key(std::uint64_t stored) { return stored != 0 && (stored & 1u) == 0; }
+}  // namespace
+
+std::string BruteForceOracle::set_entity_key(EntityId id, std::uint64_t stored_key) {
+  Entity* entity = const_cast<Entity*>(live(id));
+  if (entity == nullptr) return "an interest key setter accepted " + to_string(id) + ", not live";
+  entity->key = stored_key;
+  return {};
+}
+
+void BruteForceOracle::replace_kind(Client& c, bool user, const std::map<std::uint64_t, Subscription>& replacement) {
+  std::map<std::uint64_t, Subscription> next;
+  for (const auto& [key, sub] : c.subscriptions) {
+    if (is_user_key(key) != user) next[key] = sub;
+  }
+  for (const auto& [key, sub] : replacement) next[key] = sub;
+  if (next != c.subscriptions) {
+    c.subscriptions = std::move(next);
+    ++c.revision;
+  }
+}
+
+std::string BruteForceOracle::set_area_keys(ClientId id, const std::vector<KeySubscription>& keys) {
+  Client* c = client(id);
+  if (c == nullptr) return "set_area_keys accepted " + to_string(id) + ", not live";
+  std::map<std::uint64_t, Subscription> replacement;
+  for (const KeySubscription& k : keys) {
+    const Subscription sub{std::max<std::uint32_t>(k.send_rate, 1), k.bypass_distance};
+    const std::uint64_t stored = encode_area_key(k.key);
+    const auto it = replacement.find(stored);
+    if (it == replacement.end()) {
+      replacement[stored] = sub;
+    } else {
+      it->second.send_rate = std::min(it->second.send_rate, sub.send_rate);
+      it->second.bypass_distance = it->second.bypass_distance || sub.bypass_distance;
+    }
+  }
+  replace_kind(*c, false, replacement);
+  return {};
+}
+
+std::string BruteForceOracle::add_user_key(ClientId id, KeySubscription subscription) {
+  Client* c = client(id);
+  if (c == nullptr) return "add_user_key accepted " + to_string(id) + ", not live";
+  std::map<std::uint64_t, Subscription> users;
+  for (const auto& [key, sub] : c->subscriptions) {
+    if (is_user_key(key)) users[key] = sub;
+  }
+  users[encode_user_key(subscription.key)] =
+      Subscription{std::max<std::uint32_t>(subscription.send_rate, 1), subscription.bypass_distance};
+  replace_kind(*c, true, users);
+  return {};
+}
+
+std::string BruteForceOracle::remove_user_key(ClientId id, std::uint64_t key) {
+  Client* c = client(id);
+  if (c == nullptr) return "remove_user_key accepted " + to_string(id) + ", not live";
+  std::map<std::uint64_t, Subscription> users;
+  for (const auto& [stored, sub] : c->subscriptions) {
+    if (is_user_key(stored) && stored != encode_user_key(key)) users[stored] = sub;
+  }
+  replace_kind(*c, true, users);
+  return {};
+}
+
+std::string BruteForceOracle::clear_area_keys(ClientId id) {
+  Client* c = client(id);
+  if (c == nullptr) return "clear_area_keys accepted " + to_string(id) + ", not live";
+  replace_kind(*c, false, {});
+  return {};
+}
+
+std::string BruteForceOracle::clear_user_keys(ClientId id) {
+  Client* c = client(id);
+  if (c == nullptr) return "clear_user_keys accepted " + to_string(id) + ", not live";
+  replace_kind(*c, true, {});
+  return {};
+}
+
+std::string BruteForceOracle::clear_interest_keys(ClientId id) {
+  Client* c = client(id);
+  if (c == nullptr) return "clear_interest_keys accepted " + to_string(id) + ", not live";
+  // One call, one change: the revision rises by one at most.
+  if (!c->subscriptions.empty()) {
+    c->subscriptions.clear();
+    ++c->revision;
+  }
+  return {};
+}
+
+void BruteForceOracle::set_revision_base(ClientId id, std::uint64_t revision) {
+  if (Client* c = client(id)) c->revision = revision;
+}
+
+std::vector<KeySubscription> BruteForceOracle::decoded(const Client& c, bool user) const {
+  std::vector<KeySubscription> out;
+  for (const auto& [stored, sub] : c.subscriptions) {
+    if (is_user_key(stored) == user) out.push_back({stored >> 1, sub.send_rate, sub.bypass_distance});
+  }
+  std::sort(out.begin(), out.end(), [](const KeySubscription& a, const KeySubscription& b) { return a.key < b.key; });
+  return out;
+}
+
+std::vector<KeySubscription> BruteForceOracle::area_keys(ClientId id) const { return decoded(*client(id), false); }
+std::vector<KeySubscription> BruteForceOracle::user_keys(ClientId id) const { return decoded(*client(id), true); }
+std::uint64_t BruteForceOracle::subscription_revision(ClientId id) const { return client(id)->revision; }
+
+std::uint64_t BruteForceOracle::stored_key(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity == nullptr ? 0 : entity->key;
 }
 
 std::vector<ClientId> BruteForceOracle::clients() const {
@@ -154,6 +279,17 @@ TickStats BruteForceOracle::tick() {
       const float dz = e.z - viewer.z;
       return dx * dx + dz * dz;
     };
+    // The matching subscription of an entity's key, or null (always null for Global).
+    auto subscription = [&](const Entity& e) -> const Subscription* {
+      if (e.key == 0) return nullptr;
+      const auto it = client.subscriptions.find(e.key);
+      return it == client.subscriptions.end() ? nullptr : &it->second;
+    };
+    auto admits = [&](const Entity& e) { return e.key == 0 || subscription(e) != nullptr; };
+    auto bypasses = [&](const Entity& e) {
+      const Subscription* sub = subscription(e);
+      return sub != nullptr && sub->bypass_distance;
+    };
 
     std::vector<EntityId> kept;
     std::set<std::uint32_t> kept_index;
@@ -163,7 +299,15 @@ TickStats BruteForceOracle::tick() {
         out.despawns.push_back({member, DespawnReason::destroyed});
       } else if (member == client.viewer) {
         out.despawns.push_back({member, DespawnReason::left});
-      } else if (!entity->always && distance2(*entity) > leave2) {
+      } else if (entity->always) {
+        kept.push_back(member);
+        kept_index.insert(member.index);
+      } else if (!admits(*entity)) {
+        out.despawns.push_back({member, DespawnReason::key_removed});
+      } else if (bypasses(*entity)) {
+        kept.push_back(member);
+        kept_index.insert(member.index);
+      } else if (distance2(*entity) > leave2) {
         out.despawns.push_back({member, DespawnReason::left});
       } else {
         kept.push_back(member);
@@ -176,7 +320,9 @@ TickStats BruteForceOracle::tick() {
       if (kept_index.contains(entity_index)) continue;
       if (entity.always) {
         out.spawns.push_back({entity.id, SpawnReason::always});
-      } else if (distance2(entity) <= enter2) {
+      } else if (bypasses(entity)) {
+        out.spawns.push_back({entity.id, SpawnReason::key});
+      } else if (admits(entity) && distance2(entity) <= enter2) {
         out.spawns.push_back({entity.id, SpawnReason::near});
       }
     }
@@ -187,11 +333,12 @@ TickStats BruteForceOracle::tick() {
               [](EntityId a, EntityId b) { return a.index < b.index; });
 
     for (const EntityId member : out.members) {
-      if (tiers_.empty()) {
-        out.updates.push_back({member});
-        continue;
+      const Entity& entity = *live(member);
+      std::uint32_t period = tiers_.empty() ? 1 : period_for(distance2(entity));
+      if (!entity.always) {
+        // Every member here is admitted: Global (key rate 1) or subscribed.
+        if (const Subscription* sub = subscription(entity)) period = std::max(period, sub->send_rate);
       }
-      const std::uint32_t period = period_for(distance2(*live(member)));
       if (period == 1 || (ticks_ + member.index) % period == 0) out.updates.push_back({member});
     }
     std::sort(out.despawns.begin(), out.despawns.end(),
@@ -209,9 +356,18 @@ TickStats BruteForceOracle::tick() {
 
 namespace {
 
-std::string spawn_reason(SpawnReason reason) { return reason == SpawnReason::near ? "near" : "always"; }
+// Any other value is printed as a number, so a reason this model never produces reads clearly.
+std::string spawn_reason(SpawnReason reason) {
+  if (reason == SpawnReason::near) return "near";
+  if (reason == SpawnReason::always) return "always";
+  if (reason == SpawnReason::key) return "key";
+  return "reason " + std::to_string(static_cast<int>(reason));
+}
 std::string despawn_reason(DespawnReason reason) {
-  return reason == DespawnReason::left ? "left" : "destroyed";
+  if (reason == DespawnReason::left) return "left";
+  if (reason == DespawnReason::destroyed) return "destroyed";
+  if (reason == DespawnReason::key_removed) return "key_removed";
+  return "reason " + std::to_string(static_cast<int>(reason));
 }
 
 bool same(const SpawnRecord& a, const SpawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sightline/handles.h"
+#include "sightline/interest_keys.h"
 #include "sightline/stream.h"
 #include "sightline/world_def.h"
 
@@ -30,6 +31,21 @@ namespace sightline::testing {
 ///      period, a member beyond the last tier uses the last tier's period, and it is updated when
 ///      period == 1 or (tick + entity_index) % period == 0.
 ///      "Within" is tested like the enter radius: d2 <= (fraction * R) * (fraction * R) in float.
+/// Interest keys (world.h's rule order): every entity stores one key (Global 0, Area (k<<1)|1,
+/// User k<<1); every client holds Area and User subscriptions {key, send_rate, bypass_distance}.
+/// A key admits a client when it is Global or the client subscribes to that stored key (so Area
+/// keys match area subscriptions only, User keys user subscriptions only). With keys, per client:
+///   1. leave, per member in this order: destroyed (`destroyed`); the viewer (`left`); always
+///      relevant (kept, no test); its key does not admit the client (`key_removed`); admitted by
+///      a bypass_distance subscription (kept, no test); farther than L (`left`);
+///   2. enter, per live non-member non-viewer: always relevant (`always`); else admitted by a
+///      bypass_distance subscription, at any distance (`key`); else admitted and within R (`near`);
+///   3. schedule: period = max(tier period (1 without tiers), key rate), the key rate being the
+///      matching subscription's send_rate (0 read as 1), and 1 for Global and always-relevant
+///      entities; due when period == 1 or (tick + entity_index) % period == 0.
+/// set_area_keys replaces the area subscriptions as a set (a key listed twice keeps the smallest
+/// rate and bypass if either entry has it); the revision rises by one on every accepted call that
+/// changed the client's subscriptions (by value, rates read with 0 as 1).
 /// Every list is sorted by entity index. Destroyed slots are forgotten after the tick.
 class BruteForceOracle {
  public:
@@ -52,6 +68,26 @@ class BruteForceOracle {
   std::string destroy_client(ClientId id);
   std::string set_viewer(ClientId id, EntityId viewer);
   void set_radii(float enter_radius, float leave_radius);
+
+  // Interest keys. The caller validates keys and rates (the oracle records accepted inputs only);
+  // each returns an empty string, or why the handle makes the call inconsistent.
+  std::string set_entity_key(EntityId id, std::uint64_t stored_key);
+  std::string set_area_keys(ClientId id, const std::vector<KeySubscription>& keys);
+  std::string add_user_key(ClientId id, KeySubscription subscription);
+  std::string remove_user_key(ClientId id, std::uint64_t key);
+  std::string clear_area_keys(ClientId id);
+  std::string clear_user_keys(ClientId id);
+  std::string clear_interest_keys(ClientId id);
+  /// Sets the revision the oracle counts from (the world's value when the client was created).
+  void set_revision_base(ClientId id, std::uint64_t revision);
+  /// Decoded subscriptions, sorted by key value; expected revision. Client must be known.
+  [[nodiscard]] std::vector<KeySubscription> area_keys(ClientId id) const;
+  [[nodiscard]] std::vector<KeySubscription> user_keys(ClientId id) const;
+  [[nodiscard]] std::uint64_t subscription_revision(ClientId id) const;
+  /// Stored key of a live entity (0 when unknown).
+  [[nodiscard]] std::uint64_t stored_key(EntityId id) const;
+  [[nodiscard]] bool is_live(EntityId id) const { return live(id) != nullptr; }
+  [[nodiscard]] bool is_live(ClientId id) const;
 
   /// Runs one tick of the rule; returns its totals (distance_tests is left 0).
   TickStats tick();
@@ -78,12 +114,26 @@ class BruteForceOracle {
     float z = 0.0f;
     bool always = false;
     bool alive = true;  ///< False once destroyed, until the next tick forgets the slot.
+    std::uint64_t key = 0;  ///< Stored encoding; 0 is Global.
+  };
+  struct Subscription {
+    std::uint32_t send_rate = 1;  ///< >= 1 (0 was read as 1).
+    bool bypass_distance = false;
+    friend bool operator==(const Subscription&, const Subscription&) = default;
   };
   struct Client {
     ClientId id;
     EntityId viewer;
     ClientRecords records;
+    std::map<std::uint64_t, Subscription> subscriptions;  ///< By stored key, both kinds.
+    std::uint64_t revision = 0;
   };
+
+  [[nodiscard]] Client* client(ClientId id);
+  [[nodiscard]] const Client* client(ClientId id) const;
+  /// Replaces the subscriptions of one kind; bumps the revision when anything changed.
+  void replace_kind(Client& client, bool user, const std::map<std::uint64_t, Subscription>& replacement);
+  [[nodiscard]] std::vector<KeySubscription> decoded(const Client& client, bool user) const;
 
   [[nodiscard]] const Entity* live(EntityId id) const;
   [[nodiscard]] std::uint32_t period_for(float distance2) const;

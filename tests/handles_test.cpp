@@ -3,11 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
+#include "random_run.h"
 #include "sightline/world.h"
 
 namespace sightline {
 namespace {
+
+using testing::MirroredWorld;
+using testing::RandomRunDef;
+using testing::TierMode;
 
 World make_world() { return std::move(World::create(default_world_def()).value()); }
 
@@ -16,6 +23,9 @@ void expect_entity_refused(World& world, EntityId entity, ErrorCode code, Client
   EXPECT_FALSE(world.is_valid(entity));
   EXPECT_EQ(world.destroy_entity(entity).code(), code);
   EXPECT_EQ(world.set_position(entity, 1.0f, 1.0f).code(), code);
+  const EntityId batch[] = {entity};
+  const float coordinate[] = {1.0f};
+  EXPECT_EQ(world.set_positions(batch, coordinate, coordinate).code(), code);
   EXPECT_EQ(world.set_always_relevant(entity, true).code(), code);
   EXPECT_EQ(world.position(entity).status().code(), code);
   EXPECT_EQ(world.create_client(entity).status().code(), code);
@@ -276,6 +286,65 @@ TEST(HandlesTest, StreamsAndSetsAreEmptyBeforeTheFirstTick) {
   EXPECT_EQ(world.tick_count(), 1u);
   EXPECT_EQ(stats.spawns, 1u);
   EXPECT_EQ(stats.updates, 1u);
+}
+
+// Over long seeded runs with churn (entities and clients created and destroyed, slots reused,
+// viewers changed, radii changed), the records of every (client, entity) pair, tracked by full
+// handle, read spawn, update*, despawn, repeated: no update before a spawn or after a despawn,
+// no second spawn, no despawn of what was never spawned; a destroyed despawn names a dead entity.
+TEST(HandlesTest, NoUpdateOutsideSpawnAndDespawnOverLongRandomRuns) {
+  for (const std::uint64_t seed : {11u, 12u, 13u}) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.ticks = 800;
+    def.max_entities = 40;
+    def.max_clients = 12;
+    def.tiers = seed == 12 ? TierMode::preset : TierMode::none;
+    using Key = std::pair<std::uint64_t, std::uint64_t>;
+    std::map<Key, bool> held;
+    std::uint64_t updates = 0;
+    std::uint64_t destroyed_despawns = 0;
+    std::string problem;
+    std::string mirror_error;
+    std::uint64_t ticks = 0;
+    auto key = [](ClientId c, EntityId e) {
+      return Key{(std::uint64_t{c.index} << 32) | c.generation, (std::uint64_t{e.index} << 32) | e.generation};
+    };
+    testing::run_random(def, [&](MirroredWorld& mirror, const TickStats& stats) {
+      const World& world = mirror.world();
+      mirror_error = mirror.error();
+      ++ticks;
+      for (const ClientId client : world.clients()) {
+        if (!problem.empty()) return;
+        const ClientStream stream = *world.stream(client);
+        const std::string where = "seed " + std::to_string(seed) + " tick " + std::to_string(stats.tick) + " " +
+                                  testing::to_string(client) + ": ";
+        for (const DespawnRecord& d : stream.despawns) {
+          bool& on = held[key(client, d.entity)];
+          if (!on) problem = where + "despawn of never-spawned " + testing::to_string(d.entity);
+          if (d.reason == DespawnReason::destroyed) {
+            ++destroyed_despawns;
+            if (world.is_valid(d.entity)) problem = where + "destroyed despawn of live " + testing::to_string(d.entity);
+          }
+          on = false;
+        }
+        for (const SpawnRecord& s : stream.spawns) {
+          bool& on = held[key(client, s.entity)];
+          if (on) problem = where + "second spawn of " + testing::to_string(s.entity);
+          on = true;
+        }
+        for (const UpdateRecord& u : stream.updates) {
+          ++updates;
+          if (!held[key(client, u.entity)]) problem = where + "update outside spawn..despawn of " + testing::to_string(u.entity);
+        }
+      }
+    });
+    ASSERT_EQ(problem, "");
+    ASSERT_EQ(mirror_error, "") << "seed " << seed;
+    EXPECT_EQ(ticks, def.ticks) << "seed " << seed;
+    EXPECT_GT(updates, 1000u) << "seed " << seed;
+    EXPECT_GT(destroyed_despawns, 0u) << "seed " << seed;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "mirrored_world.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace sightline::testing {
 
@@ -79,6 +81,14 @@ Result<ClientId> MirroredWorld::create_client(EntityId viewer) {
     return id;
   }
   note(oracle_.create_client(*id, viewer));
+  const Result<std::uint64_t> revision = world_.subscription_revision(*id);
+  if (!revision.ok()) {
+    note("subscription_revision refused a new client: " + revision.status().message());
+  } else {
+    oracle_.set_revision_base(*id, *revision);
+    last_call_ = "create_client";
+    compare_subscriptions(*id);
+  }
   return id;
 }
 
@@ -109,6 +119,179 @@ Status MirroredWorld::set_radii(float enter_radius, float leave_radius) {
     return status;
   }
   oracle_.set_radii(enter_radius, leave_radius);
+  return status;
+}
+
+namespace {
+
+bool valid_key(std::uint64_t key) { return key <= kMaxInterestKey; }
+bool valid_rate(std::uint32_t rate) { return rate <= 65535u; }
+
+std::string describe(const std::vector<KeySubscription>& keys) {
+  std::string out = "{";
+  for (const KeySubscription& k : keys) {
+    if (out.size() > 1) out += ", ";
+    out += std::to_string(k.key) + "/" + std::to_string(k.send_rate) + (k.bypass_distance ? "/bypass" : "");
+  }
+  return out + "}";
+}
+
+std::string describe(InterestKey key) {
+  const char* type = key.type == InterestKeyType::global ? "global" : key.type == InterestKeyType::area ? "area" : "user";
+  return std::string(type) + " " + std::to_string(key.value);
+}
+
+}  // namespace
+
+void MirroredWorld::check_outcome(const std::string& call, const Status& status, bool live, bool null, Expect args) {
+  if (!live) {
+    const ErrorCode want = null ? ErrorCode::null_handle : ErrorCode::stale_handle;
+    if (status.code() != want) {
+      note(call + " on a " + (null ? "null" : "dead") + " handle gave " + error_code_name(status.code()) +
+           ", expected " + error_code_name(want));
+    }
+    return;
+  }
+  if (args == Expect::accept && !status.ok()) note(call + " refused: " + status.message());
+  if (args == Expect::refuse && status.code() != ErrorCode::invalid_argument) {
+    note(call + " gave " + error_code_name(status.code()) + ", expected invalid_argument");
+  }
+  if (args == Expect::either && !status.ok() && status.code() != ErrorCode::invalid_argument) {
+    note(call + " gave " + error_code_name(status.code()) + ", expected ok or invalid_argument");
+  }
+}
+
+void MirroredWorld::compare_key(EntityId entity) {
+  if (!oracle_.is_live(entity)) return;
+  const Result<InterestKey> key = world_.interest_key(entity);
+  if (!key.ok()) {
+    note("interest_key(" + to_string(entity) + ") refused: " + key.status().message());
+    return;
+  }
+  const InterestKey want = decode_interest_key(oracle_.stored_key(entity));
+  if (!(*key == want)) {
+    note("interest_key(" + to_string(entity) + "): expected " + describe(want) + ", got " + describe(*key));
+  }
+}
+
+void MirroredWorld::compare_subscriptions(ClientId client) {
+  if (!oracle_.is_live(client)) return;
+  const auto area = world_.area_keys(client);
+  const auto user = world_.user_keys(client);
+  const auto revision = world_.subscription_revision(client);
+  if (!area.ok() || !user.ok() || !revision.ok()) {
+    note("a subscription reader refused " + to_string(client));
+    return;
+  }
+  if (*area != oracle_.area_keys(client)) {
+    note("area_keys(" + to_string(client) + "): expected " + describe(oracle_.area_keys(client)) + ", got " +
+         describe(*area));
+  } else if (*user != oracle_.user_keys(client)) {
+    note("user_keys(" + to_string(client) + "): expected " + describe(oracle_.user_keys(client)) + ", got " +
+         describe(*user));
+  } else if (*revision != oracle_.subscription_revision(client)) {
+    if (revision_error_.empty()) {
+      revision_error_ = "after " + std::to_string(oracle_.tick_count()) + " ticks: subscription_revision(" +
+                        to_string(client) + ") after " + last_call_ + ": expected " +
+                        std::to_string(oracle_.subscription_revision(client)) + ", got " + std::to_string(*revision);
+    }
+    oracle_.set_revision_base(client, *revision);
+  }
+}
+
+Status MirroredWorld::set_area_interest_key(EntityId entity, std::uint64_t key) {
+  Status status = world_.set_area_interest_key(entity, key);
+  const bool live = oracle_.is_live(entity);
+  const std::string call = "set_area_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")";
+  check_outcome(call, status, live, entity.is_null(), valid_key(key) ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.set_entity_key(entity, encode_area_key(key)));
+  compare_key(entity);
+  return status;
+}
+
+Status MirroredWorld::set_user_interest_key(EntityId entity, std::uint64_t key) {
+  Status status = world_.set_user_interest_key(entity, key);
+  const bool live = oracle_.is_live(entity);
+  const std::string call = "set_user_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")";
+  check_outcome(call, status, live, entity.is_null(), valid_key(key) && key != 0 ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.set_entity_key(entity, encode_user_key(key)));
+  compare_key(entity);
+  return status;
+}
+
+Status MirroredWorld::set_global_interest_key(EntityId entity) {
+  Status status = world_.set_global_interest_key(entity);
+  check_outcome("set_global_interest_key(" + to_string(entity) + ")", status, oracle_.is_live(entity),
+                entity.is_null(), Expect::accept);
+  if (status.ok()) note(oracle_.set_entity_key(entity, 0));
+  compare_key(entity);
+  return status;
+}
+
+Status MirroredWorld::set_area_keys(ClientId client, std::span<const KeySubscription> keys) {
+  Status status = world_.set_area_keys(client, keys);
+  const std::vector<KeySubscription> list(keys.begin(), keys.end());
+  const bool valid = std::all_of(list.begin(), list.end(), [](const KeySubscription& k) {
+    return valid_key(k.key) && valid_rate(k.send_rate);
+  });
+  last_call_ = "set_area_keys(" + to_string(client) + ", " + describe(list) + ")";
+  check_outcome(last_call_, status, oracle_.is_live(client),
+                client.is_null(), valid ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.set_area_keys(client, list));
+  compare_subscriptions(client);
+  return status;
+}
+
+Status MirroredWorld::add_user_key(ClientId client, KeySubscription subscription) {
+  Status status = world_.add_user_key(client, subscription);
+  const bool valid = valid_key(subscription.key) && subscription.key != 0 && valid_rate(subscription.send_rate);
+  last_call_ = "add_user_key(" + to_string(client) + ", " + describe({subscription}) + ")";
+  check_outcome(last_call_, status,
+                oracle_.is_live(client), client.is_null(), valid ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.add_user_key(client, subscription));
+  compare_subscriptions(client);
+  return status;
+}
+
+Status MirroredWorld::remove_user_key(ClientId client, std::uint64_t key) {
+  Status status = world_.remove_user_key(client, key);
+  // Key 0 can never be subscribed: refusing it or accepting it as a no-op are both consistent.
+  const Expect args = !valid_key(key) ? Expect::refuse : key == 0 ? Expect::either : Expect::accept;
+  last_call_ = "remove_user_key(" + to_string(client) + ", " + std::to_string(key) + ")";
+  check_outcome(last_call_, status,
+                oracle_.is_live(client), client.is_null(), args);
+  if (status.ok()) note(oracle_.remove_user_key(client, key));
+  compare_subscriptions(client);
+  return status;
+}
+
+Status MirroredWorld::clear_area_keys(ClientId client) {
+  Status status = world_.clear_area_keys(client);
+  last_call_ = "clear_area_keys(" + to_string(client) + ")";
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
+                Expect::accept);
+  if (status.ok()) note(oracle_.clear_area_keys(client));
+  compare_subscriptions(client);
+  return status;
+}
+
+Status MirroredWorld::clear_user_keys(ClientId client) {
+  Status status = world_.clear_user_keys(client);
+  last_call_ = "clear_user_keys(" + to_string(client) + ")";
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
+                Expect::accept);
+  if (status.ok()) note(oracle_.clear_user_keys(client));
+  compare_subscriptions(client);
+  return status;
+}
+
+Status MirroredWorld::clear_interest_keys(ClientId client) {
+  Status status = world_.clear_interest_keys(client);
+  last_call_ = "clear_interest_keys(" + to_string(client) + ")";
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
+                Expect::accept);
+  if (status.ok()) note(oracle_.clear_interest_keys(client));
+  compare_subscriptions(client);
   return status;
 }
 

@@ -29,6 +29,20 @@ class MirroredWorld {
   Status set_viewer(ClientId client, EntityId viewer);
   Status set_radii(float enter_radius, float leave_radius);
 
+  // Interest keys. Each call must be accepted exactly when its handle is live and its keys and
+  // rates are valid (null_handle / stale_handle / invalid_argument otherwise); after every call,
+  // accepted or refused, the World's readers (interest_key, area_keys, user_keys,
+  // subscription_revision) must equal the oracle's.
+  Status set_area_interest_key(EntityId entity, std::uint64_t key);
+  Status set_user_interest_key(EntityId entity, std::uint64_t key);
+  Status set_global_interest_key(EntityId entity);
+  Status set_area_keys(ClientId client, std::span<const KeySubscription> keys);
+  Status add_user_key(ClientId client, KeySubscription subscription);
+  Status remove_user_key(ClientId client, std::uint64_t key);
+  Status clear_area_keys(ClientId client);
+  Status clear_user_keys(ClientId client);
+  Status clear_interest_keys(ClientId client);
+
   /// Ticks both, then compares the TickStats (all but distance_tests), clients(), every stream and
   /// every interest set.
   TickStats tick();
@@ -37,13 +51,24 @@ class MirroredWorld {
   [[nodiscard]] const BruteForceOracle& oracle() const noexcept { return oracle_; }
   /// Empty while everything matched; else the first difference.
   [[nodiscard]] const std::string& error() const noexcept { return error_; }
+  /// The first subscription_revision() that differed from the oracle's count, kept apart from
+  /// error() so that a revision miscount does not stop the comparison of records (the oracle
+  /// takes the world's value after a mismatch and goes on counting from it).
+  [[nodiscard]] const std::string& revision_error() const noexcept { return revision_error_; }
 
  private:
   void note(std::string message);
+  enum class Expect : std::uint8_t { accept, refuse, either };
+  // Checks a key call's outcome: refused by handle when `live` is false, else per `args`.
+  void check_outcome(const std::string& call, const Status& status, bool live, bool null, Expect args);
+  void compare_key(EntityId entity);
+  void compare_subscriptions(ClientId client);
 
   World world_;
   BruteForceOracle oracle_;
   std::string error_;
+  std::string revision_error_;
+  std::string last_call_;  ///< The last subscription call, for revision_error().
 };
 
 }  // namespace sightline::testing

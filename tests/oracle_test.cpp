@@ -1,9 +1,13 @@
 // The World's records equal the brute-force oracle's, tick by tick, on seeded random runs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "jitter_walk.h"
 #include "mirrored_world.h"
 #include "random_run.h"
+#include "rng.h"
 
 namespace sightline::testing {
 namespace {
@@ -56,6 +60,85 @@ TEST(OracleTest, RandomRunsReachEveryKindOfRecord) {
   EXPECT_GT(clients_seen, 1000u);
 }
 
+// Interest keys: random entity keys, subscriptions, rates, bypass flags and refused key calls.
+void expect_keyed_runs_match(TierMode tiers, bool hysteresis, std::uint64_t first_seed, std::uint64_t seeds) {
+  std::string revision_error;
+  for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.tiers = tiers;
+    def.hysteresis = hysteresis;
+    def.keys = true;
+    std::string error;
+    std::uint64_t ticks = 0;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+      error = mirror.error();
+      if (revision_error.empty()) revision_error = mirror.revision_error();
+      ticks = mirror.oracle().tick_count();
+    });
+    ASSERT_EQ(error, "") << "seed " << seed;
+    ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
+  }
+  EXPECT_EQ(revision_error, "") << "first revision miscount over the seeds";
+}
+
+TEST(OracleTest, RandomRunsWithKeysMatch) { expect_keyed_runs_match(TierMode::none, true, 5000, 150); }
+TEST(OracleTest, RandomRunsWithKeysAndOneRadiusMatch) { expect_keyed_runs_match(TierMode::none, false, 6000, 80); }
+TEST(OracleTest, RandomRunsWithKeysAndPresetTiersMatch) { expect_keyed_runs_match(TierMode::preset, true, 7000, 100); }
+TEST(OracleTest, RandomRunsWithKeysAndCustomTiersMatch) { expect_keyed_runs_match(TierMode::custom, true, 8000, 100); }
+
+TEST(OracleTest, LongRunWithKeysWithoutChurnMatches) {
+  RandomRunDef def;
+  def.seed = 78;
+  def.ticks = 300;
+  def.churn = false;
+  def.keys = true;
+  def.max_entities = 40;
+  def.tiers = TierMode::custom;
+  std::string error;
+  std::string revision_error;
+  run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+    error = mirror.error();
+    revision_error = mirror.revision_error();
+  });
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(revision_error, "");
+}
+
+// Guards the keyed generator: it must reach key spawns, key_removed despawns, members held
+// without an update (key send rates), and the older kinds too.
+TEST(OracleTest, RandomRunsWithKeysReachEveryKindOfRecord) {
+  std::uint64_t near = 0, always = 0, key = 0, left = 0, destroyed = 0, key_removed = 0, skipped = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.keys = true;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+      for (const ClientId client : mirror.world().clients()) {
+        const ClientStream stream = *mirror.world().stream(client);
+        for (const SpawnRecord& r : stream.spawns) {
+          if (r.reason == SpawnReason::near) ++near;
+          if (r.reason == SpawnReason::always) ++always;
+          if (r.reason == SpawnReason::key) ++key;
+        }
+        for (const DespawnRecord& r : stream.despawns) {
+          if (r.reason == DespawnReason::left) ++left;
+          if (r.reason == DespawnReason::destroyed) ++destroyed;
+          if (r.reason == DespawnReason::key_removed) ++key_removed;
+        }
+        skipped += mirror.world().interest_set(client)->size() - stream.updates.size();  // no tiers
+      }
+    });
+  }
+  EXPECT_GT(near, 500u);
+  EXPECT_GT(always, 50u);
+  EXPECT_GT(key, 200u);
+  EXPECT_GT(left, 300u);
+  EXPECT_GT(destroyed, 50u);
+  EXPECT_GT(key_removed, 200u);
+  EXPECT_GT(skipped, 500u);
+}
+
 TEST(OracleTest, LongRunWithoutChurnMatches) {
   RandomRunDef def;
   def.seed = 77;
@@ -106,6 +189,93 @@ TEST(OracleTest, ShrinkingRadiiDropMembersBetweenOldAndNewRadius) {
   (void)mirror.set_radii(3.0f, 3.0f);  // enters d <= 3: 6 members
   EXPECT_EQ(mirror.tick().members, 6u);
   EXPECT_EQ(mirror.error(), "");
+}
+
+// A huge outlier stretches the grid's bounding box far beyond max_grid_cells at cell size R, so
+// the cells must grow; a client views from the outlier, which walks back into the cluster and
+// out again, while entities are destroyed and created around it.
+TEST(OracleTest, HugeOutlierWithCappedGridMatchesOverManyTicks) {
+  for (const std::uint32_t cap : {16u, 1u}) {
+    for (const bool tiers : {false, true}) {
+      WorldDef def = default_world_def();
+      def.enter_radius = 1.6f;
+      def.leave_radius = 2.0f;
+      def.max_grid_cells = cap;
+      if (tiers) def.tiers = custom_tiers();
+      MirroredWorld mirror(def);
+      scenarios::Rng rng(cap * 10u + (tiers ? 1u : 0u));
+      std::vector<EntityId> near;
+      for (int i = 0; i < 60; ++i) {
+        near.push_back(*mirror.create_entity({rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f), i % 17 == 3}));
+      }
+      const EntityId outlier = *mirror.create_entity({1.0e12f, 0.0f, false});
+      const EntityId outlier_neighbour = *mirror.create_entity({1.0e12f, 1.5f, false});
+      const EntityId far_negative = *mirror.create_entity({-1.0e12f, -1.0e12f, false});
+      (void)mirror.create_client(outlier);
+      (void)mirror.create_client(far_negative);
+      for (int i = 0; i < 8; ++i) (void)mirror.create_client(near[static_cast<std::size_t>(i)]);
+      for (int t = 0; t < 60; ++t) {
+        (void)mirror.tick();
+        ASSERT_EQ(mirror.error(), "") << "cap " << cap << " tiers " << tiers << " tick " << t;
+        for (std::size_t i = 0; i < near.size(); ++i) {
+          const Position p = *mirror.world().position(near[i]);
+          (void)mirror.set_position(near[i], p.x + rng.uniform(-0.4f, 0.4f), p.z + rng.uniform(-0.4f, 0.4f));
+        }
+        // The outlier and its neighbour come into the cluster for ticks 20..39, then leave again.
+        const bool home = t >= 19 && t < 39;
+        (void)mirror.set_position(outlier, home ? rng.uniform(-2.0f, 2.0f) : 1.0e12f, 0.0f);
+        (void)mirror.set_position(outlier_neighbour, home ? 0.5f : 1.0e12f, 1.5f);
+        // Churn away from the viewers (indices 0..7 view): destroy one, create one.
+        if (t % 3 == 0) {
+          const std::size_t at = 8 + rng.below(static_cast<std::uint32_t>(near.size() - 8));
+          (void)mirror.destroy_entity(near[at]);
+          near[at] = *mirror.create_entity({rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f), false});
+        }
+      }
+    }
+  }
+}
+
+// The tier test follows the documented float arithmetic (world_def.h): limit = fraction * R in
+// float, within when d2 <= limit * limit in float. An entity at exactly (limit, 0) from the
+// viewer is within; one float step farther is not. Tier 0 updates every tick, the outer tier
+// every 7th, so tick 0's updates tell which tier each entity fell in.
+TEST(OracleTest, TierBoundaryUsesFloatArithmeticOfTheDocumentedRule) {
+  scenarios::Rng rng(4242);
+  int double_rule_would_differ = 0;
+  for (const float fraction : {0.3f, 0.45f, 0.7f, 0.9f}) {
+    for (int round = 0; round < 150; ++round) {
+      const float r = rng.uniform(0.5f, 5.0f);
+      const float limit = fraction * r;
+      const float limit2 = limit * limit;
+      const double exact = static_cast<double>(fraction) * static_cast<double>(r);
+      if (limit2 > static_cast<float>(exact * exact)) ++double_rule_would_differ;
+
+      WorldDef def = default_world_def();
+      def.enter_radius = r;
+      def.leave_radius = r;
+      def.tiers = {DistanceTier{fraction, 1}, DistanceTier{std::numeric_limits<float>::infinity(), 7}};
+      MirroredWorld mirror(def);
+      const EntityId viewer = *mirror.create_entity({0.0f, 0.0f, false});
+      const EntityId at_limit = *mirror.create_entity({limit, 0.0f, false});  // index 1
+      const float beyond = std::nextafter(limit, std::numeric_limits<float>::infinity());
+      const EntityId past_limit = *mirror.create_entity({beyond, 0.0f, false});  // index 2
+      ASSERT_EQ(at_limit.index, 1u);
+      ASSERT_EQ(past_limit.index, 2u);
+      const ClientId client = *mirror.create_client(viewer);
+      (void)mirror.tick();
+      ASSERT_EQ(mirror.error(), "") << "fraction " << fraction << " R " << r;
+      const ClientStream stream = *mirror.world().stream(client);
+      const float past2 = beyond * beyond;
+      std::vector<EntityId> expected = {at_limit};
+      if (past2 <= limit2) expected.push_back(past_limit);
+      ASSERT_EQ(stream.updates.size(), expected.size()) << "fraction " << fraction << " R " << r;
+      for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(stream.updates[i].entity, expected[i]);
+    }
+  }
+  // The float rule and a double-then-float rule must disagree on some of these cases, or the
+  // test could not tell them apart.
+  EXPECT_GT(double_rule_would_differ, 0);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "random_run.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <vector>
 
@@ -112,6 +114,7 @@ class RandomInputs {
       }
     }
     if (batched) (void)mirror_.set_positions(moved, xs, zs);
+    if (def_.keys) key_inputs();
     if (!def_.churn) return;
 
     const std::uint32_t destroys = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
@@ -135,6 +138,163 @@ class RandomInputs {
     if (chance(0.08f)) (void)mirror_.create_client(pick(mirror_.oracle().entities()));
     if (!clients.empty() && chance(0.06f)) (void)mirror_.destroy_client(pick(clients));
     if (chance(0.05f)) set_random_radii();
+  }
+
+  // --- Interest keys ---
+
+  std::uint64_t key_value() {
+    if (chance(0.04f)) return kMaxInterestKey;  // the largest accepted value, both encodings
+    return 1 + rng_.below(5);
+  }
+
+  KeySubscription subscription() {
+    return KeySubscription{key_value(), rng_.below(5), chance(0.2f)};
+  }
+
+  // A key or rate the World must refuse.
+  std::uint64_t bad_key() {
+    const std::uint64_t bad[] = {kMaxInterestKey + 1, ~std::uint64_t{0}, (std::uint64_t{1} << 63) | 3u};
+    return bad[rng_.below(3)];
+  }
+  std::uint32_t bad_rate() {
+    const std::uint32_t bad[] = {65536u, 70000u, 0xffffffffu};
+    return bad[rng_.below(3)];
+  }
+
+  void set_entity_key(EntityId e) {
+    const std::uint32_t kind = rng_.below(10);
+    if (kind < 4) {
+      (void)mirror_.set_area_interest_key(e, key_value());
+    } else if (kind < 7) {
+      (void)mirror_.set_user_interest_key(e, key_value());
+    } else {
+      (void)mirror_.set_global_interest_key(e);
+    }
+  }
+
+  std::vector<KeySubscription> area_set() {
+    std::vector<KeySubscription> keys;
+    const std::uint32_t n = rng_.below(5);
+    for (std::uint32_t i = 0; i < n; ++i) keys.push_back(subscription());
+    return keys;
+  }
+
+  void change_subscriptions(ClientId c) {
+    switch (rng_.below(12)) {
+      case 0:
+      case 1:
+      case 2: {
+        const std::vector<KeySubscription> keys = area_set();
+        (void)mirror_.set_area_keys(c, keys);
+        break;
+      }
+      case 3: {  // The set it already has, reversed, sometimes with a duplicate entry: no change.
+        std::vector<KeySubscription> keys = mirror_.oracle().area_keys(c);
+        std::reverse(keys.begin(), keys.end());
+        if (!keys.empty() && chance(0.5f)) {
+          KeySubscription dup = keys[0];
+          dup.send_rate = dup.send_rate + rng_.below(3);  // slower: the fastest entry still wins
+          dup.bypass_distance = dup.bypass_distance && chance(0.5f);
+          keys.push_back(dup);
+        }
+        (void)mirror_.set_area_keys(c, keys);
+        break;
+      }
+      case 4:
+      case 5:
+      case 6:
+        (void)mirror_.add_user_key(c, subscription());
+        break;
+      case 7:
+      case 8:
+        (void)mirror_.remove_user_key(c, chance(0.1f) ? 0 : key_value());  // absent keys too
+        break;
+      case 9:
+        (void)mirror_.clear_area_keys(c);
+        break;
+      case 10:
+        (void)mirror_.clear_user_keys(c);
+        break;
+      default:
+        (void)mirror_.clear_interest_keys(c);
+        break;
+    }
+  }
+
+  // One call the World must refuse, changing nothing.
+  void refused_key_input(EntityId e, ClientId c) {
+    switch (rng_.below(9)) {
+      case 0:
+        (void)mirror_.set_user_interest_key(e, 0);
+        break;
+      case 1:
+        (void)mirror_.set_user_interest_key(e, bad_key());
+        break;
+      case 2:
+        (void)mirror_.set_area_interest_key(e, bad_key());
+        break;
+      case 3: {  // One bad entry among good ones.
+        std::vector<KeySubscription> keys = area_set();
+        KeySubscription bad = subscription();
+        if (chance(0.5f)) bad.key = bad_key(); else bad.send_rate = bad_rate();
+        keys.insert(keys.begin() + static_cast<std::ptrdiff_t>(rng_.below(static_cast<std::uint32_t>(keys.size() + 1))), bad);
+        (void)mirror_.set_area_keys(c, keys);
+        break;
+      }
+      case 4:
+        (void)mirror_.add_user_key(c, {0, 1, false});
+        break;
+      case 5:
+        (void)mirror_.add_user_key(c, {bad_key(), 1, chance(0.5f)});
+        break;
+      case 6:
+        (void)mirror_.add_user_key(c, {key_value(), bad_rate(), false});
+        break;
+      case 7:
+        (void)mirror_.remove_user_key(c, bad_key());
+        break;
+      default: {  // Dead and null handles.
+        const EntityId stale_entity{e.index, e.generation + 1};
+        const ClientId stale_client{c.index, c.generation + 1};
+        switch (rng_.below(6)) {
+          case 0: (void)mirror_.set_area_interest_key(chance(0.5f) ? stale_entity : EntityId{}, key_value()); break;
+          case 1: (void)mirror_.set_user_interest_key(chance(0.5f) ? stale_entity : EntityId{}, key_value()); break;
+          case 2: (void)mirror_.set_global_interest_key(chance(0.5f) ? stale_entity : EntityId{}); break;
+          case 3: (void)mirror_.set_area_keys(chance(0.5f) ? stale_client : ClientId{}, area_set()); break;
+          case 4: (void)mirror_.add_user_key(chance(0.5f) ? stale_client : ClientId{}, subscription()); break;
+          default: (void)mirror_.clear_interest_keys(chance(0.5f) ? stale_client : ClientId{}); break;
+        }
+        break;
+      }
+    }
+  }
+
+  void initial_keys() {
+    for (const EntityId e : mirror_.oracle().entities()) {
+      if (chance(0.5f)) set_entity_key(e);
+    }
+    for (const ClientId c : mirror_.oracle().clients()) {
+      const std::vector<KeySubscription> keys = area_set();
+      (void)mirror_.set_area_keys(c, keys);
+      const std::uint32_t users = rng_.below(3);
+      for (std::uint32_t i = 0; i < users; ++i) (void)mirror_.add_user_key(c, subscription());
+    }
+  }
+
+  void key_inputs() {
+    const std::vector<EntityId> entities = mirror_.oracle().entities();
+    const std::vector<ClientId> clients = mirror_.oracle().clients();
+    const std::uint32_t entity_changes = chance(0.4f) ? 1 + rng_.below(4) : 0;
+    for (std::uint32_t i = 0; i < entity_changes && !entities.empty(); ++i) set_entity_key(pick(entities));
+    for (const ClientId c : clients) {
+      if (chance(0.1f)) change_subscriptions(c);
+    }
+    if (chance(0.15f) && !entities.empty() && !clients.empty()) refused_key_input(pick(entities), pick(clients));
+    // A key set on an entity destroyed this window must be refused (the handle is dead).
+    if (chance(0.03f) && entities.size() > 1) {
+      const EntityId e = pick(entities);
+      if (!mirror_.oracle().is_viewer(e) && mirror_.destroy_entity(e).ok()) (void)mirror_.set_area_interest_key(e, 1);
+    }
   }
 
   void set_random_radii() {
@@ -190,6 +350,7 @@ void run_random(const RandomRunDef& def,
     const EntityId viewer = rng.below(5) == 0 ? inputs.pick(live) : live[i % live.size()];
     (void)mirror.create_client(viewer);
   }
+  if (def.keys) inputs.initial_keys();
 
   for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
     if (t > 0) inputs.between_ticks();

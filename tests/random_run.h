@@ -26,6 +26,11 @@ struct RandomRunDef {
   std::uint32_t max_clients = 25;
   bool churn = true;            ///< Create/destroy entities and clients, set_viewer, set_radii.
   bool vary_grid = true;        ///< Sometimes a larger cell_size; max_grid_cells mostly small.
+  /// Interest keys: entities get Area, User and Global keys from a small key space (1..5 and
+  /// kMaxInterestKey), clients random area sets (duplicates, re-set unchanged), user keys added
+  /// and removed (absent ones too), clears, send rates 0..4, bypass flags; plus refused calls
+  /// (user key 0, bit 63, rates above 65535, dead handles). Off leaves the other inputs unchanged.
+  bool keys = false;
 };
 
 /// The three-tier list of TierMode::custom.

@@ -202,13 +202,39 @@ TEST_F(RefusedPositionTest, SetRadiiRefusesBadValuesAndKeepsTheRadii) {
                                          {2.0e9f, 2.0e9f}, {2.0f, 1.0f}, {2.0f, kNaN}, {2.0f, kInf}};
   for (const auto& [enter, leave] : bad) {
     const Status status = world.set_radii(enter, leave);
-    EXPECT_FALSE(status.ok()) << enter << ", " << leave;
+    EXPECT_EQ(status.code(), ErrorCode::invalid_argument) << enter << ", " << leave << ": " << status.message();
     const bool names_field = status.message().find("enter_radius") != std::string::npos ||
                              status.message().find("leave_radius") != std::string::npos;
     EXPECT_TRUE(names_field) << status.message();
     EXPECT_EQ(world.enter_radius(), 2.0f);
     EXPECT_EQ(world.leave_radius(), 3.0f);
   }
+}
+
+TEST_F(RefusedPositionTest, SetRadiiMessageNamesTheRadiusAndItsValue) {
+  Status status = world.set_radii(-1.5f, 1.0f);
+  EXPECT_NE(status.message().find("enter_radius"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("-1.5"), std::string::npos) << status.message();
+  status = world.set_radii(2.0f, 1.25f);
+  EXPECT_NE(status.message().find("leave_radius"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("1.25"), std::string::npos) << status.message();
+  status = world.set_radii(1.6f, kNaN);
+  EXPECT_NE(status.message().find("leave_radius"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("nan"), std::string::npos) << status.message();
+  EXPECT_EQ(world.enter_radius(), 1.6f);
+  EXPECT_EQ(world.leave_radius(), 1.6f);
+}
+
+// A refused set_radii must also leave the interest rule alone: the next tick uses the old radii.
+TEST_F(RefusedPositionTest, RefusedSetRadiiDoesNotChangeTheNextTick) {
+  const ClientId client = *world.create_client(ids[0]);  // ids at x = 0..3, z = 2
+  (void)world.tick();
+  ASSERT_EQ(world.interest_set(client)->size(), 1u);  // only x = 1 is within 1.6
+  EXPECT_FALSE(world.set_radii(5.0f, 4.0f).ok());
+  EXPECT_FALSE(world.set_radii(kInf, kInf).ok());
+  const TickStats stats = world.tick();
+  EXPECT_EQ(stats.spawns, 0u);
+  EXPECT_EQ(world.interest_set(client)->size(), 1u);
 }
 
 TEST(RefusedInputTest, SetRadiiAboveConfiguredCellSizeIsRefused) {

@@ -1,4 +1,6 @@
-// Update counts: U = sum of |S_c| with tiers off, and N(N-1) when R covers the whole world.
+// Counting: U = sum of |S_c| with tiers off, N(N-1) updates when R covers the whole world, and
+// on the seeded reference walk a leave radius above the enter radius costs fewer spawns and
+// despawns than a single radius (and more updates, because sets are larger).
 #include <gtest/gtest.h>
 
 #include "jitter_walk.h"
@@ -20,7 +22,7 @@ std::uint64_t sum_of_update_records(const World& world) {
   return sum;
 }
 
-TEST(UpdateCountTest, UpdatesEqualSumOfSetSizesWithTiersOffOnRandomRuns) {
+TEST(CountingTest, UpdatesEqualSumOfSetSizesWithTiersOffOnRandomRuns) {
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     RandomRunDef def;
     def.seed = seed;
@@ -36,7 +38,7 @@ TEST(UpdateCountTest, UpdatesEqualSumOfSetSizesWithTiersOffOnRandomRuns) {
   }
 }
 
-TEST(UpdateCountTest, UpdatesEqualSumOfSetSizesOnJitterWalk) {
+TEST(CountingTest, UpdatesEqualSumOfSetSizesOnJitterWalk) {
   scenarios::JitterWalk walk(scenarios::JitterWalkDef{});
   WorldDef def = default_world_def();
   def.leave_radius = 1.25f * def.enter_radius;
@@ -57,7 +59,7 @@ TEST(UpdateCountTest, UpdatesEqualSumOfSetSizesOnJitterWalk) {
   EXPECT_GT(total, 0u);
 }
 
-TEST(UpdateCountTest, WithTiersUpdatesAreAtMostTheMembers) {
+TEST(CountingTest, WithTiersUpdatesAreAtMostTheMembers) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     RandomRunDef def;
     def.seed = seed;
@@ -71,7 +73,7 @@ TEST(UpdateCountTest, WithTiersUpdatesAreAtMostTheMembers) {
 }
 
 // Every entity a client, R larger than the world's diagonal: the send-everything count.
-TEST(UpdateCountTest, RadiusCoveringTheWorldGivesNTimesNMinusOneUpdates) {
+TEST(CountingTest, RadiusCoveringTheWorldGivesNTimesNMinusOneUpdates) {
   for (const bool hysteresis : {false, true}) {
     scenarios::JitterWalk walk(scenarios::JitterWalkDef{});  // 120 entities in 12 x 7.5
     WorldDef def = default_world_def();
@@ -91,6 +93,53 @@ TEST(UpdateCountTest, RadiusCoveringTheWorldGivesNTimesNMinusOneUpdates) {
       walk.step();
       for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
     }
+  }
+}
+
+// Hysteresis on the seeded reference walk.
+struct RunTotals {
+  std::uint64_t spawns = 0;
+  std::uint64_t despawns = 0;
+  std::uint64_t updates = 0;
+};
+
+// 120 entities, every one a client, 12 x 7.5, 20 Hz, 60 s = 1200 ticks, R = 1.6.
+RunTotals run_reference_walk(float leave_factor) {
+  scenarios::JitterWalk walk(scenarios::JitterWalkDef{});
+  WorldDef def = default_world_def();
+  def.enter_radius = 1.6f;
+  def.leave_radius = 1.6f * leave_factor;
+  World world = std::move(World::create(def).value());
+  std::vector<EntityId> ids;
+  for (std::size_t i = 0; i < walk.xs().size(); ++i) ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i], false}));
+  for (const EntityId id : ids) (void)world.create_client(id);
+  RunTotals totals;
+  const auto ticks = static_cast<int>(walk.def().hz * 60.0f);
+  for (int t = 0; t < ticks; ++t) {
+    const TickStats stats = world.tick();
+    totals.spawns += stats.spawns;
+    totals.despawns += stats.despawns;
+    totals.updates += stats.updates;
+    walk.step();
+    for (std::size_t i = 0; i < ids.size(); ++i) (void)world.set_position(ids[i], walk.xs()[i], walk.zs()[i]);
+  }
+  return totals;
+}
+
+TEST(CountingTest, LeaveRadiusAboveEnterRadiusGivesFewerSpawnsAndDespawns) {
+  const RunTotals one_radius = run_reference_walk(1.0f);
+  const RunTotals hysteresis = run_reference_walk(1.25f);
+  EXPECT_LT(hysteresis.spawns + hysteresis.despawns, one_radius.spawns + one_radius.despawns);
+  EXPECT_GT(hysteresis.updates, one_radius.updates);
+  EXPECT_GT(one_radius.spawns, 0u);
+}
+
+TEST(CountingTest, WiderHysteresisGivesFewerSpawnsAndDespawns) {
+  std::uint64_t previous = ~0ull;
+  for (const float factor : {1.0f, 1.1f, 1.25f, 1.5f}) {
+    const RunTotals totals = run_reference_walk(factor);
+    EXPECT_LT(totals.spawns + totals.despawns, previous) << "L = " << factor << " R";
+    previous = totals.spawns + totals.despawns;
   }
 }
 
