@@ -13,9 +13,12 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   constexpr float kInf = std::numeric_limits<float>::infinity();
   float min_x = kInf, max_x = -kInf, min_z = kInf, max_z = -kInf;
   std::uint32_t live = 0;
+  for (std::size_t i = 0; i < slots; ++i) live += alive[i] != 0;
+  // Usually every slot is binned: then no pass needs to look at `alive`, and the loops stay
+  // free of branches.
+  const bool all = live == slots;
   for (std::size_t i = 0; i < slots; ++i) {
-    if (!alive[i]) continue;
-    ++live;
+    if (!all && !alive[i]) continue;
     min_x = std::min(min_x, xs[i]);
     max_x = std::max(max_x, xs[i]);
     min_z = std::min(min_z, zs[i]);
@@ -55,11 +58,12 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   cell_of_.resize(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
   for (std::size_t i = 0; i < slots; ++i) {
-    if (!alive[i]) {
+    if (!all && !alive[i]) {
       cell_of_[i] = kNotBinned;
       continue;
     }
-    const std::uint32_t c = cell_of_point(xs[i], zs[i]);
+    const std::uint32_t c = bin_axis(zs[i], origin_z_, cells_z_, last_z_) * cells_x_ +
+                            bin_axis(xs[i], origin_x_, cells_x_, last_x_);
     cell_of_[i] = c;
     ++cell_start_[c + 1];
   }
@@ -76,7 +80,7 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   // Scatter using cell_start_ as running cursors, then shift back: keeps one prefix array.
   for (std::size_t i = 0; i < slots; ++i) {
     const std::uint32_t c = cell_of_[i];
-    if (c == kNotBinned) continue;
+    if (!all && c == kNotBinned) continue;
     const std::uint32_t at = cell_start_[c]++;
     items_[at] = static_cast<std::uint32_t>(i);
     item_x_[at] = xs[i];

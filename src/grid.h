@@ -60,6 +60,14 @@ class Grid {
     return static_cast<std::uint32_t>(t);
   }
 
+  // axis_cell() for a coordinate of the binned box: v >= origin, so t >= 0 and only the top end
+  // needs a clamp (float rounding may carry t to the last cell's far edge). Same result.
+  [[nodiscard]] std::uint32_t bin_axis(float v, float origin, std::uint32_t count, float last) const noexcept {
+    const float t = (v - origin) * inv_cell_size_;
+    if (t >= last) return count - 1;
+    return static_cast<std::uint32_t>(t);
+  }
+
   float origin_x_ = 0.0f;
   float origin_z_ = 0.0f;
   float cell_size_ = 1.0f;

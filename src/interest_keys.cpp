@@ -99,6 +99,7 @@ void WorldImpl::set_entity_key(std::uint32_t index, std::uint64_t stored_key) {
   if (old == 0) ++keyed_entities;
   if (stored_key == 0) --keyed_entities;
   key[index] = stored_key;
+  refresh_traits(index);
   keys_dirty = true;
 }
 

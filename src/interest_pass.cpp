@@ -19,7 +19,7 @@ namespace {
 void prepare(PassScratch& scratch, std::size_t entity_slots) {
   if (scratch.stamp.size() < entity_slots) {
     scratch.stamp.resize(entity_slots, 0);
-    scratch.kept.reserve(entity_slots);
+    scratch.kept.resize(entity_slots);
     scratch.entering.reserve(entity_slots);
   }
   if (++scratch.epoch == 0) {
@@ -77,6 +77,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const float vx = xs[client.viewer];
   const float vz = zs[client.viewer];
   const float enter2 = enter_radius * enter_radius;
+  const float leave2 = leave_radius * leave_radius;
+  const std::uint8_t* const entity_traits = traits.data();
   stamp[client.viewer] = epoch;
 
   // Origins: the viewer first, then the extra ones. Near means near any of them.
@@ -99,39 +101,58 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   };
 
   // Leave: members are sorted, so the despawns and the kept members stay sorted.
+  // Outputs are sized for the worst case first and trimmed after: no capacity test per record.
+  // Despawns cannot outgrow the reserve: with this client's old set they stay within the old total.
   const std::uint32_t despawns_begin = size32(despawns);
-  pass.kept.clear();
+  despawns.resize(despawns_begin + client.members.count);
+  DespawnRecord* const despawned = despawns.data() + despawns_begin;
+  std::uint32_t despawn_count = 0;
+  EntityId* const kept = pass.kept.data();
+  std::uint32_t kept_count = 0;
   const EntityId* const old_members = members[current].data() + client.members.begin;
   for (std::uint32_t i = 0; i < client.members.count; ++i) {
     const EntityId member = old_members[i];
     const std::uint32_t e = member.index;
+    if (entity_traits[e] == 0 && e != client.viewer) {
+      // The plain path of the rules below: a live point with a Global key, no owner, no origin.
+      ++stats.distance_tests;
+      if (nearest2(xs[e], zs[e]) > leave2) {
+        despawned[despawn_count++] = {member, DespawnReason::left};
+        continue;
+      }
+      stamp[e] = epoch;
+      kept[kept_count++] = member;
+      continue;
+    }
     if (!alive[e]) {
-      despawns.push_back({member, DespawnReason::destroyed});
+      despawned[despawn_count++] = {member, DespawnReason::destroyed};
       continue;
     }
     if (e == client.viewer) {
-      despawns.push_back({member, DespawnReason::left});
+      despawned[despawn_count++] = {member, DespawnReason::left};
       continue;
     }
     if (!always[e] && owner[e] != client_slot + 1 && (origins == 1 || !is_extra_origin(e))) {
       const std::uint64_t k = key[e];
       const Subscription* subscription = k == 0 ? nullptr : find_subscription(client, k);
       if (k != 0 && subscription == nullptr) {
-        despawns.push_back({member, DespawnReason::key_removed});
+        despawned[despawn_count++] = {member, DespawnReason::key_removed};
         continue;
       }
       if (subscription == nullptr || !subscription->bypass_distance) {
         ++stats.distance_tests;
         const float reach = leave_radius + bound[e];
         if (nearest2(xs[e], zs[e]) > reach * reach) {
-          despawns.push_back({member, DespawnReason::left});
+          despawned[despawn_count++] = {member, DespawnReason::left};
           continue;
         }
       }
     }
     stamp[e] = epoch;
-    pass.kept.push_back(member);
+    kept[kept_count++] = member;
   }
+
+  despawns.resize(despawns_begin + despawn_count);
 
   // Enter: always-relevant entities, then those a bypass subscription admits at any distance,
   // then the cells around the viewer.
@@ -206,29 +227,37 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   // Spawns sorted by index, merged into the kept members so the new set stays sorted.
   std::sort(pass.entering.begin(), pass.entering.end());
   const std::uint32_t spawns_begin = size32(spawns);
-  for (const std::uint64_t entering : pass.entering) {
+  const std::uint32_t spawn_count = size32(pass.entering);
+  spawns.resize(spawns_begin + spawn_count);
+  SpawnRecord* const spawned = spawns.data() + spawns_begin;
+  for (std::uint32_t i = 0; i < spawn_count; ++i) {
+    const std::uint64_t entering = pass.entering[i];
     const auto e = static_cast<std::uint32_t>(entering >> 8);
-    spawns.push_back({EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)});
+    spawned[i] = {EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)};
   }
   std::vector<EntityId>& next = members[1 - current];
   const std::uint32_t members_begin = size32(next);
-  const SpawnRecord* const spawned = spawns.data() + spawns_begin;
-  const std::size_t spawn_count = pass.entering.size();
-  std::size_t a = 0;
-  std::size_t b = 0;
-  while (a < pass.kept.size() || b < spawn_count) {
-    if (b == spawn_count || (a < pass.kept.size() && pass.kept[a].index < spawned[b].entity.index)) {
-      next.push_back(pass.kept[a++]);
-    } else {
-      next.push_back(spawned[b++].entity);
-    }
+  const std::uint32_t member_count = kept_count + spawn_count;
+  next.resize(members_begin + member_count);
+  EntityId* const merged = next.data() + members_begin;
+  // A spawned entity was not stamped, so it is never a kept member: indices never tie.
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+  std::uint32_t n = 0;
+  while (a < kept_count && b < spawn_count) {
+    merged[n++] = kept[a].index < spawned[b].entity.index ? kept[a++] : spawned[b++].entity;
   }
+  for (; a < kept_count; ++a) merged[n++] = kept[a];
+  for (; b < spawn_count; ++b) merged[n++] = spawned[b].entity;
 
   // Schedule: every member, or by distance tier with updates staggered by entity index.
   const std::uint32_t updates_begin = size32(updates);
+  updates.resize(updates_begin + member_count);
+  UpdateRecord* const updated = updates.data() + updates_begin;
+  std::uint32_t update_count = 0;
   const std::size_t tiers = tier_period.size();
-  for (std::uint32_t i = members_begin; i < next.size(); ++i) {
-    const EntityId member = next[i];
+  for (std::uint32_t i = 0; i < member_count; ++i) {
+    const EntityId member = merged[i];
     const std::uint32_t e = member.index;
     std::uint32_t period = 1;
     if (tiers != 0) {
@@ -250,13 +279,14 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       period = std::max(period, find_subscription(client, key[e])->send_rate);
     }
     if (period != 1 && (ticks + e) % period != 0) continue;
-    updates.push_back({member});
+    updated[update_count++] = {member};
   }
+  updates.resize(updates_begin + update_count);
 
-  client.members = {members_begin, size32(next) - members_begin};
-  client.spawns = {spawns_begin, size32(spawns) - spawns_begin};
-  client.updates = {updates_begin, size32(updates) - updates_begin};
-  client.despawns = {despawns_begin, size32(despawns) - despawns_begin};
+  client.members = {members_begin, member_count};
+  client.spawns = {spawns_begin, spawn_count};
+  client.updates = {updates_begin, update_count};
+  client.despawns = {despawns_begin, despawn_count};
   stats.spawns += client.spawns.count;
   stats.updates += client.updates.count;
   stats.despawns += client.despawns.count;

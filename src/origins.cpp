@@ -26,6 +26,7 @@ Status World::add_origin(ClientId client, EntityId origin) {
   }
   extra.insert(at, origin.index);
   ++w.origin_refs[origin.index];
+  w.refresh_traits(origin.index);
   return {};
 }
 
@@ -40,6 +41,7 @@ Status World::remove_origin(ClientId client, EntityId origin) {
   }
   extra.erase(at);
   --w.origin_refs[origin.index];
+  w.refresh_traits(origin.index);
   return {};
 }
 
@@ -61,6 +63,7 @@ void WorldImpl::forget_origin(std::uint32_t entity_index) {
     if (at != extra.end() && *at == entity_index) extra.erase(at);
   }
   origin_refs[entity_index] = 0;
+  refresh_traits(entity_index);
 }
 
 }  // namespace sightline

@@ -12,6 +12,7 @@ void WorldImpl::clear_owner(std::uint32_t entity_index) {
   std::vector<std::uint32_t>& owned = client_slots[owner_slot - 1].owned;
   owned.erase(std::lower_bound(owned.begin(), owned.end(), entity_index));
   owner[entity_index] = 0;
+  refresh_traits(entity_index);
 }
 
 Status World::set_owner(EntityId entity, ClientId client) {
@@ -23,6 +24,7 @@ Status World::set_owner(EntityId entity, ClientId client) {
   std::vector<std::uint32_t>& owned = w.client_slots[client.index].owned;
   owned.insert(std::lower_bound(owned.begin(), owned.end(), entity.index), entity.index);
   w.owner[entity.index] = client.index + 1;
+  w.refresh_traits(entity.index);
   return {};
 }
 

@@ -28,6 +28,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   origin_refs.reserve(def.entity_capacity);
   bound.reserve(def.entity_capacity);
   binned.reserve(def.entity_capacity);
+  traits.reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   live_clients.reserve(def.client_capacity);
 }
@@ -110,12 +111,14 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.origin_refs.push_back(0);
     w.bound.push_back(0.0f);
     w.binned.push_back(1);
+    w.traits.push_back(0);
     // The release phase of a tick appends to the free list: keep room for every slot.
     if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
   }
   ++w.live_entities;
   w.set_bound(index, def.bound_radius);
   if (def.always_relevant) (void)set_always_relevant(id, true);
+  w.refresh_traits(index);
   return id;
 }
 
@@ -137,6 +140,7 @@ Status World::destroy_entity(EntityId entity) {
   w.set_bound(entity.index, 0.0f);
   w.binned[entity.index] = 0;
   w.alive[entity.index] = 0;
+  w.refresh_traits(entity.index);
   w.destroyed.push_back(entity.index);
   --w.live_entities;
   return {};
@@ -181,6 +185,7 @@ void WorldImpl::set_bound(std::uint32_t entity_index, float radius) {
   const bool is = radius > 0.0f;
   bound[entity_index] = radius;
   binned[entity_index] = is ? 0 : 1;
+  refresh_traits(entity_index);
   if (was == is) return;
   const auto at = std::lower_bound(bounded_list.begin(), bounded_list.end(), entity_index);
   if (is) {
@@ -188,6 +193,12 @@ void WorldImpl::set_bound(std::uint32_t entity_index, float radius) {
   } else {
     bounded_list.erase(at);
   }
+}
+
+void WorldImpl::refresh_traits(std::uint32_t e) {
+  traits[e] = static_cast<std::uint8_t>((alive[e] ? 0 : kDead) | (always[e] ? kAlways : 0) |
+                                        (owner[e] != 0 ? kOwned : 0) | (key[e] != 0 ? kKeyed : 0) |
+                                        (bound[e] > 0.0f ? kBounded : 0) | (origin_refs[e] != 0 ? kOrigin : 0));
 }
 
 Status World::set_bound_radius(EntityId entity, float radius) {
@@ -210,6 +221,7 @@ Status World::set_always_relevant(EntityId entity, bool always_relevant) {
   const auto flag = static_cast<std::uint8_t>(always_relevant);
   if (w.always[entity.index] == flag) return {};
   w.always[entity.index] = flag;
+  w.refresh_traits(entity.index);
   const auto at = std::lower_bound(w.always_list.begin(), w.always_list.end(), entity.index);
   if (always_relevant) {
     w.always_list.insert(at, entity.index);
@@ -258,9 +270,15 @@ Status World::destroy_client(ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   ClientSlot& slot = w.client_slots[client.index];
-  for (const std::uint32_t e : slot.owned) w.owner[e] = 0;
+  for (const std::uint32_t e : slot.owned) {
+    w.owner[e] = 0;
+    w.refresh_traits(e);
+  }
   slot.owned.clear();
-  for (const std::uint32_t e : slot.extra_origins) --w.origin_refs[e];
+  for (const std::uint32_t e : slot.extra_origins) {
+    --w.origin_refs[e];
+    w.refresh_traits(e);
+  }
   slot.extra_origins.clear();
   --w.viewer_refs[slot.viewer];
   slot.alive = false;
@@ -283,6 +301,7 @@ Status World::set_viewer(ClientId client, EntityId viewer) {
   if (at != extra.end() && *at == viewer.index) {
     extra.erase(at);
     --w.origin_refs[viewer.index];
+    w.refresh_traits(viewer.index);
   }
   --w.viewer_refs[slot.viewer];
   ++w.viewer_refs[viewer.index];

@@ -88,6 +88,11 @@ class WorldImpl {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed_index;
   bool keys_dirty = false;
   std::uint32_t live_entities = 0;
+  // Per entity slot, the traits that take it off the plain path of the leave and enter tests (a
+  // live point with a Global key, no owner, not always relevant, nobody's extra origin): 0 for
+  // most entities, so the hot loops need one load to know. Kept by refresh_traits().
+  enum Trait : std::uint8_t { kDead = 1, kAlways = 2, kOwned = 4, kKeyed = 8, kBounded = 16, kOrigin = 32 };
+  std::vector<std::uint8_t> traits;
 
   std::vector<ClientSlot> client_slots;
   std::vector<std::uint32_t> free_clients;
@@ -115,6 +120,7 @@ class WorldImpl {
   void clear_owner(std::uint32_t entity_index);
   void forget_origin(std::uint32_t entity_index);
   void set_bound(std::uint32_t entity_index, float radius);  // removes it from every client's extra origins
+  void refresh_traits(std::uint32_t entity_index);            // after any change to the arrays it reads
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, TickStats& stats);
