@@ -1,6 +1,7 @@
 #include "brute_force_oracle.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -27,7 +28,8 @@ const BruteForceOracle::Entity* BruteForceOracle::live(EntityId id) const {
   return &it->second;
 }
 
-std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool always_relevant) {
+std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool always_relevant,
+                                            float bound_radius) {
   if (id.is_null()) return "create_entity returned a null handle";
   if (entities_.contains(id.index)) {
     return "create_entity reused slot " + std::to_string(id.index) +
@@ -39,7 +41,7 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
            to_string(id) + ", previous generation " + std::to_string(it->second) + ")";
   }
   last_generation_[id.index] = id.generation;
-  entities_[id.index] = Entity{id, x, z, always_relevant, true, 0};
+  entities_[id.index] = Entity{id, x, z, always_relevant, true, 0, bound_radius, ClientId{}};
   return {};
 }
 
@@ -49,6 +51,9 @@ std::string BruteForceOracle::destroy_entity(EntityId id) {
   if (is_viewer(id)) return "destroy_entity accepted " + to_string(id) + ", a viewer";
   entity->alive = false;
   entity->always = false;
+  entity->owner = ClientId{};
+  // Destroying an entity removes it from every client's extra origins, at once.
+  for (auto& [index, c] : clients_) std::erase(c.origins, id);
   return {};
 }
 
@@ -71,7 +76,7 @@ std::string BruteForceOracle::create_client(ClientId id, EntityId viewer) {
   if (id.is_null()) return "create_client returned a null handle";
   if (live(viewer) == nullptr) return "create_client accepted viewer " + to_string(viewer);
   if (clients_.contains(id.index)) return "create_client reused live slot of " + to_string(id);
-  clients_[id.index] = Client{id, viewer, {}, {}, 0};
+  clients_[id.index] = Client{id, viewer, {}, {}, 0, {}};
   return {};
 }
 
@@ -81,6 +86,10 @@ std::string BruteForceOracle::destroy_client(ClientId id) {
     return "destroy_client accepted " + to_string(id) + ", not live";
   }
   clients_.erase(it);
+  // Destroying the client ends every ownership it held.
+  for (auto& [index, entity] : entities_) {
+    if (entity.owner == id) entity.owner = ClientId{};
+  }
   return {};
 }
 
@@ -91,12 +100,85 @@ std::string BruteForceOracle::set_viewer(ClientId id, EntityId viewer) {
   }
   if (live(viewer) == nullptr) return "set_viewer accepted viewer " + to_string(viewer);
   it->second.viewer = viewer;
+  // The viewer is never an extra origin: becoming the viewer removes it from them.
+  std::erase(it->second.origins, viewer);
   return {};
 }
 
 void BruteForceOracle::set_radii(float enter_radius, float leave_radius) {
   enter_radius_ = enter_radius;
   leave_radius_ = leave_radius;
+}
+
+std::string BruteForceOracle::set_bound_radius(EntityId id, float radius) {
+  Entity* entity = const_cast<Entity*>(live(id));
+  if (entity == nullptr) return "set_bound_radius accepted " + to_string(id) + ", not live";
+  entity->bound = radius;
+  return {};
+}
+
+std::string BruteForceOracle::set_owner(EntityId id, ClientId owner) {
+  Entity* entity = const_cast<Entity*>(live(id));
+  if (entity == nullptr) return "set_owner accepted " + to_string(id) + ", not live";
+  if (client(owner) == nullptr) return "set_owner accepted " + to_string(owner) + ", not live";
+  entity->owner = owner;
+  return {};
+}
+
+std::string BruteForceOracle::clear_owner(EntityId id) {
+  Entity* entity = const_cast<Entity*>(live(id));
+  if (entity == nullptr) return "clear_owner accepted " + to_string(id) + ", not live";
+  entity->owner = ClientId{};
+  return {};
+}
+
+std::string BruteForceOracle::add_origin_refusal(ClientId id, EntityId origin) const {
+  const Client* c = client(id);
+  if (c == nullptr || live(origin) == nullptr) return {};
+  if (c->viewer == origin) return to_string(origin) + " is the viewer of " + to_string(id);
+  if (is_origin(id, origin)) return to_string(origin) + " is already an origin of " + to_string(id);
+  if (c->origins.size() >= kMaxOrigins) return to_string(id) + " already has kMaxOrigins extra origins";
+  return {};
+}
+
+std::string BruteForceOracle::add_origin(ClientId id, EntityId origin) {
+  Client* c = client(id);
+  if (c == nullptr) return "add_origin accepted " + to_string(id) + ", not live";
+  if (live(origin) == nullptr) return "add_origin accepted " + to_string(origin) + ", not live";
+  if (std::string why = add_origin_refusal(id, origin); !why.empty()) return "add_origin accepted: " + why;
+  c->origins.push_back(origin);
+  std::sort(c->origins.begin(), c->origins.end(), [](EntityId a, EntityId b) { return a.index < b.index; });
+  return {};
+}
+
+std::string BruteForceOracle::remove_origin(ClientId id, EntityId origin) {
+  Client* c = client(id);
+  if (c == nullptr) return "remove_origin accepted " + to_string(id) + ", not live";
+  if (!is_origin(id, origin)) {
+    return "remove_origin accepted " + to_string(origin) + ", not an origin of " + to_string(id);
+  }
+  std::erase(c->origins, origin);
+  return {};
+}
+
+float BruteForceOracle::bound_radius(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity == nullptr ? 0.0f : entity->bound;
+}
+
+ClientId BruteForceOracle::owner(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity == nullptr ? ClientId{} : entity->owner;
+}
+
+std::vector<EntityId> BruteForceOracle::origins(ClientId id) const {
+  const Client* c = client(id);
+  return c == nullptr ? std::vector<EntityId>{} : c->origins;
+}
+
+bool BruteForceOracle::is_origin(ClientId id, EntityId origin) const {
+  const Client* c = client(id);
+  return c != nullptr && std::find(c->origins.begin(), c->origins.end(), origin) != c->origins.end();
 }
 
 BruteForceOracle::Client* BruteForceOracle::client(ClientId id) {
@@ -253,11 +335,14 @@ const BruteForceOracle::ClientRecords* BruteForceOracle::records(ClientId id) co
   return it == clients_.end() || it->second.id != id ? nullptr : &it->second.records;
 }
 
-std::uint32_t BruteForceOracle::period_for(float distance2) const {
+std::uint32_t BruteForceOracle::period_for(float distance2, float bound) const {
   for (const DistanceTier& tier : tiers_) {
     // Like the enter test: squared distances compared in float, so a member at exactly
-    // d == fraction * R (with fraction * R exact in float) is within the tier.
-    const float limit = tier.max_distance_fraction * enter_radius_;
+    // d == fraction * R (with fraction * R exact in float) is within the tier. A bounded
+    // entity's limit is (fraction * R + b)^2, the sum and its square in float; for b == 0 the
+    // documented limit is (fraction * R)^2, kept apart so that it reads exactly as documented.
+    const float scaled = tier.max_distance_fraction * enter_radius_;
+    const float limit = bound > 0.0f ? scaled + bound : scaled;
     if (distance2 <= limit * limit) return tier.period;
   }
   return tiers_.back().period;
@@ -266,19 +351,39 @@ std::uint32_t BruteForceOracle::period_for(float distance2) const {
 TickStats BruteForceOracle::tick() {
   TickStats stats;
   stats.tick = ticks_;
-  const float enter2 = enter_radius_ * enter_radius_;
-  const float leave2 = leave_radius_ * leave_radius_;
+  // (R + b)^2 and (L + b)^2 in float; for a point entity (b == 0) these are R*R and L*L.
+  auto enter2 = [&](const Entity& e) {
+    const float reach = e.bound > 0.0f ? enter_radius_ + e.bound : enter_radius_;
+    return reach * reach;
+  };
+  auto leave2 = [&](const Entity& e) {
+    const float reach = e.bound > 0.0f ? leave_radius_ + e.bound : leave_radius_;
+    return reach * reach;
+  };
   for (auto& [client_index, client] : clients_) {
     ClientRecords& out = client.records;
     out.spawns.clear();
     out.updates.clear();
     out.despawns.clear();
-    const Entity& viewer = *live(client.viewer);
+    // The viewer first, then the extra origins (all live: destroying one removes it).
+    std::vector<const Entity*> origins{live(client.viewer)};
+    for (const EntityId o : client.origins) origins.push_back(live(o));
+    // nearest2: the smallest float squared distance to any origin.
     auto distance2 = [&](const Entity& e) {
-      const float dx = e.x - viewer.x;
-      const float dz = e.z - viewer.z;
-      return dx * dx + dz * dz;
+      float best = std::numeric_limits<float>::infinity();
+      for (const Entity* o : origins) {
+        const float dx = e.x - o->x;
+        const float dz = e.z - o->z;
+        best = std::min(best, dx * dx + dz * dz);
+      }
+      return best;
     };
+    auto owned = [&](const Entity& e) { return e.owner == client.id; };
+    auto is_extra_origin = [&](const Entity& e) {
+      return std::find(client.origins.begin(), client.origins.end(), e.id) != client.origins.end();
+    };
+    // Held at any distance and whatever the key, with no key send rate.
+    auto unconditional = [&](const Entity& e) { return e.always || owned(e) || is_extra_origin(e); };
     // The matching subscription of an entity's key, or null (always null for Global).
     auto subscription = [&](const Entity& e) -> const Subscription* {
       if (e.key == 0) return nullptr;
@@ -299,7 +404,7 @@ TickStats BruteForceOracle::tick() {
         out.despawns.push_back({member, DespawnReason::destroyed});
       } else if (member == client.viewer) {
         out.despawns.push_back({member, DespawnReason::left});
-      } else if (entity->always) {
+      } else if (unconditional(*entity)) {
         kept.push_back(member);
         kept_index.insert(member.index);
       } else if (!admits(*entity)) {
@@ -307,7 +412,7 @@ TickStats BruteForceOracle::tick() {
       } else if (bypasses(*entity)) {
         kept.push_back(member);
         kept_index.insert(member.index);
-      } else if (distance2(*entity) > leave2) {
+      } else if (distance2(*entity) > leave2(*entity)) {
         out.despawns.push_back({member, DespawnReason::left});
       } else {
         kept.push_back(member);
@@ -320,9 +425,13 @@ TickStats BruteForceOracle::tick() {
       if (kept_index.contains(entity_index)) continue;
       if (entity.always) {
         out.spawns.push_back({entity.id, SpawnReason::always});
+      } else if (owned(entity)) {
+        out.spawns.push_back({entity.id, SpawnReason::owner});
+      } else if (is_extra_origin(entity)) {
+        out.spawns.push_back({entity.id, SpawnReason::origin});
       } else if (bypasses(entity)) {
         out.spawns.push_back({entity.id, SpawnReason::key});
-      } else if (admits(entity) && distance2(entity) <= enter2) {
+      } else if (admits(entity) && distance2(entity) <= enter2(entity)) {
         out.spawns.push_back({entity.id, SpawnReason::near});
       }
     }
@@ -334,8 +443,8 @@ TickStats BruteForceOracle::tick() {
 
     for (const EntityId member : out.members) {
       const Entity& entity = *live(member);
-      std::uint32_t period = tiers_.empty() ? 1 : period_for(distance2(entity));
-      if (!entity.always) {
+      std::uint32_t period = tiers_.empty() ? 1 : period_for(distance2(entity), entity.bound);
+      if (!unconditional(entity)) {
         // Every member here is admitted: Global (key rate 1) or subscribed.
         if (const Subscription* sub = subscription(entity)) period = std::max(period, sub->send_rate);
       }
@@ -361,6 +470,8 @@ std::string spawn_reason(SpawnReason reason) {
   if (reason == SpawnReason::near) return "near";
   if (reason == SpawnReason::always) return "always";
   if (reason == SpawnReason::key) return "key";
+  if (reason == SpawnReason::owner) return "owner";
+  if (reason == SpawnReason::origin) return "origin";
   return "reason " + std::to_string(static_cast<int>(reason));
 }
 std::string despawn_reason(DespawnReason reason) {

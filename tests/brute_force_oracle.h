@@ -46,6 +46,26 @@ namespace sightline::testing {
 /// set_area_keys replaces the area subscriptions as a set (a key listed twice keeps the smallest
 /// rate and bypass if either entry has it); the revision rises by one on every accepted call that
 /// changed the client's subscriptions (by value, rates read with 0 as 1).
+/// Owners, extra origins and bounds (world.h's class comment, docs/relevance.md):
+///   - every entity has at most one owner (set_owner replaces; clear_owner, destroying the
+///     owner client or destroying the entity ends it; a reused slot starts unowned);
+///   - every client has up to kMaxOrigins extra origins besides its viewer (never the viewer,
+///     no duplicates; destroying the entity removes it everywhere; set_viewer to an extra
+///     origin removes it from the extra origins);
+///   - every entity has a bound radius b in [0, kMaxRadius] (0 on creation unless the def says
+///     otherwise; 0 again on slot reuse).
+/// nearest2(e) is the smallest float dx*dx + dz*dz over the viewer and the extra origins. Per
+/// client, the full rule is then:
+///   1. leave, per member in this order: destroyed (`destroyed`); the viewer (`left`); always
+///      relevant, owned by this client, or one of its extra origins (kept, no test); its key does
+///      not admit the client (`key_removed`); admitted by a bypass_distance subscription (kept);
+///      nearest2 > (L + b)^2 in float (`left`); else kept;
+///   2. enter, per live non-member non-viewer, first match: always relevant (`always`); owned by
+///      this client (`owner`); an extra origin (`origin`); bypass subscription (`key`); admitted
+///      and nearest2 <= (R + b)^2 in float (`near`);
+///   3. schedule: the tier is the first with nearest2 <= (fraction * R + b)^2 in float (the last
+///      tier beyond all); period = max(tier period, key rate), the key rate being 1 for Global,
+///      always-relevant, owned and origin members.
 /// Every list is sorted by entity index. Destroyed slots are forgotten after the tick.
 class BruteForceOracle {
  public:
@@ -60,7 +80,7 @@ class BruteForceOracle {
 
   // Mirrors of the World's inputs. Each returns an empty string when the call is consistent with
   // the rule (the handle names what the oracle knows), else a description of the inconsistency.
-  std::string create_entity(EntityId id, float x, float z, bool always_relevant);
+  std::string create_entity(EntityId id, float x, float z, bool always_relevant, float bound_radius = 0.0f);
   std::string destroy_entity(EntityId id);
   std::string set_position(EntityId id, float x, float z);
   std::string set_always_relevant(EntityId id, bool always_relevant);
@@ -68,6 +88,24 @@ class BruteForceOracle {
   std::string destroy_client(ClientId id);
   std::string set_viewer(ClientId id, EntityId viewer);
   void set_radii(float enter_radius, float leave_radius);
+
+  // Bounds, owners and origins. The caller validates arguments (the oracle records accepted
+  // inputs only); each returns an empty string, or why the call is inconsistent with the rule.
+  std::string set_bound_radius(EntityId id, float radius);
+  std::string set_owner(EntityId id, ClientId owner);
+  std::string clear_owner(EntityId id);
+  std::string add_origin(ClientId id, EntityId origin);
+  std::string remove_origin(ClientId id, EntityId origin);
+  /// Why add_origin must be refused with invalid_argument (the viewer, a duplicate, full), or
+  /// empty when it must be accepted. Both handles must be live.
+  [[nodiscard]] std::string add_origin_refusal(ClientId id, EntityId origin) const;
+  /// Bound radius of a live entity (0 when unknown).
+  [[nodiscard]] float bound_radius(EntityId id) const;
+  /// Owner of a live entity (null when none or unknown).
+  [[nodiscard]] ClientId owner(EntityId id) const;
+  /// Extra origins of a live client, sorted by entity index (empty when unknown).
+  [[nodiscard]] std::vector<EntityId> origins(ClientId id) const;
+  [[nodiscard]] bool is_origin(ClientId id, EntityId origin) const;
 
   // Interest keys. The caller validates keys and rates (the oracle records accepted inputs only);
   // each returns an empty string, or why the handle makes the call inconsistent.
@@ -115,6 +153,8 @@ class BruteForceOracle {
     bool always = false;
     bool alive = true;  ///< False once destroyed, until the next tick forgets the slot.
     std::uint64_t key = 0;  ///< Stored encoding; 0 is Global.
+    float bound = 0.0f;     ///< Bound radius, in [0, kMaxRadius].
+    ClientId owner;         ///< Null when unowned.
   };
   struct Subscription {
     std::uint32_t send_rate = 1;  ///< >= 1 (0 was read as 1).
@@ -127,6 +167,7 @@ class BruteForceOracle {
     ClientRecords records;
     std::map<std::uint64_t, Subscription> subscriptions;  ///< By stored key, both kinds.
     std::uint64_t revision = 0;
+    std::vector<EntityId> origins;  ///< Extra origins, sorted by index; never the viewer.
   };
 
   [[nodiscard]] Client* client(ClientId id);
@@ -136,7 +177,7 @@ class BruteForceOracle {
   [[nodiscard]] std::vector<KeySubscription> decoded(const Client& client, bool user) const;
 
   [[nodiscard]] const Entity* live(EntityId id) const;
-  [[nodiscard]] std::uint32_t period_for(float distance2) const;
+  [[nodiscard]] std::uint32_t period_for(float distance2, float bound) const;
 
   float enter_radius_;
   float leave_radius_;

@@ -1,6 +1,7 @@
 #include "mirrored_world.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -16,13 +17,35 @@ void MirroredWorld::note(std::string message) {
   }
 }
 
+namespace {
+// [0, kMaxRadius]; NaN is outside.
+bool valid_bound(float radius) { return radius >= 0.0f && radius <= kMaxRadius; }
+std::string describe_float(float v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(v));
+  return buffer;
+}
+}  // namespace
+
 Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
+  const std::uint32_t before = world_.entity_count();
   Result<EntityId> id = world_.create_entity(def);
+  if (!valid_bound(def.bound_radius)) {
+    if (id.ok() || id.status().code() != ErrorCode::invalid_argument) {
+      note("create_entity with bound_radius " + describe_float(def.bound_radius) + " gave " +
+           (id.ok() ? std::string("ok") : std::string(error_code_name(id.status().code()))) +
+           ", expected invalid_argument");
+    } else if (world_.entity_count() != before) {
+      note("a refused create_entity changed entity_count");
+    }
+    return id;
+  }
   if (!id.ok()) {
     note("create_entity refused: " + id.status().message());
     return id;
   }
-  note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant));
+  note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant, def.bound_radius));
+  compare_entity(*id);
   return id;
 }
 
@@ -40,6 +63,8 @@ Status MirroredWorld::destroy_entity(EntityId entity) {
     return status;
   }
   note(oracle_.destroy_entity(entity));
+  // The entity leaves every client's origins at once.
+  for (const ClientId c : oracle_.clients()) compare_origins(c);
   return status;
 }
 
@@ -99,6 +124,8 @@ Status MirroredWorld::destroy_client(ClientId client) {
     return status;
   }
   note(oracle_.destroy_client(client));
+  // Ownership ends at once: every entity it owned reads unowned now.
+  for (const EntityId e : oracle_.entities()) compare_entity(e);
   return status;
 }
 
@@ -109,6 +136,7 @@ Status MirroredWorld::set_viewer(ClientId client, EntityId viewer) {
     return status;
   }
   note(oracle_.set_viewer(client, viewer));
+  compare_origins(client);
   return status;
 }
 
@@ -295,6 +323,98 @@ Status MirroredWorld::clear_interest_keys(ClientId client) {
   return status;
 }
 
+void MirroredWorld::compare_entity(EntityId entity) {
+  if (!oracle_.is_live(entity)) return;
+  const Result<float> bound = world_.bound_radius(entity);
+  const Result<ClientId> owner = world_.owner(entity);
+  if (!bound.ok() || !owner.ok()) {
+    note("bound_radius or owner refused live " + to_string(entity));
+    return;
+  }
+  if (!(*bound == oracle_.bound_radius(entity))) {
+    note("bound_radius(" + to_string(entity) + "): expected " + describe_float(oracle_.bound_radius(entity)) +
+         ", got " + describe_float(*bound));
+  } else if (*owner != oracle_.owner(entity)) {
+    const ClientId want = oracle_.owner(entity);
+    note("owner(" + to_string(entity) + "): expected " + (want.is_null() ? std::string("none") : to_string(want)) +
+         ", got " + (owner->is_null() ? std::string("none") : to_string(*owner)));
+  }
+}
+
+void MirroredWorld::compare_origins(ClientId client) {
+  if (!oracle_.is_live(client)) return;
+  const Result<std::vector<EntityId>> origins = world_.origins(client);
+  if (!origins.ok()) {
+    note("origins refused live " + to_string(client));
+    return;
+  }
+  const std::vector<EntityId> want = oracle_.origins(client);
+  if (*origins != want) {
+    auto list = [](const std::vector<EntityId>& ids) {
+      std::string out = "{";
+      for (const EntityId e : ids) out += (out.size() > 1 ? ", " : "") + to_string(e);
+      return out + "}";
+    };
+    note("origins(" + to_string(client) + "): expected " + list(want) + ", got " + list(*origins));
+  }
+}
+
+Status MirroredWorld::set_bound_radius(EntityId entity, float radius) {
+  Status status = world_.set_bound_radius(entity, radius);
+  check_outcome("set_bound_radius(" + to_string(entity) + ", " + describe_float(radius) + ")", status,
+                oracle_.is_live(entity), entity.is_null(), valid_bound(radius) ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.set_bound_radius(entity, radius));
+  compare_entity(entity);
+  return status;
+}
+
+Status MirroredWorld::set_owner(EntityId entity, ClientId client) {
+  Status status = world_.set_owner(entity, client);
+  const bool entity_live = oracle_.is_live(entity);
+  const bool client_live = oracle_.is_live(client);
+  check_outcome("set_owner(" + to_string(entity) + ", " + to_string(client) + ")", status,
+                entity_live && client_live, entity_live ? client.is_null() : entity.is_null(), Expect::accept);
+  if (status.ok()) note(oracle_.set_owner(entity, client));
+  compare_entity(entity);
+  return status;
+}
+
+Status MirroredWorld::clear_owner(EntityId entity) {
+  Status status = world_.clear_owner(entity);
+  const bool owned = !oracle_.owner(entity).is_null();
+  check_outcome("clear_owner(" + to_string(entity) + ")", status, oracle_.is_live(entity), entity.is_null(),
+                owned ? Expect::accept : Expect::either);
+  if (status.ok()) note(oracle_.clear_owner(entity));
+  compare_entity(entity);
+  return status;
+}
+
+Status MirroredWorld::add_origin(ClientId client, EntityId origin) {
+  Status status = world_.add_origin(client, origin);
+  const bool entity_live = oracle_.is_live(origin);
+  const bool client_live = oracle_.is_live(client);
+  const std::string refusal = oracle_.add_origin_refusal(client, origin);
+  std::string call = "add_origin(" + to_string(client) + ", " + to_string(origin) + ")";
+  if (!refusal.empty()) call += " [" + refusal + "]";
+  check_outcome(call, status, entity_live && client_live, client_live ? origin.is_null() : client.is_null(),
+                refusal.empty() ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.add_origin(client, origin));
+  compare_origins(client);
+  return status;
+}
+
+Status MirroredWorld::remove_origin(ClientId client, EntityId origin) {
+  Status status = world_.remove_origin(client, origin);
+  const bool entity_live = oracle_.is_live(origin);
+  const bool client_live = oracle_.is_live(client);
+  check_outcome("remove_origin(" + to_string(client) + ", " + to_string(origin) + ")", status,
+                entity_live && client_live, client_live ? origin.is_null() : client.is_null(),
+                oracle_.is_origin(client, origin) ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.remove_origin(client, origin));
+  compare_origins(client);
+  return status;
+}
+
 TickStats MirroredWorld::tick() {
   const TickStats actual = world_.tick();
   const TickStats expected = oracle_.tick();
@@ -312,6 +432,16 @@ TickStats MirroredWorld::tick() {
   const std::string records = oracle_.compare(world_);
   if (!records.empty()) problem += (problem.empty() ? "" : "; ") + records;
   note(problem);
+  // The readers after the tick (slot release must not disturb them).
+  for (const EntityId e : oracle_.entities()) {
+    compare_key(e);
+    compare_entity(e);
+  }
+  last_call_ = "tick()";
+  for (const ClientId c : oracle_.clients()) {
+    compare_subscriptions(c);
+    compare_origins(c);
+  }
   return actual;
 }
 

@@ -43,8 +43,22 @@ class MirroredWorld {
   Status clear_user_keys(ClientId client);
   Status clear_interest_keys(ClientId client);
 
+  // Bounds, owners and origins. Each call must be accepted exactly when its handles are live and
+  // its arguments valid: a bound radius in [0, kMaxRadius] (create_entity's too); add_origin not
+  // of the viewer, not twice, not beyond kMaxOrigins; remove_origin of an extra origin only;
+  // clear_owner of an unowned entity may be accepted (a no-op) or refused with invalid_argument.
+  // Refused by handle: null_handle or stale_handle (only one bad handle per call is expected).
+  // After every call, accepted or refused, the World's readers (bound_radius, owner, origins)
+  // of the handles involved must equal the oracle's.
+  Status set_bound_radius(EntityId entity, float radius);
+  Status set_owner(EntityId entity, ClientId client);
+  Status clear_owner(EntityId entity);
+  Status add_origin(ClientId client, EntityId origin);
+  Status remove_origin(ClientId client, EntityId origin);
+
   /// Ticks both, then compares the TickStats (all but distance_tests), clients(), every stream and
-  /// every interest set.
+  /// every interest set, then every live entity's key, bound and owner and every live client's
+  /// subscriptions and origins.
   TickStats tick();
 
   [[nodiscard]] World& world() noexcept { return world_; }
@@ -63,6 +77,8 @@ class MirroredWorld {
   void check_outcome(const std::string& call, const Status& status, bool live, bool null, Expect args);
   void compare_key(EntityId entity);
   void compare_subscriptions(ClientId client);
+  void compare_entity(EntityId entity);   ///< bound_radius and owner
+  void compare_origins(ClientId client);
 
   World world_;
   BruteForceOracle oracle_;

@@ -1,8 +1,11 @@
 // The World's records equal the brute-force oracle's, tick by tick, on seeded random runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "jitter_walk.h"
 #include "mirrored_world.h"
@@ -150,6 +153,156 @@ TEST(OracleTest, LongRunWithoutChurnMatches) {
   EXPECT_EQ(error, "");
 }
 
+// Owners, extra origins and bounds, with keys, tiers, churn, viewer changes and client churn.
+void expect_relevance_runs_match(TierMode tiers, bool hysteresis, bool keys, std::uint64_t first_seed,
+                                 std::uint64_t seeds) {
+  std::string revision_error;
+  for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.tiers = tiers;
+    def.hysteresis = hysteresis;
+    def.keys = keys;
+    def.relevance = true;
+    std::string error;
+    std::uint64_t ticks = 0;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+      error = mirror.error();
+      if (revision_error.empty()) revision_error = mirror.revision_error();
+      ticks = mirror.oracle().tick_count();
+    });
+    ASSERT_EQ(error, "") << "seed " << seed;
+    ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
+  }
+  EXPECT_EQ(revision_error, "") << "first revision miscount over the seeds";
+}
+
+TEST(OracleTest, RandomRunsWithOwnersOriginsAndBoundsMatch) {
+  expect_relevance_runs_match(TierMode::none, true, false, 9000, 120);
+}
+TEST(OracleTest, RandomRunsWithOwnersOriginsBoundsAndKeysMatch) {
+  expect_relevance_runs_match(TierMode::none, true, true, 10000, 150);
+}
+TEST(OracleTest, RandomRunsWithOwnersOriginsBoundsKeysAndOneRadiusMatch) {
+  expect_relevance_runs_match(TierMode::none, false, true, 11000, 80);
+}
+TEST(OracleTest, RandomRunsWithOwnersOriginsBoundsKeysAndPresetTiersMatch) {
+  expect_relevance_runs_match(TierMode::preset, true, true, 12000, 100);
+}
+TEST(OracleTest, RandomRunsWithOwnersOriginsBoundsKeysAndCustomTiersMatch) {
+  expect_relevance_runs_match(TierMode::custom, true, true, 13000, 100);
+}
+TEST(OracleTest, RandomRunsWithOwnersOriginsBoundsAndCustomTiersAndOneRadiusMatch) {
+  expect_relevance_runs_match(TierMode::custom, false, false, 14000, 60);
+}
+
+TEST(OracleTest, LongRunWithOwnersOriginsBoundsAndKeysWithoutChurnMatches) {
+  for (const TierMode tiers : {TierMode::none, TierMode::custom}) {
+    RandomRunDef def;
+    def.seed = 81;
+    def.ticks = 300;
+    def.churn = false;
+    def.keys = true;
+    def.relevance = true;
+    def.max_entities = 40;
+    def.tiers = tiers;
+    std::string error;
+    std::string revision_error;
+    std::uint64_t ticks = 0;
+    std::uint64_t members = 0;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats& stats) {
+      error = mirror.error();
+      revision_error = mirror.revision_error();
+      ticks = mirror.oracle().tick_count();
+      members += stats.members;
+    });
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(revision_error, "");
+    EXPECT_EQ(ticks, def.ticks);
+    EXPECT_GT(members, 300u * 20u) << "the run must hold something to compare";
+  }
+}
+
+// Guards the relevance generator: it must reach owner and origin spawns, bounded entities held
+// (and entering, leaving, held only through their bound), owned and origin members destroyed,
+// members beyond R held because they are owned or origins, origin-held neighbours (near an
+// extra origin only), full origin lists, and the keyed kinds too.
+TEST(OracleTest, RandomRunsWithOwnersOriginsAndBoundsReachEveryKindOfRecord) {
+  std::uint64_t owner = 0, origin = 0, key = 0, near = 0, key_removed = 0, left = 0, destroyed_special = 0;
+  std::uint64_t bounded_near = 0, bounded_left = 0, bounded_only_by_bound = 0, near_extra_only = 0;
+  std::uint64_t full_origins = 0, owned_far = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.keys = true;
+    def.relevance = true;
+    def.tiers = TierMode::custom;
+    // What the previous tick held as owned or origin, per client slot: destroyed ones count.
+    std::map<std::pair<std::uint32_t, std::uint32_t>, bool> special;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+      const BruteForceOracle& oracle = mirror.oracle();
+      const World& world = mirror.world();
+      const float r = world.enter_radius();
+      for (const ClientId client : world.clients()) {
+        const ClientStream stream = *world.stream(client);
+        const EntityId viewer = oracle.viewer(client);
+        const Position v = *world.position(viewer);
+        const std::vector<EntityId> origins = oracle.origins(client);
+        if (origins.size() == kMaxOrigins) ++full_origins;
+        for (const SpawnRecord& s : stream.spawns) {
+          if (s.reason == SpawnReason::owner) ++owner;
+          if (s.reason == SpawnReason::origin) ++origin;
+          if (s.reason == SpawnReason::key) ++key;
+          if (s.reason == SpawnReason::near) {
+            ++near;
+            const float b = oracle.bound_radius(s.entity);
+            const Position p = *world.position(s.entity);
+            float nearest = (p.x - v.x) * (p.x - v.x) + (p.z - v.z) * (p.z - v.z);
+            const float to_viewer = nearest;
+            for (const EntityId o : origins) {
+              const Position q = *world.position(o);
+              nearest = std::min(nearest, (p.x - q.x) * (p.x - q.x) + (p.z - q.z) * (p.z - q.z));
+            }
+            if (b > 0.0f) ++bounded_near;
+            if (b > 0.0f && nearest > r * r) ++bounded_only_by_bound;
+            if (to_viewer > r * r && nearest <= r * r) ++near_extra_only;
+          }
+        }
+        for (const DespawnRecord& d : stream.despawns) {
+          if (d.reason == DespawnReason::key_removed) ++key_removed;
+          if (d.reason == DespawnReason::left) {
+            ++left;
+            if (oracle.is_live(d.entity) && oracle.bound_radius(d.entity) > 0.0f) ++bounded_left;
+          }
+          if (d.reason == DespawnReason::destroyed && special[{client.index, d.entity.index}]) ++destroyed_special;
+        }
+        special.erase(special.lower_bound({client.index, 0}), special.lower_bound({client.index + 1, 0}));
+        for (const EntityId e : *world.interest_set(client)) {
+          const bool is_special = oracle.owner(e) == client || oracle.is_origin(client, e);
+          special[{client.index, e.index}] = is_special;
+          if (oracle.owner(e) == client) {
+            const Position p = *world.position(e);
+            if ((p.x - v.x) * (p.x - v.x) + (p.z - v.z) * (p.z - v.z) > 4.0f * r * r) ++owned_far;
+          }
+        }
+      }
+    });
+  }
+  EXPECT_GT(owner, 200u);
+  EXPECT_GT(origin, 200u);
+  EXPECT_GT(key, 200u);
+  EXPECT_GT(near, 500u);
+  EXPECT_GT(key_removed, 100u);
+  EXPECT_GT(left, 300u);
+  EXPECT_GT(destroyed_special, 10u);
+  EXPECT_GT(bounded_near, 50u);
+  EXPECT_GT(bounded_left, 20u);
+  EXPECT_GT(bounded_only_by_bound, 30u);
+  EXPECT_GT(near_extra_only, 100u);
+  EXPECT_GT(full_origins, 5u);
+  EXPECT_GT(owned_far, 100u);
+}
+
 // The reference scenario's motion with every entity a client, with and without tiers.
 void expect_jitter_walk_matches(std::vector<DistanceTier> tiers, float leave_factor) {
   scenarios::JitterWalk walk(scenarios::JitterWalkDef{});
@@ -275,6 +428,55 @@ TEST(OracleTest, TierBoundaryUsesFloatArithmeticOfTheDocumentedRule) {
   }
   // The float rule and a double-then-float rule must disagree on some of these cases, or the
   // test could not tell them apart.
+  EXPECT_GT(double_rule_would_differ, 0);
+}
+
+// Bounds follow the documented float arithmetic (world.h): enter when nearest2 <= (R + b)^2,
+// leave when nearest2 > (L + b)^2, tier when nearest2 <= (fraction * R + b)^2, each sum and
+// square in float, nearest2 over the viewer and the extra origins. Spheres are put at exactly
+// the reach, and one float step beyond, of an extra origin far from the viewer; the mirror checks
+// every record, and a rule summing in double must disagree on some cases.
+TEST(OracleTest, BoundReachUsesFloatArithmeticOfTheDocumentedRule) {
+  scenarios::Rng rng(777);
+  int double_rule_would_differ = 0;
+  for (int round = 0; round < 300; ++round) {
+    const float r = rng.uniform(0.5f, 5.0f);
+    const float l = r * rng.uniform(1.0f, 1.5f);
+    WorldDef def = default_world_def();
+    def.enter_radius = r;
+    def.leave_radius = l;
+    def.tiers = custom_tiers();
+    MirroredWorld mirror(def);
+    const EntityId viewer = *mirror.create_entity({-1.0e6f, 0.0f, false});
+    const EntityId origin = *mirror.create_entity({0.0f, 0.0f, false});
+    const ClientId client = *mirror.create_client(viewer);
+    ASSERT_TRUE(mirror.add_origin(client, origin).ok());
+    std::vector<EntityId> spheres;
+    std::vector<float> bounds;
+    for (int i = 0; i < 8; ++i) {
+      const float b = rng.below(2) == 0 ? rng.uniform(0.01f, 1.0f) * r : rng.uniform(1.0f, 50.0f) * r;
+      const float scale = i < 4 ? r : 0.25f * r;  // the enter reach, or the first tier's limit
+      float reach = scale + b;
+      if (i % 2 == 1) reach = std::nextafter(reach, std::numeric_limits<float>::infinity());
+      const double exact = static_cast<double>(scale) + static_cast<double>(b);
+      const float d2 = reach * reach;
+      if ((d2 <= (scale + b) * (scale + b)) != (d2 <= static_cast<float>(exact * exact))) ++double_rule_would_differ;
+      spheres.push_back(*mirror.create_entity({i % 4 < 2 ? reach : 0.0f, i % 4 < 2 ? 0.0f : -reach, false, b}));
+      bounds.push_back(b);
+    }
+    (void)mirror.tick();
+    ASSERT_EQ(mirror.error(), "") << "round " << round;
+    // Then the leave reach: the entered spheres move to exactly L + b, and one step beyond.
+    for (std::size_t i = 0; i < spheres.size(); ++i) {
+      float reach = l + bounds[i];
+      if (i % 2 == 1) reach = std::nextafter(reach, std::numeric_limits<float>::infinity());
+      (void)mirror.set_position(spheres[i], 0.0f, reach);
+    }
+    for (int t = 0; t < 3; ++t) {
+      (void)mirror.tick();
+      ASSERT_EQ(mirror.error(), "") << "round " << round;
+    }
+  }
   EXPECT_GT(double_rule_would_differ, 0);
 }
 

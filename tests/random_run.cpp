@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "rng.h"
@@ -36,6 +37,10 @@ class RandomInputs {
   Position position() {
     const float r = mirror_.world().enter_radius();
     const std::vector<EntityId> live = mirror_.oracle().entities();
+    // Owners, origins and bounds: sometimes at the reach of a bounded entity.
+    if (def_.relevance && chance(0.15f)) {
+      if (const std::optional<Position> p = at_bounded_reach()) return *p;
+    }
     switch (rng_.below(12)) {
       case 0:
       case 1:
@@ -84,8 +89,228 @@ class RandomInputs {
 
   EntityId create_entity() {
     const Position p = position();
-    const Result<EntityId> id = mirror_.create_entity(EntityDef{p.x, p.z, chance(0.08f)});
+    EntityDef entity_def{p.x, p.z, chance(0.08f)};
+    if (def_.relevance) {
+      if (chance(0.01f)) {  // A bad bound: refused, nothing created.
+        EntityDef bad = entity_def;
+        bad.bound_radius = bad_bound();
+        (void)mirror_.create_entity(bad);
+      }
+      if (chance(0.04f) && bounded().size() < 4) entity_def.bound_radius = bound_value();
+    }
+    const Result<EntityId> id = mirror_.create_entity(entity_def);
     return id.ok() ? *id : EntityId{};
+  }
+
+  // --- Owners, origins and bounds ---
+
+  std::vector<EntityId> bounded() {
+    std::vector<EntityId> out;
+    for (const EntityId e : mirror_.oracle().entities()) {
+      if (mirror_.oracle().bound_radius(e) > 0.0f) out.push_back(e);
+    }
+    return out;
+  }
+
+  // A bound radius the World must accept: mostly a fraction of R or a few R, sometimes large,
+  // rarely huge, kMaxRadius, -0 or the smallest denormal.
+  float bound_value() {
+    const float r = mirror_.world().enter_radius();
+    const std::uint32_t kind = rng_.below(40);
+    if (kind < 16) return rng_.uniform(0.05f, 1.0f) * r;
+    if (kind < 28) return rng_.uniform(1.0f, 5.0f) * r;
+    if (kind < 35) return rng_.uniform(5.0f, 30.0f) * r;
+    if (kind < 37) return 1.0e3f;
+    if (kind == 37) return kMaxRadius;
+    if (kind == 38) return -0.0f;
+    return std::numeric_limits<float>::denorm_min();
+  }
+
+  float bad_bound() {
+    const float bad[] = {-1.0f, -1.0e-6f, std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                         std::nextafter(kMaxRadius, std::numeric_limits<float>::infinity()), 2.0e9f};
+    return bad[rng_.below(7)];
+  }
+
+  // A point at the reach of a bounded entity b: R + b (enter), L + b (leave), fraction * R + b
+  // (the tier limits 0.25 and 0.5), along an axis or the 3-4-5 diagonal, sometimes a float step
+  // off. Nothing when no entity is bounded.
+  std::optional<Position> at_bounded_reach() {
+    const std::vector<EntityId> candidates = bounded();
+    if (candidates.empty()) return std::nullopt;
+    const EntityId b = pick(candidates);
+    const float bound = mirror_.oracle().bound_radius(b);
+    const Position base = *mirror_.world().position(b);
+    const float r = mirror_.world().enter_radius();
+    const float l = mirror_.world().leave_radius();
+    const float scales[] = {r, l, 0.25f * r, 0.5f * r};
+    float reach = scales[rng_.below(4)] + bound;
+    const float sign = chance(0.5f) ? 1.0f : -1.0f;
+    if (chance(0.25f)) reach = std::nextafter(reach, std::numeric_limits<float>::infinity());
+    if (chance(0.25f)) reach = std::nextafter(reach, 0.0f);
+    switch (rng_.below(3)) {
+      case 0: return Position{base.x + sign * reach, base.z};
+      case 1: return Position{base.x, base.z + sign * reach};
+      default: return Position{base.x + sign * 0.6f * reach, base.z - 0.8f * reach};
+    }
+  }
+
+  // An entity some client's viewer is not (destroyable), or null.
+  EntityId destroyable(const std::vector<EntityId>& from) {
+    std::vector<EntityId> out;
+    for (const EntityId e : from) {
+      if (!mirror_.oracle().is_viewer(e)) out.push_back(e);
+    }
+    return out.empty() ? EntityId{} : pick(out);
+  }
+
+  std::vector<EntityId> owned_by_anyone() {
+    std::vector<EntityId> out;
+    for (const EntityId e : mirror_.oracle().entities()) {
+      if (!mirror_.oracle().owner(e).is_null()) out.push_back(e);
+    }
+    return out;
+  }
+
+  void initial_relevance() {
+    const std::vector<EntityId> entities = mirror_.oracle().entities();
+    const std::uint32_t bounds = rng_.below(4);
+    for (std::uint32_t i = 0; i < bounds; ++i) (void)mirror_.set_bound_radius(pick(entities), bound_value());
+    for (const ClientId c : mirror_.oracle().clients()) {
+      const std::uint32_t owns = rng_.below(3);
+      for (std::uint32_t i = 0; i < owns; ++i) (void)mirror_.set_owner(pick(entities), c);
+      const std::uint32_t origins = rng_.below(3);
+      for (std::uint32_t i = 0; i < origins; ++i) {
+        const EntityId o = pick(entities);
+        if (mirror_.oracle().add_origin_refusal(c, o).empty()) (void)mirror_.add_origin(c, o);
+      }
+    }
+  }
+
+  void relevance_inputs() {
+    const std::vector<EntityId> entities = mirror_.oracle().entities();
+    const std::vector<ClientId> clients = mirror_.oracle().clients();
+    if (entities.empty() || clients.empty()) return;
+    const BruteForceOracle& oracle = mirror_.oracle();
+
+    // Bounds: a few bounded entities; changed, reset to 0, refused.
+    if (chance(0.1f)) {
+      const EntityId e = pick(entities);
+      const bool reset = oracle.bound_radius(e) > 0.0f ? chance(0.5f) : bounded().size() >= 4;
+      (void)mirror_.set_bound_radius(e, reset ? 0.0f : bound_value());
+    }
+    if (chance(0.03f)) (void)mirror_.set_bound_radius(pick(entities), bad_bound());
+    // Some entity to the reach of a bounded one: a viewer, an origin, or anything.
+    if (chance(0.3f)) {
+      if (const std::optional<Position> p = at_bounded_reach()) {
+        EntityId e = pick(entities);
+        const ClientId c = pick(clients);
+        if (chance(0.4f)) e = oracle.viewer(c);
+        const std::vector<EntityId> origins = oracle.origins(c);
+        if (!origins.empty() && chance(0.3f)) e = pick(origins);
+        (void)mirror_.set_position(e, p->x, p->z);
+      }
+    }
+
+    // Owners: a few per client; replaced, cleared, the client's own viewer owned.
+    if (chance(0.15f) && owned_by_anyone().size() < 2 * clients.size() + 2) {
+      (void)mirror_.set_owner(pick(entities), pick(clients));
+    }
+    if (chance(0.05f)) {  // Replace: an owned entity to another client.
+      const std::vector<EntityId> owned = owned_by_anyone();
+      if (!owned.empty()) (void)mirror_.set_owner(pick(owned), pick(clients));
+    }
+    if (chance(0.03f)) {
+      const ClientId c = pick(clients);
+      (void)mirror_.set_owner(oracle.viewer(c), c);
+    }
+    if (chance(0.08f)) {
+      const std::vector<EntityId> owned = owned_by_anyone();
+      if (!owned.empty()) (void)mirror_.clear_owner(pick(owned));
+    }
+    if (chance(0.02f)) (void)mirror_.clear_owner(pick(entities));  // maybe unowned
+
+    // Origins: a few per client; added, removed, refused, and sometimes a client filled up.
+    for (const ClientId c : clients) {
+      const std::vector<EntityId> origins = oracle.origins(c);
+      if (chance(0.08f) && origins.size() < 3) {
+        const EntityId o = pick(entities);
+        if (oracle.add_origin_refusal(c, o).empty() || chance(0.3f)) (void)mirror_.add_origin(c, o);
+      }
+      if (!origins.empty() && chance(0.06f)) (void)mirror_.remove_origin(c, pick(origins));
+      if (!origins.empty() && chance(0.03f)) (void)mirror_.add_origin(c, pick(origins));  // duplicate
+      if (chance(0.02f)) (void)mirror_.add_origin(c, oracle.viewer(c));                  // the viewer
+      if (chance(0.02f)) {                                                               // a non-origin
+        const EntityId e = pick(entities);
+        if (!oracle.is_origin(c, e)) (void)mirror_.remove_origin(c, e);
+      }
+      if (!origins.empty() && chance(0.03f)) (void)mirror_.set_viewer(c, pick(origins));
+      // Origin positions the remaining rules must follow: a jump far away or home again.
+      if (!origins.empty() && chance(0.04f)) {
+        const Position p = position();
+        (void)mirror_.set_position(pick(origins), p.x, p.z);
+      }
+    }
+    if (chance(0.015f) && entities.size() > kMaxOrigins + 2) {  // Fill one client, then one more.
+      const ClientId c = pick(clients);
+      for (std::uint32_t tries = 0; tries < 4 * kMaxOrigins && oracle.origins(c).size() < kMaxOrigins; ++tries) {
+        const EntityId o = pick(entities);
+        if (oracle.add_origin_refusal(c, o).empty()) (void)mirror_.add_origin(c, o);
+      }
+      for (const EntityId o : entities) {
+        if (oracle.origins(c).size() < kMaxOrigins) break;
+        if (!oracle.is_origin(c, o) && oracle.viewer(c) != o) {
+          (void)mirror_.add_origin(c, o);  // refused: full
+          break;
+        }
+      }
+    }
+    // Once in a while a full client drops most of its origins again.
+    for (const ClientId c : clients) {
+      std::vector<EntityId> origins = oracle.origins(c);
+      if (origins.size() > 3 && chance(0.3f)) {
+        while (origins.size() > 2) {
+          (void)mirror_.remove_origin(c, origins.back());
+          origins.pop_back();
+        }
+      }
+    }
+
+    // Destroy an origin or an owned entity (ends the origin and the ownership at once), then
+    // calls on the dead handle are refused. Churn only.
+    if (def_.churn && chance(0.05f)) {
+      std::vector<EntityId> special = owned_by_anyone();
+      for (const ClientId c : clients) {
+        for (const EntityId o : oracle.origins(c)) special.push_back(o);
+      }
+      const EntityId e = destroyable(special);
+      if (!e.is_null() && mirror_.destroy_entity(e).ok()) {
+        switch (rng_.below(4)) {
+          case 0: (void)mirror_.set_owner(e, pick(clients)); break;
+          case 1: (void)mirror_.add_origin(pick(clients), e); break;
+          case 2: (void)mirror_.set_bound_radius(e, 1.0f); break;
+          default: (void)mirror_.clear_owner(e); break;
+        }
+      }
+    }
+    // Dead and null handles, one bad handle per call.
+    if (chance(0.05f)) {
+      const EntityId e = pick(entities);
+      const ClientId c = pick(clients);
+      const EntityId bad_entity = chance(0.5f) ? EntityId{e.index, e.generation + 1} : EntityId{};
+      const ClientId bad_client = chance(0.5f) ? ClientId{c.index, c.generation + 1} : ClientId{};
+      switch (rng_.below(8)) {
+        case 0: (void)mirror_.set_owner(bad_entity, c); break;
+        case 1: (void)mirror_.set_owner(e, bad_client); break;
+        case 2: (void)mirror_.clear_owner(bad_entity); break;
+        case 3: (void)mirror_.add_origin(bad_client, e); break;
+        case 4: (void)mirror_.add_origin(c, bad_entity); break;
+        case 5: (void)mirror_.remove_origin(bad_client, e); break;
+        case 6: (void)mirror_.remove_origin(c, bad_entity); break;
+        default: (void)mirror_.set_bound_radius(bad_entity, 1.0f); break;
+      }
+    }
   }
 
   void between_ticks() {
@@ -115,6 +340,7 @@ class RandomInputs {
     }
     if (batched) (void)mirror_.set_positions(moved, xs, zs);
     if (def_.keys) key_inputs();
+    if (def_.relevance) relevance_inputs();
     if (!def_.churn) return;
 
     const std::uint32_t destroys = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
@@ -351,6 +577,7 @@ void run_random(const RandomRunDef& def,
     (void)mirror.create_client(viewer);
   }
   if (def.keys) inputs.initial_keys();
+  if (def.relevance) inputs.initial_relevance();
 
   for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
     if (t > 0) inputs.between_ticks();

@@ -31,6 +31,14 @@ struct RandomRunDef {
   /// and removed (absent ones too), clears, send rates 0..4, bypass flags; plus refused calls
   /// (user key 0, bit 63, rates above 65535, dead handles). Off leaves the other inputs unchanged.
   bool keys = false;
+  /// Owners, extra origins and bounds: a few bounded entities (small, a few times R, sometimes
+  /// huge or kMaxRadius; bounds changed, reset to 0, set on creation), positions at R + b and
+  /// L + b of a bounded entity; a few owned entities per client (set_owner replacing, clear_owner,
+  /// the client's own viewer owned), a few extra origins per client (added, removed, a client
+  /// filled to kMaxOrigins, set_viewer to an origin, origins and owned entities destroyed); plus
+  /// refused calls (bad radii, the viewer or a duplicate as origin, removing a non-origin, dead
+  /// and null handles). Off leaves the other inputs unchanged.
+  bool relevance = false;
 };
 
 /// The three-tier list of TierMode::custom.
