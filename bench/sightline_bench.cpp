@@ -34,6 +34,8 @@
 namespace sightline::bench {
 namespace {
 
+using support::allocation_count;
+
 constexpr int kRepetitions = 5;
 constexpr double kMinTimeSeconds = 0.2;
 

@@ -1,74 +1,20 @@
-// No heap allocation in a steady tick: every global operator new and delete is replaced by a
-// counting version (this executable only), and allocations are counted across steady ticks.
+// No heap allocation in a steady tick: this executable links support/alloc_counter, which replaces
+// every global operator new and delete with a counting version, and counts across steady ticks.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <new>
 #include <optional>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "jitter_walk.h"
 #include "rng.h"
 #include "sightline/world.h"
 
-namespace {
-
-std::atomic<std::uint64_t> g_allocations{0};
-
-void* counted_malloc(std::size_t size) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-
-void* counted_aligned(std::size_t size, std::align_val_t align) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  const auto alignment = static_cast<std::size_t>(align);
-  const std::size_t rounded = (size + alignment - 1) / alignment * alignment;  // aligned_alloc's rule
-  return std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-}
-
-void* counted_or_throw(std::size_t size) {
-  if (void* p = counted_malloc(size)) return p;
-  throw std::bad_alloc();
-}
-
-void* counted_aligned_or_throw(std::size_t size, std::align_val_t align) {
-  if (void* p = counted_aligned(size, align)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return counted_or_throw(size); }
-void* operator new[](std::size_t size) { return counted_or_throw(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
-void* operator new(std::size_t size, std::align_val_t align) { return counted_aligned_or_throw(size, align); }
-void* operator new[](std::size_t size, std::align_val_t align) { return counted_aligned_or_throw(size, align); }
-void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  return counted_aligned(size, align);
-}
-void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  return counted_aligned(size, align);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-
 namespace sightline {
 namespace {
 
-std::uint64_t allocations() { return g_allocations.load(std::memory_order_relaxed); }
+std::uint64_t allocations() { return support::allocation_count(); }
 
 TEST(AllocationTest, CounterSeesEveryFormOfNew) {
   struct alignas(64) Wide {

@@ -1,5 +1,5 @@
-// Replaces every form of the global operator new and delete so the benchmark can count heap
-// allocations in a steady tick (issue 2: a steady tick must perform none).
+// Replaces every form of the global operator new and delete so the tests and the benchmark can
+// count heap allocations in a steady tick (issue 2: a steady tick must perform none).
 #include "alloc_counter.h"
 
 #include <atomic>
@@ -35,9 +35,9 @@ void* allocate_aligned_or_throw(std::size_t size, std::align_val_t align) {
 
 }  // namespace
 
-namespace sightline::bench {
+namespace sightline::support {
 std::uint64_t allocation_count() noexcept { return g_allocations.load(std::memory_order_relaxed); }
-}  // namespace sightline::bench
+}  // namespace sightline::support
 
 void* operator new(std::size_t size) { return allocate_or_throw(size); }
 void* operator new[](std::size_t size) { return allocate_or_throw(size); }
