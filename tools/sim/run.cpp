@@ -71,10 +71,8 @@ Result<Totals> run(const RunConfig& config, std::uint32_t entities, std::uint64_
         if (!client.ok()) return client.status();
       }
     } else {
-      for (std::uint32_t i = 0; i < entities; ++i) {
-        const Status moved = world.set_position(ids[i], xs[i], zs[i]);
-        if (!moved.ok()) return moved;
-      }
+      const Status moved = world.set_positions(ids, xs, zs);
+      if (!moved.ok()) return moved;
     }
     const TickStats stats = world.tick();
     totals.spawns += stats.spawns;
