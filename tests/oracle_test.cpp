@@ -63,15 +63,18 @@ TEST(OracleTest, RandomRunsReachEveryKindOfRecord) {
   EXPECT_GT(clients_seen, 1000u);
 }
 
-// Interest keys: random entity keys, subscriptions, rates, bypass flags and refused key calls.
-void expect_keyed_runs_match(TierMode tiers, bool hysteresis, std::uint64_t first_seed, std::uint64_t seeds) {
+// Random runs in lockstep with the oracle: `keys` adds random entity keys, subscriptions, rates,
+// bypass flags and refused key calls; `relevance` adds owners, extra origins and bounds.
+void expect_random_runs_match(TierMode tiers, bool hysteresis, bool keys, bool relevance,
+                              std::uint64_t first_seed, std::uint64_t seeds) {
   std::string revision_error;
   for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
     RandomRunDef def;
     def.seed = seed;
     def.tiers = tiers;
     def.hysteresis = hysteresis;
-    def.keys = true;
+    def.keys = keys;
+    def.relevance = relevance;
     std::string error;
     std::uint64_t ticks = 0;
     run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
@@ -83,6 +86,10 @@ void expect_keyed_runs_match(TierMode tiers, bool hysteresis, std::uint64_t firs
     ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
   }
   EXPECT_EQ(revision_error, "") << "first revision miscount over the seeds";
+}
+
+void expect_keyed_runs_match(TierMode tiers, bool hysteresis, std::uint64_t first_seed, std::uint64_t seeds) {
+  expect_random_runs_match(tiers, hysteresis, true, false, first_seed, seeds);
 }
 
 TEST(OracleTest, RandomRunsWithKeysMatch) { expect_keyed_runs_match(TierMode::none, true, 5000, 150); }
@@ -153,28 +160,9 @@ TEST(OracleTest, LongRunWithoutChurnMatches) {
   EXPECT_EQ(error, "");
 }
 
-// Owners, extra origins and bounds, with keys, tiers, churn, viewer changes and client churn.
 void expect_relevance_runs_match(TierMode tiers, bool hysteresis, bool keys, std::uint64_t first_seed,
                                  std::uint64_t seeds) {
-  std::string revision_error;
-  for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
-    RandomRunDef def;
-    def.seed = seed;
-    def.tiers = tiers;
-    def.hysteresis = hysteresis;
-    def.keys = keys;
-    def.relevance = true;
-    std::string error;
-    std::uint64_t ticks = 0;
-    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
-      error = mirror.error();
-      if (revision_error.empty()) revision_error = mirror.revision_error();
-      ticks = mirror.oracle().tick_count();
-    });
-    ASSERT_EQ(error, "") << "seed " << seed;
-    ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
-  }
-  EXPECT_EQ(revision_error, "") << "first revision miscount over the seeds";
+  expect_random_runs_match(tiers, hysteresis, keys, true, first_seed, seeds);
 }
 
 TEST(OracleTest, RandomRunsWithOwnersOriginsAndBoundsMatch) {
