@@ -21,4 +21,8 @@ std::string describe(ClientId id) {
   return "client " + std::to_string(id.index) + ":" + std::to_string(id.generation);
 }
 
+std::string describe(SpaceId id) {
+  return "space " + std::to_string(id.index) + ":" + std::to_string(id.generation);
+}
+
 }  // namespace sightline

@@ -13,5 +13,7 @@ namespace sightline {
 [[nodiscard]] std::string describe(EntityId id);
 /// "client 4:1".
 [[nodiscard]] std::string describe(ClientId id);
+/// "space 2:1".
+[[nodiscard]] std::string describe(SpaceId id);
 
 }  // namespace sightline

@@ -116,6 +116,7 @@ void WorldImpl::rebuild_keyed_index() {
 Status World::set_area_interest_key(EntityId entity, std::uint64_t key) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
+  if (Status s = w.check_root(entity, "an interest key"); !s) return s;
   if (Status s = check_key(key, false, "area key"); !s) return s;
   w.set_entity_key(entity.index, encode_area_key(key));
   return {};
@@ -124,6 +125,7 @@ Status World::set_area_interest_key(EntityId entity, std::uint64_t key) {
 Status World::set_user_interest_key(EntityId entity, std::uint64_t key) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
+  if (Status s = w.check_root(entity, "an interest key"); !s) return s;
   if (Status s = check_key(key, true, "user key"); !s) return s;
   w.set_entity_key(entity.index, encode_user_key(key));
   return {};
@@ -132,6 +134,7 @@ Status World::set_user_interest_key(EntityId entity, std::uint64_t key) {
 Status World::set_global_interest_key(EntityId entity) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
+  if (Status s = w.check_root(entity, "an interest key"); !s) return s;
   w.set_entity_key(entity.index, 0);
   return {};
 }

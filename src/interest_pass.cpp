@@ -20,10 +20,16 @@ void prepare(PassScratch& scratch, std::size_t entity_slots) {
   if (scratch.stamp.size() < entity_slots) {
     scratch.stamp.resize(entity_slots, 0);
     scratch.kept.resize(entity_slots);
+    scratch.merge.resize(entity_slots);
+    scratch.forced.resize(entity_slots, 0);
+    scratch.forced_reason.resize(entity_slots, 0);
     scratch.entering.reserve(entity_slots);
+    scratch.child_members.reserve(entity_slots);
+    scratch.forced_roots.reserve(entity_slots);
   }
   if (++scratch.epoch == 0) {
     std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
+    std::fill(scratch.forced.begin(), scratch.forced.end(), 0);
     scratch.epoch = 1;
   }
 }
@@ -49,9 +55,35 @@ void WorldImpl::reserve_outputs(std::uint64_t member_total) {
   reserved_for_members = 2 * member_total + 64;
 }
 
+void WorldImpl::settle_trees() {
+  for (const std::uint32_t r : always_roots) tree_always[r] = 0;
+  always_roots.clear();
+  for (const std::uint32_t e : always_list) {
+    const std::uint32_t r = root_of(e);
+    if (tree_always[r]) continue;
+    tree_always[r] = 1;
+    always_roots.push_back(r);
+  }
+  for (const std::uint32_t e : teleported_list) {
+    const std::uint32_t r = root_of(e);
+    if (tree_teleported[r]) continue;
+    tree_teleported[r] = 1;
+    tree_teleported_list.push_back(r);
+  }
+}
+
+void WorldImpl::finish_tick() {
+  for (const std::uint32_t e : teleported_list) teleported[e] = 0;
+  teleported_list.clear();
+  for (const std::uint32_t r : tree_teleported_list) tree_teleported[r] = 0;
+  tree_teleported_list.clear();
+}
+
 void WorldImpl::run_tick(TickStats& stats) {
   stats = TickStats{};
   stats.tick = ticks;
+  settle_spaces();
+  settle_trees();
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
   grid.build(xs, zs, binned, cell, def.max_grid_cells);
   if (keys_dirty) rebuild_keyed_index();
@@ -63,6 +95,7 @@ void WorldImpl::run_tick(TickStats& stats) {
   for (const ClientId id : live_clients) client_pass(client_slots[id.index], scratch, stats);
   current = 1 - current;
   reserve_outputs(stats.members);
+  finish_tick();
 
   for (const std::uint32_t index : destroyed) free_entities.push_back(index);
   destroyed.clear();
@@ -70,54 +103,85 @@ void WorldImpl::run_tick(TickStats& stats) {
 }
 
 void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& stats) {
-  const auto client_slot = static_cast<std::uint32_t>(&client - client_slots.data());
   prepare(pass, alive.size());
   const std::uint32_t epoch = pass.epoch;
   std::uint32_t* const stamp = pass.stamp.data();
-  const float vx = xs[client.viewer];
-  const float vz = zs[client.viewer];
-  const float enter2 = enter_radius * enter_radius;
-  const float leave2 = leave_radius * leave_radius;
+  std::uint32_t* const forced = pass.forced.data();
+  const std::uint32_t viewer = client.viewer;
+  const std::uint32_t client_space = space[viewer];
+  const SpaceSlot& room = space_slots[client_space];
+  const bool culls = room.culls;
+  const float enter_r = room.enter;
+  const float leave_r = room.leave;
+  const float enter2 = enter_r * enter_r;
+  const float leave2 = leave_r * leave_r;
+  const DespawnReason out_of_range = room.switched_on ? DespawnReason::culling_switched : DespawnReason::left;
+  // Every live entity is in this space: no member or candidate needs a space test.
+  const bool uniform = room.entities.size() == live_entities;
+  const bool plain_path = culls && uniform;
+  const bool attachments = attached_entities != 0;
   const std::uint8_t* const entity_traits = traits.data();
-  stamp[client.viewer] = epoch;
+  stamp[viewer] = epoch;
 
-  // Origins: the viewer first, then the extra ones. Near means near any of them.
+  // Origins: the viewer first, then the extra ones in the client's space. Near means near any.
   std::array<float, kMaxOrigins + 1> origin_x;
   std::array<float, kMaxOrigins + 1> origin_z;
-  const std::size_t origins = 1 + client.extra_origins.size();
-  origin_x[0] = vx;
-  origin_z[0] = vz;
-  for (std::size_t o = 1; o < origins; ++o) {
-    origin_x[o] = xs[client.extra_origins[o - 1]];
-    origin_z[o] = zs[client.extra_origins[o - 1]];
+  std::size_t origins = 1;
+  origin_x[0] = xs[viewer];
+  origin_z[0] = zs[viewer];
+  bool refresh = client.refresh || teleported[viewer];
+  for (const std::uint32_t o : client.extra_origins) {
+    refresh = refresh || teleported[o];
+    if (space[o] != client_space) continue;
+    origin_x[origins] = xs[o];
+    origin_z[origins] = zs[o];
+    ++origins;
   }
   auto nearest2 = [&](float x, float z) {
-    float best = distance2(x, z, vx, vz);
+    float best = distance2(x, z, origin_x[0], origin_z[0]);
     for (std::size_t o = 1; o < origins; ++o) best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
     return best;
   };
-  auto is_extra_origin = [&client](std::uint32_t e) {
-    return std::binary_search(client.extra_origins.begin(), client.extra_origins.end(), e);
-  };
 
-  // Leave: members are sorted, so the despawns and the kept members stay sorted.
+  // Trees this client holds whatever their key and distance: those with something it owns, then
+  // those with one of its origins (the viewer's own tree included).
+  pass.forced_roots.clear();
+  auto force = [&](std::uint32_t e, SpawnReason reason) {
+    const std::uint32_t r = root_of(e);
+    if (forced[r] == epoch) return;
+    forced[r] = epoch;
+    pass.forced_reason[r] = static_cast<std::uint8_t>(reason);
+    pass.forced_roots.push_back(r);
+  };
+  for (const std::uint32_t e : client.owned) {
+    if (space[e] == client_space) force(e, SpawnReason::owner);
+  }
+  for (const std::uint32_t e : client.extra_origins) {
+    if (space[e] == client_space) force(e, SpawnReason::origin);
+  }
+  force(viewer, SpawnReason::origin);
+
+  // Leave: members are sorted, so the despawns and the kept members stay sorted. Attached
+  // members wait until their roots are decided.
   // Outputs are sized for the worst case first and trimmed after: no capacity test per record.
   // Despawns cannot outgrow the reserve: with this client's old set they stay within the old total.
   const std::uint32_t despawns_begin = size32(despawns);
   despawns.resize(despawns_begin + client.members.count);
   DespawnRecord* const despawned = despawns.data() + despawns_begin;
   std::uint32_t despawn_count = 0;
-  EntityId* const kept = pass.kept.data();
+  EntityId* kept = pass.kept.data();
   std::uint32_t kept_count = 0;
+  pass.child_members.clear();
   const EntityId* const old_members = members[current].data() + client.members.begin;
   for (std::uint32_t i = 0; i < client.members.count; ++i) {
     const EntityId member = old_members[i];
     const std::uint32_t e = member.index;
-    if (entity_traits[e] == 0 && e != client.viewer) {
-      // The plain path of the rules below: a live point with a Global key, no owner, no origin.
+    if (entity_traits[e] == 0 && plain_path && e != viewer) {
+      // The plain path of the rule: a live unattached point in this space with a Global key, no
+      // owner, not always relevant, nobody's origin, nothing attached.
       ++stats.distance_tests;
       if (nearest2(xs[e], zs[e]) > leave2) {
-        despawned[despawn_count++] = {member, DespawnReason::left};
+        despawned[despawn_count++] = {member, out_of_range};
         continue;
       }
       stamp[e] = epoch;
@@ -128,22 +192,31 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       despawned[despawn_count++] = {member, DespawnReason::destroyed};
       continue;
     }
-    if (e == client.viewer) {
+    if (e == viewer) {
       despawned[despawn_count++] = {member, DespawnReason::left};
       continue;
     }
-    if (!always[e] && owner[e] != client_slot + 1 && (origins == 1 || !is_extra_origin(e))) {
+    if (entity_traits[e] & kChild) {
+      pass.child_members.push_back(member);
+      continue;
+    }
+    if (space[e] != client_space) {
+      despawned[despawn_count++] = {member, DespawnReason::space_changed};
+      continue;
+    }
+    if (!tree_always[e] && forced[e] != epoch) {
       const std::uint64_t k = key[e];
       const Subscription* subscription = k == 0 ? nullptr : find_subscription(client, k);
       if (k != 0 && subscription == nullptr) {
         despawned[despawn_count++] = {member, DespawnReason::key_removed};
         continue;
       }
-      if (subscription == nullptr || !subscription->bypass_distance) {
+      const bool anywhere = presenter[e] || (subscription != nullptr && subscription->bypass_distance) || !culls;
+      if (!anywhere) {
         ++stats.distance_tests;
-        const float reach = leave_radius + bound[e];
+        const float reach = leave_r + bound[e];
         if (nearest2(xs[e], zs[e]) > reach * reach) {
-          despawned[despawn_count++] = {member, DespawnReason::left};
+          despawned[despawn_count++] = {member, out_of_range};
           continue;
         }
       }
@@ -152,28 +225,26 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     kept[kept_count++] = member;
   }
 
-  despawns.resize(despawns_begin + despawn_count);
-
-  // Enter: always-relevant entities, then those a bypass subscription admits at any distance,
-  // then the cells around the viewer.
+  // Enter, in rule order so the first rule that admits a root names its reason.
   pass.entering.clear();
   auto enter = [&pass](std::uint32_t e, SpawnReason reason) {
     pass.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
   };
-  for (const std::uint32_t e : always_list) {
-    if (stamp[e] == epoch) continue;
-    stamp[e] = epoch;
-    enter(e, SpawnReason::always);
+  auto admits = [&](std::uint32_t e) { return key[e] == 0 || find_subscription(client, key[e]) != nullptr; };
+  for (const std::uint32_t r : always_roots) {
+    if (stamp[r] == epoch || space[r] != client_space) continue;
+    stamp[r] = epoch;
+    enter(r, SpawnReason::always);
   }
-  for (const std::uint32_t e : client.owned) {
-    if (stamp[e] == epoch) continue;
-    stamp[e] = epoch;
-    enter(e, SpawnReason::owner);
+  for (const std::uint32_t r : pass.forced_roots) {
+    if (stamp[r] == epoch) continue;
+    stamp[r] = epoch;
+    enter(r, static_cast<SpawnReason>(pass.forced_reason[r]));
   }
-  for (const std::uint32_t e : client.extra_origins) {
-    if (stamp[e] == epoch) continue;
-    stamp[e] = epoch;
-    enter(e, SpawnReason::origin);
+  for (const std::uint32_t r : presenter_list) {
+    if (stamp[r] == epoch || space[r] != client_space || !admits(r)) continue;
+    stamp[r] = epoch;
+    enter(r, SpawnReason::presenter);
   }
   if (client.bypass_subscriptions != 0) {
     for (const Subscription& subscription : client.subscriptions) {
@@ -181,50 +252,118 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       auto at = std::lower_bound(keyed_index.begin(), keyed_index.end(),
                                  std::pair<std::uint64_t, std::uint32_t>{subscription.stored_key, 0});
       for (; at != keyed_index.end() && at->first == subscription.stored_key; ++at) {
-        if (stamp[at->second] == epoch) continue;
-        stamp[at->second] = epoch;
-        enter(at->second, SpawnReason::key);
+        const std::uint32_t e = at->second;
+        if (stamp[e] == epoch || space[e] != client_space) continue;
+        stamp[e] = epoch;
+        enter(e, SpawnReason::key);
       }
     }
   }
-  // Bounded entities are not in the grid: each is tested against the sphere's surface.
-  for (const std::uint32_t e : bounded_list) {
-    if (stamp[e] == epoch) continue;
-    if (key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
-    ++stats.distance_tests;
-    const float reach = enter_radius + bound[e];
-    if (nearest2(xs[e], zs[e]) <= reach * reach) {
-      stamp[e] = epoch;
-      enter(e, SpawnReason::near);
-    }
-  }
-  const std::uint32_t* const items = grid.items().data();
-  const float* const item_x = grid.item_x().data();
-  const float* const item_z = grid.item_z().data();
   const bool any_keys = keyed_entities != 0;
-  // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
-  for (std::size_t o = 0; o < origins; ++o) {
-    const float ox = origin_x[o];
-    const float oz = origin_z[o];
-    const Grid::Range range = grid.cell_range(ox, oz, enter_radius);
-    for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
-      const std::uint32_t begin = grid.run_begin(row, range.x0);
-      const std::uint32_t end = grid.run_end(row, range.x1);
-      stats.cell_candidates += end - begin;
-      for (std::uint32_t at = begin; at < end; ++at) {
-        const std::uint32_t e = items[at];
-        if (stamp[e] == epoch) continue;
-        if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
-        ++stats.distance_tests;
-        if (distance2(item_x[at], item_z[at], ox, oz) <= enter2) {
-          stamp[e] = epoch;
-          enter(e, SpawnReason::near);
+  if (!culls) {
+    for (const std::uint32_t e : room.entities) {
+      if (stamp[e] == epoch || (entity_traits[e] & kChild) || !admits(e)) continue;
+      stamp[e] = epoch;
+      enter(e, SpawnReason::unculled);
+    }
+  } else {
+    auto near_reason = [this](std::uint32_t e) {
+      return tree_teleported[e] ? SpawnReason::teleport : SpawnReason::near;
+    };
+    // Bounded entities are not in the grid: each is tested against the sphere's surface.
+    for (const std::uint32_t e : bounded_list) {
+      if (stamp[e] == epoch || space[e] != client_space || !admits(e)) continue;
+      ++stats.distance_tests;
+      const float reach = enter_r + bound[e];
+      if (nearest2(xs[e], zs[e]) <= reach * reach) {
+        stamp[e] = epoch;
+        enter(e, near_reason(e));
+      }
+    }
+    const std::uint32_t* const items = grid.items().data();
+    const float* const item_x = grid.item_x().data();
+    const float* const item_z = grid.item_z().data();
+    // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
+    for (std::size_t o = 0; o < origins; ++o) {
+      const float ox = origin_x[o];
+      const float oz = origin_z[o];
+      const Grid::Range range = grid.cell_range(ox, oz, enter_r);
+      for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
+        const std::uint32_t begin = grid.run_begin(row, range.x0);
+        const std::uint32_t end = grid.run_end(row, range.x1);
+        stats.cell_candidates += end - begin;
+        for (std::uint32_t at = begin; at < end; ++at) {
+          const std::uint32_t e = items[at];
+          if (stamp[e] == epoch) continue;
+          if (!uniform && space[e] != client_space) continue;
+          if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
+          ++stats.distance_tests;
+          if (distance2(item_x[at], item_z[at], ox, oz) <= enter2) {
+            stamp[e] = epoch;
+            enter(e, near_reason(e));
+          }
         }
       }
     }
   }
 
-  // Spawns sorted by index, merged into the kept members so the new set stays sorted.
+  // Attached members follow their roots; held trees bring in what is attached to them.
+  std::uint32_t kept_children = 0;
+  if (attachments) {
+    for (const EntityId member : pass.child_members) {
+      const std::uint32_t e = member.index;
+      const std::uint32_t r = root_of(e);
+      if (stamp[r] == epoch) {
+        stamp[e] = epoch;
+        pass.child_members[kept_children++] = member;
+        continue;
+      }
+      DespawnReason reason = out_of_range;
+      if (space[r] != client_space) {
+        reason = DespawnReason::space_changed;
+      } else if (!admits(r)) {
+        reason = DespawnReason::key_removed;
+      }
+      despawned[despawn_count++] = {member, reason};
+    }
+    auto bring = [&](auto& self, std::uint32_t e) -> void {
+      for (std::uint32_t c = first_child[e]; c != kNone; c = next_sibling[c]) {
+        if (stamp[c] != epoch) {
+          stamp[c] = epoch;
+          enter(c, SpawnReason::attached);
+        }
+        self(self, c);
+      }
+    };
+    for (std::uint32_t i = 0; i < kept_count; ++i) {
+      if (first_child[kept[i].index] != kNone) bring(bring, kept[i].index);
+    }
+    const std::size_t entered_roots = pass.entering.size();
+    for (std::size_t i = 0; i < entered_roots; ++i) {
+      const auto e = static_cast<std::uint32_t>(pass.entering[i] >> 8);
+      if (first_child[e] != kNone) bring(bring, e);
+    }
+    if (parent[viewer] == kNone && first_child[viewer] != kNone) bring(bring, viewer);
+    if (kept_children != 0) {
+      // Both lists are sorted by index and disjoint.
+      EntityId* const out = pass.merge.data();
+      const EntityId* const roots = kept;
+      const EntityId* const children = pass.child_members.data();
+      std::uint32_t a = 0;
+      std::uint32_t b = 0;
+      std::uint32_t n = 0;
+      while (a < kept_count && b < kept_children) {
+        out[n++] = roots[a].index < children[b].index ? roots[a++] : children[b++];
+      }
+      for (; a < kept_count; ++a) out[n++] = roots[a];
+      for (; b < kept_children; ++b) out[n++] = children[b];
+      kept = out;
+      kept_count = n;
+    }
+  }
+  despawns.resize(despawns_begin + despawn_count);
+
+  // The new set: entering entities sorted by index, merged into the kept members.
   std::sort(pass.entering.begin(), pass.entering.end());
   const std::uint32_t spawns_begin = size32(spawns);
   const std::uint32_t spawn_count = size32(pass.entering);
@@ -240,7 +379,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const std::uint32_t member_count = kept_count + spawn_count;
   next.resize(members_begin + member_count);
   EntityId* const merged = next.data() + members_begin;
-  // A spawned entity was not stamped, so it is never a kept member: indices never tie.
+  // An entering entity was not stamped before, so it is never a kept member: indices never tie.
   std::uint32_t a = 0;
   std::uint32_t b = 0;
   std::uint32_t n = 0;
@@ -249,40 +388,51 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   }
   for (; a < kept_count; ++a) merged[n++] = kept[a];
   for (; b < spawn_count; ++b) merged[n++] = spawned[b].entity;
+  if (attachments) {
+    // Parents spawn before what is attached to them, and despawn after it.
+    const std::uint8_t* const d = depth.data();
+    std::sort(spawned, spawned + spawn_count, [d](const SpawnRecord& x, const SpawnRecord& y) {
+      return d[x.entity.index] != d[y.entity.index] ? d[x.entity.index] < d[y.entity.index]
+                                                    : x.entity.index < y.entity.index;
+    });
+    std::sort(despawned, despawned + despawn_count, [d](const DespawnRecord& x, const DespawnRecord& y) {
+      return d[x.entity.index] != d[y.entity.index] ? d[x.entity.index] > d[y.entity.index]
+                                                    : x.entity.index < y.entity.index;
+    });
+  }
 
-  // Schedule: every member, or by distance tier with updates staggered by entity index.
+  // Schedule: by the root's distance tier and key rate, staggered by the root's index.
   const std::uint32_t updates_begin = size32(updates);
   updates.resize(updates_begin + member_count);
   UpdateRecord* const updated = updates.data() + updates_begin;
   std::uint32_t update_count = 0;
-  const std::size_t tiers = tier_period.size();
+  const std::size_t tiers = culls ? tier_period.size() : 0;
   for (std::uint32_t i = 0; i < member_count; ++i) {
     const EntityId member = merged[i];
-    const std::uint32_t e = member.index;
+    const std::uint32_t r = attachments ? root_of(member.index) : member.index;
     std::uint32_t period = 1;
     if (tiers != 0) {
-      const float d2 = nearest2(xs[e], zs[e]);
+      const float d2 = nearest2(xs[r], zs[r]);
       std::size_t tier = 0;
-      if (bound[e] == 0.0f) {
-        while (tier + 1 < tiers && d2 > tier_limit2[tier]) ++tier;
-      } else {
-        auto beyond = [&](std::size_t t) {
-          const float reach = tier_fraction[t] * enter_radius + bound[e];
-          return d2 > reach * reach;
-        };
-        while (tier + 1 < tiers && beyond(tier)) ++tier;
-      }
+      auto beyond = [&](std::size_t t) {
+        const float reach = tier_fraction[t] * enter_r + bound[r];
+        return d2 > reach * reach;
+      };
+      while (tier + 1 < tiers && beyond(tier)) ++tier;
       period = tier_period[tier];
     }
-    if (any_keys && key[e] != 0 && !always[e] && owner[e] != client_slot + 1 &&
-        (origins == 1 || !is_extra_origin(e))) {
-      period = std::max(period, find_subscription(client, key[e])->send_rate);
+    if (any_keys && key[r] != 0 && !tree_always[r] && forced[r] != epoch) {
+      const Subscription* subscription = find_subscription(client, key[r]);
+      if (subscription != nullptr) period = std::max(period, subscription->send_rate);
     }
-    if (period != 1 && (ticks + e) % period != 0) continue;
+    if (period != 1 && !refresh && !tree_teleported[r] && (ticks + r) % period != 0) continue;
     updated[update_count++] = {member};
   }
   updates.resize(updates_begin + update_count);
 
+  for (std::uint32_t i = 0; i < spawn_count; ++i) ++holders[spawned[i].entity.index];
+  for (std::uint32_t i = 0; i < despawn_count; ++i) --holders[despawned[i].entity.index];
+  client.refresh = false;
   client.members = {members_begin, member_count};
   client.spawns = {spawns_begin, spawn_count};
   client.updates = {updates_begin, update_count};

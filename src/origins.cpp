@@ -25,6 +25,7 @@ Status World::add_origin(ClientId client, EntityId origin) {
                                              " extra origins (kMaxOrigins): cannot add " + describe(origin)};
   }
   extra.insert(at, origin.index);
+  slot.refresh = true;
   ++w.origin_refs[origin.index];
   w.refresh_traits(origin.index);
   return {};
@@ -40,6 +41,7 @@ Status World::remove_origin(ClientId client, EntityId origin) {
     return {ErrorCode::invalid_argument, describe(origin) + " is not an origin of " + describe(client)};
   }
   extra.erase(at);
+  w.client_slots[client.index].refresh = true;
   --w.origin_refs[origin.index];
   w.refresh_traits(origin.index);
   return {};
@@ -60,7 +62,10 @@ void WorldImpl::forget_origin(std::uint32_t entity_index) {
   for (const ClientId id : live_clients) {
     std::vector<std::uint32_t>& extra = client_slots[id.index].extra_origins;
     const auto at = std::lower_bound(extra.begin(), extra.end(), entity_index);
-    if (at != extra.end() && *at == entity_index) extra.erase(at);
+    if (at != extra.end() && *at == entity_index) {
+      extra.erase(at);
+      client_slots[id.index].refresh = true;
+    }
   }
   origin_refs[entity_index] = 0;
   refresh_traits(entity_index);

@@ -29,7 +29,18 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   bound.reserve(def.entity_capacity);
   binned.reserve(def.entity_capacity);
   traits.reserve(def.entity_capacity);
+  for (auto* v : {&parent, &first_child, &next_sibling, &holders, &space, &space_pos}) v->reserve(def.entity_capacity);
+  for (auto* v : {&depth, &presenter, &teleported, &tree_teleported, &tree_always}) v->reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
+  // The default space: culling at the world's radii, no broadcast.
+  SpaceSlot& default_slot = space_slots.emplace_back();
+  default_slot.generation = 1;
+  default_slot.alive = true;
+  default_slot.def.culling = Culling::on;
+  default_slot.culled_last_tick = true;
+  default_slot.culls = true;
+  settle_radii(default_slot, enter_radius, leave_radius);
+  default_slot.entities.reserve(def.entity_capacity);
   live_clients.reserve(def.client_capacity);
 }
 
@@ -49,6 +60,13 @@ Status WorldImpl::check(EntityId id) const {
     return {ErrorCode::stale_handle, describe(id) + " is stale: destroyed or never created"};
   }
   return {};
+}
+
+Status WorldImpl::check_root(EntityId id, const char* what) const {
+  if (parent[id.index] == kNone) return {};
+  const EntityId parent_id{parent[id.index], generation[parent[id.index]]};
+  return {ErrorCode::invalid_argument, describe(id) + " is attached to " + describe(parent_id) + ": " + what +
+                                           " belongs to the root of its tree"};
 }
 
 Status WorldImpl::check(ClientId id) const {
@@ -85,6 +103,8 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
   const EntityId id{index, next_generation};
   if (Status s = validate_position(id, def.x, def.z); !s) return s;
   if (Status s = validate_bound_radius(id, def.bound_radius); !s) return s;
+  const SpaceId space_id = def.space.is_null() ? default_space() : def.space;
+  if (Status s = w.check(space_id); !s) return Status{s.code(), "EntityDef::space: " + s.message()};
 
   if (!w.free_entities.empty()) {
     w.free_entities.pop_back();
@@ -99,6 +119,11 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.origin_refs[index] = 0;
     w.bound[index] = 0.0f;
     w.binned[index] = 1;
+    w.parent[index] = w.first_child[index] = w.next_sibling[index] = WorldImpl::kNone;
+    w.depth[index] = 0;
+    w.presenter[index] = 0;
+    w.holders[index] = 0;
+    w.teleported[index] = w.tree_teleported[index] = w.tree_always[index] = 0;
   } else {
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
@@ -112,12 +137,19 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.bound.push_back(0.0f);
     w.binned.push_back(1);
     w.traits.push_back(0);
+    for (auto* v : {&w.parent, &w.first_child, &w.next_sibling}) v->push_back(WorldImpl::kNone);
+    for (auto* v : {&w.depth, &w.presenter, &w.teleported, &w.tree_teleported, &w.tree_always}) v->push_back(0);
+    w.holders.push_back(0);
+    w.space.push_back(0);
+    w.space_pos.push_back(0);
     // The release phase of a tick appends to the free list: keep room for every slot.
     if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
   }
   ++w.live_entities;
+  w.add_to_space(index, space_id.index);
   w.set_bound(index, def.bound_radius);
   if (def.always_relevant) (void)set_always_relevant(id, true);
+  if (def.presenter) (void)set_presenter(id, true);
   w.refresh_traits(index);
   return id;
 }
@@ -134,13 +166,16 @@ Status World::destroy_entity(EntityId entity) {
     }
   }
   (void)set_always_relevant(entity, false);
+  const std::uint32_t e = entity.index;
+  while (w.first_child[e] != WorldImpl::kNone) w.detach(w.first_child[e]);
+  w.detach(e);
+  if (w.presenter[e]) (void)set_presenter(entity, false);
+  w.remove_from_space(e);
   w.set_entity_key(entity.index, 0);
   w.clear_owner(entity.index);
   w.forget_origin(entity.index);
-  w.set_bound(entity.index, 0.0f);
-  w.binned[entity.index] = 0;
   w.alive[entity.index] = 0;
-  w.refresh_traits(entity.index);
+  w.set_bound(entity.index, 0.0f);
   w.destroyed.push_back(entity.index);
   --w.live_entities;
   return {};
@@ -181,24 +216,27 @@ Status World::set_positions(std::span<const EntityId> entities, std::span<const 
 }
 
 void WorldImpl::set_bound(std::uint32_t entity_index, float radius) {
-  const bool was = bound[entity_index] > 0.0f;
-  const bool is = radius > 0.0f;
   bound[entity_index] = radius;
-  binned[entity_index] = is ? 0 : 1;
-  refresh_traits(entity_index);
-  if (was == is) return;
-  const auto at = std::lower_bound(bounded_list.begin(), bounded_list.end(), entity_index);
-  if (is) {
-    bounded_list.insert(at, entity_index);
-  } else {
-    bounded_list.erase(at);
-  }
+  refresh_binning(entity_index);
+}
+
+void WorldImpl::refresh_binning(std::uint32_t e) {
+  const bool root = parent[e] == kNone;
+  binned[e] = alive[e] && root && bound[e] == 0.0f ? 1 : 0;
+  const bool listed_now = alive[e] && root && bound[e] > 0.0f;
+  const auto at = std::lower_bound(bounded_list.begin(), bounded_list.end(), e);
+  const bool listed = at != bounded_list.end() && *at == e;
+  if (listed_now && !listed) bounded_list.insert(at, e);
+  if (!listed_now && listed) bounded_list.erase(at);
+  refresh_traits(e);
 }
 
 void WorldImpl::refresh_traits(std::uint32_t e) {
   traits[e] = static_cast<std::uint8_t>((alive[e] ? 0 : kDead) | (always[e] ? kAlways : 0) |
                                         (owner[e] != 0 ? kOwned : 0) | (key[e] != 0 ? kKeyed : 0) |
-                                        (bound[e] > 0.0f ? kBounded : 0) | (origin_refs[e] != 0 ? kOrigin : 0));
+                                        (bound[e] > 0.0f ? kBounded : 0) | (origin_refs[e] != 0 ? kOrigin : 0) |
+                                        (parent[e] != kNone ? kChild : 0) |
+                                        (first_child[e] != kNone || presenter[e] ? kTree : 0));
 }
 
 Status World::set_bound_radius(EntityId entity, float radius) {
@@ -231,6 +269,45 @@ Status World::set_always_relevant(EntityId entity, bool always_relevant) {
   return {};
 }
 
+Result<bool> World::always_relevant(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  return w.always[entity.index] != 0;
+}
+
+Status World::set_presenter(EntityId entity, bool presenter) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  if (Status s = w.check_root(entity, "presenting"); !s) return s;
+  const auto flag = static_cast<std::uint8_t>(presenter);
+  if (w.presenter[entity.index] == flag) return {};
+  w.presenter[entity.index] = flag;
+  w.refresh_traits(entity.index);
+  const auto at = std::lower_bound(w.presenter_list.begin(), w.presenter_list.end(), entity.index);
+  if (presenter) {
+    w.presenter_list.insert(at, entity.index);
+  } else {
+    w.presenter_list.erase(at);
+  }
+  return {};
+}
+
+Result<bool> World::presenter(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  return w.presenter[entity.index] != 0;
+}
+
+Status World::teleport(EntityId entity, float x, float z) {
+  WorldImpl& w = *impl_;
+  if (Status s = set_position(entity, x, z); !s) return s;
+  if (!w.teleported[entity.index]) {
+    w.teleported[entity.index] = 1;
+    w.teleported_list.push_back(entity.index);
+  }
+  return {};
+}
+
 Result<Position> World::position(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
@@ -258,6 +335,7 @@ Result<ClientId> World::create_client(EntityId viewer) {
   slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
   slot.subscriptions.clear();
   slot.bypass_subscriptions = 0;
+  slot.refresh = false;
   ++w.viewer_refs[viewer.index];
   const ClientId id{index, slot.generation};
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), id,
@@ -281,6 +359,7 @@ Status World::destroy_client(ClientId client) {
   }
   slot.extra_origins.clear();
   --w.viewer_refs[slot.viewer];
+  for (std::uint32_t i = 0; i < slot.members.count; ++i) --w.holders[w.members[w.current][slot.members.begin + i].index];
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
   w.free_clients.push_back(client.index);
@@ -306,6 +385,7 @@ Status World::set_viewer(ClientId client, EntityId viewer) {
   --w.viewer_refs[slot.viewer];
   ++w.viewer_refs[viewer.index];
   slot.viewer = viewer.index;
+  slot.refresh = true;
   return {};
 }
 

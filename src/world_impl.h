@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "grid.h"
+#include "sightline/space_def.h"
 #include "sightline/world.h"
 
 namespace sightline {
@@ -39,7 +40,30 @@ struct ClientSlot {
   std::uint64_t subscription_revision = 0;
   std::vector<std::uint32_t> owned;          // entity indices this client owns, sorted
   std::vector<std::uint32_t> extra_origins;  // origins besides the viewer, sorted, at most kMaxOrigins
+  bool refresh = false;  // origins changed since the last tick: every member is due
 };
+
+/// Per-space state. Settled at the start of every tick (phase 1), read by every client pass.
+struct SpaceSlot {
+  std::uint32_t generation = 0;
+  bool alive = false;
+  SpaceDef def;
+  bool broadcasting = false;  // the threshold's mode; see SpaceDef::broadcast_threshold
+  bool drill = false;
+  float drill_enter = 0.0f;
+  float drill_leave = 0.0f;
+  std::vector<std::uint32_t> entities;  // live entities in the space, unordered (see space_pos)
+  // Settled by settle_spaces():
+  bool culls = false;
+  bool culled_last_tick = false;
+  bool switched_on = false;  // culls now and did not at the last tick
+  float enter = 0.0f;        // radii used when culls
+  float leave = 0.0f;
+  std::uint32_t clients = 0;
+};
+
+/// The radii a space uses when it culls: the drill's, its own, or the world's.
+void settle_radii(SpaceSlot& slot, float world_enter, float world_leave);
 
 /// The subscription of `client` to `stored_key`, or null.
 [[nodiscard]] const Subscription* find_subscription(const ClientSlot& client, std::uint64_t stored_key) noexcept;
@@ -51,6 +75,11 @@ struct PassScratch {
   std::uint32_t epoch = 0;
   std::vector<EntityId> kept;           // members that survive the leave phase
   std::vector<std::uint64_t> entering;  // (entity index << 8) | SpawnReason: sorts by index
+  std::vector<std::uint32_t> forced;    // per entity slot: == epoch when a root forced by owner or origin
+  std::vector<std::uint8_t> forced_reason;
+  std::vector<EntityId> child_members;  // attached members of the old set, deferred to their root
+  std::vector<EntityId> merge;          // room to merge kept roots and kept attached members
+  std::vector<std::uint32_t> forced_roots;  // roots this client holds by owner or origin
 };
 
 class WorldImpl {
@@ -92,7 +121,35 @@ class WorldImpl {
   // live point with a Global key, no owner, not always relevant, nobody's extra origin): 0 for
   // most entities, so the hot loops need one load to know. Kept by refresh_traits().
   enum Trait : std::uint8_t { kDead = 1, kAlways = 2, kOwned = 4, kKeyed = 8, kBounded = 16, kOrigin = 32 };
+  // kTree: a root with something attached, or a presenter.
+  enum : std::uint8_t { kChild = 64, kTree = 128 };
   std::vector<std::uint8_t> traits;
+
+  // Attachments: parent, first child and next sibling per slot (kNone when absent); depth 0 for
+  // a root.
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  std::vector<std::uint32_t> parent;
+  std::vector<std::uint32_t> first_child;
+  std::vector<std::uint32_t> next_sibling;
+  std::vector<std::uint8_t> depth;
+  std::uint32_t attached_entities = 0;
+  std::vector<std::uint8_t> presenter;
+  std::vector<std::uint32_t> presenter_list;  // sorted indices of presenters (roots)
+  std::vector<std::uint32_t> holders;         // clients holding each entity after the last tick
+  // Teleports since the last tick, and per tick the roots of their trees.
+  std::vector<std::uint8_t> teleported;
+  std::vector<std::uint32_t> teleported_list;
+  std::vector<std::uint8_t> tree_teleported;
+  std::vector<std::uint32_t> tree_teleported_list;
+  // Per tick: roots of trees holding an always-relevant entity.
+  std::vector<std::uint8_t> tree_always;
+  std::vector<std::uint32_t> always_roots;
+
+  // Spaces: per entity slot its space slot and its position in that space's entity list.
+  std::vector<std::uint32_t> space;
+  std::vector<std::uint32_t> space_pos;
+  std::vector<SpaceSlot> space_slots;
+  std::vector<std::uint32_t> free_spaces;
 
   std::vector<ClientSlot> client_slots;
   std::vector<std::uint32_t> free_clients;
@@ -113,6 +170,20 @@ class WorldImpl {
 
   [[nodiscard]] Status check(EntityId id) const;
   [[nodiscard]] Status check(ClientId id) const;
+  [[nodiscard]] Status check(SpaceId id) const;
+  /// Refuses an attached entity: `what` ("an interest key") belongs to the root.
+  [[nodiscard]] Status check_root(EntityId id, const char* what) const;
+  [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
+    while (parent[e] != kNone) e = parent[e];
+    return e;
+  }
+  void settle_spaces();                 // phase 1 of a tick
+  void settle_trees();                  // always roots and teleported roots of this tick
+  void add_to_space(std::uint32_t e, std::uint32_t space_slot);
+  void remove_from_space(std::uint32_t e);
+  void detach(std::uint32_t child);     // makes it a root again; keeps the lists in step
+  void refresh_binning(std::uint32_t e);  // binned and bounded_list from alive, bound and parent
+  void set_depths(std::uint32_t e, std::uint8_t d);  // the subtree of e, e at depth d
   void set_radii(float enter, float leave);
   void reserve_outputs(std::uint64_t member_total);
   void set_entity_key(std::uint32_t index, std::uint64_t stored_key);
@@ -124,6 +195,7 @@ class WorldImpl {
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, TickStats& stats);
+  void finish_tick();  // clears the teleport marks
 };
 
 }  // namespace sightline

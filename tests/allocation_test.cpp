@@ -2,6 +2,8 @@
 // every global operator new and delete with a counting version, and counts across steady ticks.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <new>
 #include <optional>
 #include <vector>
@@ -54,7 +56,11 @@ constexpr SteadyWorldDef kDense{120.0f, 75.0f, 4.0f, 5.0f};
 struct SteadyWorld {
   /// With `keys`, entities carry Area, User and Global keys and every client has area
   /// subscriptions with send rates and a bypass team channel, all set before the first tick.
-  explicit SteadyWorld(const SteadyWorldDef& steady_def, bool keys = false) {
+  /// With `structure` besides: spaces (a broadcast arena whose client count crosses its
+  /// threshold, and a room that never asked for culling, under a drill every other 10 ticks),
+  /// attachment chains, presenters, owners, extra origins and teleports every tick.
+  explicit SteadyWorld(const SteadyWorldDef& steady_def, bool keys = false, bool with_structure = false)
+      : structure(with_structure) {
     scenarios::JitterWalkDef walk_def;
     walk_def.entities = 2000;
     walk_def.width = steady_def.width;
@@ -71,6 +77,53 @@ struct SteadyWorld {
     }
     for (std::size_t i = 0; i < ids.size(); i += 10) clients.push_back(*world->create_client(ids[i]));
     if (keys) set_keys();
+    if (structure) set_structure();
+  }
+
+  void set_structure() {
+    SpaceDef arena_def;
+    arena_def.culling = Culling::on;
+    // The arena holds 20 viewers: the mover below takes it to 21 and back, across the threshold.
+    arena_def.broadcast_threshold = 20;
+    arena_def.broadcast_margin = 0;
+    arena = *world->create_space(arena_def);
+    room = *world->create_space({});
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      Status status;
+      // Keys belong to roots: a child gives its own up first.
+      if (i % 20 == 3 || i % 20 == 4) status = world->set_global_interest_key(ids[i]);
+      if (status.ok() && i % 20 == 3) status = world->attach(ids[i], ids[i + 1]);
+      if (status.ok() && i % 20 == 4) status = world->attach(ids[i], ids[i + 1]);
+      if (status.ok() && i % 250 == 9) status = world->set_presenter(ids[i], true);
+      if (status.ok() && i % 100 == 11) status = world->set_owner(ids[i], clients[(i / 100) % clients.size()]);
+      // Entities 400..599 live in the arena, 600..699 in the room (their viewers with them).
+      if (status.ok() && i >= 400 && i < 600 && world->parent(ids[i])->is_null()) status = world->set_space(ids[i], arena);
+      if (status.ok() && i >= 600 && i < 700 && world->parent(ids[i])->is_null()) status = world->set_space(ids[i], room);
+      if (!status.ok()) {
+        std::fprintf(stderr, "entity %zu: %s\n", i, status.message().c_str());
+        std::abort();
+      }
+    }
+    for (std::size_t c = 0; c < clients.size(); c += 7) {
+      if (!world->add_origin(clients[c], ids[(c * 37 + 5) % ids.size()]).ok()) std::abort();
+    }
+  }
+
+  // Between ticks: a few teleports, one viewer in and out of the arena (its count crosses the
+  // threshold), the room's drill on and off.
+  void move_structure() {
+    ++structure_ticks;
+    for (std::size_t k = 0; k < 5; ++k) {
+      const std::size_t i = (structure_ticks * 131 + k * 977) % ids.size();
+      if (!world->teleport(ids[i], walk->xs()[(i + 1) % ids.size()], walk->zs()[(i + 1) % ids.size()]).ok()) {
+        std::abort();
+      }
+    }
+    const EntityId mover = ids[10];
+    if (!world->set_space(mover, structure_ticks % 3 == 0 ? arena : world->default_space()).ok()) std::abort();
+    const Status drill = structure_ticks % 20 < 10 ? world->set_culling_drill(room, 10.0f, 12.0f)
+                                                   : world->clear_culling_drill(room);
+    if (!drill.ok()) std::abort();
   }
 
   void set_keys() {
@@ -96,8 +149,11 @@ struct SteadyWorld {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       if (!world->set_position(ids[i], walk->xs()[i], walk->zs()[i]).ok()) std::abort();
     }
+    if (structure) move_structure();
     const TickStats stats = world->tick();
     std::uint64_t records = stats.spawns + stats.updates + stats.despawns;
+    if (structure) broadcast_switches += world->space_state(arena)->broadcasting != was_broadcasting;
+    if (structure) was_broadcasting = world->space_state(arena)->broadcasting;
     for (const ClientId client : world->clients()) {
       const Result<ClientStream> stream = world->stream(client);
       const Result<std::span<const EntityId>> set = world->interest_set(client);
@@ -114,11 +170,18 @@ struct SteadyWorld {
   std::optional<World> world;
   std::vector<EntityId> ids;
   std::vector<ClientId> clients;
+  bool structure = false;
+  std::uint64_t structure_ticks = 0;
+  std::uint64_t broadcast_switches = 0;
+  bool was_broadcasting = false;
+  SpaceId arena;
+  SpaceId room;
 };
 
-void expect_steady_ticks_allocate_nothing(const SteadyWorldDef& steady_def, bool keys = false) {
+void expect_steady_ticks_allocate_nothing(const SteadyWorldDef& steady_def, bool keys = false,
+                                          bool structure = false) {
   const std::uint64_t at_start = allocations();
-  SteadyWorld steady(steady_def, keys);
+  SteadyWorld steady(steady_def, keys, structure);
   // The World's own allocations go through the counted operator new, or a zero below proves nothing.
   ASSERT_GT(allocations() - at_start, 0u);
   std::uint64_t records = 0;
@@ -128,6 +191,9 @@ void expect_steady_ticks_allocate_nothing(const SteadyWorldDef& steady_def, bool
   const std::uint64_t during = allocations() - before;
   EXPECT_EQ(during, 0u) << "heap allocations in 200 steady ticks";
   EXPECT_GT(records, 0u);
+  if (structure) {
+    EXPECT_GT(steady.broadcast_switches, 100u) << "the arena's mode must switch back and forth";
+  }
 }
 
 TEST(AllocationTest, SteadyTicksAllocateNothingInTheArena) { expect_steady_ticks_allocate_nothing(kArena); }
@@ -138,6 +204,15 @@ TEST(AllocationTest, SteadyTicksWithInterestKeysAllocateNothingInTheArena) {
 }
 TEST(AllocationTest, SteadyTicksWithInterestKeysAllocateNothingInTheDenseWorld) {
   expect_steady_ticks_allocate_nothing(kDense, true);
+}
+
+// Everything of the relevance model at once: keys, spaces with broadcast and drill switching,
+// attachments, presenters, owners, origins and teleports.
+TEST(AllocationTest, SteadyTicksWithTheWholeRelevanceModelAllocateNothingInTheArena) {
+  expect_steady_ticks_allocate_nothing(kArena, true, true);
+}
+TEST(AllocationTest, SteadyTicksWithTheWholeRelevanceModelAllocateNothingInTheDenseWorld) {
+  expect_steady_ticks_allocate_nothing(kDense, true, true);
 }
 
 // Entities are destroyed and created between ticks at a steady rate (20 a tick, the same slots

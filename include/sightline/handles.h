@@ -25,4 +25,14 @@ struct ClientId {
   friend constexpr bool operator==(ClientId, ClientId) noexcept = default;
 };
 
+/// A space of a World (a room, an instance): entities in different spaces never see each other.
+/// Same rules as EntityId. Every World has a default space that cannot be destroyed.
+struct SpaceId {
+  std::uint32_t index = 0;
+  std::uint32_t generation = 0;
+
+  [[nodiscard]] constexpr bool is_null() const noexcept { return generation == 0; }
+  friend constexpr bool operator==(SpaceId, SpaceId) noexcept = default;
+};
+
 }  // namespace sightline

@@ -14,7 +14,11 @@ enum class SpawnReason : std::uint8_t {
   always = 1,   ///< Always relevant: held by every client without a radius test.
   key = 2,      ///< Admitted at any distance by a subscription with bypass_distance.
   owner = 3,    ///< Owned by the client: held at any distance, whatever its key.
-  origin = 4,   ///< One of the client's extra origins (World::add_origin): always held.
+  origin = 4,   ///< One of the client's origins is in its attachment tree (World::add_origin).
+  attached = 5,   ///< Attached to an entity the client holds: arrives with its tree's root.
+  teleport = 6,   ///< Came within the enter radius because it was teleported (World::teleport).
+  presenter = 7,  ///< A presenter: held by every client of its space whose key admits it.
+  unculled = 8,   ///< Its space does not cull (culling off, or below the broadcast threshold).
 };
 
 /// Why an entity left a client's interest set. A client must not play a death for `left`.
@@ -22,6 +26,8 @@ enum class DespawnReason : std::uint8_t {
   left = 0,       ///< Walked beyond the leave radius (or stopped being relevant). Not a death.
   destroyed = 1,  ///< The entity was destroyed.
   key_removed = 2,  ///< The entity's key no longer admits the client (key or subscription changed).
+  space_changed = 3,     ///< The entity, or the client's viewer, is now in another space.
+  culling_switched = 4,  ///< Beyond the leave radius at the tick its space turned culling on.
 };
 
 /// The entity entered the set this tick. The caller writes the entity's full state for it:
@@ -44,7 +50,10 @@ struct DespawnRecord {
   DespawnReason reason = DespawnReason::left;
 };
 
-/// One client's records for the last tick. Each span is sorted by entity index, ascending.
+/// One client's records for the last tick. Updates are sorted by entity index, ascending.
+/// Spawns are sorted by attachment depth (a root is depth 0), then entity index, so a parent
+/// always comes before what is attached to it; despawns by depth descending, then index, so an
+/// attachment always goes before its parent. Without attachments all three are sorted by index.
 /// Within a tick, apply despawns, then spawns, then updates: no entity appears in both despawns
 /// and spawns of one tick, and every updated entity is a member after the tick.
 /// The spans are valid until the next call to World::tick() or until the World is destroyed or

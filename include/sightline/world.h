@@ -9,6 +9,8 @@
 
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
+#include "sightline/relevance.h"
+#include "sightline/space_def.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
 #include "sightline/world_def.h"
@@ -25,6 +27,11 @@ struct EntityDef {
   /// Radius of a sphere around the entity that holds its shape, world units, in
   /// [0, kMaxRadius]. See World::set_bound_radius.
   float bound_radius = 0.0f;
+  /// The space it is created in; null means the world's default space.
+  SpaceId space{};
+  /// A presenter: held by every client of its space whose key admits it, at any distance. An
+  /// entity with no position (a match record, a ledger) is a presenter whose position nobody reads.
+  bool presenter = false;
 };
 
 /// A 2D position on the ground plane.
@@ -37,26 +44,49 @@ class WorldImpl;
 
 /// An interest-management world.
 ///
-/// Inputs (entity positions, flags, clients and their viewers) are recorded between ticks and
-/// take effect at the next tick(). tick() runs fixed phases in this order (docs/architecture.md):
-///   1. index:      bin every live entity into a uniform grid by counting sort;
-///   2. leave:      per client and member, in this order: destroyed (despawn `destroyed`); the
-///                  client's viewer (`left`); always relevant, owned by the client or one of its
-///                  extra origins (kept, no test); its key no longer
-///                  admits the client (`key_removed`); admitted by a bypass_distance subscription
-///                  (kept, no test); farther than the leave radius from the viewer (`left`);
-///   3. enter:      per client, add always-relevant entities (spawn `always`), then the ones it
-///                  owns (`owner`), then its extra origins (`origin`), then entities
-///                  admitted by a bypass_distance subscription (`key`), then scan the cells
-///                  overlapping the enter circle of each origin and add entities whose key admits
-///                  the client and that stand within the enter radius of it (`near`). A key admits a client when it is
-///                  Global or the client subscribes to it;
-///   4. schedule:   per client, emit an update for each member due this tick: its period is the
-///                  slower of its distance tier's and its key's send rate (the fastest matching
-///                  subscription; Global, always-relevant, owned and origin entities have none), and it is due
-///                  when period == 1 or (tick + entity_index) % period == 0;
-///   5. release:    slots of entities destroyed before this tick become reusable.
-/// A client's own viewer is never in its set.
+/// Inputs (positions, flags, spaces, attachments, clients and their origins) are recorded
+/// between ticks and take effect at the next tick(). tick() runs fixed phases in this order
+/// (docs/architecture.md):
+///   1. spaces:   count each space's clients (live clients whose viewer is in it), switch its
+///                broadcast mode (SpaceDef::broadcast_threshold) and settle whether it culls at
+///                this tick and at which radii (a culling drill forces culling on);
+///   2. index:    bin every live, unattached, unbounded entity into a uniform grid by counting sort;
+///   3. relevance, per client in ascending slot order, for every entity of the world, by the rule
+///                below; the client's set becomes what the rule holds, and the differences
+///                become its spawns and despawns;
+///   4. schedule: per client, an update for each member due this tick;
+///   5. release:  slots of entities destroyed before this tick become reusable; teleport and
+///                origin-change marks are cleared.
+///
+/// The rule. Entities attached to one another form a tree, and a tree is held or not as a whole:
+/// its root's key, space, position and bound decide. For client c in space S (its viewer's), with
+/// origins O (the viewer and those extra origins that are in S) and nearest2(e) the smallest
+/// float dx*dx + dz*dz from e to an origin, an entity e with root r is decided by the first match:
+///   a. e is c's viewer: not held (the client predicts its own viewer);
+///   b. r is not in S: not held;
+///   c. an entity of the tree is always relevant: held (spawn reason `always`);
+///   d. c owns an entity of the tree: held (`owner`);
+///   e. an entity of the tree is an origin of c: held (`origin`);
+///   f. r's key does not admit c: not held;
+///   g. r is a presenter: held (`presenter`);
+///   h. a bypass_distance subscription of c admits r's key: held (`key`);
+///   i. S does not cull at this tick: held (`unculled`);
+///   j. r was in c's set after the last tick: held while nearest2(r) <= (L + b)^2, with b the
+///      root's bound radius and L the space's leave radius;
+///   k. otherwise held when nearest2(r) <= (R + b)^2 (`near`, or `teleport` when an entity of the
+///      tree was teleported since the last tick).
+/// An entity that is not its tree's root spawns with reason `attached`. A member that is no
+/// longer held despawns with reason `destroyed` (it was destroyed), `space_changed` (rule b),
+/// `key_removed` (f), `culling_switched` (out of range at the tick its space turned culling on)
+/// or `left` (the viewer, or out of range).
+///
+/// The schedule: a member's period is the slower of its root's distance tier (tiers apply in
+/// culling spaces: the first with nearest2(r) <= (fraction * R + b)^2, the last beyond all; 1
+/// elsewhere) and its root's key rate (the fastest matching subscription; none for Global keys
+/// and for trees held by rules c to e). It is due when period == 1, or (tick + r.index) % period
+/// == 0, or an entity of r's tree was teleported since the last tick, or c's origins changed
+/// since the last tick (set_viewer, add_origin, remove_origin, destroying an extra origin,
+/// teleporting the viewer or an extra origin): every member is then due.
 ///
 /// Memory: after warm-up (stable entity, client and set counts) a tick performs no heap
 /// allocation. Thread safety: none; use one World from one thread at a time.
@@ -105,8 +135,41 @@ class World {
   [[nodiscard]] Status set_bound_radius(EntityId entity, float radius);
   [[nodiscard]] Result<float> bound_radius(EntityId entity) const;
 
-  /// Marks an entity always relevant (held by every client) or back to radius-tested.
+  /// Marks an entity always relevant (held by every client of its space, whatever its key and
+  /// distance: a boss whose fight starts) or back to the usual rules, from the next tick. On an
+  /// attached entity it makes its whole tree always relevant.
   [[nodiscard]] Status set_always_relevant(EntityId entity, bool always_relevant);
+  [[nodiscard]] Result<bool> always_relevant(EntityId entity) const;
+
+  /// Makes a root entity a presenter (see EntityDef::presenter) or not. Refused
+  /// (invalid_argument) on an attached entity: presenting belongs to the root.
+  [[nodiscard]] Status set_presenter(EntityId entity, bool presenter);
+  [[nodiscard]] Result<bool> presenter(EntityId entity) const;
+
+  /// Moves an entity discontinuously (a respawn, a portal). Like set_position, and besides: at
+  /// the next tick every client holding its tree gets an update for each of its entities whatever
+  /// their tier, a client it newly enters gets spawn reason `teleport`, and when it is an origin
+  /// of a client, every member of that client is due.
+  [[nodiscard]] Status teleport(EntityId entity, float x, float z);
+
+  // --- Attachments ----------------------------------------------------------------------
+
+  /// Attaches `child` to `parent` (a weapon to a hand, a rider to a horse): from the next tick
+  /// the child is held exactly when its tree's root is, spawns after its parent and despawns
+  /// before it (stream.h's order). While attached, the child's own position and bound radius do
+  /// not decide who holds it (its position still serves when it is a client's viewer or origin);
+  /// its key, space and presenter flag belong to the root. Re-attaching moves it.
+  /// Refused (invalid_argument), changing nothing, when: child == parent; parent is attached
+  /// (directly or not) to child; the tree would be deeper than kMaxAttachmentDepth; the child
+  /// has a non-Global key or is a presenter; the two are in different spaces.
+  [[nodiscard]] Status attach(EntityId child, EntityId parent);
+  /// Makes the entity a root again, at its own position. Detaching a root is not an error.
+  /// Destroying a parent detaches its children the same way.
+  [[nodiscard]] Status detach(EntityId child);
+  /// The parent, or a null EntityId for a root.
+  [[nodiscard]] Result<EntityId> parent(EntityId entity) const;
+  /// The root of the entity's tree (the entity itself for a root).
+  [[nodiscard]] Result<EntityId> root(EntityId entity) const;
 
   [[nodiscard]] Result<Position> position(EntityId entity) const;
   /// True while the handle names a live entity.
@@ -155,6 +218,8 @@ class World {
 
   /// Gives the entity an Area key: only clients subscribed to `key` through set_area_keys may
   /// hold it. Refused (invalid_argument) when key > kMaxInterestKey.
+  /// Every key setter is refused (invalid_argument) on an attached entity: keys belong to the
+  /// root, whose key the whole tree follows.
   [[nodiscard]] Status set_area_interest_key(EntityId entity, std::uint64_t key);
   /// Gives the entity a User key: only clients subscribed through add_user_key may hold it.
   /// Refused (invalid_argument) for key 0 (it would encode as Global) and key > kMaxInterestKey.
@@ -182,9 +247,52 @@ class World {
   /// Rises by one on every call that actually changed the client's subscriptions.
   [[nodiscard]] Result<std::uint64_t> subscription_revision(ClientId client) const;
 
+  // --- Spaces ---------------------------------------------------------------------------
+
+  /// The space entities are created in unless EntityDef::space says otherwise. Its SpaceDef starts
+  /// as culling on at the World's radii (WorldDef, set_radii) without broadcast; set_space_def may
+  /// change it. It cannot be destroyed.
+  [[nodiscard]] SpaceId default_space() const noexcept;
+  /// Creates a space (validates `def`; the message names the field and its value).
+  [[nodiscard]] Result<SpaceId> create_space(const SpaceDef& def);
+  /// Destroys an empty space. Refused (invalid_argument) while entities are in it, and for the
+  /// default space.
+  [[nodiscard]] Status destroy_space(SpaceId space);
+  /// Changes a space's settings from the next tick (validated as create_space does). Its
+  /// broadcast mode carries over: a space that was not broadcasting, or had threshold 0, starts
+  /// the new setting culling. A drill stays in force.
+  [[nodiscard]] Status set_space_def(SpaceId space, const SpaceDef& def);
+  [[nodiscard]] Result<SpaceDef> space_def(SpaceId space) const;
+  /// What the space did at the last tick, and its entity count now.
+  [[nodiscard]] Result<SpaceState> space_state(SpaceId space) const;
+  /// Moves a root entity and everything attached to it into `space`. Clients holding them in
+  /// the old space get despawns (`space_changed`); a client whose viewer moves follows it, and
+  /// its set is rebuilt in the new space. Refused on an attached entity.
+  [[nodiscard]] Status set_space(EntityId entity, SpaceId space);
+  [[nodiscard]] Result<SpaceId> space(EntityId entity) const;
+  /// The space of the client's viewer.
+  [[nodiscard]] Result<SpaceId> client_space(ClientId client) const;
+  /// A culling drill (seed 004): forces culling on in `space` at these radii (validated like
+  /// set_radii) from the next tick, whatever its setting and broadcast mode, so a game can see
+  /// what a culling space would send. clear_culling_drill restores the setting.
+  [[nodiscard]] Status set_culling_drill(SpaceId space, float enter_radius, float leave_radius);
+  [[nodiscard]] Status clear_culling_drill(SpaceId space);
+
+  // --- Questions ------------------------------------------------------------------------
+
+  /// Whether the entity is in the client's set after the last tick.
+  [[nodiscard]] Result<bool> is_relevant_to(ClientId client, EntityId entity) const;
+  /// The rule (class comment) that admits or excludes the entity, evaluated on the inputs as
+  /// they are now, with the set of the last tick standing for membership (rule j). Called right
+  /// after tick(), held == is_relevant_to() and the rule is the one that tick applied.
+  [[nodiscard]] Result<Why> why(ClientId client, EntityId entity) const;
+  /// How many clients hold the entity after the last tick (a game can slow NPCs nobody sees).
+  [[nodiscard]] Result<std::uint32_t> holder_count(EntityId entity) const;
+
   // --- Radii ----------------------------------------------------------------------------
 
-  /// Changes R and L for the following ticks, with the same rules as WorldDef (refused with
+  /// Changes the world's R and L (the default space's, and those of spaces whose SpaceDef takes
+  /// the world's) for the following ticks, with the same rules as WorldDef (refused with
   /// invalid_argument, the message naming the radius and its value). Members between
   /// the old and new radii stay or leave by the new rule at the next tick.
   [[nodiscard]] Status set_radii(float enter_radius, float leave_radius);

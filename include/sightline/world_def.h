@@ -11,6 +11,8 @@ namespace sightline {
 
 /// Most origins a client may have besides its viewer (World::add_origin).
 inline constexpr std::uint32_t kMaxOrigins = 15;
+/// Deepest attachment tree: a root is depth 0, its children depth 1 (World::attach).
+inline constexpr std::uint32_t kMaxAttachmentDepth = 15;
 /// Smallest accepted enter radius, in world units. Its square stays a normal float.
 inline constexpr float kMinRadius = 1.0e-6f;
 /// Largest accepted radius or cell size, in world units. Squares of it stay finite in float.

@@ -1,0 +1,84 @@
+// The questions a game asks of the last tick: who holds what, and why.
+#include <algorithm>
+
+#include "world_impl.h"
+
+namespace sightline {
+
+namespace {
+
+// Calls f on e and everything attached below it until f returns true; returns whether it did.
+template <class F>
+bool any_in_tree(const WorldImpl& w, std::uint32_t e, const F& f) {
+  if (f(e)) return true;
+  for (std::uint32_t c = w.first_child[e]; c != WorldImpl::kNone; c = w.next_sibling[c]) {
+    if (any_in_tree(w, c, f)) return true;
+  }
+  return false;
+}
+
+bool holds(const WorldImpl& w, const ClientSlot& client, std::uint32_t e) {
+  const EntityId* const begin = w.members[w.current].data() + client.members.begin;
+  const EntityId* const end = begin + client.members.count;
+  const EntityId* at = std::lower_bound(begin, end, e, [](EntityId m, std::uint32_t i) { return m.index < i; });
+  return at != end && at->index == e;
+}
+
+}  // namespace
+
+Result<bool> World::is_relevant_to(ClientId client, EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  if (Status s = w.check(entity); !s) return s;
+  return holds(w, w.client_slots[client.index], entity.index);
+}
+
+Result<Why> World::why(ClientId client, EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  if (Status s = w.check(entity); !s) return s;
+  const ClientSlot& c = w.client_slots[client.index];
+  const std::uint32_t e = entity.index;
+  const std::uint32_t r = w.root_of(e);
+  const std::uint32_t client_space = w.space[c.viewer];
+  const SpaceSlot& room = w.space_slots[client_space];
+  auto answer = [&](bool held, Rule rule) { return Why{held, rule, EntityId{r, w.generation[r]}}; };
+  if (e == c.viewer) return answer(false, Rule::viewer);
+  if (w.space[r] != client_space) return answer(false, Rule::other_space);
+  if (any_in_tree(w, r, [&](std::uint32_t x) { return w.always[x] != 0; })) return answer(true, Rule::always);
+  if (any_in_tree(w, r, [&](std::uint32_t x) { return w.owner[x] == client.index + 1; })) {
+    return answer(true, Rule::owner);
+  }
+  const auto is_origin = [&](std::uint32_t x) {
+    return x == c.viewer || std::binary_search(c.extra_origins.begin(), c.extra_origins.end(), x);
+  };
+  if (any_in_tree(w, r, is_origin)) return answer(true, Rule::origin);
+  const Subscription* subscription = w.key[r] == 0 ? nullptr : find_subscription(c, w.key[r]);
+  if (w.key[r] != 0 && subscription == nullptr) return answer(false, Rule::key_excluded);
+  if (w.presenter[r]) return answer(true, Rule::presenter);
+  if (subscription != nullptr && subscription->bypass_distance) return answer(true, Rule::key_bypass);
+  if (!room.culls) return answer(true, Rule::unculled);
+  float best = std::numeric_limits<float>::infinity();
+  auto consider = [&](std::uint32_t o) {
+    const float dx = w.xs[r] - w.xs[o];
+    const float dz = w.zs[r] - w.zs[o];
+    best = std::min(best, dx * dx + dz * dz);
+  };
+  consider(c.viewer);
+  for (const std::uint32_t o : c.extra_origins) {
+    if (w.space[o] == client_space) consider(o);
+  }
+  const float enter = room.enter + w.bound[r];
+  if (best <= enter * enter) return answer(true, Rule::near);
+  const float leave = room.leave + w.bound[r];
+  if (holds(w, c, r) && best <= leave * leave) return answer(true, Rule::within_leave);
+  return answer(false, Rule::out_of_range);
+}
+
+Result<std::uint32_t> World::holder_count(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  return w.holders[entity.index];
+}
+
+}  // namespace sightline

@@ -1,0 +1,233 @@
+// Spaces: independent rooms of one World, each with its own culling settings.
+#include <cmath>
+#include <string>
+
+#include "format_value.h"
+#include "validation.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+namespace {
+
+Status refuse(const std::string& message) { return {ErrorCode::invalid_def, "SpaceDef: " + message}; }
+
+Status validate(const SpaceDef& def) {
+  if (def.culling != Culling::off && def.culling != Culling::on) {
+    return refuse("culling is " + std::to_string(static_cast<int>(def.culling)) + ": must be off or on");
+  }
+  const bool explicit_radii = def.enter_radius != 0.0f || def.leave_radius != 0.0f;
+  if (explicit_radii) {
+    if (def.enter_radius == 0.0f || def.leave_radius == 0.0f) {
+      return refuse("enter_radius is " + format_value(def.enter_radius) + " and leave_radius is " +
+                    format_value(def.leave_radius) + ": give both or neither (0 takes the world's)");
+    }
+    if (Status s = validate_radii(def.enter_radius, def.leave_radius); !s) return refuse(s.message());
+  }
+  if (def.radius != 0.0f) {
+    if (!(def.radius >= kLeastInterestRadius && def.radius <= kMostInterestRadius)) {
+      return refuse("radius is " + format_value(def.radius) + ": must be 0 or in [" +
+                    format_value(kLeastInterestRadius) + ", " + format_value(kMostInterestRadius) + "]");
+    }
+    if (explicit_radii) return refuse("radius and enter_radius/leave_radius are both given: use one form");
+    if (!(def.enter_factor > 0.0f && def.enter_factor <= kMaxRadiusFactor)) {
+      return refuse("enter_factor is " + format_value(def.enter_factor) + ": must be in (0, " +
+                    format_value(kMaxRadiusFactor) + "]");
+    }
+    if (!(def.leave_factor >= def.enter_factor && def.leave_factor <= kMaxRadiusFactor)) {
+      return refuse("leave_factor is " + format_value(def.leave_factor) + ": must be in [enter_factor (" +
+                    format_value(def.enter_factor) + "), " + format_value(kMaxRadiusFactor) + "]");
+    }
+    if (Status s = validate_radii(def.radius * def.enter_factor, def.radius * def.leave_factor); !s) {
+      return refuse("radius x factors: " + s.message());
+    }
+  }
+  return {};
+}
+
+void reset_mode(SpaceSlot& slot) {
+  slot.broadcasting = slot.def.broadcast_threshold > 0;
+  slot.drill = false;
+  slot.culled_last_tick = slot.def.culling == Culling::on && !slot.broadcasting;
+}
+
+}  // namespace
+
+void settle_radii(SpaceSlot& slot, float world_enter, float world_leave) {
+  const SpaceDef& d = slot.def;
+  if (slot.drill) {
+    slot.enter = slot.drill_enter;
+    slot.leave = slot.drill_leave;
+  } else if (d.enter_radius != 0.0f) {
+    slot.enter = d.enter_radius;
+    slot.leave = d.leave_radius;
+  } else if (d.radius != 0.0f) {
+    slot.enter = d.radius * d.enter_factor;
+    slot.leave = d.radius * d.leave_factor;
+  } else {
+    slot.enter = world_enter;
+    slot.leave = world_leave;
+  }
+}
+
+Status WorldImpl::check(SpaceId id) const {
+  if (id.is_null()) return {ErrorCode::null_handle, "space handle is null"};
+  if (id.index >= space_slots.size() || space_slots[id.index].generation != id.generation ||
+      !space_slots[id.index].alive) {
+    return {ErrorCode::stale_handle, describe(id) + " is stale: destroyed or never created"};
+  }
+  return {};
+}
+
+void WorldImpl::add_to_space(std::uint32_t e, std::uint32_t space_slot) {
+  std::vector<std::uint32_t>& list = space_slots[space_slot].entities;
+  space[e] = space_slot;
+  space_pos[e] = static_cast<std::uint32_t>(list.size());
+  list.push_back(e);
+}
+
+void WorldImpl::remove_from_space(std::uint32_t e) {
+  std::vector<std::uint32_t>& list = space_slots[space[e]].entities;
+  const std::uint32_t last = list.back();
+  list[space_pos[e]] = last;
+  space_pos[last] = space_pos[e];
+  list.pop_back();
+}
+
+void WorldImpl::settle_spaces() {
+  for (SpaceSlot& slot : space_slots) slot.clients = 0;
+  for (const ClientId id : live_clients) ++space_slots[space[client_slots[id.index].viewer]].clients;
+  for (SpaceSlot& slot : space_slots) {
+    if (!slot.alive) continue;
+    const SpaceDef& d = slot.def;
+    if (d.broadcast_threshold == 0) {
+      slot.broadcasting = false;
+    } else if (slot.broadcasting && slot.clients > d.broadcast_threshold) {
+      slot.broadcasting = false;
+    } else if (!slot.broadcasting && static_cast<std::int64_t>(slot.clients) <=
+                                         static_cast<std::int64_t>(d.broadcast_threshold) - d.broadcast_margin) {
+      slot.broadcasting = true;
+    }
+    slot.culls = slot.drill || (d.culling == Culling::on && !slot.broadcasting);
+    slot.switched_on = slot.culls && !slot.culled_last_tick;
+    slot.culled_last_tick = slot.culls;
+    settle_radii(slot, enter_radius, leave_radius);
+  }
+}
+
+SpaceId World::default_space() const noexcept { return SpaceId{0, impl_->space_slots[0].generation}; }
+
+Result<SpaceId> World::create_space(const SpaceDef& def) {
+  WorldImpl& w = *impl_;
+  if (Status s = validate(def); !s) return s;
+  std::uint32_t index;
+  if (!w.free_spaces.empty()) {
+    index = w.free_spaces.back();
+    w.free_spaces.pop_back();
+  } else {
+    index = static_cast<std::uint32_t>(w.space_slots.size());
+    w.space_slots.emplace_back();
+  }
+  SpaceSlot& slot = w.space_slots[index];
+  slot.generation = slot.generation + 1 == 0 ? 1 : slot.generation + 1;
+  slot.alive = true;
+  slot.def = def;
+  slot.entities.clear();
+  reset_mode(slot);
+  slot.culls = slot.culled_last_tick;  // until the first tick settles it
+  settle_radii(slot, w.enter_radius, w.leave_radius);
+  return SpaceId{index, slot.generation};
+}
+
+Status World::destroy_space(SpaceId space) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(space); !s) return s;
+  if (space.index == 0) return {ErrorCode::invalid_argument, describe(space) + " is the default space"};
+  SpaceSlot& slot = w.space_slots[space.index];
+  if (!slot.entities.empty()) {
+    return {ErrorCode::invalid_argument, describe(space) + " still holds " + std::to_string(slot.entities.size()) +
+                                             " entities: destroy them or move them to another space first"};
+  }
+  slot.alive = false;
+  slot.drill = false;
+  w.free_spaces.push_back(space.index);
+  return {};
+}
+
+Status World::set_space_def(SpaceId space, const SpaceDef& def) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(space); !s) return s;
+  if (Status s = validate(def); !s) return s;
+  w.space_slots[space.index].def = def;
+  return {};
+}
+
+Result<SpaceDef> World::space_def(SpaceId space) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(space); !s) return s;
+  return w.space_slots[space.index].def;
+}
+
+Result<SpaceState> World::space_state(SpaceId space) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(space); !s) return s;
+  const SpaceSlot& slot = w.space_slots[space.index];
+  SpaceState state;
+  state.culling = slot.culls;
+  state.broadcasting = slot.def.culling == Culling::on && slot.broadcasting && !slot.drill;
+  state.drill = slot.drill;
+  state.enter_radius = slot.culls ? slot.enter : 0.0f;
+  state.leave_radius = slot.culls ? slot.leave : 0.0f;
+  state.clients = slot.clients;
+  state.entities = static_cast<std::uint32_t>(slot.entities.size());
+  return state;
+}
+
+Status World::set_space(EntityId entity, SpaceId space) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  if (Status s = w.check(space); !s) return s;
+  if (Status s = w.check_root(entity, "the space"); !s) return s;
+  if (w.space[entity.index] == space.index) return {};
+  auto move = [&w, &space](auto& self, std::uint32_t e) -> void {
+    w.remove_from_space(e);
+    w.add_to_space(e, space.index);
+    for (std::uint32_t c = w.first_child[e]; c != WorldImpl::kNone; c = w.next_sibling[c]) self(self, c);
+  };
+  move(move, entity.index);
+  return {};
+}
+
+Result<SpaceId> World::space(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  const std::uint32_t slot = w.space[entity.index];
+  return SpaceId{slot, w.space_slots[slot].generation};
+}
+
+Result<SpaceId> World::client_space(ClientId client) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  const std::uint32_t slot = w.space[w.client_slots[client.index].viewer];
+  return SpaceId{slot, w.space_slots[slot].generation};
+}
+
+Status World::set_culling_drill(SpaceId space, float enter_radius, float leave_radius) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(space); !s) return s;
+  if (Status s = validate_radii(enter_radius, leave_radius); !s) return {ErrorCode::invalid_argument, s.message()};
+  SpaceSlot& slot = w.space_slots[space.index];
+  slot.drill = true;
+  slot.drill_enter = enter_radius;
+  slot.drill_leave = leave_radius;
+  return {};
+}
+
+Status World::clear_culling_drill(SpaceId space) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(space); !s) return s;
+  w.space_slots[space.index].drill = false;
+  return {};
+}
+
+}  // namespace sightline

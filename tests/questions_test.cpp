@@ -1,0 +1,145 @@
+// The questions a game asks (is_relevant_to, why, holder_count), presenters, always relevant at
+// run time, and teleports that do not wait for a slow tier.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "small_world.h"
+
+namespace sightline::testing {
+namespace {
+
+using Spawn = std::pair<EntityId, SpawnReason>;
+
+TEST(QuestionsTest, WhyNamesTheRuleThatDecidedAndHolderCountCountsClients) {
+  SmallWorld w;
+  const EntityId v1 = w.make(0, 0);
+  const EntityId v2 = w.make(100, 0);
+  const EntityId npc = w.make(5, 0);
+  const EntityId lonely = w.make(50, 0);
+  const EntityId door = w.make(11, 0);
+  const ClientId c1 = w.client(v1);
+  const ClientId c2 = w.client(v2);
+  w.world.tick();
+  EXPECT_EQ(*w.world.holder_count(npc), 1u);
+  EXPECT_EQ(*w.world.holder_count(lonely), 0u) << "nobody sees it: the game may slow it down";
+  EXPECT_EQ(*w.world.holder_count(v1), 0u);
+  const Why near = *w.world.why(c1, npc);
+  EXPECT_TRUE(near.held);
+  EXPECT_EQ(near.rule, Rule::near);
+  EXPECT_EQ(near.root, npc);
+  EXPECT_EQ(w.world.why(c1, door)->rule, Rule::out_of_range);
+  EXPECT_EQ(w.world.why(c1, v1)->rule, Rule::viewer);
+  EXPECT_EQ(w.world.why(c2, v1)->rule, Rule::out_of_range);
+
+  ASSERT_TRUE(w.world.set_position(npc, 11.5f, 0).ok());  // between R and L: hysteresis keeps it
+  EXPECT_EQ(w.world.why(c1, npc)->rule, Rule::within_leave);
+  ASSERT_TRUE(w.world.set_area_interest_key(npc, 9).ok());
+  EXPECT_FALSE(w.world.why(c1, npc)->held);
+  EXPECT_EQ(w.world.why(c1, npc)->rule, Rule::key_excluded);
+  ASSERT_TRUE(w.world.add_user_key(c1, {.key = 1}).ok());
+  ASSERT_TRUE(w.world.set_area_keys(c1, std::vector<KeySubscription>{{.key = 9, .bypass_distance = true}}).ok());
+  EXPECT_EQ(w.world.why(c1, npc)->rule, Rule::key_bypass);
+  w.world.tick();
+  EXPECT_TRUE(w.holds(c1, npc));
+  EXPECT_FALSE(w.holds(c2, npc));
+  EXPECT_EQ(*w.world.holder_count(npc), 1u);
+
+  ASSERT_TRUE(w.world.set_owner(lonely, c2).ok());
+  EXPECT_EQ(w.world.why(c2, lonely)->rule, Rule::owner);
+  ASSERT_TRUE(w.world.add_origin(c1, lonely).ok());
+  EXPECT_EQ(w.world.why(c1, lonely)->rule, Rule::origin);
+  w.world.tick();
+  EXPECT_EQ(*w.world.holder_count(lonely), 2u);
+  ASSERT_TRUE(w.world.destroy_client(c2).ok());
+  EXPECT_EQ(*w.world.holder_count(lonely), 1u) << "a destroyed client holds nothing";
+  EXPECT_EQ(w.world.why(c2, npc).status().code(), ErrorCode::stale_handle);
+  EXPECT_EQ(w.world.is_relevant_to(c1, EntityId{}).status().code(), ErrorCode::null_handle);
+}
+
+TEST(QuestionsTest, ABossTurnsAlwaysRelevantWhenItsFightStarts) {
+  SmallWorld w;
+  const EntityId viewer = w.make(0, 0);
+  const EntityId boss = w.make(900, 0);
+  const ClientId c = w.client(viewer);
+  w.world.tick();
+  EXPECT_FALSE(w.holds(c, boss));
+  ASSERT_TRUE(w.world.set_always_relevant(boss, true).ok());
+  EXPECT_TRUE(*w.world.always_relevant(boss));
+  w.world.tick();
+  EXPECT_EQ(w.spawns(c), (std::vector<Spawn>{{boss, SpawnReason::always}}));
+  EXPECT_EQ(w.world.why(c, boss)->rule, Rule::always);
+  ASSERT_TRUE(w.world.set_always_relevant(boss, false).ok());
+  w.world.tick();
+  EXPECT_FALSE(w.holds(c, boss));
+}
+
+TEST(QuestionsTest, PresentersAreHeldByEveryClientOfTheirSpaceThatTheirKeyAdmits) {
+  SmallWorld w;
+  const EntityId v1 = w.make(0, 0);
+  const EntityId v2 = w.make(5000, 0);
+  const SpaceId other = *w.world.create_space({.culling = Culling::on});
+  const EntityId v3 = w.make(0, 0, other);
+  // A match record: no place to be near, so a presenter whose position nobody reads.
+  const EntityId record = *w.world.create_entity({.presenter = true});
+  const EntityId team_radio = w.make(2500, 0);
+  ASSERT_TRUE(w.world.set_presenter(team_radio, true).ok());
+  ASSERT_TRUE(w.world.set_user_interest_key(team_radio, 77).ok());
+  const ClientId c1 = w.client(v1);
+  const ClientId c2 = w.client(v2);
+  const ClientId c3 = w.client(v3);
+  ASSERT_TRUE(w.world.add_user_key(c2, {.key = 77}).ok());
+  w.world.tick();
+  EXPECT_EQ(w.spawns(c1), (std::vector<Spawn>{{record, SpawnReason::presenter}}));
+  EXPECT_EQ(w.spawns(c2), (std::vector<Spawn>{{record, SpawnReason::presenter},
+                                              {team_radio, SpawnReason::presenter}}));
+  EXPECT_TRUE(w.held(c3).empty());
+  EXPECT_EQ(w.world.why(c2, team_radio)->rule, Rule::presenter);
+}
+
+TEST(QuestionsTest, ATeleportTakesEffectAtTheNextTickWhateverTheTier) {
+  WorldDef def = default_world_def();
+  def.enter_radius = 10.0f;
+  def.leave_radius = 12.0f;
+  def.tiers = {{0.5f, 1}, {std::numeric_limits<float>::infinity(), 8}};
+  World world = std::move(World::create(def).value());
+  const EntityId viewer = *world.create_entity({});
+  const EntityId slow = *world.create_entity({.x = 9.0f});
+  const EntityId jumper = *world.create_entity({.x = 500.0f});
+  const ClientId c = *world.create_client(viewer);
+  world.tick();  // tick 0: spawns and their first updates
+  auto due = [&](EntityId e) {
+    const ClientStream s = *world.stream(c);
+    for (const UpdateRecord& u : s.updates) {
+      if (u.entity == e) return true;
+    }
+    return false;
+  };
+  // The far tier updates `slow` once in 8 ticks; a teleport makes it due at once.
+  std::uint64_t tick = world.tick_count();
+  while ((tick + slow.index) % 8 == 0) tick = (world.tick(), world.tick_count());
+  ASSERT_TRUE(world.teleport(slow, 8.5f, 0.0f).ok());
+  world.tick();
+  EXPECT_TRUE(due(slow));
+  world.tick();
+  EXPECT_EQ(due(slow), (world.tick_count() - 1 + slow.index) % 8 == 0);
+
+  ASSERT_TRUE(world.teleport(jumper, 3.0f, 0.0f).ok());
+  world.tick();
+  const ClientStream s = *world.stream(c);
+  ASSERT_EQ(s.spawns.size(), 1u);
+  EXPECT_EQ(s.spawns[0].entity, jumper);
+  EXPECT_EQ(s.spawns[0].reason, SpawnReason::teleport);
+
+  // Teleporting the viewer makes every member due at the next tick.
+  std::uint64_t t = world.tick_count();
+  while ((t + slow.index) % 8 == 0) t = (world.tick(), world.tick_count());
+  ASSERT_TRUE(world.teleport(viewer, 0.5f, 0.0f).ok());
+  world.tick();
+  EXPECT_TRUE(due(slow));
+  EXPECT_EQ(world.teleport(viewer, std::numeric_limits<float>::quiet_NaN(), 0.0f).code(), ErrorCode::non_finite_position);
+  EXPECT_EQ(world.position(viewer)->x, 0.5f) << "a refused teleport changes nothing";
+}
+
+}  // namespace
+}  // namespace sightline::testing

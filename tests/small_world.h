@@ -1,0 +1,65 @@
+// A small hand-built World for directed tests: entities placed by hand, records read back as
+// plain vectors so a test states exactly what it expects.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+#include "sightline/sightline.h"
+
+namespace sightline::testing {
+
+struct SmallWorld {
+  explicit SmallWorld(float enter_radius = 10.0f, float leave_radius = 12.0f) {
+    WorldDef def = default_world_def();
+    def.enter_radius = enter_radius;
+    def.leave_radius = leave_radius;
+    world = std::move(World::create(def).value());
+  }
+
+  EntityId make(float x, float z, SpaceId space = {}) {
+    auto e = world.create_entity({.x = x, .z = z, .space = space});
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    return e.ok() ? *e : EntityId{};
+  }
+
+  ClientId client(EntityId viewer) {
+    auto c = world.create_client(viewer);
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return c.ok() ? *c : ClientId{};
+  }
+
+  std::vector<std::pair<EntityId, SpawnReason>> spawns(ClientId c) const {
+    const ClientStream s = *world.stream(c);
+    std::vector<std::pair<EntityId, SpawnReason>> out;
+    for (const SpawnRecord& r : s.spawns) out.emplace_back(r.entity, r.reason);
+    return out;
+  }
+
+  std::vector<std::pair<EntityId, DespawnReason>> despawns(ClientId c) const {
+    const ClientStream s = *world.stream(c);
+    std::vector<std::pair<EntityId, DespawnReason>> out;
+    for (const DespawnRecord& r : s.despawns) out.emplace_back(r.entity, r.reason);
+    return out;
+  }
+
+  std::vector<EntityId> updates(ClientId c) const {
+    const ClientStream s = *world.stream(c);
+    std::vector<EntityId> out;
+    for (const UpdateRecord& r : s.updates) out.push_back(r.entity);
+    return out;
+  }
+
+  std::vector<EntityId> held(ClientId c) const {
+    const auto set = *world.interest_set(c);
+    return {set.begin(), set.end()};
+  }
+
+  bool holds(ClientId c, EntityId e) const { return *world.is_relevant_to(c, e); }
+
+  World world = std::move(World::create(default_world_def()).value());
+};
+
+}  // namespace sightline::testing
