@@ -14,6 +14,7 @@
 
 #include "jitter_walk.h"
 #include "report.h"
+#include "rule_costs.h"
 #include "run.h"
 #include "sightline/sightline.h"
 #include "trace.h"
@@ -170,6 +171,8 @@ int main(int argc, char** argv) {
   bool json = false;
   std::string trace_path;
   std::string write_trace_path;
+  float drill = 0.0f;
+  std::string scenario;
 
   auto* entities_opt =
       app.add_option("--entities", entities, "Number of entities of the simulated walk (>= 1)");
@@ -202,12 +205,27 @@ int main(int argc, char** argv) {
   app.add_option("--write-trace", write_trace_path,
                  "Write the run's positions to a CSV file in the --trace format (floats round-trip "
                  "exactly, so --trace on it gives the same counts)");
+  auto* drill_opt = app.add_option(
+      "--drill", drill,
+      "A culling drill: the entities live in a space that never asked for culling (everyone holds "
+      "everything), and a drill forces culling on at this enter radius (leave radius: --leave, "
+      "default the same). Prints what the space sends without and with the drill");
+  app.add_option("--scenario", scenario,
+                 "'relevance': the walk with one rule added per row (team markers, a boss turning always "
+                 "relevant, carried items, owned drones) and what each costs in messages")
+      ->check(CLI::IsMember({"relevance"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
 
+  if (drill_opt->count() != 0) {
+    if (radius_opt->count() != 0) return fail("--radius cannot be used with --drill: the drill gives the radius");
+    if (no_interest) return fail("--drill cannot be used with --no-interest");
+    if (!std::isfinite(drill) || drill <= 0.0f) return fail(fmt::format("--drill is {}: must be > 0", drill));
+    radius = drill;
+  }
   if (!std::isfinite(radius) || radius <= 0.0f)
     return fail(fmt::format("--radius is {}: must be > 0", radius));
   if (leave_opt->count() == 0) leave = radius;
@@ -289,12 +307,49 @@ int main(int argc, char** argv) {
     };
   }
 
+  if (!scenario.empty()) {
+    if (trace || no_interest || drill_opt->count() != 0 || tiers || leave_opt->count() != 0) {
+      return fail("--scenario runs its own rows: --trace, --no-interest, --drill, --tiers and --leave do not apply");
+    }
+    const auto specs = sightline::sim::rule_cost_rows(radius, clients, ticks);
+    std::vector<sightline::sim::ReportRow> rows;
+    ProgressBar bar(ticks * specs.size());
+    for (const auto& spec : specs) {
+      auto totals = sightline::sim::run(spec.config, entities, ticks, walk_source(walk),
+                                        [&bar](std::uint64_t) { bar.advance(); });
+      if (!totals.ok()) return fail(fmt::format("{}: {}", spec.name, totals.status().message()), 1);
+      rows.push_back({spec, totals.value()});
+    }
+    const sightline::sim::ReportScenario about{entities, walk.width, walk.height, radius,
+                                               hz,       static_cast<float>(static_cast<double>(ticks) / hz),
+                                               walk.seed};
+    fmt::print("{}", sightline::sim::format_rule_costs(about, rows));
+    return 0;
+  }
+
   sightline::sim::RunConfig config;
   config.enter_radius = radius;
   config.leave_radius = leave;
   config.tiers = tiers;
   config.no_interest = no_interest;
   config.clients = clients;
+  std::optional<Totals> unculled;
+  if (drill_opt->count() != 0) {
+    // The same positions twice: the space as it is set (culling off), then under the drill.
+    sightline::sim::RunConfig off = config;
+    off.culling_off = true;
+    sightline::sim::PositionSource off_source = walk_source(walk);
+    if (trace) {
+      off_source = [&trace](std::uint64_t tick, std::span<float> xs, std::span<float> zs) {
+        std::copy(trace->tick_xs(tick).begin(), trace->tick_xs(tick).end(), xs.begin());
+        std::copy(trace->tick_zs(tick).begin(), trace->tick_zs(tick).end(), zs.begin());
+      };
+    }
+    auto off_totals = sightline::sim::run(off, entities, ticks, off_source);
+    if (!off_totals.ok()) return fail(off_totals.status().message(), 1);
+    unculled = off_totals.value();
+    config.drill = true;
+  }
   ProgressBar bar(ticks);
   auto totals =
       sightline::sim::run(config, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
@@ -303,7 +358,19 @@ int main(int argc, char** argv) {
     out.close();
     if (!out) return fail(fmt::format("writing trace '{}' failed", write_trace_path), 1);
   }
-  if (json) {
+  if (unculled) {
+    if (json) {
+      nlohmann::ordered_json both;
+      both["culling_off"] = totals_json(*unculled, hz);
+      both["drill"] = totals_json(totals.value(), hz);
+      fmt::print("{}\n", both.dump(2));
+    } else {
+      fmt::print("culling off (the space's setting): {} messages/s\n",
+                 sightline::sim::grouped(static_cast<double>(unculled->messages) / (static_cast<double>(ticks) / hz)));
+      fmt::print("culling drill at R = {:g}, L = {:g}:\n", radius, leave);
+      print_summary(totals.value(), hz);
+    }
+  } else if (json) {
     fmt::print("{}\n", totals_json(totals.value(), hz).dump(2));
   } else {
     print_summary(totals.value(), hz);

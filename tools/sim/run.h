@@ -16,6 +16,25 @@ struct RunConfig {
   bool tiers = false;         ///< Use sightline::default_distance_tiers().
   bool no_interest = false;   ///< Send everything: no World runs; every client gets every other entity.
   std::uint32_t clients = 0;  ///< The first `clients` entity ids are clients; <= entities.
+
+  /// A culling drill: the entities live in a space that never asked for culling, and a drill
+  /// forces it on at enter_radius and leave_radius (World::set_culling_drill). drill == false
+  /// with culling_off == true shows what that space sends without the drill: everything.
+  bool drill = false;
+  bool culling_off = false;
+
+  // The relevance scenario's extras, created after the walk's entities (ids >= entities):
+  /// Clients alternate between `teams` teams; each team has `team_markers` static markers with
+  /// the team's user key, which teammates subscribe to with bypass_distance (held at any distance,
+  /// never by the other team).
+  std::uint32_t teams = 0;
+  std::uint32_t team_markers = 0;
+  /// A boss standing in the middle of the world turns always relevant at this tick (0: no boss).
+  std::uint64_t boss_from_tick = 0;
+  /// Every `carried_every`-th client's viewer carries an item attached to it (0: none).
+  std::uint32_t carried_every = 0;
+  /// Each client owns a drone parked beyond every radius.
+  bool drones = false;
 };
 
 /// Totals over a run (message counts summed over all clients and ticks).

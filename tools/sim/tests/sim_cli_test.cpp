@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -220,6 +221,47 @@ TEST_F(SimCli, OneRadiusAndAllClientsMatchBruteForce) {
   const Output got = sim(fmt::format("--json --trace '{}' --radius 3", trace.string()));
   ASSERT_EQ(got.exit_code, 0) << got.err;
   expect_totals(nlohmann::json::parse(got.out), want, kTicks, kEntities, kEntities);
+}
+
+// A drill culls exactly like a culling space at its radii; without it the space sends everything.
+TEST_F(SimCli, DrillCullsLikeARadiusAndTheUnculledSpaceSendsEverything) {
+  const Positions p = make_positions(kEntities, kTicks, 20.0f, 7);
+  const fs::path trace = write("trace.csv", to_csv(p));
+  const Counts want = brute_force(p, 3.0f, 3.75f, kEntities, false);
+  const Output got = sim(fmt::format("--json --trace '{}' --drill 3 --leave 3.75", trace.string()));
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  const auto j = nlohmann::json::parse(got.out);
+  expect_totals(j.at("drill"), want, kTicks, kEntities, kEntities);
+  const auto& off = j.at("culling_off");
+  const std::uint64_t others = kEntities * (kEntities - 1ull);
+  EXPECT_EQ(off.at("updates").get<std::uint64_t>(), kTicks * others);
+  EXPECT_EQ(off.at("spawns").get<std::uint64_t>(), others);
+  EXPECT_EQ(off.at("despawns").get<std::uint64_t>(), 0u);
+  EXPECT_NE(sim("--drill 3 --radius 3").exit_code, 0);
+  EXPECT_NE(sim("--drill 0").exit_code, 0);
+}
+
+// Every rule of the relevance scenario adds messages, and the rows say so.
+TEST_F(SimCli, RelevanceScenarioPrintsWhatEachRuleCosts) {
+  const Output got = sim("--scenario relevance --seconds 5");
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  for (const char* row : {"radius only", "+ team markers", "+ boss always relevant", "+ carried items",
+                          "+ an owned drone each"}) {
+    EXPECT_NE(got.out.find(row), std::string::npos) << row << "\n" << got.out;
+  }
+  // Each rule row ends in what it added: a positive number of messages per second.
+  std::istringstream lines(got.out);
+  int rule_rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("+ ", 0) != 0) continue;
+    ++rule_rows;
+    const std::string added = line.substr(line.find_last_of(' ') + 1);
+    EXPECT_EQ(added.front(), '+') << line;
+    EXPECT_NE(added, "+0") << line;
+  }
+  EXPECT_EQ(rule_rows, 4) << got.out;
+  EXPECT_NE(sim("--scenario relevance --tiers").exit_code, 0);
+  EXPECT_NE(sim("--scenario nothing").exit_code, 0);
 }
 
 TEST_F(SimCli, NoInterestSendsEverything) {
