@@ -26,10 +26,13 @@ void prepare(PassScratch& scratch, std::size_t entity_slots) {
     scratch.entering.reserve(entity_slots);
     scratch.child_members.reserve(entity_slots);
     scratch.forced_roots.reserve(entity_slots);
+    scratch.unseen.resize(entity_slots, 0);
+    scratch.last_seen.resize(entity_slots, 0);
   }
   if (++scratch.epoch == 0) {
     std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
     std::fill(scratch.forced.begin(), scratch.forced.end(), 0);
+    std::fill(scratch.unseen.begin(), scratch.unseen.end(), 0);
     scratch.epoch = 1;
   }
 }
@@ -49,6 +52,7 @@ void WorldImpl::reserve_outputs(std::uint64_t member_total) {
   if (member_total <= reserved_for_members) return;
   const std::size_t capacity = 3 * member_total + 192;
   for (auto* v : {&members[0], &members[1]}) v->reserve(capacity);
+  for (auto* v : {&seen[0], &seen[1]}) v->reserve(capacity);
   spawns.reserve(capacity);
   updates.reserve(capacity);
   despawns.reserve(capacity);
@@ -89,12 +93,14 @@ void WorldImpl::run_tick(TickStats& stats) {
   if (keys_dirty) rebuild_keyed_index();
 
   members[1 - current].clear();
+  seen[1 - current].clear();
   spawns.clear();
   updates.clear();
   despawns.clear();
   for (const ClientId id : live_clients) client_pass(client_slots[id.index], scratch, stats);
   current = 1 - current;
   reserve_outputs(stats.members);
+  deliver_events(stats);
   finish_tick();
 
   for (const std::uint32_t index : destroyed) free_entities.push_back(index);
@@ -103,6 +109,7 @@ void WorldImpl::run_tick(TickStats& stats) {
 }
 
 void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& stats) {
+  const auto client_slot = static_cast<std::uint32_t>(&client - client_slots.data());
   prepare(pass, alive.size());
   const std::uint32_t epoch = pass.epoch;
   std::uint32_t* const stamp = pass.stamp.data();
@@ -118,7 +125,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const DespawnReason out_of_range = room.switched_on ? DespawnReason::culling_switched : DespawnReason::left;
   // Every live entity is in this space: no member or candidate needs a space test.
   const bool uniform = room.entities.size() == live_entities;
-  const bool plain_path = culls && uniform;
+  bool plain_path = culls && uniform;
   const bool attachments = attached_entities != 0;
   const std::uint8_t* const entity_traits = traits.data();
   stamp[viewer] = epoch;
@@ -142,6 +149,11 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     for (std::size_t o = 1; o < origins; ++o) best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
     return best;
   };
+  const Sight sight = sight_of(client, client_slot, origins, origin_x.data(), origin_z.data());
+  plain_path = plain_path && !sight.needed;
+  // Last sightings of the old members; where sight did not apply, the last tick counts as one.
+  const std::uint64_t* const old_seen = client.sighted ? seen[current].data() + client.seen.begin : nullptr;
+  const std::uint64_t last_tick = ticks == 0 ? 0 : ticks - 1;
 
   // Trees this client holds whatever their key and distance: those with something it owns, then
   // those with one of its origins (the viewer's own tree included).
@@ -219,6 +231,15 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
           despawned[despawn_count++] = {member, out_of_range};
           continue;
         }
+        if (sight.needed && !sees(sight, e, pass.occluders)) {
+          const std::uint64_t last = old_seen != nullptr ? old_seen[i] : last_tick;
+          if (ticks - last > sight.hold_ticks) {
+            despawned[despawn_count++] = {member, DespawnReason::hidden};
+            continue;
+          }
+          pass.unseen[e] = epoch;
+          pass.last_seen[e] = last;
+        }
       }
     }
     stamp[e] = epoch;
@@ -276,6 +297,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       ++stats.distance_tests;
       const float reach = enter_r + bound[e];
       if (nearest2(xs[e], zs[e]) <= reach * reach) {
+        if (sight.needed && !sees(sight, e, pass.occluders)) continue;
         stamp[e] = epoch;
         enter(e, near_reason(e));
       }
@@ -299,6 +321,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
           if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
           ++stats.distance_tests;
           if (distance2(item_x[at], item_z[at], ox, oz) <= enter2) {
+            if (sight.needed && !sees(sight, e, pass.occluders)) continue;
             stamp[e] = epoch;
             enter(e, near_reason(e));
           }
@@ -323,6 +346,13 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
         reason = DespawnReason::space_changed;
       } else if (!admits(r)) {
         reason = DespawnReason::key_removed;
+      } else if (sight.needed) {
+        // Not held although in its space and admitted: in range means out of sight.
+        const EntityId* const old_end = old_members + client.members.count;
+        const EntityId* const at = std::lower_bound(old_members, old_end, r,
+                                                    [](EntityId m, std::uint32_t x) { return m.index < x; });
+        const float reach = (at != old_end && at->index == r ? leave_r : enter_r) + bound[r];
+        if (nearest2(xs[r], zs[r]) <= reach * reach) reason = DespawnReason::hidden;
       }
       despawned[despawn_count++] = {member, reason};
     }
@@ -388,6 +418,18 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   }
   for (; a < kept_count; ++a) merged[n++] = kept[a];
   for (; b < spawn_count; ++b) merged[n++] = spawned[b].entity;
+  if (sight.needed) {
+    std::vector<std::uint64_t>& next_seen = seen[1 - current];
+    const std::uint32_t seen_begin = size32(next_seen);
+    next_seen.resize(seen_begin + member_count);
+    std::uint64_t* const sightings = next_seen.data() + seen_begin;
+    for (std::uint32_t i = 0; i < member_count; ++i) {
+      const std::uint32_t e = merged[i].index;
+      sightings[i] = pass.unseen[e] == epoch ? pass.last_seen[e] : ticks;
+    }
+    client.seen = {seen_begin, member_count};
+  }
+  client.sighted = sight.needed;
   if (attachments) {
     // Parents spawn before what is attached to them, and despawn after it.
     const std::uint8_t* const d = depth.data();

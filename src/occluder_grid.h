@@ -6,14 +6,10 @@
 #include <span>
 #include <vector>
 
+#include "sightline/occlusion.h"
+
 namespace sightline {
 
-/// A wall from (x0, z0) to (x1, z1), in world units; coordinates finite (tested to 1e15 in
-/// magnitude). The segment is closed: a ray that only touches an endpoint is blocked. A wall of
-/// zero length is a point that blocks the rays through it.
-struct WallSegment {
-  float x0, z0, x1, z1;
-};
 
 class OccluderGrid;
 

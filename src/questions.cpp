@@ -1,5 +1,7 @@
 // The questions a game asks of the last tick: who holds what, and why.
 #include <algorithm>
+#include <array>
+#include <limits>
 
 #include "world_impl.h"
 
@@ -58,8 +60,14 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   if (w.presenter[r]) return answer(true, Rule::presenter);
   if (subscription != nullptr && subscription->bypass_distance) return answer(true, Rule::key_bypass);
   if (!room.culls) return answer(true, Rule::unculled);
+  std::array<float, kMaxOrigins + 1> origin_x;
+  std::array<float, kMaxOrigins + 1> origin_z;
+  std::size_t origins = 0;
   float best = std::numeric_limits<float>::infinity();
   auto consider = [&](std::uint32_t o) {
+    origin_x[origins] = w.xs[o];
+    origin_z[origins] = w.zs[o];
+    ++origins;
     const float dx = w.xs[r] - w.xs[o];
     const float dz = w.zs[r] - w.zs[o];
     best = std::min(best, dx * dx + dz * dz);
@@ -68,11 +76,32 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   for (const std::uint32_t o : c.extra_origins) {
     if (w.space[o] == client_space) consider(o);
   }
+  const EntityId* const begin = w.members[w.current].data() + c.members.begin;
+  const EntityId* const end = begin + c.members.count;
+  const EntityId* const at = std::lower_bound(begin, end, r, [](EntityId m, std::uint32_t i) { return m.index < i; });
+  const bool member = at != end && at->index == r;
   const float enter = room.enter + w.bound[r];
-  if (best <= enter * enter) return answer(true, Rule::near);
   const float leave = room.leave + w.bound[r];
-  if (holds(w, c, r) && best <= leave * leave) return answer(true, Rule::within_leave);
-  return answer(false, Rule::out_of_range);
+  Rule rule = Rule::out_of_range;
+  if (best <= enter * enter) {
+    rule = Rule::near;
+  } else if (member && best <= leave * leave) {
+    rule = Rule::within_leave;
+  } else {
+    return answer(false, Rule::out_of_range);
+  }
+  const Sight sight = w.sight_of(c, client.index, origins, origin_x.data(), origin_z.data());
+  if (sight.needed) {
+    OccluderScratch occluders;
+    if (!w.sees(sight, r, occluders)) {
+      if (!member) return answer(false, Rule::hidden);
+      const std::uint64_t last_tick = w.ticks == 0 ? 0 : w.ticks - 1;
+      const std::uint64_t last =
+          c.sighted ? w.seen[w.current][c.seen.begin + static_cast<std::uint32_t>(at - begin)] : last_tick;
+      if (last_tick - last > sight.hold_ticks) return answer(false, Rule::hidden);
+    }
+  }
+  return answer(true, rule);
 }
 
 Result<std::uint32_t> World::holder_count(EntityId entity) const {

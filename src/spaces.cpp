@@ -42,6 +42,10 @@ Status validate(const SpaceDef& def) {
       return refuse("radius x factors: " + s.message());
     }
   }
+  if (def.visibility_hold_ticks > kMaxVisibilityHoldTicks) {
+    return refuse("visibility_hold_ticks is " + std::to_string(def.visibility_hold_ticks) + ": must be <= " +
+                  std::to_string(kMaxVisibilityHoldTicks));
+  }
   return {};
 }
 

@@ -30,6 +30,8 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   binned.reserve(def.entity_capacity);
   traits.reserve(def.entity_capacity);
   for (auto* v : {&parent, &first_child, &next_sibling, &holders, &space, &space_pos}) v->reserve(def.entity_capacity);
+  vel_x.reserve(def.entity_capacity);
+  vel_z.reserve(def.entity_capacity);
   for (auto* v : {&depth, &presenter, &teleported, &tree_teleported, &tree_always}) v->reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   // The default space: culling at the world's radii, no broadcast.
@@ -123,6 +125,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.depth[index] = 0;
     w.presenter[index] = 0;
     w.holders[index] = 0;
+    w.vel_x[index] = w.vel_z[index] = 0.0f;
     w.teleported[index] = w.tree_teleported[index] = w.tree_always[index] = 0;
   } else {
     w.xs.push_back(def.x);
@@ -140,6 +143,8 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     for (auto* v : {&w.parent, &w.first_child, &w.next_sibling}) v->push_back(WorldImpl::kNone);
     for (auto* v : {&w.depth, &w.presenter, &w.teleported, &w.tree_teleported, &w.tree_always}) v->push_back(0);
     w.holders.push_back(0);
+    w.vel_x.push_back(0.0f);
+    w.vel_z.push_back(0.0f);
     w.space.push_back(0);
     w.space_pos.push_back(0);
     // The release phase of a tick appends to the free list: keep room for every slot.
@@ -336,6 +341,9 @@ Result<ClientId> World::create_client(EntityId viewer) {
   slot.subscriptions.clear();
   slot.bypass_subscriptions = 0;
   slot.refresh = false;
+  slot.look_ahead = 0.0f;
+  slot.sighted = false;
+  slot.seen = Slice{};
   ++w.viewer_refs[viewer.index];
   const ClientId id{index, slot.generation};
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), id,
@@ -361,7 +369,7 @@ Status World::destroy_client(ClientId client) {
   --w.viewer_refs[slot.viewer];
   for (std::uint32_t i = 0; i < slot.members.count; ++i) --w.holders[w.members[w.current][slot.members.begin + i].index];
   slot.alive = false;
-  slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
+  slot.members = slot.spawns = slot.updates = slot.despawns = slot.events = Slice{};
   w.free_clients.push_back(client.index);
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), client,
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
@@ -432,7 +440,8 @@ Result<ClientStream> World::stream(ClientId client) const {
   const ClientSlot& slot = w.client_slots[client.index];
   return ClientStream{std::span(w.spawns).subspan(slot.spawns.begin, slot.spawns.count),
                       std::span(w.updates).subspan(slot.updates.begin, slot.updates.count),
-                      std::span(w.despawns).subspan(slot.despawns.begin, slot.despawns.count)};
+                      std::span(w.despawns).subspan(slot.despawns.begin, slot.despawns.count),
+                      std::span(w.events.records).subspan(slot.events.begin, slot.events.count)};
 }
 
 Result<std::span<const EntityId>> World::interest_set(ClientId client) const {

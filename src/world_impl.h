@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "grid.h"
+#include "occluder_grid.h"
 #include "sightline/space_def.h"
 #include "sightline/world.h"
 
@@ -35,12 +36,16 @@ struct ClientSlot {
   Slice spawns;
   Slice updates;
   Slice despawns;
+  Slice events;              // into WorldImpl::events.records
   std::vector<Subscription> subscriptions;  // sorted by stored_key, unique
   std::uint32_t bypass_subscriptions = 0;   // how many have bypass_distance
   std::uint64_t subscription_revision = 0;
   std::vector<std::uint32_t> owned;          // entity indices this client owns, sorted
   std::vector<std::uint32_t> extra_origins;  // origins besides the viewer, sorted, at most kMaxOrigins
   bool refresh = false;  // origins changed since the last tick: every member is due
+  float look_ahead = 0.0f;  // seconds
+  bool sighted = false;     // sight applied at the last tick: `seen` runs beside `members`
+  Slice seen;               // into WorldImpl::seen[current]: last tick each member was in sight
 };
 
 /// Per-space state. Settled at the start of every tick (phase 1), read by every client pass.
@@ -60,6 +65,7 @@ struct SpaceSlot {
   float enter = 0.0f;        // radii used when culls
   float leave = 0.0f;
   std::uint32_t clients = 0;
+  OccluderGrid walls;
 };
 
 /// The radii a space uses when it culls: the drill's, its own, or the world's.
@@ -80,6 +86,53 @@ struct PassScratch {
   std::vector<EntityId> child_members;  // attached members of the old set, deferred to their root
   std::vector<EntityId> merge;          // room to merge kept roots and kept attached members
   std::vector<std::uint32_t> forced_roots;  // roots this client holds by owner or origin
+  // Sight: per entity slot, == epoch when a member is kept out of sight, with its last sighting.
+  std::vector<std::uint32_t> unseen;
+  std::vector<std::uint64_t> last_seen;
+  OccluderScratch occluders;
+};
+
+/// What the sight test of one client pass needs.
+struct Sight {
+  bool needed = false;  // the client's space culls and has walls, or a filter is set
+  bool walls = false;
+  float look_ahead = 0.0f;
+  ClientId client;
+  std::size_t origins = 0;
+  const float* origin_x = nullptr;
+  const float* origin_z = nullptr;
+  std::uint32_t hold_ticks = 0;
+};
+
+struct EventClassSlot {
+  std::uint32_t generation = 0;
+  EventClassDef def;
+};
+
+/// One-off events (src/events.cpp): the queue, the last tick's output, and the scratch of the
+/// delivery phase. Every array keeps its high-water mark, so a steady event rate allocates nothing.
+struct EventState {
+  std::vector<EventClassSlot> classes;
+  std::vector<EventDef> pending;        // emitted since the last tick
+  std::vector<EventDef> delivered;      // World::events(): the last tick's, in emit order
+  std::vector<EventRecord> records;     // every client's ClientSlot::events slice, in slot order
+  // Scratch of the delivery phase.
+  std::vector<std::uint64_t> order;            // (space slot << 32) | event index, sorted
+  std::vector<std::uint32_t> space_events;     // per space slot: events in it this tick
+  std::vector<std::uint32_t> space_origins;    // per space slot + 1: prefix of its origins
+  std::vector<float> origin_x;                 // origins of clients in spaces with events,
+  std::vector<float> origin_z;                 // grouped by space
+  std::vector<std::uint32_t> origin_client;    // client slot of each origin
+  std::vector<std::uint8_t> origin_binned;     // all 1: Grid::build's filter
+  Grid grid;                                   // over one space's origins at a time
+  std::vector<std::uint32_t> client_stamp;     // per client slot: == epoch when it has the event
+  std::uint32_t epoch = 0;
+  struct Found {
+    std::uint32_t client = 0;
+    EventRecord record;
+  };
+  std::vector<Found> found;                    // in (space, event) order
+  std::vector<std::uint32_t> client_records;   // per client slot: count, then write cursor
 };
 
 class WorldImpl {
@@ -144,6 +197,13 @@ class WorldImpl {
   // Per tick: roots of trees holding an always-relevant entity.
   std::vector<std::uint8_t> tree_always;
   std::vector<std::uint32_t> always_roots;
+  // Sight: velocities for look-ahead, the game's filter, and per member its last sighting
+  // (double-buffered beside members, for clients whose space needs sight).
+  std::vector<float> vel_x;
+  std::vector<float> vel_z;
+  VisibilityFilter filter = nullptr;
+  void* filter_context = nullptr;
+  std::vector<std::uint64_t> seen[2];
 
   // Spaces: per entity slot its space slot and its position in that space's entity list.
   std::vector<std::uint32_t> space;
@@ -166,18 +226,27 @@ class WorldImpl {
 
   Grid grid;
   PassScratch scratch;
+  EventState events;
   std::uint64_t ticks = 0;
 
   [[nodiscard]] Status check(EntityId id) const;
   [[nodiscard]] Status check(ClientId id) const;
   [[nodiscard]] Status check(SpaceId id) const;
+  [[nodiscard]] Status check(EventClassId id) const;
   /// Refuses an attached entity: `what` ("an interest key") belongs to the root.
   [[nodiscard]] Status check_root(EntityId id, const char* what) const;
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
     while (parent[e] != kNone) e = parent[e];
     return e;
   }
+  /// Whether client `sight.client` sees root r this tick: past the walls of r's space from some
+  /// origin, at r's position or its look-ahead position, and by the filter.
+  [[nodiscard]] bool sees(const Sight& sight, std::uint32_t r, OccluderScratch& occluders) const;
+  /// The sight settings of a client, its origins given.
+  [[nodiscard]] Sight sight_of(const ClientSlot& client, std::uint32_t client_slot, std::size_t origins,
+                               const float* origin_x, const float* origin_z) const;
   void settle_spaces();                 // phase 1 of a tick
+  void deliver_events(TickStats& stats);  // phase 5, after every client pass
   void settle_trees();                  // always roots and teleported roots of this tick
   void add_to_space(std::uint32_t e, std::uint32_t space_slot);
   void remove_from_space(std::uint32_t e);

@@ -252,5 +252,36 @@ TEST(AllocationTest, SteadyTicksWithEntityChurnAllocateNothingInTheDenseWorld) {
   expect_churning_ticks_allocate_nothing(kDense);
 }
 
+// A steady event rate: 40 events a tick of three classes (15, 40 and 100 m, one per policy), at
+// entities' positions and naming them, in the default space and the arena, emitted between ticks.
+TEST(AllocationTest, SteadyEventRateAllocatesNothing) {
+  SteadyWorld steady(kArena, true, true);
+  const EventClassId classes[] = {*steady.world->create_event_class({15.0f, AbsentSubject::drop}),
+                                  *steady.world->create_event_class({40.0f, AbsentSubject::null_subject}),
+                                  *steady.world->create_event_class({100.0f, AbsentSubject::send_as_is})};
+  scenarios::Rng rng(9);
+  std::uint64_t records = 0;
+  auto step = [&] {
+    for (int i = 0; i < 40; ++i) {
+      const EntityId subject = steady.ids[rng.below(static_cast<std::uint32_t>(steady.ids.size()))];
+      const Position at = *steady.world->position(subject);
+      const Result<SpaceId> space = steady.world->space(subject);
+      const Result<std::uint32_t> index = steady.world->emit_event(
+          {classes[rng.below(3)], at.x, at.z, *space, subject, static_cast<std::uint64_t>(i)});
+      if (!index.ok()) std::abort();
+    }
+    records += steady.step();
+    for (const ClientId client : steady.world->clients()) {
+      const Result<ClientStream> stream = steady.world->stream(client);
+      for (const EventRecord& r : stream->events) records += r.event + steady.world->events()[r.event].user_data;
+    }
+  };
+  for (int t = 0; t < 50; ++t) step();
+  const std::uint64_t before = allocations();
+  for (int t = 0; t < 200; ++t) step();
+  EXPECT_EQ(allocations() - before, 0u) << "heap allocations in 200 steady ticks with events";
+  EXPECT_GT(records, 0u);
+}
+
 }  // namespace
 }  // namespace sightline

@@ -21,6 +21,7 @@ enum class Rule : std::uint8_t {
   near = 9,           ///< Held: within the enter radius of an origin (a member or not).
   within_leave = 10,  ///< Held: a member beyond the enter radius, within the leave radius (hysteresis).
   out_of_range = 11,  ///< Not held: beyond the enter radius (or the leave radius, for a member).
+  hidden = 12,        ///< Not held: in range but out of sight (walls, filter; beyond the hold).
 };
 
 /// World::why's answer.

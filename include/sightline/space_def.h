@@ -55,6 +55,11 @@ struct SpaceDef {
   /// kRecommendedBroadcastThreshold suits spaces where every entity is a player.
   std::uint32_t broadcast_threshold = 0;
   std::uint32_t broadcast_margin = 2;
+
+  /// Sight (World::set_walls, set_visibility_filter): a member out of sight stays held for this
+  /// many ticks after it was last visible, so sight does not flicker at a corner. At most
+  /// kMaxVisibilityHoldTicks; 0 lets it go at the first tick it is not visible.
+  std::uint32_t visibility_hold_ticks = 10;
 };
 
 /// Seed 003's activation count, for spaces whose entities are the players themselves. Not the

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 
+#include "sightline/events.h"
 #include "sightline/handles.h"
 
 namespace sightline {
@@ -28,6 +29,7 @@ enum class DespawnReason : std::uint8_t {
   key_removed = 2,  ///< The entity's key no longer admits the client (key or subscription changed).
   space_changed = 3,     ///< The entity, or the client's viewer, is now in another space.
   culling_switched = 4,  ///< Beyond the leave radius at the tick its space turned culling on.
+  hidden = 5,            ///< Out of sight for longer than its space's visibility hold.
 };
 
 /// The entity entered the set this tick. The caller writes the entity's full state for it:
@@ -55,13 +57,18 @@ struct DespawnRecord {
 /// always comes before what is attached to it; despawns by depth descending, then index, so an
 /// attachment always goes before its parent. Without attachments all three are sorted by index.
 /// Within a tick, apply despawns, then spawns, then updates: no entity appears in both despawns
-/// and spawns of one tick, and every updated entity is a member after the tick.
+/// and spawns of one tick, and every updated entity is a member after the tick. Events come after
+/// all three: the subject of a record is held after the tick (a member, or the client's viewer),
+/// or null, or the class sends it as is (EventClassDef::when_absent).
 /// The spans are valid until the next call to World::tick() or until the World is destroyed or
 /// moved; do not store them.
 struct ClientStream {
   std::span<const SpawnRecord> spawns;
   std::span<const UpdateRecord> updates;
   std::span<const DespawnRecord> despawns;
+  /// The events this client received at the tick (World::emit_event), sorted by event index, at
+  /// most one record per event.
+  std::span<const EventRecord> events;
 };
 
 /// Totals over all clients for one tick.
@@ -77,6 +84,8 @@ struct TickStats {
   /// would test if it did not skip members first.
   std::uint64_t cell_candidates = 0;
   std::uint64_t members = 0;         ///< Sum of interest set sizes after the tick.
+  std::uint64_t events = 0;          ///< Events delivered this tick (emitted since the last one).
+  std::uint64_t event_records = 0;   ///< Event records over all clients.
 };
 
 }  // namespace sightline

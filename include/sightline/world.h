@@ -7,8 +7,10 @@
 #include <span>
 #include <vector>
 
+#include "sightline/events.h"
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
+#include "sightline/occlusion.h"
 #include "sightline/relevance.h"
 #include "sightline/space_def.h"
 #include "sightline/status.h"
@@ -55,7 +57,10 @@ class WorldImpl;
 ///                below; the client's set becomes what the rule holds, and the differences
 ///                become its spawns and despawns;
 ///   4. schedule: per client, an update for each member due this tick;
-///   5. release:  slots of entities destroyed before this tick become reusable; teleport and
+///   5. events:   every event emitted since the last tick goes to the clients of its space with an
+///                origin within its class's radius, its subject checked against the sets just
+///                made (emit_event); the rule reads the positions, viewers and origins of this tick;
+///   6. release:  slots of entities destroyed before this tick become reusable; teleport and
 ///                origin-change marks are cleared.
 ///
 /// The rule. Entities attached to one another form a tree, and a tree is held or not as a whole:
@@ -72,13 +77,21 @@ class WorldImpl;
 ///   h. a bypass_distance subscription of c admits r's key: held (`key`);
 ///   i. S does not cull at this tick: held (`unculled`);
 ///   j. r was in c's set after the last tick: held while nearest2(r) <= (L + b)^2, with b the
-///      root's bound radius and L the space's leave radius;
-///   k. otherwise held when nearest2(r) <= (R + b)^2 (`near`, or `teleport` when an entity of the
-///      tree was teleported since the last tick).
+///      root's bound radius and L the space's leave radius, and r is in sight;
+///   k. otherwise held when nearest2(r) <= (R + b)^2 and r is visible (`near`, or `teleport` when
+///      an entity of the tree was teleported since the last tick).
+/// Sight applies in a culling space with walls (set_walls) or when a visibility filter is set;
+/// elsewhere every entity is visible. r is visible at a tick when some origin of c sees r's
+/// bounding disc past the walls of the space (the centre, and with b > 0 the two points b from it
+/// across the line of sight: OccluderGrid's samples) at r's position p or at p + v * T (v r's
+/// velocity, T c's look-ahead), and the filter, if set, returns true for (c, r). A member is in
+/// sight while it is visible or was visible at most SpaceDef::visibility_hold_ticks ticks ago; a
+/// tick at which the member was held by another rule, or sight did not apply to c, counts as a
+/// tick it was visible (so the last tick before sight starts to apply does).
 /// An entity that is not its tree's root spawns with reason `attached`. A member that is no
 /// longer held despawns with reason `destroyed` (it was destroyed), `space_changed` (rule b),
 /// `key_removed` (f), `culling_switched` (out of range at the tick its space turned culling on)
-/// or `left` (the viewer, or out of range).
+/// `hidden` (in range but out of sight, j or k) or `left` (the viewer, or out of range).
 ///
 /// The schedule: a member's period is the slower of its root's distance tier (tiers apply in
 /// culling spaces: the first with nearest2(r) <= (fraction * R + b)^2, the last beyond all; 1
@@ -88,8 +101,9 @@ class WorldImpl;
 /// since the last tick (set_viewer, add_origin, remove_origin, destroying an extra origin,
 /// teleporting the viewer or an extra origin): every member is then due.
 ///
-/// Memory: after warm-up (stable entity, client and set counts) a tick performs no heap
-/// allocation. Thread safety: none; use one World from one thread at a time.
+/// Memory: after warm-up (stable entity, client and set counts, a steady event rate) neither a
+/// tick nor emit_event performs heap allocation. Thread safety: none; use one World from one
+/// thread at a time.
 /// Determinism: the same sequence of calls gives the same records, on any platform.
 class World {
  public:
@@ -278,13 +292,34 @@ class World {
   [[nodiscard]] Status set_culling_drill(SpaceId space, float enter_radius, float leave_radius);
   [[nodiscard]] Status clear_culling_drill(SpaceId space);
 
+  // --- Sight (occlusion.h) --------------------------------------------------------------
+
+  /// Replaces the static walls of `space` (rebuilds its occluder index: allocates, O(walls);
+  /// meant for level loads, not for every tick). Every wall is checked first (non_finite_position,
+  /// naming the wall's position in the span and its value); a refused call changes nothing. No
+  /// walls (the default) means nothing blocks sight.
+  [[nodiscard]] Status set_walls(SpaceId space, std::span<const WallSegment> walls);
+  /// The space's walls. Valid until the next set_walls of that space.
+  [[nodiscard]] Result<std::span<const WallSegment>> walls(SpaceId space) const;
+  /// The entity's velocity, world units per second, for look-ahead (finite, |v| <= kMaxCoordinate
+  /// per axis; invalid_argument otherwise). 0 by default; the World never moves anything.
+  [[nodiscard]] Status set_velocity(EntityId entity, float vx, float vz);
+  [[nodiscard]] Result<Velocity> velocity(EntityId entity) const;
+  /// How far ahead sight looks for this client, seconds, in [0, kMaxLookAhead]: at least its
+  /// latency, so an entity about to come round a corner is sent before it does (no pop-in).
+  [[nodiscard]] Status set_look_ahead(ClientId client, float seconds);
+  [[nodiscard]] Result<float> look_ahead(ClientId client) const;
+  /// Sets the game's visibility test (occlusion.h), or removes it with nullptr.
+  void set_visibility_filter(VisibilityFilter filter, void* context) noexcept;
+
   // --- Questions ------------------------------------------------------------------------
 
   /// Whether the entity is in the client's set after the last tick.
   [[nodiscard]] Result<bool> is_relevant_to(ClientId client, EntityId entity) const;
   /// The rule (class comment) that admits or excludes the entity, evaluated on the inputs as
   /// they are now, with the set of the last tick standing for membership (rule j). Called right
-  /// after tick(), held == is_relevant_to() and the rule is the one that tick applied.
+  /// after tick(), held == is_relevant_to() and the rule is the one that tick applied. In a
+  /// space that needs sight it runs the sight test (and the filter), and allocates.
   [[nodiscard]] Result<Why> why(ClientId client, EntityId entity) const;
   /// How many clients hold the entity after the last tick (a game can slow NPCs nobody sees).
   [[nodiscard]] Result<std::uint32_t> holder_count(EntityId entity) const;
@@ -298,6 +333,34 @@ class World {
   [[nodiscard]] Status set_radii(float enter_radius, float leave_radius);
   [[nodiscard]] float enter_radius() const noexcept;
   [[nodiscard]] float leave_radius() const noexcept;
+
+  // --- Events (events.h, docs/events.md) -------------------------------------------------
+
+  /// Creates an event class (validates `def`: invalid_def, the message naming the field and its
+  /// value). Classes are never destroyed; a game makes a handful at start-up.
+  [[nodiscard]] Result<EventClassId> create_event_class(const EventClassDef& def);
+  /// Changes a class (validated as create_event_class does). Events already emitted are delivered
+  /// by the new setting at the next tick.
+  [[nodiscard]] Status set_event_class(EventClassId event_class, const EventClassDef& def);
+  [[nodiscard]] Result<EventClassDef> event_class(EventClassId event_class) const;
+
+  /// Queues a one-off event for the next tick and returns its index in that tick's events().
+  /// At the tick (phase 5) client c receives it when c's space is the event's space and one of
+  /// c's origins (the viewer, and the extra origins in that space) is within the class's radius
+  /// of (x, z) by the float test dx*dx + dz*dz <= radius*radius. When the event names a subject
+  /// that c does not hold after the tick (in its set, or its viewer), the class's when_absent
+  /// decides: no record, a null subject, or the handle as is. A subject destroyed before the tick
+  /// is held by nobody, so the policy applies to every recipient. A client destroyed before the
+  /// tick receives nothing; one created before it may receive the event. An event whose space is
+  /// destroyed before the tick reaches nobody.
+  /// Refused, changing nothing: a null or unknown class (null_handle, stale_handle); a stale space
+  /// or subject (stale_handle; a null space is the default space, a null subject is none); a NaN,
+  /// infinite or out-of-range position (non_finite_position); more than kMaxEventsPerTick events
+  /// since the last tick (invalid_argument).
+  [[nodiscard]] Result<std::uint32_t> emit_event(const EventDef& def);
+  /// The events delivered at the last tick, in emit order (the indices emit_event returned), each
+  /// with its space resolved. Empty before the first tick. Valid until the next tick().
+  [[nodiscard]] std::span<const EventDef> events() const noexcept;
 
   // --- The tick and its output ----------------------------------------------------------
 
