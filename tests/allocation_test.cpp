@@ -58,7 +58,8 @@ struct SteadyWorld {
   /// subscriptions with send rates and a bypass team channel, all set before the first tick.
   /// With `structure` besides: spaces (a broadcast arena whose client count crosses its
   /// threshold, and a room that never asked for culling, under a drill every other 10 ticks),
-  /// attachment chains, presenters, owners, extra origins and teleports every tick.
+  /// attachment chains, presenters, owners, extra origins and teleports every tick; walls, look-ahead
+  /// and a visibility filter.
   explicit SteadyWorld(const SteadyWorldDef& steady_def, bool keys = false, bool with_structure = false)
       : structure(with_structure) {
     scenarios::JitterWalkDef walk_def;
@@ -107,6 +108,20 @@ struct SteadyWorld {
     for (std::size_t c = 0; c < clients.size(); c += 7) {
       if (!world->add_origin(clients[c], ids[(c * 37 + 5) % ids.size()]).ok()) std::abort();
     }
+    // Sight in the default space: a lattice of short walls, look-ahead, velocities, a filter.
+    std::vector<WallSegment> walls;
+    for (float x = 0.0f; x < 200.0f; x += 20.0f) {
+      for (float z = 0.0f; z < 200.0f; z += 20.0f) walls.push_back({x, z, x + 6.0f, z + 2.0f});
+    }
+    if (!world->set_walls(world->default_space(), walls).ok()) std::abort();
+    for (std::size_t i = 0; i < ids.size(); i += 3) {
+      if (!world->set_velocity(ids[i], static_cast<float>(i % 7) - 3.0f, 1.5f).ok()) std::abort();
+    }
+    for (std::size_t c = 0; c < clients.size(); ++c) {
+      if (!world->set_look_ahead(clients[c], 0.1f * static_cast<float>(c % 3)).ok()) std::abort();
+    }
+    world->set_visibility_filter([](void*, ClientId client, EntityId entity) { return (client.index + entity.index) % 17 != 0; },
+                                 nullptr);
   }
 
   // Between ticks: a few teleports, one viewer in and out of the arena (its count crosses the

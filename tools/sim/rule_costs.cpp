@@ -22,6 +22,8 @@ std::vector<ReportRowSpec> rule_cost_rows(float enter_radius, std::uint32_t clie
   rows.push_back({"+ carried items (1 in 4)", config});
   config.drones = true;
   rows.push_back({"+ an owned drone each", config});
+  config.walls = true;
+  rows.push_back({"+ walls block sight", config});
   return rows;
 }
 
@@ -46,7 +48,8 @@ std::string format_rule_costs(const ReportScenario& scenario, const std::vector<
   }
   out += "\nTeam markers are held by teammates only, at any distance (a user key with bypass_distance);\n"
          "the boss is held by every client from the middle of the run on; a carried item arrives and\n"
-         "leaves with its carrier; a drone is held by its owner wherever it is.\n";
+         "leaves with its carrier; a drone is held by its owner wherever it is. Walls (one R long, every\n"
+         "2 R) take what stands behind them out of the near rule after a hold of 10 ticks.\n";
   return out;
 }
 

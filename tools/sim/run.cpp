@@ -46,6 +46,18 @@ Status add_extras(World& world, const RunConfig& config, const std::vector<Entit
       if (Status s = world.set_user_interest_key(marker.value(), team + 1); !s) return s;
     }
   }
+  if (config.walls) {
+    std::vector<WallSegment> walls;
+    const float step = 2.0f * config.enter_radius;
+    for (float x = min_x; x <= max_x; x += step) {
+      for (float z = min_z; z <= max_z; z += step) {
+        const bool across = static_cast<int>((x - min_x) / step + (z - min_z) / step) % 2 == 0;
+        walls.push_back(across ? WallSegment{x, z, x + config.enter_radius, z}
+                               : WallSegment{x, z, x, z + config.enter_radius});
+      }
+    }
+    if (Status s = world.set_walls(world.default_space(), walls); !s) return s;
+  }
   for (std::size_t c = 0; c < clients.size(); ++c) {
     if (config.teams != 0) {
       const std::uint64_t team_key = c % config.teams + 1;

@@ -35,6 +35,8 @@ struct RunConfig {
   std::uint32_t carried_every = 0;
   /// Each client owns a drone parked beyond every radius.
   bool drones = false;
+  /// Walls block sight: a lattice of short walls over the walk's area, one every 2 R, each R long.
+  bool walls = false;
 };
 
 /// Totals over a run (message counts summed over all clients and ticks).

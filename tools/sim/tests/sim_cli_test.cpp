@@ -246,20 +246,21 @@ TEST_F(SimCli, RelevanceScenarioPrintsWhatEachRuleCosts) {
   const Output got = sim("--scenario relevance --seconds 5");
   ASSERT_EQ(got.exit_code, 0) << got.err;
   for (const char* row : {"radius only", "+ team markers", "+ boss always relevant", "+ carried items",
-                          "+ an owned drone each"}) {
+                          "+ an owned drone each", "+ walls block sight"}) {
     EXPECT_NE(got.out.find(row), std::string::npos) << row << "\n" << got.out;
   }
-  // Each rule row ends in what it added: a positive number of messages per second.
+  // Each rule row ends in what it changed: every rule adds messages per second but the walls,
+  // which take some away.
   std::istringstream lines(got.out);
   int rule_rows = 0;
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("+ ", 0) != 0) continue;
     ++rule_rows;
     const std::string added = line.substr(line.find_last_of(' ') + 1);
-    EXPECT_EQ(added.front(), '+') << line;
-    EXPECT_NE(added, "+0") << line;
+    EXPECT_EQ(added.front(), line.find("walls") != std::string::npos ? '-' : '+') << line;
+    EXPECT_GT(added.size(), 2u) << line;
   }
-  EXPECT_EQ(rule_rows, 4) << got.out;
+  EXPECT_EQ(rule_rows, 5) << got.out;
   EXPECT_NE(sim("--scenario relevance --tiers").exit_code, 0);
   EXPECT_NE(sim("--scenario nothing").exit_code, 0);
 }
