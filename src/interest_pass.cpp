@@ -105,6 +105,7 @@ void WorldImpl::run_tick(TickStats& stats) {
 
   for (const std::uint32_t index : destroyed) free_entities.push_back(index);
   destroyed.clear();
+  deep_destroyed = 0;
   ++ticks;
 }
 
@@ -126,7 +127,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   // Every live entity is in this space: no member or candidate needs a space test.
   const bool uniform = room.entities.size() == live_entities;
   bool plain_path = culls && uniform;
-  const bool attachments = attached_entities != 0;
+  const bool attachments = attached_entities != 0 || deep_destroyed != 0;
   const std::uint8_t* const entity_traits = traits.data();
   stamp[viewer] = epoch;
 

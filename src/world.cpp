@@ -173,7 +173,11 @@ Status World::destroy_entity(EntityId entity) {
   (void)set_always_relevant(entity, false);
   const std::uint32_t e = entity.index;
   while (w.first_child[e] != WorldImpl::kNone) w.detach(w.first_child[e]);
+  // Its despawns sort at the depth it had, so a destroyed attachment still goes before its parent.
+  const std::uint8_t depth = w.depth[e];
   w.detach(e);
+  w.depth[e] = depth;
+  if (depth != 0) ++w.deep_destroyed;
   if (w.presenter[e]) (void)set_presenter(entity, false);
   w.remove_from_space(e);
   w.set_entity_key(entity.index, 0);

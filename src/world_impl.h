@@ -186,6 +186,7 @@ class WorldImpl {
   std::vector<std::uint32_t> next_sibling;
   std::vector<std::uint8_t> depth;
   std::uint32_t attached_entities = 0;
+  std::uint32_t deep_destroyed = 0;  // destroyed since the last tick while attached
   std::vector<std::uint8_t> presenter;
   std::vector<std::uint32_t> presenter_list;  // sorted indices of presenters (roots)
   std::vector<std::uint32_t> holders;         // clients holding each entity after the last tick

@@ -55,7 +55,8 @@ struct DespawnRecord {
 /// One client's records for the last tick. Updates are sorted by entity index, ascending.
 /// Spawns are sorted by attachment depth (a root is depth 0), then entity index, so a parent
 /// always comes before what is attached to it; despawns by depth descending, then index, so an
-/// attachment always goes before its parent. Without attachments all three are sorted by index.
+/// attachment always goes before its parent (a destroyed entity sorts at the depth it had when it
+/// was destroyed). Without attachments all three are sorted by index.
 /// Within a tick, apply despawns, then spawns, then updates: no entity appears in both despawns
 /// and spawns of one tick, and every updated entity is a member after the tick. Events come after
 /// all three: the subject of a record is held after the tick (a member, or the client's viewer),
