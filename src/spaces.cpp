@@ -113,6 +113,8 @@ void WorldImpl::settle_spaces() {
       slot.broadcasting = true;
     }
     slot.culls = slot.drill || (d.culling == Culling::on && !slot.broadcasting);
+    slot.drilled = slot.drill;
+    slot.showed_broadcasting = d.culling == Culling::on && slot.broadcasting && !slot.drill;
     slot.switched_on = slot.culls && !slot.culled_last_tick;
     slot.culled_last_tick = slot.culls;
     settle_radii(slot, enter_radius, leave_radius);
@@ -139,6 +141,8 @@ Result<SpaceId> World::create_space(const SpaceDef& def) {
   slot.entities.clear();
   reset_mode(slot);
   slot.culls = slot.culled_last_tick;  // until the first tick settles it
+  slot.drilled = false;
+  slot.showed_broadcasting = def.culling == Culling::on && slot.broadcasting;
   settle_radii(slot, w.enter_radius, w.leave_radius);
   return SpaceId{index, slot.generation};
 }
@@ -178,8 +182,8 @@ Result<SpaceState> World::space_state(SpaceId space) const {
   const SpaceSlot& slot = w.space_slots[space.index];
   SpaceState state;
   state.culling = slot.culls;
-  state.broadcasting = slot.def.culling == Culling::on && slot.broadcasting && !slot.drill;
-  state.drill = slot.drill;
+  state.broadcasting = slot.showed_broadcasting;
+  state.drill = slot.drilled;
   state.enter_radius = slot.culls ? slot.enter : 0.0f;
   state.leave_radius = slot.culls ? slot.leave : 0.0f;
   state.clients = slot.clients;

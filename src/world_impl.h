@@ -62,6 +62,8 @@ struct SpaceSlot {
   bool culls = false;
   bool culled_last_tick = false;
   bool switched_on = false;  // culls now and did not at the last tick
+  bool drilled = false;             // the drill was in force at the last tick
+  bool showed_broadcasting = false;  // SpaceState::broadcasting at the last tick
   float enter = 0.0f;        // radii used when culls
   float leave = 0.0f;
   std::uint32_t clients = 0;

@@ -277,7 +277,8 @@ class World {
   /// the new setting culling. A drill stays in force.
   [[nodiscard]] Status set_space_def(SpaceId space, const SpaceDef& def);
   [[nodiscard]] Result<SpaceDef> space_def(SpaceId space) const;
-  /// What the space did at the last tick, and its entity count now.
+  /// What the space did at the last tick (before the first tick: what its SpaceDef gives, no
+  /// drill), and its entity count now.
   [[nodiscard]] Result<SpaceState> space_state(SpaceId space) const;
   /// Moves a root entity and everything attached to it into `space`. Clients holding them in
   /// the old space get despawns (`space_changed`); a client whose viewer moves follows it, and
