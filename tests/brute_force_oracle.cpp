@@ -1,8 +1,8 @@
 #include "brute_force_oracle.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
-#include <set>
 #include <sstream>
 #include <utility>
 
@@ -18,9 +18,88 @@ std::string to_string(ClientId id) {
   return "client " + std::to_string(id.index) + ":" + std::to_string(id.generation);
 }
 
+std::string to_string(SpaceId id) {
+  return "space " + std::to_string(id.index) + ":" + std::to_string(id.generation);
+}
+
+std::string to_string(Rule rule) {
+  switch (rule) {
+    case Rule::viewer: return "viewer";
+    case Rule::other_space: return "other_space";
+    case Rule::always: return "always";
+    case Rule::owner: return "owner";
+    case Rule::origin: return "origin";
+    case Rule::key_excluded: return "key_excluded";
+    case Rule::presenter: return "presenter";
+    case Rule::key_bypass: return "key_bypass";
+    case Rule::unculled: return "unculled";
+    case Rule::near: return "near";
+    case Rule::within_leave: return "within_leave";
+    case Rule::out_of_range: return "out_of_range";
+    case Rule::hidden: return "hidden";
+  }
+  return "rule " + std::to_string(static_cast<int>(rule));
+}
+
+// Any other value is printed as a number, so a reason this model never produces reads clearly.
+std::string to_string(SpawnReason reason) {
+  switch (reason) {
+    case SpawnReason::near: return "near";
+    case SpawnReason::always: return "always";
+    case SpawnReason::key: return "key";
+    case SpawnReason::owner: return "owner";
+    case SpawnReason::origin: return "origin";
+    case SpawnReason::attached: return "attached";
+    case SpawnReason::teleport: return "teleport";
+    case SpawnReason::presenter: return "presenter";
+    case SpawnReason::unculled: return "unculled";
+  }
+  return "reason " + std::to_string(static_cast<int>(reason));
+}
+
+std::string to_string(DespawnReason reason) {
+  switch (reason) {
+    case DespawnReason::left: return "left";
+    case DespawnReason::destroyed: return "destroyed";
+    case DespawnReason::key_removed: return "key_removed";
+    case DespawnReason::space_changed: return "space_changed";
+    case DespawnReason::culling_switched: return "culling_switched";
+    case DespawnReason::hidden: return "hidden";
+  }
+  return "reason " + std::to_string(static_cast<int>(reason));
+}
+
+namespace {
+
+bool is_user_key(std::uint64_t stored) { return stored != 0 && (stored & 1u) == 0; }
+
+std::string describe_float(float v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", static_cast<double>(v));
+  return buffer;
+}
+
+// The default space's settings: it culls at the World's radii and never broadcasts.
+SpaceDef default_space_settings() {
+  SpaceDef def;
+  def.culling = Culling::on;
+  def.broadcast_threshold = 0;
+  return def;
+}
+
+}  // namespace
+
 BruteForceOracle::BruteForceOracle(float enter_radius, float leave_radius,
-                                   std::vector<DistanceTier> tiers)
-    : enter_radius_(enter_radius), leave_radius_(leave_radius), tiers_(std::move(tiers)) {}
+                                   std::vector<DistanceTier> tiers, SpaceId default_space)
+    : enter_radius_(enter_radius), leave_radius_(leave_radius), tiers_(std::move(tiers)),
+      default_space_(default_space) {
+  Space space;
+  space.id = default_space;
+  space.def = default_space_settings();
+  settle(space, 0);
+  spaces_[default_space.index] = space;
+  last_space_generation_[default_space.index] = default_space.generation;
+}
 
 const BruteForceOracle::Entity* BruteForceOracle::live(EntityId id) const {
   const auto it = entities_.find(id.index);
@@ -28,8 +107,20 @@ const BruteForceOracle::Entity* BruteForceOracle::live(EntityId id) const {
   return &it->second;
 }
 
+const BruteForceOracle::Space* BruteForceOracle::live_space(SpaceId id) const {
+  const auto it = spaces_.find(resolved(id).index);
+  if (it == spaces_.end() || it->second.id != resolved(id)) return nullptr;
+  return &it->second;
+}
+
+const BruteForceOracle::Entity& BruteForceOracle::root_of(const Entity& e) const {
+  const Entity* at = &e;
+  while (!at->parent.is_null()) at = live(at->parent);
+  return *at;
+}
+
 std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool always_relevant,
-                                            float bound_radius) {
+                                            float bound_radius, SpaceId space, bool presenter) {
   if (id.is_null()) return "create_entity returned a null handle";
   if (entities_.contains(id.index)) {
     return "create_entity reused slot " + std::to_string(id.index) +
@@ -40,35 +131,69 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
     return "create_entity reused slot " + std::to_string(id.index) + " without a new generation (" +
            to_string(id) + ", previous generation " + std::to_string(it->second) + ")";
   }
+  if (live_space(space) == nullptr) return "create_entity accepted " + to_string(space) + ", not live";
   last_generation_[id.index] = id.generation;
-  entities_[id.index] = Entity{id, x, z, always_relevant, true, 0, bound_radius, ClientId{}};
+  Entity entity;
+  entity.id = id;
+  entity.x = x;
+  entity.z = z;
+  entity.always = always_relevant;
+  entity.bound = bound_radius;
+  entity.space = resolved(space);
+  entity.presenter = presenter;
+  entities_[id.index] = entity;
   return {};
 }
 
 std::string BruteForceOracle::destroy_entity(EntityId id) {
-  Entity* entity = const_cast<Entity*>(live(id));
+  Entity* entity = live_mut(id);
   if (entity == nullptr) return "destroy_entity accepted " + to_string(id) + ", not live";
   if (is_viewer(id)) return "destroy_entity accepted " + to_string(id) + ", a viewer";
+  entity->destroyed_depth = depth(id);
   entity->alive = false;
   entity->always = false;
   entity->owner = ClientId{};
-  // Destroying an entity removes it from every client's extra origins, at once.
-  for (auto& [index, c] : clients_) std::erase(c.origins, id);
+  entity->parent = EntityId{};
+  // Destroying an entity removes it from every client's extra origins, at once, and makes its
+  // children roots at their own positions.
+  for (auto& [index, c] : clients_) {
+    if (std::erase(c.origins, id) > 0) c.origins_changed = true;  // destroying an extra origin
+  }
+  for (auto& [index, other] : entities_) {
+    if (other.alive && other.parent == id) other.parent = EntityId{};
+  }
   return {};
 }
 
 std::string BruteForceOracle::set_position(EntityId id, float x, float z) {
-  Entity* entity = const_cast<Entity*>(live(id));
+  Entity* entity = live_mut(id);
   if (entity == nullptr) return "set_position accepted " + to_string(id) + ", not live";
   entity->x = x;
   entity->z = z;
   return {};
 }
 
+std::string BruteForceOracle::teleport(EntityId id, float x, float z) {
+  Entity* entity = live_mut(id);
+  if (entity == nullptr) return "teleport accepted " + to_string(id) + ", not live";
+  entity->x = x;
+  entity->z = z;
+  entity->teleported = true;
+  return {};
+}
+
 std::string BruteForceOracle::set_always_relevant(EntityId id, bool always_relevant) {
-  Entity* entity = const_cast<Entity*>(live(id));
+  Entity* entity = live_mut(id);
   if (entity == nullptr) return "set_always_relevant accepted " + to_string(id) + ", not live";
   entity->always = always_relevant;
+  return {};
+}
+
+std::string BruteForceOracle::set_presenter(EntityId id, bool presenter) {
+  Entity* entity = live_mut(id);
+  if (entity == nullptr) return "set_presenter accepted " + to_string(id) + ", not live";
+  if (!entity->parent.is_null()) return "set_presenter accepted attached " + to_string(id);
+  entity->presenter = presenter;
   return {};
 }
 
@@ -76,7 +201,10 @@ std::string BruteForceOracle::create_client(ClientId id, EntityId viewer) {
   if (id.is_null()) return "create_client returned a null handle";
   if (live(viewer) == nullptr) return "create_client accepted viewer " + to_string(viewer);
   if (clients_.contains(id.index)) return "create_client reused live slot of " + to_string(id);
-  clients_[id.index] = Client{id, viewer, {}, {}, 0, {}};
+  Client c;
+  c.id = id;
+  c.viewer = viewer;
+  clients_[id.index] = c;
   return {};
 }
 
@@ -94,14 +222,13 @@ std::string BruteForceOracle::destroy_client(ClientId id) {
 }
 
 std::string BruteForceOracle::set_viewer(ClientId id, EntityId viewer) {
-  const auto it = clients_.find(id.index);
-  if (it == clients_.end() || it->second.id != id) {
-    return "set_viewer accepted " + to_string(id) + ", not live";
-  }
+  Client* c = client(id);
+  if (c == nullptr) return "set_viewer accepted " + to_string(id) + ", not live";
   if (live(viewer) == nullptr) return "set_viewer accepted viewer " + to_string(viewer);
-  it->second.viewer = viewer;
+  c->viewer = viewer;
+  c->origins_changed = true;
   // The viewer is never an extra origin: becoming the viewer removes it from them.
-  std::erase(it->second.origins, viewer);
+  std::erase(c->origins, viewer);
   return {};
 }
 
@@ -111,14 +238,14 @@ void BruteForceOracle::set_radii(float enter_radius, float leave_radius) {
 }
 
 std::string BruteForceOracle::set_bound_radius(EntityId id, float radius) {
-  Entity* entity = const_cast<Entity*>(live(id));
+  Entity* entity = live_mut(id);
   if (entity == nullptr) return "set_bound_radius accepted " + to_string(id) + ", not live";
   entity->bound = radius;
   return {};
 }
 
 std::string BruteForceOracle::set_owner(EntityId id, ClientId owner) {
-  Entity* entity = const_cast<Entity*>(live(id));
+  Entity* entity = live_mut(id);
   if (entity == nullptr) return "set_owner accepted " + to_string(id) + ", not live";
   if (client(owner) == nullptr) return "set_owner accepted " + to_string(owner) + ", not live";
   entity->owner = owner;
@@ -126,7 +253,7 @@ std::string BruteForceOracle::set_owner(EntityId id, ClientId owner) {
 }
 
 std::string BruteForceOracle::clear_owner(EntityId id) {
-  Entity* entity = const_cast<Entity*>(live(id));
+  Entity* entity = live_mut(id);
   if (entity == nullptr) return "clear_owner accepted " + to_string(id) + ", not live";
   entity->owner = ClientId{};
   return {};
@@ -148,6 +275,7 @@ std::string BruteForceOracle::add_origin(ClientId id, EntityId origin) {
   if (std::string why = add_origin_refusal(id, origin); !why.empty()) return "add_origin accepted: " + why;
   c->origins.push_back(origin);
   std::sort(c->origins.begin(), c->origins.end(), [](EntityId a, EntityId b) { return a.index < b.index; });
+  c->origins_changed = true;
   return {};
 }
 
@@ -158,6 +286,7 @@ std::string BruteForceOracle::remove_origin(ClientId id, EntityId origin) {
     return "remove_origin accepted " + to_string(origin) + ", not an origin of " + to_string(id);
   }
   std::erase(c->origins, origin);
+  c->origins_changed = true;
   return {};
 }
 
@@ -193,13 +322,241 @@ const BruteForceOracle::Client* BruteForceOracle::client(ClientId id) const {
 
 bool BruteForceOracle::is_live(ClientId id) const { return client(id) != nullptr; }
 
-namespace {
-bool is_user_key(std::uint64_t stored) { return stored != 0 && (stored & 1u) == 0; }
-}  // namespace
+// --- Attachments ---
+
+EntityId BruteForceOracle::parent(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity == nullptr ? EntityId{} : entity->parent;
+}
+
+EntityId BruteForceOracle::root(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity == nullptr ? EntityId{} : root_of(*entity).id;
+}
+
+std::uint32_t BruteForceOracle::depth(EntityId id) const {
+  std::uint32_t d = 0;
+  for (const Entity* at = live(id); at != nullptr && !at->parent.is_null(); at = live(at->parent)) ++d;
+  return d;
+}
+
+std::uint32_t BruteForceOracle::height(EntityId id) const {
+  std::uint32_t h = 0;
+  for (const auto& [index, e] : entities_) {
+    if (!e.alive) continue;
+    std::uint32_t steps = 0;
+    for (const Entity* at = &e; at != nullptr; at = at->parent.is_null() ? nullptr : live(at->parent), ++steps) {
+      if (at->id == id) {
+        h = std::max(h, steps);
+        break;
+      }
+    }
+  }
+  return h;
+}
+
+std::string BruteForceOracle::attach_refusal(EntityId child, EntityId parent_id) const {
+  const Entity* c = live(child);
+  const Entity* p = live(parent_id);
+  if (c == nullptr || p == nullptr) return {};
+  if (child == parent_id) return "child == parent (" + to_string(child) + ")";
+  for (const Entity* at = p; at != nullptr; at = at->parent.is_null() ? nullptr : live(at->parent)) {
+    if (at->id == child) return "parent " + to_string(parent_id) + " is attached to child " + to_string(child);
+  }
+  if (c->key != 0) return "child " + to_string(child) + " has a non-Global key";
+  if (c->presenter) return "child " + to_string(child) + " is a presenter";
+  if (c->space != p->space) {
+    return "child " + to_string(child) + " is in " + to_string(c->space) + ", parent in " + to_string(p->space);
+  }
+  if (depth(parent_id) + 1 + height(child) > kMaxAttachmentDepth) {
+    return "the tree would be " + std::to_string(depth(parent_id) + 1 + height(child)) + " deep";
+  }
+  return {};
+}
+
+std::string BruteForceOracle::attach(EntityId child, EntityId parent_id) {
+  Entity* c = live_mut(child);
+  if (c == nullptr || live(parent_id) == nullptr) return "attach accepted a dead handle";
+  if (std::string why = attach_refusal(child, parent_id); !why.empty()) return "attach accepted: " + why;
+  c->parent = parent_id;
+  return {};
+}
+
+std::string BruteForceOracle::detach(EntityId child) {
+  Entity* c = live_mut(child);
+  if (c == nullptr) return "detach accepted " + to_string(child) + ", not live";
+  c->parent = EntityId{};
+  return {};
+}
+
+bool BruteForceOracle::presenter(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity != nullptr && entity->presenter;
+}
+
+bool BruteForceOracle::always_relevant(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity != nullptr && entity->always;
+}
+
+bool BruteForceOracle::teleported(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity != nullptr && entity->teleported;
+}
+
+// --- Spaces ---
+
+std::string BruteForceOracle::space_def_refusal(const SpaceDef& def) {
+  if (def.culling != Culling::off && def.culling != Culling::on) return "culling: not off or on";
+  const bool enter_given = def.enter_radius != 0.0f;
+  const bool leave_given = def.leave_radius != 0.0f;
+  if (enter_given != leave_given) {
+    return std::string("one radius: only ") + (enter_given ? "enter_radius" : "leave_radius") + " given";
+  }
+  if (enter_given) {
+    if (!(def.enter_radius >= kMinRadius && def.enter_radius <= kMaxRadius)) {
+      return "enter_radius: " + describe_float(def.enter_radius);
+    }
+    if (!(def.leave_radius >= def.enter_radius && def.leave_radius <= kMaxRadius)) {
+      return "leave_radius: " + describe_float(def.leave_radius) + " with enter_radius " + describe_float(def.enter_radius);
+    }
+  }
+  if (def.radius != 0.0f && !(def.radius >= kLeastInterestRadius && def.radius <= kMostInterestRadius)) {
+    return "radius: " + describe_float(def.radius);
+  }
+  const bool factors_valid = def.enter_factor > 0.0f && def.enter_factor <= kMaxRadiusFactor &&
+                             def.leave_factor >= def.enter_factor && def.leave_factor <= kMaxRadiusFactor;
+  // The factors are checked only when radius > 0.
+  if (def.radius > 0.0f) {
+    if (enter_given) return "both forms: radius and enter_radius given";
+    if (!factors_valid) {
+      return "factors: " + describe_float(def.enter_factor) + " and " + describe_float(def.leave_factor);
+    }
+  }
+  return {};
+}
+
+std::string BruteForceOracle::drill_refusal(float enter_radius, float leave_radius) {
+  if (!(enter_radius >= kMinRadius && enter_radius <= kMaxRadius)) return "enter_radius is " + describe_float(enter_radius);
+  if (!(leave_radius >= enter_radius && leave_radius <= kMaxRadius)) return "leave_radius is " + describe_float(leave_radius);
+  return {};
+}
+
+std::string BruteForceOracle::destroy_space_refusal(SpaceId id) const {
+  if (live_space(id) == nullptr) return {};
+  if (resolved(id) == default_space_) return "it is the default space";
+  for (const auto& [index, e] : entities_) {
+    if (e.alive && e.space == id) return to_string(e.id) + " is in it";
+  }
+  return {};
+}
+
+bool BruteForceOracle::is_live(SpaceId id) const { return !id.is_null() && live_space(id) != nullptr; }
+
+std::vector<SpaceId> BruteForceOracle::spaces() const {
+  std::vector<SpaceId> out{default_space_};
+  for (const auto& [index, s] : spaces_) {
+    if (s.id != default_space_) out.push_back(s.id);
+  }
+  return out;
+}
+
+SpaceDef BruteForceOracle::space_def(SpaceId id) const {
+  const Space* s = live_space(id);
+  return s == nullptr ? SpaceDef{} : s->def;
+}
+
+SpaceState BruteForceOracle::space_state(SpaceId id) const {
+  const Space* s = live_space(id);
+  if (s == nullptr) return {};
+  SpaceState state = s->state;
+  state.entities = 0;
+  for (const auto& [index, e] : entities_) {
+    if (e.alive && e.space == s->id) ++state.entities;
+  }
+  return state;
+}
+
+bool BruteForceOracle::has_drill(SpaceId id) const {
+  const Space* s = live_space(id);
+  return s != nullptr && s->drill;
+}
+
+SpaceId BruteForceOracle::space(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity == nullptr ? SpaceId{} : entity->space;
+}
+
+SpaceId BruteForceOracle::client_space(ClientId id) const {
+  const Client* c = client(id);
+  return c == nullptr ? SpaceId{} : space(c->viewer);
+}
+
+std::string BruteForceOracle::create_space(SpaceId id, const SpaceDef& def) {
+  if (id.is_null()) return "create_space returned a null handle";
+  if (spaces_.contains(id.index)) return "create_space reused the live slot of " + to_string(id);
+  if (const auto it = last_space_generation_.find(id.index);
+      it != last_space_generation_.end() && id.generation <= it->second) {
+    return "create_space reused slot " + std::to_string(id.index) + " without a new generation (" + to_string(id) + ")";
+  }
+  if (std::string why = space_def_refusal(def); !why.empty()) return "create_space accepted: " + why;
+  last_space_generation_[id.index] = id.generation;
+  Space space;
+  space.id = id;
+  space.def = def;
+  space.broadcasting = def.broadcast_threshold > 0;
+  settle(space, 0);  // what it does before its first tick: as if settled now, with no clients
+  spaces_[id.index] = space;
+  return {};
+}
+
+std::string BruteForceOracle::destroy_space(SpaceId id) {
+  if (live_space(id) == nullptr || id.is_null()) return "destroy_space accepted " + to_string(id) + ", not live";
+  if (std::string why = destroy_space_refusal(id); !why.empty()) return "destroy_space accepted: " + why;
+  spaces_.erase(id.index);
+  return {};
+}
+
+std::string BruteForceOracle::set_space_def(SpaceId id, const SpaceDef& def) {
+  Space* s = live_space_mut(id);
+  if (s == nullptr || id.is_null()) return "set_space_def accepted " + to_string(id) + ", not live";
+  if (std::string why = space_def_refusal(def); !why.empty()) return "set_space_def accepted: " + why;
+  s->def = def;  // the broadcast mode and any drill are kept
+  return {};
+}
+
+std::string BruteForceOracle::set_space(EntityId id, SpaceId space_id) {
+  Entity* entity = live_mut(id);
+  if (entity == nullptr) return "set_space accepted " + to_string(id) + ", not live";
+  if (!entity->parent.is_null()) return "set_space accepted attached " + to_string(id);
+  if (space_id.is_null() || live_space(space_id) == nullptr) return "set_space accepted " + to_string(space_id);
+  for (auto& [index, e] : entities_) {
+    if (e.alive && root_of(e).id == id) e.space = space_id;
+  }
+  return {};
+}
+
+std::string BruteForceOracle::set_culling_drill(SpaceId id, float enter_radius, float leave_radius) {
+  Space* s = live_space_mut(id);
+  if (s == nullptr || id.is_null()) return "set_culling_drill accepted " + to_string(id) + ", not live";
+  if (std::string why = drill_refusal(enter_radius, leave_radius); !why.empty()) return "set_culling_drill accepted: " + why;
+  s->drill = true;
+  s->drill_enter = enter_radius;
+  s->drill_leave = leave_radius;
+  return {};
+}
+
+std::string BruteForceOracle::clear_culling_drill(SpaceId id) {
+  Space* s = live_space_mut(id);
+  if (s == nullptr || id.is_null()) return "clear_culling_drill accepted " + to_string(id) + ", not live";
+  s->drill = false;
+  return {};
+}
 
 std::string BruteForceOracle::set_entity_key(EntityId id, std::uint64_t stored_key) {
-  Entity* entity = const_cast<Entity*>(live(id));
+  Entity* entity = live_mut(id);
   if (entity == nullptr) return "an interest key setter accepted " + to_string(id) + ", not live";
+  if (!entity->parent.is_null()) return "an interest key setter accepted attached " + to_string(id);
   entity->key = stored_key;
   return {};
 }
@@ -335,123 +692,236 @@ const BruteForceOracle::ClientRecords* BruteForceOracle::records(ClientId id) co
   return it == clients_.end() || it->second.id != id ? nullptr : &it->second.records;
 }
 
-std::uint32_t BruteForceOracle::period_for(float distance2, float bound) const {
+std::uint32_t BruteForceOracle::period_for(float distance2, float bound, float enter_radius) const {
   for (const DistanceTier& tier : tiers_) {
     // Like the enter test: squared distances compared in float, so a member at exactly
     // d == fraction * R (with fraction * R exact in float) is within the tier. A bounded
     // entity's limit is (fraction * R + b)^2, the sum and its square in float; for b == 0 the
     // documented limit is (fraction * R)^2, kept apart so that it reads exactly as documented.
-    const float scaled = tier.max_distance_fraction * enter_radius_;
+    const float scaled = tier.max_distance_fraction * enter_radius;
     const float limit = bound > 0.0f ? scaled + bound : scaled;
     if (distance2 <= limit * limit) return tier.period;
   }
   return tiers_.back().period;
 }
 
+void BruteForceOracle::settle_spaces() {
+  for (auto& [index, s] : spaces_) {
+    std::uint32_t count = 0;
+    for (const auto& [client_index, c] : clients_) {
+      if (space(c.viewer) == s.id) ++count;
+    }
+    settle(s, count);
+  }
+}
+
+void BruteForceOracle::settle(Space& s, std::uint32_t count) const {
+  {
+    const std::uint32_t threshold = s.def.broadcast_threshold;
+    const std::uint32_t margin = s.def.broadcast_margin;
+    if (threshold == 0) {
+      s.broadcasting = false;
+    } else if (s.broadcasting && count > threshold) {
+      s.broadcasting = false;
+    } else if (!s.broadcasting && margin <= threshold && count <= threshold - margin) {
+      s.broadcasting = true;
+    }
+    const bool setting = s.def.culling == Culling::on;
+    s.culls = s.drill || (setting && !s.broadcasting);
+    if (s.drill) {
+      s.enter = s.drill_enter;
+      s.leave = s.drill_leave;
+    } else if (s.def.radius > 0.0f) {
+      s.enter = s.def.radius * s.def.enter_factor;
+      s.leave = s.def.radius * s.def.leave_factor;
+    } else if (s.def.enter_radius != 0.0f) {
+      s.enter = s.def.enter_radius;
+      s.leave = s.def.leave_radius;
+    } else {
+      s.enter = enter_radius_;
+      s.leave = leave_radius_;
+    }
+    s.switched_on = s.culls && !s.state.culling;
+    s.state = SpaceState{};
+    s.state.culling = s.culls;
+    s.state.broadcasting = setting && s.broadcasting && !s.drill;
+    s.state.drill = s.drill;
+    s.state.enter_radius = s.culls ? s.enter : 0.0f;
+    s.state.leave_radius = s.culls ? s.leave : 0.0f;
+    s.state.clients = count;
+  }
+}
+
 TickStats BruteForceOracle::tick() {
   TickStats stats;
   stats.tick = ticks_;
-  // (R + b)^2 and (L + b)^2 in float; for a point entity (b == 0) these are R*R and L*L.
-  auto enter2 = [&](const Entity& e) {
-    const float reach = e.bound > 0.0f ? enter_radius_ + e.bound : enter_radius_;
-    return reach * reach;
-  };
-  auto leave2 = [&](const Entity& e) {
-    const float reach = e.bound > 0.0f ? leave_radius_ + e.bound : leave_radius_;
-    return reach * reach;
-  };
+  settle_spaces();
+
+  // The trees as this tick sees them, by slot index: each live entity's root and depth, and per
+  // root whether some member is always relevant and which clients own members.
+  const std::uint32_t slots = entities_.empty() ? 0 : entities_.rbegin()->first + 1;
+  std::vector<const Entity*> root_at(slots, nullptr);
+  std::vector<std::uint32_t> depth_at(slots, 0);
+  std::vector<char> tree_always(slots, 0);
+  std::vector<char> tree_teleported(slots, 0);
+  std::vector<std::vector<ClientId>> tree_owners(slots);
+  for (const auto& [index, e] : entities_) {
+    if (!e.alive) {
+      depth_at[index] = e.destroyed_depth;
+      continue;
+    }
+    const Entity& r = root_of(e);
+    root_at[index] = &r;
+    depth_at[index] = depth(e.id);
+    if (e.always) tree_always[r.id.index] = 1;
+    if (e.teleported) tree_teleported[r.id.index] = 1;
+    if (!e.owner.is_null()) tree_owners[r.id.index].push_back(e.owner);
+  }
+
   for (auto& [client_index, client] : clients_) {
     ClientRecords& out = client.records;
     out.spawns.clear();
     out.updates.clear();
     out.despawns.clear();
-    // The viewer first, then the extra origins (all live: destroying one removes it).
-    std::vector<const Entity*> origins{live(client.viewer)};
-    for (const EntityId o : client.origins) origins.push_back(live(o));
+    const Entity& viewer = *live(client.viewer);
+    const SpaceId space_id = viewer.space;
+    const Space& space = *live_space(space_id);
+    // O: the viewer and the extra origins in its space, each at its own position (attached or
+    // not), and the roots of their trees (rule e).
+    std::vector<const Entity*> origin_points{&viewer};
+    std::vector<const Entity*> origin_roots{root_at[viewer.id.index]};
+    bool origin_teleported = viewer.teleported;
+    for (const EntityId o : client.origins) {
+      const Entity& origin = *live(o);
+      origin_teleported = origin_teleported || origin.teleported;  // teleporting an extra origin
+      if (origin.space != space_id) continue;
+      origin_points.push_back(&origin);
+      origin_roots.push_back(root_at[o.index]);
+    }
+    const bool all_due = client.origins_changed || origin_teleported;
     // nearest2: the smallest float squared distance to any origin.
-    auto distance2 = [&](const Entity& e) {
+    auto nearest2 = [&](const Entity& e) {
       float best = std::numeric_limits<float>::infinity();
-      for (const Entity* o : origins) {
+      for (const Entity* o : origin_points) {
         const float dx = e.x - o->x;
         const float dz = e.z - o->z;
         best = std::min(best, dx * dx + dz * dz);
       }
       return best;
     };
-    auto owned = [&](const Entity& e) { return e.owner == client.id; };
-    auto is_extra_origin = [&](const Entity& e) {
-      return std::find(client.origins.begin(), client.origins.end(), e.id) != client.origins.end();
-    };
-    // Held at any distance and whatever the key, with no key send rate.
-    auto unconditional = [&](const Entity& e) { return e.always || owned(e) || is_extra_origin(e); };
-    // The matching subscription of an entity's key, or null (always null for Global).
-    auto subscription = [&](const Entity& e) -> const Subscription* {
-      if (e.key == 0) return nullptr;
-      const auto it = client.subscriptions.find(e.key);
+    // The matching subscription of a key, or null (always null for Global).
+    auto subscription = [&](const Entity& r) -> const Subscription* {
+      if (r.key == 0) return nullptr;
+      const auto it = client.subscriptions.find(r.key);
       return it == client.subscriptions.end() ? nullptr : &it->second;
     };
-    auto admits = [&](const Entity& e) { return e.key == 0 || subscription(e) != nullptr; };
-    auto bypasses = [&](const Entity& e) {
-      const Subscription* sub = subscription(e);
-      return sub != nullptr && sub->bypass_distance;
+    std::vector<std::uint32_t> previous(slots, 0);  // by slot: the member's generation, 0 if none
+    for (const EntityId m : out.members) previous[m.index] = m.generation;
+    auto was_member = [&](EntityId id) { return id.index < slots && previous[id.index] == id.generation; };
+
+    auto decide = [&](const Entity& e) -> Why {
+      const Entity& r = *root_at[e.id.index];
+      Why why;
+      why.root = r.id;
+      auto rule = [&](bool held, Rule which) {
+        why.held = held;
+        why.rule = which;
+        return why;
+      };
+      if (e.id == viewer.id) return rule(false, Rule::viewer);
+      if (r.space != space_id) return rule(false, Rule::other_space);
+      if (tree_always[r.id.index] != 0) return rule(true, Rule::always);
+      const std::vector<ClientId>& owners = tree_owners[r.id.index];
+      if (std::find(owners.begin(), owners.end(), client.id) != owners.end()) return rule(true, Rule::owner);
+      if (std::find(origin_roots.begin(), origin_roots.end(), &r) != origin_roots.end()) {
+        return rule(true, Rule::origin);
+      }
+      const Subscription* sub = subscription(r);
+      if (r.key != 0 && sub == nullptr) return rule(false, Rule::key_excluded);
+      if (r.presenter) return rule(true, Rule::presenter);
+      if (sub != nullptr && sub->bypass_distance) return rule(true, Rule::key_bypass);
+      if (!space.culls) return rule(true, Rule::unculled);
+      const float d2 = nearest2(r);
+      // (R + b)^2 and (L + b)^2 in float; for a point entity (b == 0) these are R*R and L*L.
+      // why() names a held member `near` within R and `within_leave` beyond it (relevance.h).
+      const float enter = r.bound > 0.0f ? space.enter + r.bound : space.enter;
+      if (d2 <= enter * enter) return rule(true, Rule::near);
+      if (was_member(r.id)) {
+        const float leave = r.bound > 0.0f ? space.leave + r.bound : space.leave;
+        if (d2 <= leave * leave) return rule(true, Rule::within_leave);
+      }
+      return rule(false, Rule::out_of_range);
     };
 
-    std::vector<EntityId> kept;
-    std::set<std::uint32_t> kept_index;
-    for (const EntityId member : out.members) {
-      const Entity* entity = live(member);
-      if (entity == nullptr) {
-        out.despawns.push_back({member, DespawnReason::destroyed});
-      } else if (member == client.viewer) {
-        out.despawns.push_back({member, DespawnReason::left});
-      } else if (unconditional(*entity)) {
-        kept.push_back(member);
-        kept_index.insert(member.index);
-      } else if (!admits(*entity)) {
-        out.despawns.push_back({member, DespawnReason::key_removed});
-      } else if (bypasses(*entity)) {
-        kept.push_back(member);
-        kept_index.insert(member.index);
-      } else if (distance2(*entity) > leave2(*entity)) {
-        out.despawns.push_back({member, DespawnReason::left});
+    std::map<std::uint32_t, Why> decided;
+    std::vector<EntityId> members;
+    for (const auto& [index, e] : entities_) {
+      if (!e.alive) continue;
+      const Why why = decide(e);
+      decided[index] = why;
+      if (why.held) members.push_back(e.id);
+    }
+
+    for (const EntityId m : out.members) {
+      const Entity* e = live(m);
+      if (e == nullptr) {
+        out.despawns.push_back({m, DespawnReason::destroyed});
+        continue;
+      }
+      const Why& why = decided[m.index];
+      if (why.held) continue;
+      DespawnReason reason = DespawnReason::left;
+      if (why.rule == Rule::other_space) reason = DespawnReason::space_changed;
+      if (why.rule == Rule::key_excluded) reason = DespawnReason::key_removed;
+      if (why.rule == Rule::out_of_range && space.switched_on) reason = DespawnReason::culling_switched;
+      out.despawns.push_back({m, reason});
+    }
+    for (const EntityId m : members) {
+      if (was_member(m)) continue;
+      const Entity& e = *live(m);
+      const Why& why = decided[m.index];
+      SpawnReason reason = SpawnReason::near;
+      if (why.root != m) {
+        reason = SpawnReason::attached;
       } else {
-        kept.push_back(member);
-        kept_index.insert(member.index);
+        switch (why.rule) {
+          case Rule::always: reason = SpawnReason::always; break;
+          case Rule::owner: reason = SpawnReason::owner; break;
+          case Rule::origin: reason = SpawnReason::origin; break;
+          case Rule::presenter: reason = SpawnReason::presenter; break;
+          case Rule::key_bypass: reason = SpawnReason::key; break;
+          case Rule::unculled: reason = SpawnReason::unculled; break;
+          default: reason = tree_teleported[e.id.index] != 0 ? SpawnReason::teleport : SpawnReason::near; break;
+        }
       }
+      out.spawns.push_back({m, reason});
     }
 
-    for (const auto& [entity_index, entity] : entities_) {
-      if (!entity.alive || entity.id == client.viewer) continue;
-      if (kept_index.contains(entity_index)) continue;
-      if (entity.always) {
-        out.spawns.push_back({entity.id, SpawnReason::always});
-      } else if (owned(entity)) {
-        out.spawns.push_back({entity.id, SpawnReason::owner});
-      } else if (is_extra_origin(entity)) {
-        out.spawns.push_back({entity.id, SpawnReason::origin});
-      } else if (bypasses(entity)) {
-        out.spawns.push_back({entity.id, SpawnReason::key});
-      } else if (admits(entity) && distance2(entity) <= enter2(entity)) {
-        out.spawns.push_back({entity.id, SpawnReason::near});
+    for (const EntityId m : members) {
+      const Why& why = decided[m.index];
+      const Entity& r = *live(why.root);
+      std::uint32_t period = space.culls && !tiers_.empty() ? period_for(nearest2(r), r.bound, space.enter) : 1;
+      const bool unconditional = why.rule == Rule::always || why.rule == Rule::owner || why.rule == Rule::origin;
+      if (!unconditional) {
+        // Every member here is admitted: Global (no key rate) or subscribed.
+        if (const Subscription* sub = subscription(r)) period = std::max(period, sub->send_rate);
+      }
+      if (period == 1 || (ticks_ + r.id.index) % period == 0 || tree_teleported[r.id.index] != 0 || all_due) {
+        out.updates.push_back({m});
       }
     }
-
-    out.members = kept;
-    for (const SpawnRecord& spawn : out.spawns) out.members.push_back(spawn.entity);
-    std::sort(out.members.begin(), out.members.end(),
-              [](EntityId a, EntityId b) { return a.index < b.index; });
-
-    for (const EntityId member : out.members) {
-      const Entity& entity = *live(member);
-      std::uint32_t period = tiers_.empty() ? 1 : period_for(distance2(entity), entity.bound);
-      if (!unconditional(entity)) {
-        // Every member here is admitted: Global (key rate 1) or subscribed.
-        if (const Subscription* sub = subscription(entity)) period = std::max(period, sub->send_rate);
-      }
-      if (period == 1 || (ticks_ + member.index) % period == 0) out.updates.push_back({member});
-    }
-    std::sort(out.despawns.begin(), out.despawns.end(),
-              [](const DespawnRecord& a, const DespawnRecord& b) { return a.entity.index < b.entity.index; });
+    std::sort(out.spawns.begin(), out.spawns.end(), [&](const SpawnRecord& a, const SpawnRecord& b) {
+      const std::uint32_t da = depth_at[a.entity.index];
+      const std::uint32_t db = depth_at[b.entity.index];
+      return da != db ? da < db : a.entity.index < b.entity.index;
+    });
+    std::sort(out.despawns.begin(), out.despawns.end(), [&](const DespawnRecord& a, const DespawnRecord& b) {
+      const std::uint32_t da = depth_at[a.entity.index];
+      const std::uint32_t db = depth_at[b.entity.index];
+      return da != db ? da > db : a.entity.index < b.entity.index;
+    });
+    out.members = std::move(members);
+    client.why = std::move(decided);
 
     stats.spawns += out.spawns.size();
     stats.updates += out.updates.size();
@@ -459,27 +929,37 @@ TickStats BruteForceOracle::tick() {
     stats.members += out.members.size();
   }
   std::erase_if(entities_, [](const auto& entry) { return !entry.second.alive; });
+  for (auto& [index, e] : entities_) e.teleported = false;
+  for (auto& [index, c] : clients_) c.origins_changed = false;
   ++ticks_;
   return stats;
 }
 
-namespace {
+Why BruteForceOracle::why(ClientId client_id, EntityId entity) const {
+  const Client* c = client(client_id);
+  if (c == nullptr) return {};
+  const auto it = c->why.find(entity.index);
+  if (it == c->why.end() || live(entity) == nullptr) return {};
+  Why out = it->second;
+  out.root = root(entity);
+  return out;
+}
 
-// Any other value is printed as a number, so a reason this model never produces reads clearly.
-std::string spawn_reason(SpawnReason reason) {
-  if (reason == SpawnReason::near) return "near";
-  if (reason == SpawnReason::always) return "always";
-  if (reason == SpawnReason::key) return "key";
-  if (reason == SpawnReason::owner) return "owner";
-  if (reason == SpawnReason::origin) return "origin";
-  return "reason " + std::to_string(static_cast<int>(reason));
+bool BruteForceOracle::is_relevant_to(ClientId client_id, EntityId entity) const {
+  const Client* c = client(client_id);
+  return c != nullptr &&
+         std::find(c->records.members.begin(), c->records.members.end(), entity) != c->records.members.end();
 }
-std::string despawn_reason(DespawnReason reason) {
-  if (reason == DespawnReason::left) return "left";
-  if (reason == DespawnReason::destroyed) return "destroyed";
-  if (reason == DespawnReason::key_removed) return "key_removed";
-  return "reason " + std::to_string(static_cast<int>(reason));
+
+std::uint32_t BruteForceOracle::holder_count(EntityId entity) const {
+  std::uint32_t count = 0;
+  for (const auto& [index, c] : clients_) {
+    if (std::find(c.records.members.begin(), c.records.members.end(), entity) != c.records.members.end()) ++count;
+  }
+  return count;
 }
+
+namespace {
 
 bool same(const SpawnRecord& a, const SpawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
 bool same(const DespawnRecord& a, const DespawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
@@ -505,6 +985,11 @@ std::string first_difference(const char* what, ClientId client, const std::vecto
   return {};
 }
 
+std::string describe(const Why& why) {
+  return std::string(why.held ? "held" : "not held") + " by rule " + to_string(why.rule) + ", root " +
+         to_string(why.root);
+}
+
 }  // namespace
 
 std::string BruteForceOracle::compare(const World& world) const {
@@ -522,12 +1007,12 @@ std::string BruteForceOracle::compare(const World& world) const {
     const ClientRecords& want = client.records;
     std::string diff = first_difference<SpawnRecord>("spawns", client.id, want.spawns, stream->spawns,
                                                      [](const SpawnRecord& r) {
-                                                       return to_string(r.entity) + " " + spawn_reason(r.reason);
+                                                       return to_string(r.entity) + " " + to_string(r.reason);
                                                      });
     if (diff.empty()) {
       diff = first_difference<DespawnRecord>("despawns", client.id, want.despawns, stream->despawns,
                                              [](const DespawnRecord& r) {
-                                               return to_string(r.entity) + " " + despawn_reason(r.reason);
+                                               return to_string(r.entity) + " " + to_string(r.reason);
                                              });
     }
     if (diff.empty()) {
@@ -539,6 +1024,47 @@ std::string BruteForceOracle::compare(const World& world) const {
                                         [](const EntityId& e) { return to_string(e); });
     }
     if (!diff.empty()) return "tick " + std::to_string(ticks_ - 1) + ": " + diff;
+  }
+  return {};
+}
+
+std::string BruteForceOracle::compare_questions(const World& world) const {
+  const std::string at = "tick " + std::to_string(ticks_ - 1) + ": ";
+  std::map<std::uint32_t, std::uint32_t> holders;  // by entity slot
+  for (const auto& [client_index, c] : clients_) {
+    for (const EntityId m : c.records.members) ++holders[m.index];
+  }
+  for (const auto& [client_index, c] : clients_) {
+    // Both are sorted by index: one walk answers membership.
+    auto next_member = c.records.members.begin();
+    for (const auto& [entity_index, want] : c.why) {
+      const EntityId e = entities_.at(entity_index).id;
+      const Result<bool> relevant = world.is_relevant_to(c.id, e);
+      while (next_member != c.records.members.end() && next_member->index < entity_index) ++next_member;
+      const bool member = next_member != c.records.members.end() && *next_member == e;
+      if (!relevant.ok()) return at + "is_relevant_to(" + to_string(c.id) + ", " + to_string(e) + ") refused";
+      if (*relevant != member) {
+        return at + "is_relevant_to(" + to_string(c.id) + ", " + to_string(e) + "): expected " +
+               (member ? "true" : "false");
+      }
+      const Result<Why> why = world.why(c.id, e);
+      if (!why.ok()) return at + "why(" + to_string(c.id) + ", " + to_string(e) + ") refused: " + why.status().message();
+      const Why& expected = want;  // right after the tick, the root is the tick's
+      if (why->held != expected.held || why->rule != expected.rule || why->root != expected.root) {
+        return at + "why(" + to_string(c.id) + ", " + to_string(e) + "): expected " + describe(expected) +
+               ", got " + describe(*why);
+      }
+    }
+  }
+  for (const auto& [index, e] : entities_) {
+    const Result<std::uint32_t> count = world.holder_count(e.id);
+    if (!count.ok()) return at + "holder_count(" + to_string(e.id) + ") refused";
+    const auto it = holders.find(index);
+    const std::uint32_t want = it == holders.end() ? 0 : it->second;
+    if (*count != want) {
+      return at + "holder_count(" + to_string(e.id) + "): expected " + std::to_string(want) + ", got " +
+             std::to_string(*count);
+    }
   }
   return {};
 }

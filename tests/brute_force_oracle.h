@@ -10,63 +10,84 @@
 
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
+#include "sightline/relevance.h"
+#include "sightline/space_def.h"
 #include "sightline/stream.h"
 #include "sightline/world_def.h"
 
 namespace sightline {
 class World;
+struct EntityDef;
 }
 
 namespace sightline::testing {
 
-/// The rule, per client, per tick (the state starts empty; the first tick is tick 0):
-///   1. leave: members that were destroyed leave (despawn `destroyed`); the viewer itself leaves
-///      (`left`); always-relevant members stay without a test; any other member leaves (`left`)
-///      when its float squared distance to the viewer exceeds L*L;
-///   2. enter: every live always-relevant non-member other than the viewer enters (`always`);
-///      every other live non-member non-viewer enters (`near`) when dx*dx + dz*dz <= R*R, with
-///      dx = ex - vx and dz = ez - vz in float (d == R is inside);
-///   3. schedule: every member gets an update (no tiers); with tiers, a member within
-///      fraction * R of the viewer (inclusive) uses the first such tier's
-///      period, a member beyond the last tier uses the last tier's period, and it is updated when
-///      period == 1 or (tick + entity_index) % period == 0.
-///      "Within" is tested like the enter radius: d2 <= (fraction * R) * (fraction * R) in float.
-/// Interest keys (world.h's rule order): every entity stores one key (Global 0, Area (k<<1)|1,
-/// User k<<1); every client holds Area and User subscriptions {key, send_rate, bypass_distance}.
-/// A key admits a client when it is Global or the client subscribes to that stored key (so Area
-/// keys match area subscriptions only, User keys user subscriptions only). With keys, per client:
-///   1. leave, per member in this order: destroyed (`destroyed`); the viewer (`left`); always
-///      relevant (kept, no test); its key does not admit the client (`key_removed`); admitted by
-///      a bypass_distance subscription (kept, no test); farther than L (`left`);
-///   2. enter, per live non-member non-viewer: always relevant (`always`); else admitted by a
-///      bypass_distance subscription, at any distance (`key`); else admitted and within R (`near`);
-///   3. schedule: period = max(tier period (1 without tiers), key rate), the key rate being the
-///      matching subscription's send_rate (0 read as 1), and 1 for Global and always-relevant
-///      entities; due when period == 1 or (tick + entity_index) % period == 0.
-/// set_area_keys replaces the area subscriptions as a set (a key listed twice keeps the smallest
-/// rate and bypass if either entry has it); the revision rises by one on every accepted call that
-/// changed the client's subscriptions (by value, rates read with 0 as 1).
-/// Owners, extra origins and bounds (world.h's class comment, docs/relevance.md):
-///   - every entity has at most one owner (set_owner replaces; clear_owner, destroying the
-///     owner client or destroying the entity ends it; a reused slot starts unowned);
-///   - every client has up to kMaxOrigins extra origins besides its viewer (never the viewer,
-///     no duplicates; destroying the entity removes it everywhere; set_viewer to an extra
-///     origin removes it from the extra origins);
-///   - every entity has a bound radius b in [0, kMaxRadius] (0 on creation unless the def says
-///     otherwise; 0 again on slot reuse).
-/// nearest2(e) is the smallest float dx*dx + dz*dz over the viewer and the extra origins. Per
-/// client, the full rule is then:
-///   1. leave, per member in this order: destroyed (`destroyed`); the viewer (`left`); always
-///      relevant, owned by this client, or one of its extra origins (kept, no test); its key does
-///      not admit the client (`key_removed`); admitted by a bypass_distance subscription (kept);
-///      nearest2 > (L + b)^2 in float (`left`); else kept;
-///   2. enter, per live non-member non-viewer, first match: always relevant (`always`); owned by
-///      this client (`owner`); an extra origin (`origin`); bypass subscription (`key`); admitted
-///      and nearest2 <= (R + b)^2 in float (`near`);
-///   3. schedule: the tier is the first with nearest2 <= (fraction * R + b)^2 in float (the last
-///      tier beyond all); period = max(tier period, key rate), the key rate being 1 for Global,
-///      always-relevant, owned and origin members.
-/// Every list is sorted by entity index. Destroyed slots are forgotten after the tick.
+/// The rule, from World's class comment (include/sightline/world.h), per tick; the state starts
+/// empty and the first tick is tick 0. Inputs are recorded between ticks.
+///
+/// Entities. Each has a position, a bound radius b in [0, kMaxRadius], an always-relevant flag,
+/// one stored key (Global 0, Area (k<<1)|1, User k<<1), at most one owner client, a space, a
+/// presenter flag and a parent (null for a root). Parents form trees of depth <= 15 (a root is
+/// depth 0); a tree lies in one space and only its root carries a key or the presenter flag.
+/// attach(child, parent) is refused when child == parent, the parent is in the child's subtree,
+/// depth(parent) + 1 + height(child's subtree) > kMaxAttachmentDepth, the child has a non-Global
+/// key or is a presenter, or the two are in different spaces. Key setters, set_presenter and
+/// set_space are refused on an attached entity. detach (a no-op on a root) and destroying the
+/// parent make the entity a root at its own position; set_space moves a root's whole tree. An
+/// attached entity's own position and bound do not decide who holds it, but an attached viewer
+/// or extra origin measures from its own position.
+///
+/// Spaces. The default space starts as culling on at the World's radii without broadcast; like
+/// any space its SpaceDef may change. A space culls when its setting is on and it is not
+/// broadcasting, or while a drill is set. Its radii at a tick: the drill's; else radius *
+/// enter_factor and radius * leave_factor in float (factor form, radius > 0; the factors are
+/// checked only then); else enter_radius and leave_radius when given; else the World's radii at
+/// that tick. The broadcast mode starts on when broadcast_threshold > 0 and carries over
+/// set_space_def; at each tick, with n the live clients whose viewer is in the space: threshold 0
+/// leaves it off; a broadcasting space stops when n > threshold; one that does not broadcast
+/// starts when margin <= threshold and n <= threshold - margin. The mode is switched whatever the
+/// culling setting; space_state().broadcasting reads it for a space whose setting is on and that
+/// has no drill. space_state() reads what the last tick settled (before a space's first tick: as
+/// if settled at its creation, with no clients) and the live entity count now. A space turns
+/// culling on at a tick when it culls then and its state did not read culling before (so a space
+/// created culling does not turn on at its first tick).
+///
+/// Per client c, with viewer v, S the space of v, O the origins (v and the extra origins in S),
+/// nearest2(p) the smallest float dx*dx + dz*dz from p to an origin, and for entity e its root r
+/// and tree T, the first match decides (why() names the rule):
+///   a. e == v: not held (`viewer`);        b. r not in S: not held (`other_space`);
+///   c. some t in T is always relevant: held (`always`, spawn `always`);
+///   d. c owns some t in T: held (`owner`);  e. some t in T is in O: held (`origin`);
+///   f. r's key does not admit c (Global, or c subscribes to the stored key): not held;
+///   g. r is a presenter: held (`presenter`);
+///   h. c's subscription to r's key has bypass_distance: held (`key_bypass`, spawn `key`);
+///   i. S does not cull at this tick: held (`unculled`);
+///   j. r was in c's set after the last tick: held while nearest2(r) <= (L + b_r)^2;
+///   k. else held when nearest2(r) <= (R + b_r)^2 (spawn `near`, or `teleport` when an entity of
+///      T was teleported since the last tick). Sums and squares are in float; R, L are S's radii
+///      at this tick. why() names a held tree `near` when nearest2(r) <= (R + b_r)^2, member or
+///      not, `within_leave` for a member beyond that, and `out_of_range` when not held.
+/// A non-root spawns with reason `attached`. A member no longer held despawns `destroyed` (it was
+/// destroyed), `left` (rule a), `space_changed` (b), `key_removed` (f), `culling_switched` (j or k
+/// at the tick S turned culling on) or `left` (j or k otherwise).
+/// Schedule: period = max(tier, key rate). The tier is 1 unless S culls and tiers are set: then
+/// the first tier with nearest2(r) <= (fraction * R + b_r)^2, the last beyond all. The key rate
+/// is 1 for Global keys and trees held by c-e, else the send_rate (0 read as 1) of c's matching
+/// subscription. A member is due when period == 1, (tick + r.index) % period == 0, an entity of
+/// its tree was teleported since the last tick, or c's origins changed since the last tick: an
+/// accepted set_viewer, add_origin or remove_origin on c, the destruction of one of its extra
+/// origins, or a teleport of its viewer or of one of its extra origins (in S or not; a client
+/// created after the teleport of its viewer counts too).
+/// Spawns are sorted by (depth, index), despawns by (depth descending, index), updates and the set
+/// by index; a destroyed entity keeps the depth it had when destroyed, so that it still goes
+/// before the parent it had.
+///
+/// Bookkeeping: set_area_keys replaces the area subscriptions as a set (a key listed twice keeps
+/// the smallest rate and bypass if either entry has it); the revision rises by one on every
+/// accepted call that changed the client's subscriptions. Destroying an entity removes it from
+/// every client's extra origins and ends its ownership; destroying a client ends its ownerships;
+/// set_viewer to an extra origin removes it from the extra origins. Destroyed slots are forgotten
+/// after the tick; teleport and origin-change marks are cleared by it.
 class BruteForceOracle {
  public:
   struct ClientRecords {
@@ -76,11 +97,14 @@ class BruteForceOracle {
     std::vector<EntityId> members;  ///< The interest set after the last tick.
   };
 
-  BruteForceOracle(float enter_radius, float leave_radius, std::vector<DistanceTier> tiers);
+  /// `default_space` is the World's default_space(); a null SpaceId anywhere reads as it.
+  BruteForceOracle(float enter_radius, float leave_radius, std::vector<DistanceTier> tiers,
+                   SpaceId default_space = {});
 
   // Mirrors of the World's inputs. Each returns an empty string when the call is consistent with
   // the rule (the handle names what the oracle knows), else a description of the inconsistency.
-  std::string create_entity(EntityId id, float x, float z, bool always_relevant, float bound_radius = 0.0f);
+  std::string create_entity(EntityId id, float x, float z, bool always_relevant, float bound_radius = 0.0f,
+                            SpaceId space = {}, bool presenter = false);
   std::string destroy_entity(EntityId id);
   std::string set_position(EntityId id, float x, float z);
   std::string set_always_relevant(EntityId id, bool always_relevant);
@@ -127,6 +151,50 @@ class BruteForceOracle {
   [[nodiscard]] bool is_live(EntityId id) const { return live(id) != nullptr; }
   [[nodiscard]] bool is_live(ClientId id) const;
 
+  // Spaces. The caller validates definitions and radii (space_def_refusal, drill_refusal); each
+  // returns an empty string, or why the call is inconsistent with the rule.
+  std::string create_space(SpaceId id, const SpaceDef& def);
+  std::string destroy_space(SpaceId id);
+  std::string set_space_def(SpaceId id, const SpaceDef& def);
+  std::string set_space(EntityId id, SpaceId space);
+  std::string set_culling_drill(SpaceId id, float enter_radius, float leave_radius);
+  std::string clear_culling_drill(SpaceId id);
+  /// Why create_space and set_space_def must refuse `def` ("field: value"), or empty.
+  [[nodiscard]] static std::string space_def_refusal(const SpaceDef& def);
+  /// Why set_culling_drill must refuse these radii (set_radii's rules), or empty.
+  [[nodiscard]] static std::string drill_refusal(float enter_radius, float leave_radius);
+  /// Why destroy_space must refuse a live space (the default one, or one with live entities).
+  [[nodiscard]] std::string destroy_space_refusal(SpaceId id) const;
+  [[nodiscard]] bool is_live(SpaceId id) const;
+  [[nodiscard]] SpaceId default_space() const noexcept { return default_space_; }
+  /// Live spaces, the default one first, then ascending by index.
+  [[nodiscard]] std::vector<SpaceId> spaces() const;
+  [[nodiscard]] SpaceDef space_def(SpaceId id) const;
+  /// space_state(): the last tick's figures and the live entity count now.
+  [[nodiscard]] SpaceState space_state(SpaceId id) const;
+  [[nodiscard]] bool has_drill(SpaceId id) const;
+  /// The space of a live entity (its root's), or of a live client's viewer.
+  [[nodiscard]] SpaceId space(EntityId id) const;
+  [[nodiscard]] SpaceId client_space(ClientId id) const;
+
+  // Attachments, presenters, teleports. The caller validates (attach_refusal, is_attached).
+  std::string attach(EntityId child, EntityId parent);
+  std::string detach(EntityId child);
+  std::string set_presenter(EntityId id, bool presenter);
+  std::string teleport(EntityId id, float x, float z);
+  /// Why attach must be refused with invalid_argument, or empty. Both handles must be live.
+  [[nodiscard]] std::string attach_refusal(EntityId child, EntityId parent) const;
+  [[nodiscard]] bool is_attached(EntityId id) const { return !parent(id).is_null(); }
+  [[nodiscard]] EntityId parent(EntityId id) const;
+  [[nodiscard]] EntityId root(EntityId id) const;
+  /// Depth in its tree (a root is 0) and height of its subtree (a leaf is 0).
+  [[nodiscard]] std::uint32_t depth(EntityId id) const;
+  [[nodiscard]] std::uint32_t height(EntityId id) const;
+  [[nodiscard]] bool presenter(EntityId id) const;
+  [[nodiscard]] bool always_relevant(EntityId id) const;
+  /// Teleported since the last tick.
+  [[nodiscard]] bool teleported(EntityId id) const;
+
   /// Runs one tick of the rule; returns its totals (distance_tests is left 0).
   TickStats tick();
 
@@ -140,10 +208,18 @@ class BruteForceOracle {
   [[nodiscard]] EntityId viewer(ClientId id) const;
   /// Nullptr when the client is unknown.
   [[nodiscard]] const ClientRecords* records(ClientId id) const;
+  /// What the last tick decided for a live client and an entity live at that tick (why() called
+  /// right after the tick); the root is the entity's root now.
+  [[nodiscard]] Why why(ClientId client, EntityId entity) const;
+  [[nodiscard]] bool is_relevant_to(ClientId client, EntityId entity) const;
+  [[nodiscard]] std::uint32_t holder_count(EntityId entity) const;
 
   /// Compares the World's clients(), and every client's stream and interest set, with the
   /// oracle's. Empty when equal; otherwise the first difference, naming client and entity.
   [[nodiscard]] std::string compare(const World& world) const;
+  /// Compares, right after a tick, is_relevant_to, why and holder_count for every live client
+  /// and live entity. Empty when equal; otherwise the first difference.
+  [[nodiscard]] std::string compare_questions(const World& world) const;
 
  private:
   struct Entity {
@@ -155,6 +231,11 @@ class BruteForceOracle {
     std::uint64_t key = 0;  ///< Stored encoding; 0 is Global.
     float bound = 0.0f;     ///< Bound radius, in [0, kMaxRadius].
     ClientId owner;         ///< Null when unowned.
+    SpaceId space;          ///< Its tree's space (kept equal over a tree).
+    bool presenter = false;
+    EntityId parent;        ///< Null for a root.
+    bool teleported = false;
+    std::uint32_t destroyed_depth = 0;  ///< Its depth when destroyed (despawn order).
   };
   struct Subscription {
     std::uint32_t send_rate = 1;  ///< >= 1 (0 was read as 1).
@@ -168,6 +249,22 @@ class BruteForceOracle {
     std::map<std::uint64_t, Subscription> subscriptions;  ///< By stored key, both kinds.
     std::uint64_t revision = 0;
     std::vector<EntityId> origins;  ///< Extra origins, sorted by index; never the viewer.
+    bool origins_changed = false;   ///< set_viewer, add_origin or remove_origin since the last tick.
+    std::map<std::uint32_t, Why> why;  ///< The last tick's decision, by entity index.
+  };
+  struct Space {
+    SpaceId id;
+    SpaceDef def;
+    bool drill = false;
+    float drill_enter = 0.0f;
+    float drill_leave = 0.0f;
+    bool broadcasting = false;  ///< The broadcast mode.
+    SpaceState state;           ///< As of the last tick (entities unused).
+    // Settled in the tick's first phase.
+    bool culls = false;
+    bool switched_on = false;
+    float enter = 0.0f;
+    float leave = 0.0f;
   };
 
   [[nodiscard]] Client* client(ClientId id);
@@ -177,19 +274,34 @@ class BruteForceOracle {
   [[nodiscard]] std::vector<KeySubscription> decoded(const Client& client, bool user) const;
 
   [[nodiscard]] const Entity* live(EntityId id) const;
-  [[nodiscard]] std::uint32_t period_for(float distance2, float bound) const;
+  [[nodiscard]] Entity* live_mut(EntityId id) { return const_cast<Entity*>(live(id)); }
+  [[nodiscard]] const Space* live_space(SpaceId id) const;
+  [[nodiscard]] Space* live_space_mut(SpaceId id) { return const_cast<Space*>(live_space(id)); }
+  [[nodiscard]] SpaceId resolved(SpaceId id) const { return id.is_null() ? default_space_ : id; }
+  [[nodiscard]] const Entity& root_of(const Entity& e) const;
+  [[nodiscard]] std::uint32_t period_for(float distance2, float bound, float enter_radius) const;
+  void settle_spaces();
+  /// Phase 1 for one space with `count` clients: its broadcast mode, culling, radii and state.
+  void settle(Space& space, std::uint32_t count) const;
 
   float enter_radius_;
   float leave_radius_;
   std::vector<DistanceTier> tiers_;
+  SpaceId default_space_;
   std::map<std::uint32_t, Entity> entities_;          // by slot index
   std::map<std::uint32_t, std::uint32_t> last_generation_;  // by slot index, ever seen
   std::map<std::uint32_t, Client> clients_;           // by slot index
+  std::map<std::uint32_t, Space> spaces_;             // by slot index
+  std::map<std::uint32_t, std::uint32_t> last_space_generation_;
   std::uint64_t ticks_ = 0;
 };
 
-/// "entity 3:1", "client 0:2": the library's own spelling, for messages.
+/// "entity 3:1", "client 0:2", "space 1:1": the library's own spelling, for messages.
 [[nodiscard]] std::string to_string(EntityId id);
 [[nodiscard]] std::string to_string(ClientId id);
+[[nodiscard]] std::string to_string(SpaceId id);
+[[nodiscard]] std::string to_string(Rule rule);
+[[nodiscard]] std::string to_string(SpawnReason reason);
+[[nodiscard]] std::string to_string(DespawnReason reason);
 
 }  // namespace sightline::testing

@@ -1,6 +1,7 @@
 #include "mirrored_world.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -9,7 +10,7 @@ namespace sightline::testing {
 
 MirroredWorld::MirroredWorld(const WorldDef& def)
     : world_(std::move(World::create(def).value())),
-      oracle_(def.enter_radius, def.leave_radius, def.tiers) {}
+      oracle_(def.enter_radius, def.leave_radius, def.tiers, world_.default_space()) {}
 
 void MirroredWorld::note(std::string message) {
   if (error_.empty() && !message.empty()) {
@@ -30,22 +31,28 @@ std::string describe_float(float v) {
 Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
   const std::uint32_t before = world_.entity_count();
   Result<EntityId> id = world_.create_entity(def);
-  if (!valid_bound(def.bound_radius)) {
-    if (id.ok() || id.status().code() != ErrorCode::invalid_argument) {
-      note("create_entity with bound_radius " + describe_float(def.bound_radius) + " gave " +
-           (id.ok() ? std::string("ok") : std::string(error_code_name(id.status().code()))) +
-           ", expected invalid_argument");
+  const bool bad_space = !def.space.is_null() && !oracle_.is_live(def.space);
+  if (!valid_bound(def.bound_radius) || bad_space) {
+    const ErrorCode want = bad_space ? ErrorCode::stale_handle : ErrorCode::invalid_argument;
+    const bool both = bad_space && !valid_bound(def.bound_radius);
+    if (id.ok() || (id.status().code() != want && !(both && id.status().code() == ErrorCode::invalid_argument))) {
+      note("create_entity with bound_radius " + describe_float(def.bound_radius) + " in " + to_string(def.space) +
+           " gave " + (id.ok() ? std::string("ok") : std::string(error_code_name(id.status().code()))) +
+           ", expected " + error_code_name(want));
     } else if (world_.entity_count() != before) {
       note("a refused create_entity changed entity_count");
     }
+    if (bad_space) count_refusal(id.status(), "create_entity: dead space");
+    compare_structure();
     return id;
   }
   if (!id.ok()) {
     note("create_entity refused: " + id.status().message());
     return id;
   }
-  note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant, def.bound_radius));
+  note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant, def.bound_radius, def.space, def.presenter));
   compare_entity(*id);
+  compare_structure();
   return id;
 }
 
@@ -63,8 +70,9 @@ Status MirroredWorld::destroy_entity(EntityId entity) {
     return status;
   }
   note(oracle_.destroy_entity(entity));
-  // The entity leaves every client's origins at once.
+  // The entity leaves every client's origins at once; its children become roots.
   for (const ClientId c : oracle_.clients()) compare_origins(c);
+  compare_structure();
   return status;
 }
 
@@ -96,6 +104,8 @@ Status MirroredWorld::set_always_relevant(EntityId entity, bool always_relevant)
     return status;
   }
   note(oracle_.set_always_relevant(entity, always_relevant));
+  const Result<bool> read = world_.always_relevant(entity);
+  if (!read.ok() || *read != always_relevant) note("always_relevant(" + to_string(entity) + ") does not read back");
   return status;
 }
 
@@ -137,6 +147,7 @@ Status MirroredWorld::set_viewer(ClientId client, EntityId viewer) {
   }
   note(oracle_.set_viewer(client, viewer));
   compare_origins(client);
+  compare_structure();
   return status;
 }
 
@@ -231,8 +242,11 @@ Status MirroredWorld::set_area_interest_key(EntityId entity, std::uint64_t key) 
   Status status = world_.set_area_interest_key(entity, key);
   const bool live = oracle_.is_live(entity);
   const std::string call = "set_area_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")";
-  check_outcome(call, status, live, entity.is_null(), valid_key(key) ? Expect::accept : Expect::refuse);
+  const bool attached = oracle_.is_attached(entity);
+  check_outcome(call + (attached ? " [attached]" : ""), status, live, entity.is_null(),
+                valid_key(key) && !attached ? Expect::accept : Expect::refuse);
   if (status.ok()) note(oracle_.set_entity_key(entity, encode_area_key(key)));
+  if (attached) count_refusal(status, "key setter: attached");
   compare_key(entity);
   return status;
 }
@@ -241,17 +255,22 @@ Status MirroredWorld::set_user_interest_key(EntityId entity, std::uint64_t key) 
   Status status = world_.set_user_interest_key(entity, key);
   const bool live = oracle_.is_live(entity);
   const std::string call = "set_user_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")";
-  check_outcome(call, status, live, entity.is_null(), valid_key(key) && key != 0 ? Expect::accept : Expect::refuse);
+  const bool attached = oracle_.is_attached(entity);
+  check_outcome(call + (attached ? " [attached]" : ""), status, live, entity.is_null(),
+                valid_key(key) && key != 0 && !attached ? Expect::accept : Expect::refuse);
   if (status.ok()) note(oracle_.set_entity_key(entity, encode_user_key(key)));
+  if (attached) count_refusal(status, "key setter: attached");
   compare_key(entity);
   return status;
 }
 
 Status MirroredWorld::set_global_interest_key(EntityId entity) {
   Status status = world_.set_global_interest_key(entity);
-  check_outcome("set_global_interest_key(" + to_string(entity) + ")", status, oracle_.is_live(entity),
-                entity.is_null(), Expect::accept);
+  const bool attached = oracle_.is_attached(entity);
+  check_outcome("set_global_interest_key(" + to_string(entity) + ")" + (attached ? " [attached]" : ""), status,
+                oracle_.is_live(entity), entity.is_null(), attached ? Expect::refuse : Expect::accept);
   if (status.ok()) note(oracle_.set_entity_key(entity, 0));
+  if (attached) count_refusal(status, "key setter: attached");
   compare_key(entity);
   return status;
 }
@@ -415,6 +434,263 @@ Status MirroredWorld::remove_origin(ClientId client, EntityId origin) {
   return status;
 }
 
+namespace {
+
+bool same_float(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+std::string describe(const SpaceDef& d) {
+  return std::string("{culling ") + (d.culling == Culling::on ? "on" : "off") + ", radii " +
+         describe_float(d.enter_radius) + "/" + describe_float(d.leave_radius) + ", radius " +
+         describe_float(d.radius) + " x " + describe_float(d.enter_factor) + "/" + describe_float(d.leave_factor) +
+         ", broadcast " + std::to_string(d.broadcast_threshold) + " - " + std::to_string(d.broadcast_margin) +
+         ", hold " + std::to_string(d.visibility_hold_ticks) + "}";
+}
+
+bool same(const SpaceDef& a, const SpaceDef& b) {
+  return a.culling == b.culling && same_float(a.enter_radius, b.enter_radius) &&
+         same_float(a.leave_radius, b.leave_radius) && same_float(a.radius, b.radius) &&
+         same_float(a.enter_factor, b.enter_factor) && same_float(a.leave_factor, b.leave_factor) &&
+         a.broadcast_threshold == b.broadcast_threshold && a.broadcast_margin == b.broadcast_margin &&
+         a.visibility_hold_ticks == b.visibility_hold_ticks;
+}
+
+std::string describe(const SpaceState& s) {
+  return std::string("{culling ") + (s.culling ? "1" : "0") + ", broadcasting " + (s.broadcasting ? "1" : "0") +
+         ", drill " + (s.drill ? "1" : "0") + ", radii " + describe_float(s.enter_radius) + "/" +
+         describe_float(s.leave_radius) + ", clients " + std::to_string(s.clients) + ", entities " +
+         std::to_string(s.entities) + "}";
+}
+
+bool same(const SpaceState& a, const SpaceState& b) {
+  return a.culling == b.culling && a.broadcasting == b.broadcasting && a.drill == b.drill &&
+         a.enter_radius == b.enter_radius && a.leave_radius == b.leave_radius && a.clients == b.clients &&
+         a.entities == b.entities;
+}
+
+bool valid_position(float x, float z) {
+  return std::isfinite(x) && std::isfinite(z) && std::fabs(x) <= kMaxCoordinate && std::fabs(z) <= kMaxCoordinate;
+}
+
+}  // namespace
+
+void MirroredWorld::count_refusal(const Status& status, const std::string& kind) {
+  if (!status.ok()) ++refusals_[kind];
+}
+
+void MirroredWorld::compare_structure(bool after_tick) {
+  if (!error_.empty()) return;
+  for (const EntityId e : oracle_.entities()) {
+    const Result<EntityId> parent = world_.parent(e);
+    const Result<EntityId> root = world_.root(e);
+    const Result<SpaceId> space = world_.space(e);
+    const Result<bool> presenter = world_.presenter(e);
+    const Result<bool> always = world_.always_relevant(e);
+    if (!parent.ok() || !root.ok() || !space.ok() || !presenter.ok() || !always.ok()) {
+      note("a structure reader refused live " + to_string(e));
+      return;
+    }
+    std::string problem;
+    if (*parent != oracle_.parent(e)) {
+      problem = "parent: expected " + to_string(oracle_.parent(e)) + ", got " + to_string(*parent);
+    } else if (*root != oracle_.root(e)) {
+      problem = "root: expected " + to_string(oracle_.root(e)) + ", got " + to_string(*root);
+    } else if (*space != oracle_.space(e)) {
+      problem = "space: expected " + to_string(oracle_.space(e)) + ", got " + to_string(*space);
+    } else if (*presenter != oracle_.presenter(e)) {
+      problem = std::string("presenter: expected ") + (oracle_.presenter(e) ? "true" : "false");
+    } else if (*always != oracle_.always_relevant(e)) {
+      problem = std::string("always_relevant: expected ") + (oracle_.always_relevant(e) ? "true" : "false");
+    }
+    if (!problem.empty()) {
+      note("after " + last_call_ + ": " + to_string(e) + " " + problem);
+      return;
+    }
+    compare_key(e);
+  }
+  for (const ClientId c : oracle_.clients()) {
+    const Result<SpaceId> space = world_.client_space(c);
+    if (!space.ok() || *space != oracle_.client_space(c)) {
+      note("after " + last_call_ + ": client_space(" + to_string(c) + "): expected " +
+           to_string(oracle_.client_space(c)) + ", got " + (space.ok() ? to_string(*space) : "a refusal"));
+      return;
+    }
+  }
+  for (const SpaceId s : oracle_.spaces()) {
+    const Result<SpaceDef> def = world_.space_def(s);
+    const Result<SpaceState> state = world_.space_state(s);
+    if (!def.ok() || !state.ok()) {
+      note("after " + last_call_ + ": space_def or space_state refused live " + to_string(s));
+      return;
+    }
+    if (!same(*def, oracle_.space_def(s))) {
+      note("after " + last_call_ + ": space_def(" + to_string(s) + "): expected " + describe(oracle_.space_def(s)) +
+           ", got " + describe(*def));
+      return;
+    }
+    if (!same(*state, oracle_.space_state(s))) {
+      const std::string problem = "after " + last_call_ + ": space_state(" + to_string(s) + "): expected " +
+                                  describe(oracle_.space_state(s)) + ", got " + describe(*state);
+      if (after_tick) {
+        note(problem);
+        return;
+      }
+      if (state_error_.empty()) {
+        state_error_ = "after " + std::to_string(oracle_.tick_count()) + " ticks: " + problem;
+      }
+    }
+  }
+}
+
+Result<SpaceId> MirroredWorld::create_space(const SpaceDef& def) {
+  Result<SpaceId> id = world_.create_space(def);
+  const std::string refusal = BruteForceOracle::space_def_refusal(def);
+  last_call_ = "create_space(" + describe(def) + ")";
+  if (!refusal.empty()) {
+    if (id.ok()) {
+      note(last_call_ + " accepted, expected a refusal: " + refusal);
+    } else if (id.status().code() != ErrorCode::invalid_argument && id.status().code() != ErrorCode::invalid_def) {
+      note(last_call_ + " gave " + error_code_name(id.status().code()) + ", expected invalid_argument");
+    }
+  } else if (!id.ok()) {
+    note(last_call_ + " refused: " + id.status().message());
+  } else {
+    note(oracle_.create_space(*id, def));
+  }
+  count_refusal(id.status(), "create_space: " + refusal.substr(0, refusal.find(':')));
+  compare_structure();
+  return id;
+}
+
+Status MirroredWorld::destroy_space(SpaceId space) {
+  Status status = world_.destroy_space(space);
+  const std::string refusal = oracle_.destroy_space_refusal(space);
+  last_call_ = "destroy_space(" + to_string(space) + ")" + (refusal.empty() ? "" : " [" + refusal + "]");
+  check_outcome(last_call_, status, oracle_.is_live(space), space.is_null(),
+                refusal.empty() ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.destroy_space(space));
+  count_refusal(status, "destroy_space: " + (refusal.empty() ? std::string("handle") : refusal.find("default") != std::string::npos ? std::string("default space") : std::string("not empty")));
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::set_space_def(SpaceId space, const SpaceDef& def) {
+  Status status = world_.set_space_def(space, def);
+  const std::string refusal = BruteForceOracle::space_def_refusal(def);
+  last_call_ = "set_space_def(" + to_string(space) + ", " + describe(def) + ")";
+  if (!oracle_.is_live(space)) {
+    check_outcome(last_call_, status, false, space.is_null(), Expect::accept);
+  } else if (!refusal.empty()) {
+    if (status.ok()) {
+      note(last_call_ + " accepted, expected a refusal: " + refusal);
+    } else if (status.code() != ErrorCode::invalid_argument && status.code() != ErrorCode::invalid_def) {
+      note(last_call_ + " gave " + error_code_name(status.code()) + ", expected invalid_argument");
+    }
+  } else if (!status.ok()) {
+    note(last_call_ + " refused: " + status.message());
+  }
+  if (status.ok()) note(oracle_.set_space_def(space, def));
+  count_refusal(status, oracle_.is_live(space) ? "set_space_def: " + refusal.substr(0, refusal.find(':')) : "set_space_def: handle");
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::set_space(EntityId entity, SpaceId space) {
+  Status status = world_.set_space(entity, space);
+  const bool entity_live = oracle_.is_live(entity);
+  const bool space_live = oracle_.is_live(space);
+  const bool attached = oracle_.is_attached(entity);
+  last_call_ = "set_space(" + to_string(entity) + ", " + to_string(space) + ")" + (attached ? " [attached]" : "");
+  check_outcome(last_call_, status, entity_live && space_live, entity_live ? space.is_null() : entity.is_null(),
+                attached ? Expect::refuse : Expect::accept);
+  if (status.ok()) note(oracle_.set_space(entity, space));
+  count_refusal(status, attached ? "set_space: attached" : "set_space: handle");
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::set_culling_drill(SpaceId space, float enter_radius, float leave_radius) {
+  Status status = world_.set_culling_drill(space, enter_radius, leave_radius);
+  const std::string refusal = BruteForceOracle::drill_refusal(enter_radius, leave_radius);
+  last_call_ = "set_culling_drill(" + to_string(space) + ", " + describe_float(enter_radius) + ", " +
+               describe_float(leave_radius) + ")" + (refusal.empty() ? "" : " [" + refusal + "]");
+  check_outcome(last_call_, status, oracle_.is_live(space), space.is_null(),
+                refusal.empty() ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.set_culling_drill(space, enter_radius, leave_radius));
+  count_refusal(status, refusal.empty() ? "set_culling_drill: handle" : "set_culling_drill: radii");
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::clear_culling_drill(SpaceId space) {
+  Status status = world_.clear_culling_drill(space);
+  last_call_ = "clear_culling_drill(" + to_string(space) + ")";
+  // Clearing where no drill is set may be a no-op or a refusal.
+  check_outcome(last_call_, status, oracle_.is_live(space), space.is_null(),
+                oracle_.has_drill(space) ? Expect::accept : Expect::either);
+  if (status.ok()) note(oracle_.clear_culling_drill(space));
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::attach(EntityId child, EntityId parent) {
+  Status status = world_.attach(child, parent);
+  const bool child_live = oracle_.is_live(child);
+  const bool parent_live = oracle_.is_live(parent);
+  const std::string refusal = oracle_.attach_refusal(child, parent);
+  last_call_ = "attach(" + to_string(child) + ", " + to_string(parent) + ")" + (refusal.empty() ? "" : " [" + refusal + "]");
+  check_outcome(last_call_, status, child_live && parent_live, child_live ? parent.is_null() : child.is_null(),
+                refusal.empty() ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.attach(child, parent));
+  std::string kind = "attach: handle";
+  if (refusal.find("child == parent") != std::string::npos) kind = "attach: child == parent";
+  if (refusal.find("is attached to child") != std::string::npos) kind = "attach: cycle";
+  if (refusal.find("non-Global key") != std::string::npos) kind = "attach: keyed child";
+  if (refusal.find("is a presenter") != std::string::npos) kind = "attach: presenter child";
+  if (refusal.find(" is in ") != std::string::npos) kind = "attach: different spaces";
+  if (refusal.find(" deep") != std::string::npos) kind = "attach: too deep";
+  count_refusal(status, kind);
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::detach(EntityId child) {
+  Status status = world_.detach(child);
+  last_call_ = "detach(" + to_string(child) + ")";
+  check_outcome(last_call_, status, oracle_.is_live(child), child.is_null(), Expect::accept);
+  if (status.ok()) note(oracle_.detach(child));
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::set_presenter(EntityId entity, bool presenter) {
+  Status status = world_.set_presenter(entity, presenter);
+  const bool attached = oracle_.is_attached(entity);
+  last_call_ = "set_presenter(" + to_string(entity) + ", " + (presenter ? "true" : "false") + ")" +
+               (attached ? " [attached]" : "");
+  check_outcome(last_call_, status, oracle_.is_live(entity), entity.is_null(), attached ? Expect::refuse : Expect::accept);
+  if (status.ok()) note(oracle_.set_presenter(entity, presenter));
+  count_refusal(status, attached ? "set_presenter: attached" : "set_presenter: handle");
+  compare_structure();
+  return status;
+}
+
+Status MirroredWorld::teleport(EntityId entity, float x, float z) {
+  Status status = world_.teleport(entity, x, z);
+  last_call_ = "teleport(" + to_string(entity) + ", " + describe_float(x) + ", " + describe_float(z) + ")";
+  if (!oracle_.is_live(entity)) {
+    check_outcome(last_call_, status, false, entity.is_null(), Expect::accept);
+  } else if (!valid_position(x, z)) {
+    if (status.code() != ErrorCode::non_finite_position) {
+      note(last_call_ + " gave " + error_code_name(status.code()) + ", expected non_finite_position");
+    }
+  } else if (!status.ok()) {
+    note(last_call_ + " refused: " + status.message());
+  }
+  if (status.ok()) note(oracle_.teleport(entity, x, z));
+  count_refusal(status, valid_position(x, z) ? "teleport: handle" : "teleport: position");
+  return status;
+}
+
 TickStats MirroredWorld::tick() {
   const TickStats actual = world_.tick();
   const TickStats expected = oracle_.tick();
@@ -432,6 +708,12 @@ TickStats MirroredWorld::tick() {
   const std::string records = oracle_.compare(world_);
   if (!records.empty()) problem += (problem.empty() ? "" : "; ") + records;
   note(problem);
+  if (question_error_.empty() && problem.empty()) {
+    const std::string questions = oracle_.compare_questions(world_);
+    if (!questions.empty()) question_error_ = "after " + std::to_string(oracle_.tick_count()) + " ticks: " + questions;
+  }
+  last_call_ = "tick()";
+  compare_structure(true);
   // The readers after the tick (slot release must not disturb them).
   for (const EntityId e : oracle_.entities()) {
     compare_key(e);

@@ -2,6 +2,7 @@
 // records are compared. The first inconsistency is kept for the test to report.
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
 
@@ -56,19 +57,51 @@ class MirroredWorld {
   Status add_origin(ClientId client, EntityId origin);
   Status remove_origin(ClientId client, EntityId origin);
 
+  // Spaces, attachments, presenters and teleports. Each call must be accepted exactly when its
+  // handles are live and none of world.h's refusals applies: a bad handle gives null_handle or
+  // stale_handle (one bad handle per call is expected); a refused SpaceDef gives invalid_argument
+  // or invalid_def; every other refusal (attach's, key setters, set_presenter and set_space on an
+  // attached entity, destroy_space of the default or a non-empty space, drill radii) gives
+  // invalid_argument; a teleport to a bad position gives non_finite_position. After every call,
+  // accepted or refused, the structure readers (parent, root, space, presenter, always_relevant
+  // and interest_key of every live entity, client_space of every live client, space_def and
+  // space_state of every live space) must equal the oracle's.
+  Result<SpaceId> create_space(const SpaceDef& def);
+  Status destroy_space(SpaceId space);
+  Status set_space_def(SpaceId space, const SpaceDef& def);
+  Status set_space(EntityId entity, SpaceId space);
+  Status set_culling_drill(SpaceId space, float enter_radius, float leave_radius);
+  Status clear_culling_drill(SpaceId space);
+  Status attach(EntityId child, EntityId parent);
+  Status detach(EntityId child);
+  Status set_presenter(EntityId entity, bool presenter);
+  Status teleport(EntityId entity, float x, float z);
+
   /// Ticks both, then compares the TickStats (all but distance_tests), clients(), every stream and
-  /// every interest set, then every live entity's key, bound and owner and every live client's
-  /// subscriptions and origins.
+  /// every interest set; then is_relevant_to, why and holder_count for every live client and live
+  /// entity; then every live entity's key, bound, owner and structure readers, every live client's
+  /// subscriptions, origins and space, and every live space's def and state.
   TickStats tick();
 
   [[nodiscard]] World& world() noexcept { return world_; }
   [[nodiscard]] const BruteForceOracle& oracle() const noexcept { return oracle_; }
   /// Empty while everything matched; else the first difference.
   [[nodiscard]] const std::string& error() const noexcept { return error_; }
+  /// Refused calls of the structure API so far, by kind ("attach: cycle", "destroy_space:
+  /// default space", ...), counted when the World refused as expected: what a random run reached.
+  [[nodiscard]] const std::map<std::string, std::uint64_t>& refusals() const noexcept { return refusals_; }
   /// The first subscription_revision() that differed from the oracle's count, kept apart from
   /// error() so that a revision miscount does not stop the comparison of records (the oracle
   /// takes the world's value after a mismatch and goes on counting from it).
   [[nodiscard]] const std::string& revision_error() const noexcept { return revision_error_; }
+  /// The first answer of is_relevant_to, why or holder_count after a tick that differed from the
+  /// oracle's, kept apart from error() so that a wrong answer does not stop the comparison of
+  /// records.
+  [[nodiscard]] const std::string& question_error() const noexcept { return question_error_; }
+  /// The first space_state() read between ticks (after an input call) that differed from the
+  /// oracle's: the state of the last tick, with the entity count now. Kept apart from error() for
+  /// the same reason; after a tick a difference goes to error().
+  [[nodiscard]] const std::string& state_error() const noexcept { return state_error_; }
 
  private:
   void note(std::string message);
@@ -79,11 +112,19 @@ class MirroredWorld {
   void compare_subscriptions(ClientId client);
   void compare_entity(EntityId entity);   ///< bound_radius and owner
   void compare_origins(ClientId client);
+  /// The structure readers of every live entity, client and space (see above); a space_state()
+  /// read between ticks that differs goes to state_error().
+  void compare_structure(bool after_tick = false);
+
+  void count_refusal(const Status& status, const std::string& kind);
 
   World world_;
   BruteForceOracle oracle_;
+  std::map<std::string, std::uint64_t> refusals_;
   std::string error_;
   std::string revision_error_;
+  std::string question_error_;
+  std::string state_error_;
   std::string last_call_;  ///< The last subscription call, for revision_error().
 };
 

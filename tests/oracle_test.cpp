@@ -15,6 +15,16 @@
 namespace sightline::testing {
 namespace {
 
+// An EntityDef at (x, z), in the default space.
+EntityDef entity_at(float x, float z, bool always_relevant = false, float bound_radius = 0.0f) {
+  EntityDef def;
+  def.x = x;
+  def.z = z;
+  def.always_relevant = always_relevant;
+  def.bound_radius = bound_radius;
+  return def;
+}
+
 void expect_random_runs_match(TierMode tiers, bool hysteresis, std::uint64_t first_seed,
                               std::uint64_t seeds) {
   for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
@@ -66,8 +76,10 @@ TEST(OracleTest, RandomRunsReachEveryKindOfRecord) {
 // Random runs in lockstep with the oracle: `keys` adds random entity keys, subscriptions, rates,
 // bypass flags and refused key calls; `relevance` adds owners, extra origins and bounds.
 void expect_random_runs_match(TierMode tiers, bool hysteresis, bool keys, bool relevance,
-                              std::uint64_t first_seed, std::uint64_t seeds) {
+                              std::uint64_t first_seed, std::uint64_t seeds, bool structure = false) {
   std::string revision_error;
+  std::string question_error;
+  std::string state_error;
   for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
     RandomRunDef def;
     def.seed = seed;
@@ -75,17 +87,26 @@ void expect_random_runs_match(TierMode tiers, bool hysteresis, bool keys, bool r
     def.hysteresis = hysteresis;
     def.keys = keys;
     def.relevance = relevance;
+    def.structure = structure;
     std::string error;
     std::uint64_t ticks = 0;
     run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
       error = mirror.error();
       if (revision_error.empty()) revision_error = mirror.revision_error();
+      if (question_error.empty() && !mirror.question_error().empty()) {
+        question_error = "seed " + std::to_string(seed) + ", " + mirror.question_error();
+      }
+      if (state_error.empty() && !mirror.state_error().empty()) {
+        state_error = "seed " + std::to_string(seed) + ", " + mirror.state_error();
+      }
       ticks = mirror.oracle().tick_count();
     });
     ASSERT_EQ(error, "") << "seed " << seed;
     ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
   }
   EXPECT_EQ(revision_error, "") << "first revision miscount over the seeds";
+  EXPECT_EQ(question_error, "") << "first wrong is_relevant_to, why or holder_count over the seeds";
+  EXPECT_EQ(state_error, "") << "first wrong space_state between ticks over the seeds";
 }
 
 void expect_keyed_runs_match(TierMode tiers, bool hysteresis, std::uint64_t first_seed, std::uint64_t seeds) {
@@ -301,7 +322,7 @@ void expect_jitter_walk_matches(std::vector<DistanceTier> tiers, float leave_fac
   MirroredWorld mirror(def);
   std::vector<EntityId> ids;
   for (std::size_t i = 0; i < walk.xs().size(); ++i) {
-    ids.push_back(*mirror.create_entity(EntityDef{walk.xs()[i], walk.zs()[i], false}));
+    ids.push_back(*mirror.create_entity(entity_at(walk.xs()[i], walk.zs()[i])));
   }
   for (const EntityId id : ids) (void)mirror.create_client(id);
   for (int t = 0; t < 200; ++t) {
@@ -321,8 +342,8 @@ TEST(OracleTest, ShrinkingRadiiDropMembersBetweenOldAndNewRadius) {
   def.enter_radius = 4.0f;
   def.leave_radius = 4.0f;
   MirroredWorld mirror(def);
-  const EntityId viewer = *mirror.create_entity({0.0f, 0.0f, false});
-  for (int i = 1; i <= 8; ++i) (void)mirror.create_entity({0.5f * static_cast<float>(i), 0.0f, false});
+  const EntityId viewer = *mirror.create_entity(entity_at(0.0f, 0.0f));
+  for (int i = 1; i <= 8; ++i) (void)mirror.create_entity(entity_at(0.5f * static_cast<float>(i), 0.0f));
   (void)mirror.create_client(viewer);
   EXPECT_EQ(mirror.tick().members, 8u);
   (void)mirror.set_radii(1.0f, 2.0f);  // keeps d <= 2: 4 members
@@ -347,11 +368,11 @@ TEST(OracleTest, HugeOutlierWithCappedGridMatchesOverManyTicks) {
       scenarios::Rng rng(cap * 10u + (tiers ? 1u : 0u));
       std::vector<EntityId> near;
       for (int i = 0; i < 60; ++i) {
-        near.push_back(*mirror.create_entity({rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f), i % 17 == 3}));
+        near.push_back(*mirror.create_entity(entity_at(rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f), i % 17 == 3)));
       }
-      const EntityId outlier = *mirror.create_entity({1.0e12f, 0.0f, false});
-      const EntityId outlier_neighbour = *mirror.create_entity({1.0e12f, 1.5f, false});
-      const EntityId far_negative = *mirror.create_entity({-1.0e12f, -1.0e12f, false});
+      const EntityId outlier = *mirror.create_entity(entity_at(1.0e12f, 0.0f));
+      const EntityId outlier_neighbour = *mirror.create_entity(entity_at(1.0e12f, 1.5f));
+      const EntityId far_negative = *mirror.create_entity(entity_at(-1.0e12f, -1.0e12f));
       (void)mirror.create_client(outlier);
       (void)mirror.create_client(far_negative);
       for (int i = 0; i < 8; ++i) (void)mirror.create_client(near[static_cast<std::size_t>(i)]);
@@ -370,7 +391,7 @@ TEST(OracleTest, HugeOutlierWithCappedGridMatchesOverManyTicks) {
         if (t % 3 == 0) {
           const std::size_t at = 8 + rng.below(static_cast<std::uint32_t>(near.size() - 8));
           (void)mirror.destroy_entity(near[at]);
-          near[at] = *mirror.create_entity({rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f), false});
+          near[at] = *mirror.create_entity(entity_at(rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f)));
         }
       }
     }
@@ -397,10 +418,10 @@ TEST(OracleTest, TierBoundaryUsesFloatArithmeticOfTheDocumentedRule) {
       def.leave_radius = r;
       def.tiers = {DistanceTier{fraction, 1}, DistanceTier{std::numeric_limits<float>::infinity(), 7}};
       MirroredWorld mirror(def);
-      const EntityId viewer = *mirror.create_entity({0.0f, 0.0f, false});
-      const EntityId at_limit = *mirror.create_entity({limit, 0.0f, false});  // index 1
+      const EntityId viewer = *mirror.create_entity(entity_at(0.0f, 0.0f));
+      const EntityId at_limit = *mirror.create_entity(entity_at(limit, 0.0f));  // index 1
       const float beyond = std::nextafter(limit, std::numeric_limits<float>::infinity());
-      const EntityId past_limit = *mirror.create_entity({beyond, 0.0f, false});  // index 2
+      const EntityId past_limit = *mirror.create_entity(entity_at(beyond, 0.0f));  // index 2
       ASSERT_EQ(at_limit.index, 1u);
       ASSERT_EQ(past_limit.index, 2u);
       const ClientId client = *mirror.create_client(viewer);
@@ -435,8 +456,8 @@ TEST(OracleTest, BoundReachUsesFloatArithmeticOfTheDocumentedRule) {
     def.leave_radius = l;
     def.tiers = custom_tiers();
     MirroredWorld mirror(def);
-    const EntityId viewer = *mirror.create_entity({-1.0e6f, 0.0f, false});
-    const EntityId origin = *mirror.create_entity({0.0f, 0.0f, false});
+    const EntityId viewer = *mirror.create_entity(entity_at(-1.0e6f, 0.0f));
+    const EntityId origin = *mirror.create_entity(entity_at(0.0f, 0.0f));
     const ClientId client = *mirror.create_client(viewer);
     ASSERT_TRUE(mirror.add_origin(client, origin).ok());
     std::vector<EntityId> spheres;
@@ -449,7 +470,7 @@ TEST(OracleTest, BoundReachUsesFloatArithmeticOfTheDocumentedRule) {
       const double exact = static_cast<double>(scale) + static_cast<double>(b);
       const float d2 = reach * reach;
       if ((d2 <= (scale + b) * (scale + b)) != (d2 <= static_cast<float>(exact * exact))) ++double_rule_would_differ;
-      spheres.push_back(*mirror.create_entity({i % 4 < 2 ? reach : 0.0f, i % 4 < 2 ? 0.0f : -reach, false, b}));
+      spheres.push_back(*mirror.create_entity(entity_at(i % 4 < 2 ? reach : 0.0f, i % 4 < 2 ? 0.0f : -reach, false, b)));
       bounds.push_back(b);
     }
     (void)mirror.tick();
@@ -466,6 +487,318 @@ TEST(OracleTest, BoundReachUsesFloatArithmeticOfTheDocumentedRule) {
     }
   }
   EXPECT_GT(double_rule_would_differ, 0);
+}
+
+}  // namespace
+}  // namespace sightline::testing
+
+// --- Spaces, attachments, presenters and teleports -------------------------------------------
+
+namespace sightline::testing {
+namespace {
+
+void expect_structure_runs_match(TierMode tiers, bool hysteresis, bool keys, bool relevance,
+                                 std::uint64_t first_seed, std::uint64_t seeds) {
+  expect_random_runs_match(tiers, hysteresis, keys, relevance, first_seed, seeds, true);
+}
+
+TEST(OracleTest, RandomRunsWithSpacesAndAttachmentsMatch) {
+  expect_structure_runs_match(TierMode::none, true, false, false, 15000, 150);
+}
+TEST(OracleTest, RandomRunsWithSpacesAttachmentsAndKeysMatch) {
+  expect_structure_runs_match(TierMode::none, true, true, false, 16000, 120);
+}
+TEST(OracleTest, RandomRunsWithSpacesAttachmentsKeysAndRelevanceMatch) {
+  expect_structure_runs_match(TierMode::none, true, true, true, 17000, 150);
+}
+TEST(OracleTest, RandomRunsWithSpacesAttachmentsKeysRelevanceAndCustomTiersMatch) {
+  expect_structure_runs_match(TierMode::custom, true, true, true, 18000, 120);
+}
+TEST(OracleTest, RandomRunsWithSpacesAttachmentsKeysRelevanceAndPresetTiersMatch) {
+  expect_structure_runs_match(TierMode::preset, true, true, true, 19000, 80);
+}
+TEST(OracleTest, RandomRunsWithSpacesAttachmentsRelevanceCustomTiersAndOneRadiusMatch) {
+  expect_structure_runs_match(TierMode::custom, false, false, true, 20000, 80);
+}
+
+TEST(OracleTest, LongRunWithSpacesAttachmentsKeysAndRelevanceWithoutChurnMatches) {
+  for (const TierMode tiers : {TierMode::none, TierMode::custom}) {
+    RandomRunDef def;
+    def.seed = 83;
+    def.ticks = 300;
+    def.churn = false;
+    def.keys = true;
+    def.relevance = true;
+    def.structure = true;
+    def.max_entities = 40;
+    def.tiers = tiers;
+    std::string error;
+    std::string other_error;
+    std::uint64_t ticks = 0;
+    std::uint64_t members = 0;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats& stats) {
+      error = mirror.error();
+      other_error = mirror.revision_error() + mirror.question_error() + mirror.state_error();
+      ticks = mirror.oracle().tick_count();
+      members += stats.members;
+    });
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(other_error, "");
+    EXPECT_EQ(ticks, def.ticks);
+    EXPECT_GT(members, 300u * 20u) << "the run must hold something to compare";
+  }
+}
+
+// Guards the structure generator: it must reach every spawn and despawn reason, every rule of
+// why(), deep trees, broadcasting spaces switching both ways, drills, and every kind of refusal.
+TEST(OracleTest, RandomRunsWithSpacesAndAttachmentsReachEveryKindOfRecord) {
+  std::map<SpawnReason, std::uint64_t> spawns;
+  std::map<DespawnReason, std::uint64_t> despawns;
+  std::map<Rule, std::uint64_t> rules;
+  std::map<std::string, std::uint64_t> refusals;
+  std::uint64_t deep_members = 0, viewer_tree_members = 0, broadcasting = 0, to_culling = 0, to_broadcast = 0;
+  std::uint64_t drills = 0, off_spaces = 0, attached_origins = 0, forced_updates = 0;
+  // culling_switched despawns by what turned culling on: a drill, the end of broadcasting, the setting.
+  std::uint64_t switched_by_drill = 0, switched_by_count = 0, switched_by_setting = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.keys = true;
+    def.relevance = true;
+    def.structure = true;
+    def.tiers = TierMode::custom;
+    std::map<std::uint32_t, bool> was_broadcasting;  // by space slot
+    std::map<std::uint32_t, SpaceState> was;          // by space slot
+    std::map<std::string, std::uint64_t> run_refusals;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+      const BruteForceOracle& oracle = mirror.oracle();
+      const World& world = mirror.world();
+      for (const ClientId client : world.clients()) {
+        const ClientStream stream = *world.stream(client);
+        for (const SpawnRecord& r : stream.spawns) ++spawns[r.reason];
+        for (const DespawnRecord& r : stream.despawns) {
+          ++despawns[r.reason];
+          if (r.reason != DespawnReason::culling_switched) continue;
+          const SpaceState before = was[oracle.client_space(client).index];
+          if (oracle.space_state(oracle.client_space(client)).drill && !before.drill) {
+            ++switched_by_drill;
+          } else if (before.broadcasting) {
+            ++switched_by_count;
+          } else {
+            ++switched_by_setting;
+          }
+        }
+        for (const EntityId e : oracle.entities()) ++rules[oracle.why(client, e).rule];
+        const EntityId viewer = oracle.viewer(client);
+        for (const EntityId e : *world.interest_set(client)) {
+          if (oracle.depth(e) >= 3) ++deep_members;
+          if (oracle.root(e) == oracle.root(viewer)) ++viewer_tree_members;
+        }
+        if (oracle.is_attached(viewer)) ++attached_origins;
+        for (const EntityId o : oracle.origins(client)) {
+          if (oracle.is_attached(o)) ++attached_origins;
+        }
+        // Tiers hold back far members; an update beyond the set's due ones is a forced one.
+        if (stream.updates.size() == world.interest_set(client)->size() && stream.updates.size() > 3) ++forced_updates;
+      }
+      for (const SpaceId s : oracle.spaces()) {
+        const SpaceState state = oracle.space_state(s);
+        if (state.broadcasting) ++broadcasting;
+        if (state.drill) ++drills;
+        if (!state.culling && !state.broadcasting) ++off_spaces;
+        const auto it = was_broadcasting.find(s.index);
+        if (it != was_broadcasting.end() && it->second && !state.broadcasting && state.culling) ++to_culling;
+        if (it != was_broadcasting.end() && !it->second && state.broadcasting) ++to_broadcast;
+        was_broadcasting[s.index] = state.broadcasting;
+      }
+      for (const SpaceId s : oracle.spaces()) was[s.index] = oracle.space_state(s);
+      run_refusals = mirror.refusals();
+    });
+    for (const auto& [kind, count] : run_refusals) refusals[kind] += count;
+  }
+  for (const SpawnReason reason : {SpawnReason::near, SpawnReason::always, SpawnReason::key, SpawnReason::owner,
+                                   SpawnReason::origin, SpawnReason::attached, SpawnReason::teleport,
+                                   SpawnReason::presenter, SpawnReason::unculled}) {
+    EXPECT_GT(spawns[reason], 20u) << "spawn reason " << to_string(reason);
+  }
+  for (const DespawnReason reason : {DespawnReason::left, DespawnReason::destroyed, DespawnReason::key_removed,
+                                     DespawnReason::space_changed, DespawnReason::culling_switched}) {
+    EXPECT_GT(despawns[reason], 10u) << "despawn reason " << to_string(reason);
+  }
+  for (int rule = 0; rule <= static_cast<int>(Rule::out_of_range); ++rule) {
+    EXPECT_GT(rules[static_cast<Rule>(rule)], 20u) << "rule " << to_string(static_cast<Rule>(rule));
+  }
+  EXPECT_GT(deep_members, 50u);
+  EXPECT_GT(viewer_tree_members, 50u);
+  EXPECT_GT(attached_origins, 20u);
+  EXPECT_GT(broadcasting, 50u);
+  EXPECT_GT(to_culling, 5u);
+  EXPECT_GT(to_broadcast, 5u);
+  EXPECT_GT(drills, 50u);
+  EXPECT_GT(off_spaces, 50u);
+  EXPECT_GT(forced_updates, 20u);
+  EXPECT_GT(switched_by_drill, 20u);
+  EXPECT_GT(switched_by_count, 20u);
+  EXPECT_GT(switched_by_setting, 20u);
+  for (const char* kind :
+       {"attach: child == parent", "attach: cycle", "attach: keyed child", "attach: presenter child",
+        "attach: different spaces", "attach: too deep", "attach: handle", "set_space: attached", "set_space: handle",
+        "set_presenter: attached", "key setter: attached", "destroy_space: default space", "destroy_space: not empty",
+        "destroy_space: handle", "set_culling_drill: radii", "teleport: position", "create_entity: dead space",
+        "create_space: factors", "create_space: radius", "create_space: one radius", "create_space: leave_radius",
+        "create_space: both forms", "create_space: enter_radius"}) {
+    EXPECT_GT(refusals[kind], 0u) << "refusal " << kind;
+  }
+}
+
+// A culling space with broadcast threshold 3 and margin 1: it broadcasts while at most 3
+// clients are in it, culls from the tick a 4th arrives, and broadcasts again only at 2.
+TEST(OracleTest, BroadcastThresholdSwitchesWithItsMargin) {
+  WorldDef def = default_world_def();
+  def.enter_radius = 1.0f;
+  def.leave_radius = 1.0f;
+  MirroredWorld mirror(def);
+  SpaceDef room;
+  room.culling = Culling::on;
+  room.broadcast_threshold = 3;
+  room.broadcast_margin = 1;
+  const SpaceId space = *mirror.create_space(room);
+  std::vector<EntityId> viewers;
+  for (int i = 0; i < 5; ++i) {
+    viewers.push_back(*mirror.create_entity(entity_at(10.0f * static_cast<float>(i), 0.0f)));
+    (void)mirror.create_client(viewers.back());
+  }
+  const int counts[] = {0, 1, 3, 4, 5, 3, 2, 3, 4, 1, 0};
+  const bool expected[] = {true, true, true, false, false, false, true, true, false, true, true};
+  int inside = 0;
+  for (std::size_t t = 0; t < std::size(counts); ++t) {
+    for (; inside < counts[t]; ++inside) (void)mirror.set_space(viewers[static_cast<std::size_t>(inside)], space);
+    for (; inside > counts[t]; --inside) {
+      (void)mirror.set_space(viewers[static_cast<std::size_t>(inside - 1)], mirror.world().default_space());
+    }
+    (void)mirror.tick();
+    ASSERT_EQ(mirror.error(), "") << "tick " << t;
+    const SpaceState state = *mirror.world().space_state(space);
+    EXPECT_EQ(state.broadcasting, expected[t]) << "tick " << t << " with " << counts[t] << " clients";
+    EXPECT_EQ(state.culling, !expected[t]) << "tick " << t;
+    EXPECT_EQ(state.clients, static_cast<std::uint32_t>(counts[t])) << "tick " << t;
+  }
+}
+
+// A drill turns culling on in a space that culls nothing: members beyond the drill's leave
+// radius go with reason culling_switched at that tick, those between its radii stay, and later
+// ticks despawn with `left`.
+TEST(OracleTest, DrillDespawnsOutOfRangeMembersAsCullingSwitched) {
+  MirroredWorld mirror(default_world_def());
+  const SpaceId space = *mirror.create_space(SpaceDef{});
+  EntityDef def = entity_at(0.0f, 0.0f);
+  def.space = space;
+  const EntityId viewer = *mirror.create_entity(def);
+  def.x = 2.5f;  // between the drill's radii: kept, by hysteresis
+  const EntityId near = *mirror.create_entity(def);
+  def.x = 50.0f;
+  const EntityId far = *mirror.create_entity(def);
+  const ClientId client = *mirror.create_client(viewer);
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.world().stream(client)->spawns.size(), 2u);
+  EXPECT_EQ(mirror.world().stream(client)->spawns[0].reason, SpawnReason::unculled);
+  ASSERT_TRUE(mirror.set_culling_drill(space, 2.0f, 3.0f).ok());
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  const ClientStream stream = *mirror.world().stream(client);
+  ASSERT_EQ(stream.despawns.size(), 1u);
+  EXPECT_EQ(stream.despawns[0].entity, far);
+  EXPECT_EQ(stream.despawns[0].reason, DespawnReason::culling_switched);
+  EXPECT_EQ(mirror.world().why(client, near)->rule, Rule::within_leave);
+  EXPECT_EQ(mirror.world().why(client, far)->rule, Rule::out_of_range);
+  (void)mirror.set_position(near, 10.0f, 0.0f);
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  ASSERT_EQ(mirror.world().stream(client)->despawns.size(), 1u);
+  EXPECT_EQ(mirror.world().stream(client)->despawns[0].reason, DespawnReason::left);
+}
+
+// A chain root <- a <- b spawns root, a, b (depth order, whatever the indices) and, once out of
+// range, despawns b, a, root; the children spawn `attached`.
+TEST(OracleTest, AttachedChainSpawnsByDepthAndDespawnsDeepestFirst) {
+  MirroredWorld mirror(default_world_def());
+  const EntityId viewer = *mirror.create_entity(entity_at(0.0f, 0.0f));
+  const EntityId b = *mirror.create_entity(entity_at(90.0f, 0.0f));
+  const EntityId a = *mirror.create_entity(entity_at(-90.0f, 0.0f));
+  const EntityId root = *mirror.create_entity(entity_at(1.0f, 0.0f));
+  ASSERT_TRUE(mirror.attach(a, root).ok());
+  ASSERT_TRUE(mirror.attach(b, a).ok());
+  const ClientId client = *mirror.create_client(viewer);
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  ClientStream stream = *mirror.world().stream(client);
+  ASSERT_EQ(stream.spawns.size(), 3u);
+  EXPECT_EQ(stream.spawns[0].entity, root);
+  EXPECT_EQ(stream.spawns[0].reason, SpawnReason::near);
+  EXPECT_EQ(stream.spawns[1].entity, a);
+  EXPECT_EQ(stream.spawns[1].reason, SpawnReason::attached);
+  EXPECT_EQ(stream.spawns[2].entity, b);
+  (void)mirror.set_position(root, 40.0f, 0.0f);
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  stream = *mirror.world().stream(client);
+  ASSERT_EQ(stream.despawns.size(), 3u);
+  EXPECT_EQ(stream.despawns[0].entity, b);
+  EXPECT_EQ(stream.despawns[1].entity, a);
+  EXPECT_EQ(stream.despawns[2].entity, root);
+  EXPECT_EQ(*mirror.world().holder_count(a), 0u);
+}
+
+// A destroyed child keeps its place below its parent in the despawn order: the client knew it
+// attached, so it goes before the parent when both leave at one tick (stream.h: "an attachment
+// always goes before its parent"), even though the parent has the smaller index.
+TEST(OracleTest, DestroyedChildDespawnsBeforeItsParent) {
+  MirroredWorld mirror(default_world_def());
+  const EntityId viewer = *mirror.create_entity(entity_at(0.0f, 0.0f));
+  const EntityId parent = *mirror.create_entity(entity_at(1.0f, 0.0f));  // index 1
+  const EntityId child = *mirror.create_entity(entity_at(1.0f, 0.0f));   // index 2
+  ASSERT_TRUE(mirror.attach(child, parent).ok());
+  const ClientId client = *mirror.create_client(viewer);
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  ASSERT_TRUE(mirror.destroy_entity(child).ok());
+  (void)mirror.set_position(parent, 50.0f, 0.0f);
+  (void)mirror.tick();
+  const ClientStream stream = *mirror.world().stream(client);
+  ASSERT_EQ(stream.despawns.size(), 2u);
+  EXPECT_EQ(stream.despawns[0].entity, child) << "the destroyed child must go first";
+  EXPECT_EQ(stream.despawns[0].reason, DespawnReason::destroyed);
+  EXPECT_EQ(stream.despawns[1].entity, parent);
+  EXPECT_EQ(mirror.error(), "");
+}
+
+// space_state() reads what the last tick did (world.h: "What the space did at the last tick, and
+// its entity count now"): a drill set, or a setting changed, since then does not show before the
+// next tick.
+TEST(OracleTest, SpaceStateBetweenTicksReadsTheLastTick) {
+  MirroredWorld mirror(default_world_def());
+  SpaceDef room;  // culling off, threshold 3: in broadcast mode, which reads only while culling is on
+  room.broadcast_threshold = 3;
+  const SpaceId space = *mirror.create_space(room);
+  EntityDef def = entity_at(0.0f, 0.0f);
+  def.space = space;
+  (void)mirror.create_client(*mirror.create_entity(def));
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  const SpaceState before = *mirror.world().space_state(space);
+  ASSERT_FALSE(before.culling);
+  ASSERT_FALSE(before.broadcasting);
+  ASSERT_FALSE(before.drill);
+  ASSERT_TRUE(mirror.set_culling_drill(space, 1.0f, 1.0f).ok());
+  EXPECT_FALSE(mirror.world().space_state(space)->drill) << "the drill takes effect at the next tick";
+  ASSERT_TRUE(mirror.clear_culling_drill(space).ok());
+  room.culling = Culling::on;
+  ASSERT_TRUE(mirror.set_space_def(space, room).ok());
+  EXPECT_FALSE(mirror.world().space_state(space)->broadcasting) << "the setting takes effect at the next tick";
+  (void)mirror.tick();
+  EXPECT_EQ(mirror.error(), "");
+  EXPECT_TRUE(mirror.world().space_state(space)->broadcasting);
+  EXPECT_EQ(mirror.state_error(), "");
 }
 
 }  // namespace

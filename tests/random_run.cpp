@@ -41,6 +41,10 @@ class RandomInputs {
     if (def_.relevance && chance(0.15f)) {
       if (const std::optional<Position> p = at_bounded_reach()) return *p;
     }
+    // Structure: sometimes at a space's own radii.
+    if (def_.structure && chance(0.1f)) {
+      if (const std::optional<Position> p = at_space_radius()) return *p;
+    }
     switch (rng_.below(12)) {
       case 0:
       case 1:
@@ -89,7 +93,10 @@ class RandomInputs {
 
   EntityId create_entity() {
     const Position p = position();
-    EntityDef entity_def{p.x, p.z, chance(0.08f)};
+    EntityDef entity_def;
+    entity_def.x = p.x;
+    entity_def.z = p.z;
+    entity_def.always_relevant = chance(0.08f);
     if (def_.relevance) {
       if (chance(0.01f)) {  // A bad bound: refused, nothing created.
         EntityDef bad = entity_def;
@@ -97,6 +104,11 @@ class RandomInputs {
         (void)mirror_.create_entity(bad);
       }
       if (chance(0.04f) && bounded().size() < 4) entity_def.bound_radius = bound_value();
+    }
+    if (def_.structure) {
+      const std::vector<SpaceId> spaces = mirror_.oracle().spaces();
+      if (chance(0.4f)) entity_def.space = pick(spaces);
+      entity_def.presenter = chance(0.05f);
     }
     const Result<EntityId> id = mirror_.create_entity(entity_def);
     return id.ok() ? *id : EntityId{};
@@ -313,6 +325,441 @@ class RandomInputs {
     }
   }
 
+  // --- Spaces, attachments, presenters and teleports ---
+
+  std::vector<EntityId> roots() {
+    std::vector<EntityId> out;
+    for (const EntityId e : mirror_.oracle().entities()) {
+      if (!mirror_.oracle().is_attached(e)) out.push_back(e);
+    }
+    return out;
+  }
+
+  std::vector<EntityId> attached() {
+    std::vector<EntityId> out;
+    for (const EntityId e : mirror_.oracle().entities()) {
+      if (mirror_.oracle().is_attached(e)) out.push_back(e);
+    }
+    return out;
+  }
+
+  std::vector<SpaceId> created_spaces() {
+    std::vector<SpaceId> out = mirror_.oracle().spaces();
+    out.erase(out.begin());  // the default space
+    return out;
+  }
+
+  // A handle the World must refuse as stale: the default space never dies, so its slot with a
+  // later generation names nothing.
+  SpaceId stale_space() {
+    if (!dead_spaces_.empty() && chance(0.7f)) return pick(dead_spaces_);
+    const SpaceId d = mirror_.oracle().default_space();
+    return SpaceId{d.index, d.generation + 1};
+  }
+
+  // A valid SpaceDef whose radii suit the World's scale: culling on or off; the World's radii,
+  // explicit radii, or the factor form (radius in [8, 1000] with factors that bring it near R,
+  // sometimes the default 1.2 and 1.4); a broadcast threshold of 0 or 1..6, margin 0..3.
+  SpaceDef space_def_value() {
+    SpaceDef d;
+    d.culling = chance(0.65f) ? Culling::on : Culling::off;
+    const float r = mirror_.world().enter_radius();
+    switch (rng_.below(3)) {
+      case 0:
+        break;
+      case 1:
+        d.enter_radius = rng_.uniform(0.5f, 2.0f) * r;
+        d.leave_radius = chance(0.3f) ? d.enter_radius : d.enter_radius * rng_.uniform(1.0f, 1.8f);
+        break;
+      default: {
+        const float radii[] = {kLeastInterestRadius, rng_.uniform(8.0f, 40.0f), rng_.uniform(8.0f, 40.0f),
+                               kMostInterestRadius};
+        d.radius = radii[rng_.below(4)];
+        if (chance(0.1f) && d.radius < 20.0f) break;  // the default factors: a wide radius
+        d.enter_factor = std::min(kMaxRadiusFactor, rng_.uniform(0.5f, 2.0f) * r / d.radius);
+        d.leave_factor = chance(0.3f) ? d.enter_factor
+                                      : std::min(kMaxRadiusFactor, d.enter_factor * rng_.uniform(1.0f, 1.6f));
+        break;
+      }
+    }
+    if (chance(0.5f)) {
+      d.broadcast_threshold = 1 + rng_.below(6);
+      d.broadcast_margin = rng_.below(4);
+    } else {
+      d.broadcast_threshold = 0;
+      d.broadcast_margin = rng_.below(4);
+    }
+    return d;
+  }
+
+  // A SpaceDef the World must refuse: one field or combination out of range.
+  SpaceDef bad_space_def() {
+    SpaceDef d = space_def_value();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    auto factor_form = [&] {
+      d.enter_radius = 0.0f;
+      d.leave_radius = 0.0f;
+      d.radius = rng_.uniform(8.0f, 40.0f);
+      d.enter_factor = 0.1f;
+      d.leave_factor = 0.15f;
+    };
+    auto radius_form = [&] {
+      d.radius = 0.0f;
+      d.enter_radius = 1.0f;
+      d.leave_radius = 1.5f;
+    };
+    switch (rng_.below(9)) {
+      case 0: {  // enter_factor outside (0, 16]
+        factor_form();
+        const float bad[] = {0.0f, -0.5f, std::nextafter(kMaxRadiusFactor, inf), nan};
+        d.enter_factor = bad[rng_.below(4)];
+        break;
+      }
+      case 1: {  // leave_factor below enter_factor or above 16
+        factor_form();
+        const float bad[] = {0.05f, std::nextafter(0.1f, 0.0f), 17.0f, nan};
+        d.leave_factor = bad[rng_.below(4)];
+        break;
+      }
+      case 2: {  // radius outside [8, 1000]
+        factor_form();
+        const float bad[] = {7.99f, std::nextafter(kLeastInterestRadius, 0.0f), std::nextafter(kMostInterestRadius, inf),
+                             -8.0f, nan, inf};
+        d.radius = bad[rng_.below(6)];
+        break;
+      }
+      case 3:  // only enter_radius given
+        radius_form();
+        d.leave_radius = 0.0f;
+        break;
+      case 4:  // only leave_radius given
+        radius_form();
+        d.enter_radius = 0.0f;
+        break;
+      case 5:  // leave < enter
+        radius_form();
+        d.leave_radius = std::nextafter(d.enter_radius, 0.0f);
+        break;
+      case 6:  // both forms at once
+        factor_form();
+        d.enter_radius = 1.0f;
+        d.leave_radius = 1.5f;
+        break;
+      case 7: {  // enter_radius out of the World's range
+        radius_form();
+        const float bad[] = {-1.0f, 0.5e-6f, 2.0e9f, nan};
+        d.enter_radius = bad[rng_.below(4)];
+        d.leave_radius = 3.0e9f;
+        break;
+      }
+      default:  // leave_radius beyond kMaxRadius
+        radius_form();
+        d.leave_radius = 2.0e9f;
+        break;
+    }
+    return d;
+  }
+
+  void set_drill(SpaceId space) {
+    float enter = rng_.uniform(0.3f, 1.5f) * mirror_.world().enter_radius();
+    if (cell_size_ != 0.0f && enter > cell_size_) enter = cell_size_;
+    const float leave = chance(0.3f) ? enter : enter * rng_.uniform(1.0f, 1.8f);
+    (void)mirror_.set_culling_drill(space, enter, leave);
+  }
+
+  void bad_drill(SpaceId space) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const float bad[][2] = {{0.0f, 1.0f}, {-1.0f, 1.0f}, {nan, 1.0f}, {1.0f, 0.5f}, {1.0f, inf}, {1.0f, 2.0e9f}, {inf, inf}};
+    const auto* radii = bad[rng_.below(7)];
+    (void)mirror_.set_culling_drill(space, radii[0], radii[1]);
+  }
+
+  // Moves a tree (or tries to move an attached entity, refused) into a space.
+  void move_to(EntityId e, SpaceId space) { (void)mirror_.set_space(e, space); }
+
+  // The deepest entity of a random tree: chains grow from it.
+  EntityId deepest(const std::vector<EntityId>& entities) { return deepest_in(mirror_.oracle().root(pick(entities))); }
+
+  // One attach call, mostly one the World must accept: a random child (sometimes a viewer) to a
+  // parent that is a viewer, an extra origin, an owned entity, a chain's deepest entity or any.
+  void attach_random() {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    const std::vector<EntityId> entities = oracle.entities();
+    const std::vector<ClientId> clients = oracle.clients();
+    if (entities.size() < 2) return;
+    EntityId child = pick(entities);
+    if (!clients.empty() && chance(0.1f)) child = oracle.viewer(pick(clients));
+    EntityId parent = pick(entities);
+    switch (rng_.below(7)) {
+      case 0:
+        if (!clients.empty()) parent = oracle.viewer(pick(clients));
+        break;
+      case 1:
+        if (!clients.empty()) {
+          const std::vector<EntityId> origins = oracle.origins(pick(clients));
+          if (!origins.empty()) parent = pick(origins);
+        }
+        break;
+      case 2: {
+        std::vector<EntityId> owned;
+        for (const EntityId e : entities) {
+          if (!oracle.owner(e).is_null()) owned.push_back(e);
+        }
+        if (!owned.empty()) parent = pick(owned);
+        break;
+      }
+      case 3:
+        parent = deepest(entities);
+        break;
+      default:
+        break;
+    }
+    if (oracle.attach_refusal(child, parent).empty() || chance(0.1f)) (void)mirror_.attach(child, parent);
+  }
+
+  // The deepest entity of the tree rooted at `root`.
+  EntityId deepest_in(EntityId root) {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    EntityId best = root;
+    for (const EntityId e : oracle.entities()) {
+      if (oracle.root(e) == root && oracle.depth(e) > oracle.depth(best)) best = e;
+    }
+    return best;
+  }
+
+  // A chain: trees of one space hung one below the other's deepest entity until the depth limit
+  // refuses one more.
+  void build_chain() {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    const EntityId top = oracle.root(pick(oracle.entities()));
+    const SpaceId space = oracle.space(top);
+    for (const EntityId e : roots()) {
+      if (e == top || oracle.space(e) != space || oracle.stored_key(e) != 0 || oracle.presenter(e)) continue;
+      const EntityId tail = deepest_in(top);
+      const bool refused = !oracle.attach_refusal(e, tail).empty();
+      (void)mirror_.attach(e, tail);
+      if (refused) break;
+    }
+  }
+
+  // One attach call the World must refuse, of each kind in turn.
+  void refused_attach() {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    const std::vector<EntityId> entities = oracle.entities();
+    const EntityId e = pick(entities);
+    switch (rng_.below(6)) {
+      case 0:
+        (void)mirror_.attach(e, e);
+        break;
+      case 1: {  // the parent is below the child
+        const std::vector<EntityId> children = attached();
+        if (!children.empty()) {
+          const EntityId below = pick(children);
+          (void)mirror_.attach(oracle.root(below), below);
+        }
+        break;
+      }
+      case 2:
+        for (const EntityId keyed : entities) {
+          if (oracle.stored_key(keyed) != 0 && keyed != e) {
+            (void)mirror_.attach(keyed, e);
+            break;
+          }
+        }
+        break;
+      case 3:
+        for (const EntityId p : entities) {
+          if (oracle.presenter(p) && p != e) {
+            (void)mirror_.attach(p, e);
+            break;
+          }
+        }
+        break;
+      case 4:
+        for (const EntityId other : entities) {
+          if (oracle.space(other) != oracle.space(e)) {
+            (void)mirror_.attach(e, other);
+            break;
+          }
+        }
+        break;
+      default: {  // a dead or null handle
+        const EntityId bad = chance(0.5f) ? EntityId{e.index, e.generation + 1} : EntityId{};
+        if (chance(0.5f)) (void)mirror_.attach(bad, e); else (void)mirror_.attach(e, bad);
+        break;
+      }
+    }
+  }
+
+  // A position for a teleport: far away, or next to some client's viewer (a `teleport` spawn).
+  Position teleport_target() {
+    const std::vector<ClientId> clients = mirror_.oracle().clients();
+    if (!clients.empty() && chance(0.5f)) {
+      const Position v = *mirror_.world().position(mirror_.oracle().root(mirror_.oracle().viewer(pick(clients))));
+      const float r = mirror_.world().enter_radius();
+      return {v.x + rng_.uniform(-0.7f, 0.7f) * r, v.z + rng_.uniform(-0.7f, 0.7f) * r};
+    }
+    if (chance(0.3f)) {
+      const float far = rng_.uniform(1.0e3f, 1.0e5f);
+      return {chance(0.5f) ? far : -far, rng_.uniform(-width_, width_)};
+    }
+    return {rng_.uniform(-3.0f * width_, 3.0f * width_), rng_.uniform(-3.0f * width_, 3.0f * width_)};
+  }
+
+  // A point at exactly a space's radius (enter or leave, as its last tick used them) from an
+  // entity of that space, along an axis, sometimes a float step off.
+  std::optional<Position> at_space_radius() {
+    const std::vector<EntityId> live = mirror_.oracle().entities();
+    if (live.empty()) return std::nullopt;
+    const EntityId e = mirror_.oracle().root(pick(live));
+    const SpaceState state = mirror_.oracle().space_state(mirror_.oracle().space(e));
+    if (state.enter_radius <= 0.0f) return std::nullopt;
+    const Position base = *mirror_.world().position(e);
+    float offset = chance(0.5f) ? state.enter_radius : state.leave_radius;
+    if (chance(0.25f)) offset = std::nextafter(offset, std::numeric_limits<float>::infinity());
+    if (chance(0.25f)) offset = std::nextafter(offset, 0.0f);
+    if (chance(0.5f)) offset = -offset;
+    return chance(0.5f) ? Position{base.x + offset, base.z} : Position{base.x, base.z + offset};
+  }
+
+  void initial_structure() {
+    const std::uint32_t spaces = 1 + rng_.below(3);
+    for (std::uint32_t i = 0; i < spaces; ++i) (void)mirror_.create_space(space_def_value());
+    const std::vector<SpaceId> all = mirror_.oracle().spaces();
+    for (const EntityId e : mirror_.oracle().entities()) {
+      if (chance(0.5f)) move_to(e, pick(all));
+    }
+    const std::uint32_t attaches = rng_.below(8);
+    for (std::uint32_t i = 0; i < attaches; ++i) attach_random();
+    const std::uint32_t presenters = rng_.below(3);
+    for (std::uint32_t i = 0; i < presenters; ++i) (void)mirror_.set_presenter(pick(roots()), true);
+  }
+
+  void structure_inputs() {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    if (oracle.entities().empty() || oracle.clients().empty()) return;
+
+    // Spaces: created, redefined, refused definitions, emptied and destroyed.
+    if (chance(0.05f) && created_spaces().size() < 4) (void)mirror_.create_space(space_def_value());
+    if (chance(0.08f) && !created_spaces().empty()) (void)mirror_.set_space_def(pick(created_spaces()), space_def_value());
+    if (chance(0.02f)) {  // the default space's setting changes too, and comes back
+      SpaceDef def = space_def_value();
+      if (chance(0.5f)) {
+        def = SpaceDef{};
+        def.culling = Culling::on;
+      }
+      (void)mirror_.set_space_def(oracle.default_space(), def);
+    }
+    if (chance(0.04f)) {
+      if (chance(0.5f) || created_spaces().empty()) {
+        (void)mirror_.create_space(bad_space_def());
+      } else {
+        (void)mirror_.set_space_def(pick(created_spaces()), bad_space_def());
+      }
+    }
+    if (chance(0.01f)) {  // factors out of range while radius is 0: not checked, accepted
+      SpaceDef odd;
+      odd.enter_factor = chance(0.5f) ? 0.0f : 20.0f;
+      (void)mirror_.create_space(odd);
+    }
+    if (chance(0.03f) && !created_spaces().empty()) {  // empty a space, destroy it, use the dead handle
+      const SpaceId gone = pick(created_spaces());
+      std::vector<SpaceId> others = oracle.spaces();
+      std::erase(others, gone);
+      for (const EntityId e : roots()) {
+        if (oracle.space(e) == gone) move_to(e, pick(others));
+      }
+      if (mirror_.destroy_space(gone).ok()) {
+        dead_spaces_.push_back(gone);
+        const EntityId e = pick(roots());
+        switch (rng_.below(4)) {
+          case 0: move_to(e, gone); break;
+          case 1: (void)mirror_.set_culling_drill(gone, 1.0f, 1.0f); break;
+          case 2: (void)mirror_.set_space_def(gone, space_def_value()); break;
+          default: (void)mirror_.destroy_space(gone); break;
+        }
+      }
+    }
+    if (chance(0.03f)) (void)mirror_.destroy_space(pick(oracle.spaces()));  // the default or non-empty: refused
+    if (chance(0.01f)) {
+      EntityDef in_dead;
+      in_dead.space = stale_space();
+      (void)mirror_.create_entity(in_dead);
+    }
+
+    // Clients between spaces, one by one and several at once, so counts cross thresholds.
+    const std::vector<SpaceId> spaces = oracle.spaces();
+    for (const ClientId c : oracle.clients()) {
+      if (!chance(0.05f)) continue;
+      const EntityId viewer = oracle.viewer(c);
+      move_to(chance(0.8f) ? oracle.root(viewer) : viewer, pick(spaces));  // an attached viewer is refused
+    }
+    if (chance(0.05f)) {
+      const SpaceId target = pick(spaces);
+      const std::uint32_t n = 2 + rng_.below(5);
+      for (std::uint32_t i = 0; i < n; ++i) move_to(oracle.root(oracle.viewer(pick(oracle.clients()))), target);
+    }
+    // Entities between spaces; refused moves of attached entities and to dead spaces.
+    const std::uint32_t moves = chance(0.3f) ? 1 + rng_.below(3) : 0;
+    for (std::uint32_t i = 0; i < moves; ++i) move_to(pick(roots()), pick(spaces));
+    if (chance(0.04f) && !attached().empty()) move_to(pick(attached()), pick(spaces));
+    if (chance(0.01f)) move_to(pick(roots()), stale_space());
+
+    // Drills.
+    if (chance(0.05f)) set_drill(pick(spaces));
+    if (chance(0.06f)) (void)mirror_.clear_culling_drill(pick(spaces));
+    if (chance(0.02f)) bad_drill(pick(spaces));
+
+    // Attachments.
+    const std::uint32_t attaches = chance(0.35f) ? 1 + rng_.below(3) : 0;
+    for (std::uint32_t i = 0; i < attaches; ++i) attach_random();
+    if (chance(0.04f)) build_chain();
+    if (chance(0.06f)) refused_attach();
+    if (chance(0.12f) && !attached().empty()) (void)mirror_.detach(pick(attached()));
+    if (chance(0.02f)) (void)mirror_.detach(pick(roots()));  // a root: not an error
+    if (def_.churn && chance(0.05f)) {  // destroy a parent: its children become roots
+      std::vector<EntityId> parents;
+      for (const EntityId e : attached()) {
+        const EntityId p = oracle.parent(e);
+        if (!oracle.is_viewer(p)) parents.push_back(p);
+      }
+      if (!parents.empty()) (void)mirror_.destroy_entity(pick(parents));
+    }
+
+    // Presenters, and the refusals on attached entities.
+    if (chance(0.06f)) (void)mirror_.set_presenter(pick(roots()), chance(0.6f));
+    if (chance(0.04f) && !attached().empty()) {
+      const EntityId child = pick(attached());
+      switch (rng_.below(4)) {
+        case 0: (void)mirror_.set_presenter(child, chance(0.5f)); break;
+        case 1: (void)mirror_.set_area_interest_key(child, key_value()); break;
+        case 2: (void)mirror_.set_user_interest_key(child, key_value()); break;
+        default: (void)mirror_.set_global_interest_key(child); break;
+      }
+    }
+
+    // Teleports: mostly roots, sometimes an attached entity (its tree is teleported), a viewer or
+    // an extra origin (every member of that client is due).
+    const std::uint32_t teleports = chance(0.25f) ? 1 + rng_.below(2) : 0;
+    for (std::uint32_t i = 0; i < teleports; ++i) {
+      EntityId e = pick(roots());
+      if (chance(0.15f) && !attached().empty()) e = pick(attached());
+      if (chance(0.25f)) e = oracle.viewer(pick(oracle.clients()));
+      if (chance(0.1f)) {
+        const std::vector<EntityId> origins = oracle.origins(pick(oracle.clients()));
+        if (!origins.empty()) e = pick(origins);
+      }
+      const Position p = teleport_target();
+      (void)mirror_.teleport(e, p.x, p.z);
+    }
+    if (chance(0.01f)) {
+      const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 2.0e15f};
+      (void)mirror_.teleport(pick(roots()), bad[rng_.below(3)], 0.0f);
+    }
+  }
+
   void between_ticks() {
     const float r = mirror_.world().enter_radius();
     // Moves go one by one through set_position, or all at once through set_positions.
@@ -341,6 +788,7 @@ class RandomInputs {
     if (batched) (void)mirror_.set_positions(moved, xs, zs);
     if (def_.keys) key_inputs();
     if (def_.relevance) relevance_inputs();
+    if (def_.structure) structure_inputs();
     if (!def_.churn) return;
 
     const std::uint32_t destroys = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
@@ -539,6 +987,7 @@ class RandomInputs {
   MirroredWorld& mirror_;
   float width_;
   std::vector<Position> centers_;
+  std::vector<SpaceId> dead_spaces_;  ///< Destroyed spaces: their handles must be refused.
 };
 
 }  // namespace
@@ -578,6 +1027,7 @@ void run_random(const RandomRunDef& def,
   }
   if (def.keys) inputs.initial_keys();
   if (def.relevance) inputs.initial_relevance();
+  if (def.structure) inputs.initial_structure();
 
   for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
     if (t > 0) inputs.between_ticks();

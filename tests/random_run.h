@@ -39,6 +39,18 @@ struct RandomRunDef {
   /// refused calls (bad radii, the viewer or a duplicate as origin, removing a non-origin, dead
   /// and null handles). Off leaves the other inputs unchanged.
   bool relevance = false;
+  /// Spaces, attachments, presenters and teleports: a few spaces with random SpaceDefs (culling
+  /// on and off, the World's, explicit and factor radii, broadcast thresholds 0..6 with margins
+  /// 0..3; the default space's setting changed too), entities and viewers moved between spaces
+  /// (several viewers at once, so client counts cross thresholds), spaces emptied and destroyed,
+  /// drills set and cleared; attachments (random pairs, chains up to kMaxAttachmentDepth, the
+  /// viewer, origins and owned entities as parents or children, re-attaching, detaching,
+  /// destroying parents); presenters; teleports (far jumps and jumps next to a viewer, of roots,
+  /// attached entities, viewers and extra origins); positions at a space's radii; refused calls of every
+  /// kind (bad SpaceDefs and drills, destroy_space of the default or a non-empty space, every
+  /// refusal of attach, set_space, set_presenter and key setters on an attached entity, stale
+  /// space handles, teleports to bad positions). Off leaves the other inputs unchanged.
+  bool structure = false;
 };
 
 /// The three-tier list of TierMode::custom.
