@@ -82,6 +82,9 @@ namespace sightline::testing {
 /// by index; a destroyed entity keeps the depth it had when destroyed, so that it still goes
 /// before the parent it had.
 ///
+/// Sight (walls, look-ahead, a visibility filter) is not modelled: the runs set none, so every
+/// entity is visible and rule j and k never hide one. Events are not modelled either.
+///
 /// Bookkeeping: set_area_keys replaces the area subscriptions as a set (a key listed twice keeps
 /// the smallest rate and bypass if either entry has it); the revision rises by one on every
 /// accepted call that changed the client's subscriptions. Destroying an entity removes it from

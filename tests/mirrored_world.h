@@ -18,7 +18,8 @@ class MirroredWorld {
 
   // Each forwards to the World; when the World accepts, the oracle gets the same input.
   // destroy_entity of a viewer must be refused with entity_is_viewer, anything else on a live
-  // handle must be accepted; a mismatch is recorded in error().
+  // handle must be accepted (create_entity: a bad bound radius gives invalid_argument, a dead
+  // EntityDef::space stale_handle); a mismatch is recorded in error().
   Result<EntityId> create_entity(const EntityDef& def);
   Status destroy_entity(EntityId entity);
   Status set_position(EntityId entity, float x, float z);
@@ -31,9 +32,10 @@ class MirroredWorld {
   Status set_radii(float enter_radius, float leave_radius);
 
   // Interest keys. Each call must be accepted exactly when its handle is live and its keys and
-  // rates are valid (null_handle / stale_handle / invalid_argument otherwise); after every call,
-  // accepted or refused, the World's readers (interest_key, area_keys, user_keys,
-  // subscription_revision) must equal the oracle's.
+  // rates are valid (null_handle / stale_handle / invalid_argument otherwise; an entity key setter
+  // on an attached entity gives invalid_argument); after every call, accepted or refused, the
+  // World's readers (interest_key, area_keys, user_keys, subscription_revision) must equal the
+  // oracle's.
   Status set_area_interest_key(EntityId entity, std::uint64_t key);
   Status set_user_interest_key(EntityId entity, std::uint64_t key);
   Status set_global_interest_key(EntityId entity);
