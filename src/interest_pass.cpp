@@ -145,7 +145,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     origin_z[origins] = zs[o];
     ++origins;
   }
-  auto nearest2 = [&](float x, float z) {
+  auto nearest2 = [&](float x, float z) __attribute__((always_inline)) {
     float best = distance2(x, z, origin_x[0], origin_z[0]);
     for (std::size_t o = 1; o < origins; ++o) best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
     return best;
@@ -450,6 +450,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   UpdateRecord* const updated = updates.data() + updates_begin;
   std::uint32_t update_count = 0;
   const std::size_t tiers = culls ? tier_period.size() : 0;
+  // The squared tier bounds of a point, precomputed for the world's radius (the same float steps).
+  const float* const point_limits = enter_r == enter_radius ? tier_limit2.data() : nullptr;
   for (std::uint32_t i = 0; i < member_count; ++i) {
     const EntityId member = merged[i];
     const std::uint32_t r = attachments ? root_of(member.index) : member.index;
@@ -457,11 +459,15 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     if (tiers != 0) {
       const float d2 = nearest2(xs[r], zs[r]);
       std::size_t tier = 0;
-      auto beyond = [&](std::size_t t) {
-        const float reach = tier_fraction[t] * enter_r + bound[r];
-        return d2 > reach * reach;
-      };
-      while (tier + 1 < tiers && beyond(tier)) ++tier;
+      if (point_limits != nullptr && bound[r] == 0.0f) {
+        while (tier + 1 < tiers && d2 > point_limits[tier]) ++tier;
+      } else {
+        auto beyond = [&](std::size_t t) {
+          const float reach = tier_fraction[t] * enter_r + bound[r];
+          return d2 > reach * reach;
+        };
+        while (tier + 1 < tiers && beyond(tier)) ++tier;
+      }
       period = tier_period[tier];
     }
     if (any_keys && key[r] != 0 && !tree_always[r] && forced[r] != epoch) {
