@@ -452,7 +452,13 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const std::size_t tiers = culls ? tier_period.size() : 0;
   // The squared tier bounds of a point, precomputed for the world's radius (the same float steps).
   const float* const point_limits = enter_r == enter_radius ? tier_limit2.data() : nullptr;
-  for (std::uint32_t i = 0; i < member_count; ++i) {
+  // Without tiers and keys every period is 1: every member is due.
+  const bool all_due = tiers == 0 && !any_keys;
+  if (all_due) {
+    for (std::uint32_t i = 0; i < member_count; ++i) updated[i] = {merged[i]};
+    update_count = member_count;
+  }
+  for (std::uint32_t i = 0; !all_due && i < member_count; ++i) {
     const EntityId member = merged[i];
     const std::uint32_t r = attachments ? root_of(member.index) : member.index;
     std::uint32_t period = 1;
