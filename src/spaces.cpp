@@ -158,6 +158,7 @@ Status World::destroy_space(SpaceId space) {
   }
   slot.alive = false;
   slot.drill = false;
+  slot.walls.build({}, 0.0f);  // a space made in this slot later starts without walls
   w.free_spaces.push_back(space.index);
   return {};
 }

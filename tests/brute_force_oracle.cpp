@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "../src/occluder_grid.h"
 #include "sightline/world.h"
 
 namespace sightline::testing {
@@ -433,6 +434,9 @@ std::string BruteForceOracle::space_def_refusal(const SpaceDef& def) {
       return "factors: " + describe_float(def.enter_factor) + " and " + describe_float(def.leave_factor);
     }
   }
+  if (def.visibility_hold_ticks > kMaxVisibilityHoldTicks) {
+    return "visibility_hold_ticks: " + std::to_string(def.visibility_hold_ticks);
+  }
   return {};
 }
 
@@ -523,6 +527,50 @@ std::string BruteForceOracle::set_space_def(SpaceId id, const SpaceDef& def) {
   if (std::string why = space_def_refusal(def); !why.empty()) return "set_space_def accepted: " + why;
   s->def = def;  // the broadcast mode and any drill are kept
   return {};
+}
+
+// --- Sight ---
+
+std::string BruteForceOracle::set_walls(SpaceId id, std::vector<WallSegment> walls) {
+  Space* s = live_space_mut(id);
+  if (s == nullptr || id.is_null()) return "set_walls accepted " + to_string(id) + ", not live";
+  s->walls = std::move(walls);
+  return {};
+}
+
+std::string BruteForceOracle::set_velocity(EntityId id, float vx, float vz) {
+  Entity* entity = live_mut(id);
+  if (entity == nullptr) return "set_velocity accepted " + to_string(id) + ", not live";
+  entity->vx = vx;
+  entity->vz = vz;
+  return {};
+}
+
+std::string BruteForceOracle::set_look_ahead(ClientId id, float seconds) {
+  Client* c = client(id);
+  if (c == nullptr) return "set_look_ahead accepted " + to_string(id) + ", not live";
+  c->look_ahead = seconds;
+  return {};
+}
+
+void BruteForceOracle::set_visibility_filter(VisibilityFilter filter, void* context) {
+  filter_ = filter;
+  filter_context_ = filter == nullptr ? nullptr : context;
+}
+
+std::vector<WallSegment> BruteForceOracle::walls(SpaceId id) const {
+  const Space* s = live_space(id);
+  return s == nullptr ? std::vector<WallSegment>{} : s->walls;
+}
+
+Velocity BruteForceOracle::velocity(EntityId id) const {
+  const Entity* e = live(id);
+  return e == nullptr ? Velocity{} : Velocity{e->vx, e->vz};
+}
+
+float BruteForceOracle::look_ahead(ClientId id) const {
+  const Client* c = client(id);
+  return c == nullptr ? 0.0f : c->look_ahead;
 }
 
 std::string BruteForceOracle::set_space(EntityId id, SpaceId space_id) {
@@ -818,6 +866,36 @@ TickStats BruteForceOracle::tick() {
     std::vector<std::uint32_t> previous(slots, 0);  // by slot: the member's generation, 0 if none
     for (const EntityId m : out.members) previous[m.index] = m.generation;
     auto was_member = [&](EntityId id) { return id.index < slots && previous[id.index] == id.generation; };
+    // Sight, for rules j and k: a root not visible from any origin past the walls (at p or at the
+    // look-ahead point), or hidden by the filter, is out of sight; a member stays within its hold.
+    const bool sight = space.culls && (!space.walls.empty() || filter_ != nullptr);
+    struct Sighting {
+      bool visible = true;
+      bool ahead_only = false;  // seen past the walls at p + v * T only
+    };
+    auto sighting = [&](const Entity& r) {
+      Sighting seen;
+      if (!space.walls.empty()) {
+        const float ax = r.x + r.vx * client.look_ahead;
+        const float az = r.z + r.vz * client.look_ahead;
+        bool at_p = false;
+        bool at_ahead = false;
+        for (const Entity* o : origin_points) {
+          at_p = at_p || sees_brute_force(space.walls, o->x, o->z, r.x, r.z, r.bound);
+          at_ahead = at_ahead || sees_brute_force(space.walls, o->x, o->z, ax, az, r.bound);
+        }
+        seen.visible = at_p || at_ahead;
+        seen.ahead_only = !at_p && at_ahead;
+      }
+      if (seen.visible && filter_ != nullptr && !filter_(filter_context_, client.id, r.id)) {
+        seen.visible = false;
+        ++sight_counts_.filter_refusals;
+      }
+      return seen;
+    };
+    std::map<std::uint32_t, std::uint64_t> unseen_since;  // root members held unseen: last visible tick
+    std::map<std::uint32_t, char> ahead_entries;          // roots admitted by k through look-ahead only
+    std::map<std::uint32_t, char> hidden_within_leave;    // members beyond R hidden past their hold
 
     auto decide = [&](const Entity& e) -> Why {
       const Entity& r = *root_at[e.id.index];
@@ -845,12 +923,31 @@ TickStats BruteForceOracle::tick() {
       // (R + b)^2 and (L + b)^2 in float; for a point entity (b == 0) these are R*R and L*L.
       // why() names a held member `near` within R and `within_leave` beyond it (relevance.h).
       const float enter = r.bound > 0.0f ? space.enter + r.bound : space.enter;
-      if (d2 <= enter * enter) return rule(true, Rule::near);
-      if (was_member(r.id)) {
+      const bool member = was_member(r.id);
+      Rule in_range = Rule::out_of_range;
+      if (d2 <= enter * enter) {
+        in_range = Rule::near;
+      } else if (member) {
         const float leave = r.bound > 0.0f ? space.leave + r.bound : space.leave;
-        if (d2 <= leave * leave) return rule(true, Rule::within_leave);
+        if (d2 <= leave * leave) in_range = Rule::within_leave;
       }
-      return rule(false, Rule::out_of_range);
+      if (in_range == Rule::out_of_range) return rule(false, Rule::out_of_range);
+      if (sight) {
+        const Sighting seen = sighting(r);
+        if (!seen.visible) {
+          if (!member) return rule(false, Rule::hidden);
+          const std::uint64_t last = client.last_visible.at(r.id.index);
+          if (ticks_ - last > space.def.visibility_hold_ticks) {
+            if (in_range == Rule::within_leave) hidden_within_leave[r.id.index] = 1;
+            return rule(false, Rule::hidden);
+          }
+          unseen_since[r.id.index] = last;
+        } else if (seen.ahead_only) {
+          if (!member) ahead_entries[r.id.index] = 1;
+          if (member && &e == &r) ++sight_counts_.look_ahead_keeps;
+        }
+      }
+      return rule(true, in_range);
     };
 
     std::map<std::uint32_t, Why> decided;
@@ -874,6 +971,8 @@ TickStats BruteForceOracle::tick() {
       if (why.rule == Rule::other_space) reason = DespawnReason::space_changed;
       if (why.rule == Rule::key_excluded) reason = DespawnReason::key_removed;
       if (why.rule == Rule::out_of_range && space.switched_on) reason = DespawnReason::culling_switched;
+      if (why.rule == Rule::hidden) reason = DespawnReason::hidden;
+      if (reason == DespawnReason::hidden) ++sight_counts_.hidden_despawns;
       out.despawns.push_back({m, reason});
     }
     for (const EntityId m : members) {
@@ -920,6 +1019,25 @@ TickStats BruteForceOracle::tick() {
       const std::uint32_t db = depth_at[b.entity.index];
       return da != db ? da > db : a.entity.index < b.entity.index;
     });
+    std::map<std::uint32_t, std::uint64_t> last_visible;
+    for (const EntityId m : members) {
+      const auto it = unseen_since.find(m.index);
+      last_visible[m.index] = it == unseen_since.end() ? ticks_ : it->second;
+    }
+    for (const auto& [index, why] : decided) {
+      if (why.rule == Rule::hidden) ++sight_counts_.hidden_answers;
+    }
+    sight_counts_.held_unseen += unseen_since.size();
+    for (const auto& [index, entered] : ahead_entries) {
+      if (decided[index].held && !was_member(entities_.at(index).id)) ++sight_counts_.look_ahead_spawns;
+    }
+    client.last_visible = std::move(last_visible);
+    // why() after the tick reads the new set for membership (world.h): a member beyond R that
+    // left `hidden` is no member then, and rule k finds it out of range.
+    for (auto& [index, why] : decided) {
+      if (why.rule == Rule::hidden && hidden_within_leave.contains(why.root.index))
+        why.rule = Rule::out_of_range;
+    }
     out.members = std::move(members);
     client.why = std::move(decided);
 

@@ -10,6 +10,7 @@
 
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
+#include "sightline/occlusion.h"
 #include "sightline/relevance.h"
 #include "sightline/space_def.h"
 #include "sightline/stream.h"
@@ -82,8 +83,21 @@ namespace sightline::testing {
 /// by index; a destroyed entity keeps the depth it had when destroyed, so that it still goes
 /// before the parent it had.
 ///
-/// Sight (walls, look-ahead, a visibility filter) is not modelled: the runs set none, so every
-/// entity is visible and rule j and k never hide one. Events are not modelled either.
+/// Sight. Each space has walls (none when created), each entity a velocity (0 when created, a
+/// reused slot too), each client a look-ahead T (0 when created), the World one optional filter
+/// (function and context as given to it). Sight applies to c at a tick when S culls then and has
+/// walls, or a filter is set. r is visible when some origin o of O sees r's disc (centre p, radius
+/// b_r) past S's walls by sees_brute_force (src/occluder_grid.h) at p or at (px + vx*T, pz + vz*T)
+/// in float (walls only: with none, every origin sees), and the filter, if set, returns true for
+/// (c, r). In rule k a root that is not visible is not held (why: `hidden`); in rule j a member
+/// within L that is not visible stays held (why: `near` or `within_leave`) while the tick minus
+/// its last visible tick is <= S's visibility_hold_ticks, else it is not held (`hidden`). A
+/// member's last visible tick is the tick itself unless it is a root held by j without being
+/// visible under sight (then it carries over): ticks held by another rule, or where sight did not
+/// apply, count as visible, and entering does. A member excluded with why `hidden` (a child
+/// takes its root's answer) despawns `hidden`. why() after the tick reads the new set for
+/// membership, as the World does: a member beyond R hidden past its hold is no member then, so
+/// why() names it `out_of_range` (its despawn still says `hidden`). Events are not modelled.
 ///
 /// Bookkeeping: set_area_keys replaces the area subscriptions as a set (a key listed twice keeps
 /// the smallest rate and bypass if either entry has it); the revision rises by one on every
@@ -198,6 +212,29 @@ class BruteForceOracle {
   /// Teleported since the last tick.
   [[nodiscard]] bool teleported(EntityId id) const;
 
+  // Sight. The caller validates (walls finite within kMaxCoordinate, velocities too, look-ahead
+  // in [0, kMaxLookAhead]); each returns an empty string, or why the handle is inconsistent.
+  std::string set_walls(SpaceId id, std::vector<WallSegment> walls);
+  std::string set_velocity(EntityId id, float vx, float vz);
+  std::string set_look_ahead(ClientId id, float seconds);
+  /// The filter the World was given (null removes it); the oracle calls it as the World does.
+  void set_visibility_filter(VisibilityFilter filter, void* context);
+  /// Walls of a live space; velocity of a live entity; look-ahead of a live client.
+  [[nodiscard]] std::vector<WallSegment> walls(SpaceId id) const;
+  [[nodiscard]] Velocity velocity(EntityId id) const;
+  [[nodiscard]] float look_ahead(ClientId id) const;
+
+  /// What the ticks so far reached of sight, for tests that guard the generator.
+  struct SightCounts {
+    std::uint64_t hidden_despawns = 0;    ///< Despawns with reason `hidden`.
+    std::uint64_t hidden_answers = 0;     ///< Decisions (roots and children) of rule `hidden`.
+    std::uint64_t held_unseen = 0;        ///< Root members kept by the hold while not visible.
+    std::uint64_t look_ahead_spawns = 0;  ///< Roots entering by k, visible only at p + v * T.
+    std::uint64_t look_ahead_keeps = 0;   ///< Root members kept by j, visible only at p + v * T.
+    std::uint64_t filter_refusals = 0;    ///< Roots seen past the walls that the filter hid.
+  };
+  [[nodiscard]] const SightCounts& sight_counts() const noexcept { return sight_counts_; }
+
   /// Runs one tick of the rule; returns its totals (distance_tests is left 0).
   TickStats tick();
 
@@ -238,6 +275,8 @@ class BruteForceOracle {
     bool presenter = false;
     EntityId parent;        ///< Null for a root.
     bool teleported = false;
+    float vx = 0.0f;  ///< Velocity, world units per second.
+    float vz = 0.0f;
     std::uint32_t destroyed_depth = 0;  ///< Its depth when destroyed (despawn order).
   };
   struct Subscription {
@@ -254,6 +293,8 @@ class BruteForceOracle {
     std::vector<EntityId> origins;  ///< Extra origins, sorted by index; never the viewer.
     bool origins_changed = false;   ///< set_viewer, add_origin or remove_origin since the last tick.
     std::map<std::uint32_t, Why> why;  ///< The last tick's decision, by entity index.
+    float look_ahead = 0.0f;           ///< Seconds.
+    std::map<std::uint32_t, std::uint64_t> last_visible;  ///< Per member (by index): last visible tick.
   };
   struct Space {
     SpaceId id;
@@ -261,6 +302,7 @@ class BruteForceOracle {
     bool drill = false;
     float drill_enter = 0.0f;
     float drill_leave = 0.0f;
+    std::vector<WallSegment> walls;
     bool broadcasting = false;  ///< The broadcast mode.
     SpaceState state;           ///< As of the last tick (entities unused).
     // Settled in the tick's first phase.
@@ -297,6 +339,9 @@ class BruteForceOracle {
   std::map<std::uint32_t, Space> spaces_;             // by slot index
   std::map<std::uint32_t, std::uint32_t> last_space_generation_;
   std::uint64_t ticks_ = 0;
+  VisibilityFilter filter_ = nullptr;
+  void* filter_context_ = nullptr;
+  SightCounts sight_counts_;
 };
 
 /// "entity 3:1", "client 0:2", "space 1:1": the library's own spelling, for messages.

@@ -52,6 +52,7 @@ Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
   }
   note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant, def.bound_radius, def.space, def.presenter));
   compare_entity(*id);
+  compare_velocity(*id);
   compare_structure();
   return id;
 }
@@ -116,6 +117,7 @@ Result<ClientId> MirroredWorld::create_client(EntityId viewer) {
     return id;
   }
   note(oracle_.create_client(*id, viewer));
+  compare_look_ahead(*id);
   const Result<std::uint64_t> revision = world_.subscription_revision(*id);
   if (!revision.ok()) {
     note("subscription_revision refused a new client: " + revision.status().message());
@@ -555,6 +557,7 @@ Result<SpaceId> MirroredWorld::create_space(const SpaceDef& def) {
     note(last_call_ + " refused: " + id.status().message());
   } else {
     note(oracle_.create_space(*id, def));
+    compare_walls(*id);
   }
   count_refusal(id.status(), "create_space: " + refusal.substr(0, refusal.find(':')));
   compare_structure();
@@ -691,6 +694,107 @@ Status MirroredWorld::teleport(EntityId entity, float x, float z) {
   return status;
 }
 
+// --- Sight ---
+
+namespace {
+bool valid_wall_coordinate(float v) { return std::isfinite(v) && std::fabs(v) <= kMaxCoordinate; }
+bool same_wall(const WallSegment& a, const WallSegment& b) {
+  return a.x0 == b.x0 && a.z0 == b.z0 && a.x1 == b.x1 && a.z1 == b.z1;
+}
+}  // namespace
+
+void MirroredWorld::compare_walls(SpaceId space) {
+  if (!oracle_.is_live(space)) return;
+  const Result<std::span<const WallSegment>> walls = world_.walls(space);
+  if (!walls.ok()) {
+    note("walls(" + to_string(space) + ") refused: " + walls.status().message());
+    return;
+  }
+  const std::vector<WallSegment> want = oracle_.walls(space);
+  if (!std::equal(want.begin(), want.end(), walls->begin(), walls->end(), same_wall)) {
+    note("after " + last_call_ + ": walls(" + to_string(space) + "): expected " +
+         std::to_string(want.size()) + " walls, got " + std::to_string(walls->size()) +
+         " (or different coordinates)");
+  }
+}
+
+void MirroredWorld::compare_velocity(EntityId entity) {
+  if (!oracle_.is_live(entity)) return;
+  const Result<Velocity> v = world_.velocity(entity);
+  const Velocity want = oracle_.velocity(entity);
+  if (!v.ok()) {
+    note("velocity(" + to_string(entity) + ") refused: " + v.status().message());
+  } else if (!(v->x == want.x && v->z == want.z)) {
+    note("after " + last_call_ + ": velocity(" + to_string(entity) + "): expected (" +
+         describe_float(want.x) + ", " + describe_float(want.z) + "), got (" + describe_float(v->x) + ", " +
+         describe_float(v->z) + ")");
+  }
+}
+
+void MirroredWorld::compare_look_ahead(ClientId client) {
+  if (!oracle_.is_live(client)) return;
+  const Result<float> t = world_.look_ahead(client);
+  if (!t.ok()) {
+    note("look_ahead(" + to_string(client) + ") refused: " + t.status().message());
+  } else if (!(*t == oracle_.look_ahead(client))) {
+    note("after " + last_call_ + ": look_ahead(" + to_string(client) + "): expected " +
+         describe_float(oracle_.look_ahead(client)) + ", got " + describe_float(*t));
+  }
+}
+
+Status MirroredWorld::set_walls(SpaceId space, std::span<const WallSegment> walls) {
+  Status status = world_.set_walls(space, walls);
+  const bool valid = std::all_of(walls.begin(), walls.end(), [](const WallSegment& w) {
+    return valid_wall_coordinate(w.x0) && valid_wall_coordinate(w.z0) && valid_wall_coordinate(w.x1) &&
+           valid_wall_coordinate(w.z1);
+  });
+  last_call_ = "set_walls(" + to_string(space) + ", " + std::to_string(walls.size()) + " walls)" +
+               (valid ? "" : " [bad coordinate]");
+  if (!oracle_.is_live(space)) {
+    check_outcome(last_call_, status, false, space.is_null(), Expect::accept);
+  } else if (!valid) {
+    if (status.code() != ErrorCode::non_finite_position) {
+      note(last_call_ + " gave " + error_code_name(status.code()) + ", expected non_finite_position");
+    }
+  } else if (!status.ok()) {
+    note(last_call_ + " refused: " + status.message());
+  }
+  if (status.ok()) note(oracle_.set_walls(space, std::vector<WallSegment>(walls.begin(), walls.end())));
+  count_refusal(status, valid ? "set_walls: handle" : "set_walls: coordinate");
+  compare_walls(space);
+  return status;
+}
+
+Status MirroredWorld::set_velocity(EntityId entity, float vx, float vz) {
+  Status status = world_.set_velocity(entity, vx, vz);
+  const bool valid = valid_wall_coordinate(vx) && valid_wall_coordinate(vz);
+  last_call_ =
+      "set_velocity(" + to_string(entity) + ", " + describe_float(vx) + ", " + describe_float(vz) + ")";
+  check_outcome(last_call_, status, oracle_.is_live(entity), entity.is_null(),
+                valid ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.set_velocity(entity, vx, vz));
+  count_refusal(status, valid ? "set_velocity: handle" : "set_velocity: value");
+  compare_velocity(entity);
+  return status;
+}
+
+Status MirroredWorld::set_look_ahead(ClientId client, float seconds) {
+  Status status = world_.set_look_ahead(client, seconds);
+  const bool valid = seconds >= 0.0f && seconds <= kMaxLookAhead;
+  last_call_ = "set_look_ahead(" + to_string(client) + ", " + describe_float(seconds) + ")";
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
+                valid ? Expect::accept : Expect::refuse);
+  if (status.ok()) note(oracle_.set_look_ahead(client, seconds));
+  count_refusal(status, valid ? "set_look_ahead: handle" : "set_look_ahead: value");
+  compare_look_ahead(client);
+  return status;
+}
+
+void MirroredWorld::set_visibility_filter(VisibilityFilter filter, void* context) {
+  world_.set_visibility_filter(filter, context);
+  oracle_.set_visibility_filter(filter, context);
+}
+
 TickStats MirroredWorld::tick() {
   const TickStats actual = world_.tick();
   const TickStats expected = oracle_.tick();
@@ -718,12 +822,15 @@ TickStats MirroredWorld::tick() {
   for (const EntityId e : oracle_.entities()) {
     compare_key(e);
     compare_entity(e);
+    compare_velocity(e);
   }
   last_call_ = "tick()";
   for (const ClientId c : oracle_.clients()) {
     compare_subscriptions(c);
     compare_origins(c);
+    compare_look_ahead(c);
   }
+  for (const SpaceId s : oracle_.spaces()) compare_walls(s);
   return actual;
 }
 

@@ -79,6 +79,17 @@ class MirroredWorld {
   Status set_presenter(EntityId entity, bool presenter);
   Status teleport(EntityId entity, float x, float z);
 
+  // Sight. set_walls must be refused (non_finite_position, changing nothing) when a coordinate is
+  // NaN, infinite or beyond kMaxCoordinate; set_velocity (invalid_argument) for a NaN, infinite
+  // or out-of-range component; set_look_ahead (invalid_argument) outside [0, kMaxLookAhead]; a
+  // bad handle gives null_handle or stale_handle. After every call, accepted or refused, the
+  // reader (walls, velocity, look_ahead) must equal the oracle's; after every tick, those of
+  // every live space, entity and client. `context` must outlive this object's last tick.
+  Status set_walls(SpaceId space, std::span<const WallSegment> walls);
+  Status set_velocity(EntityId entity, float vx, float vz);
+  Status set_look_ahead(ClientId client, float seconds);
+  void set_visibility_filter(VisibilityFilter filter, void* context);
+
   /// Ticks both, then compares the TickStats (all but distance_tests), clients(), every stream and
   /// every interest set; then is_relevant_to, why and holder_count for every live client and live
   /// entity; then every live entity's key, bound, owner and structure readers, every live client's
@@ -114,6 +125,9 @@ class MirroredWorld {
   void compare_subscriptions(ClientId client);
   void compare_entity(EntityId entity);   ///< bound_radius and owner
   void compare_origins(ClientId client);
+  void compare_walls(SpaceId space);
+  void compare_velocity(EntityId entity);
+  void compare_look_ahead(ClientId client);
   /// The structure readers of every live entity, client and space (see above); a space_state()
   /// read between ticks that differs goes to state_error().
   void compare_structure(bool after_tick = false);

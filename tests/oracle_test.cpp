@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <utility>
@@ -76,7 +77,8 @@ TEST(OracleTest, RandomRunsReachEveryKindOfRecord) {
 // Random runs in lockstep with the oracle: `keys` adds random entity keys, subscriptions, rates,
 // bypass flags and refused key calls; `relevance` adds owners, extra origins and bounds.
 void expect_random_runs_match(TierMode tiers, bool hysteresis, bool keys, bool relevance,
-                              std::uint64_t first_seed, std::uint64_t seeds, bool structure = false) {
+                              std::uint64_t first_seed, std::uint64_t seeds, bool structure = false,
+                              bool sight = false) {
   std::string revision_error;
   std::string question_error;
   std::string state_error;
@@ -88,6 +90,7 @@ void expect_random_runs_match(TierMode tiers, bool hysteresis, bool keys, bool r
     def.keys = keys;
     def.relevance = relevance;
     def.structure = structure;
+    def.sight = sight;
     std::string error;
     std::uint64_t ticks = 0;
     run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
@@ -796,6 +799,204 @@ TEST(OracleTest, SpaceStateBetweenTicksReadsTheLastTick) {
   EXPECT_EQ(mirror.error(), "");
   EXPECT_TRUE(mirror.world().space_state(space)->broadcasting);
   EXPECT_EQ(mirror.state_error(), "");
+}
+
+// --- Sight: walls, look-ahead, holds and the visibility filter ---
+
+void expect_sight_runs_match(TierMode tiers, bool hysteresis, bool keys, bool relevance, bool structure,
+                             std::uint64_t first_seed, std::uint64_t seeds) {
+  expect_random_runs_match(tiers, hysteresis, keys, relevance, first_seed, seeds, structure, true);
+}
+
+TEST(OracleTest, RandomRunsWithSightMatch) {
+  expect_sight_runs_match(TierMode::none, true, false, false, false, 9000, 150);
+}
+TEST(OracleTest, RandomRunsWithSightAndOneRadiusMatch) {
+  expect_sight_runs_match(TierMode::none, false, false, false, false, 9200, 60);
+}
+TEST(OracleTest, RandomRunsWithSightAndKeysMatch) {
+  expect_sight_runs_match(TierMode::none, true, true, false, false, 9300, 80);
+}
+TEST(OracleTest, RandomRunsWithSightAndRelevanceMatch) {
+  expect_sight_runs_match(TierMode::none, true, false, true, false, 9400, 100);
+}
+TEST(OracleTest, RandomRunsWithSightSpacesAndAttachmentsMatch) {
+  expect_sight_runs_match(TierMode::none, true, false, false, true, 9500, 100);
+}
+TEST(OracleTest, RandomRunsWithSightKeysRelevanceSpacesAndCustomTiersMatch) {
+  expect_sight_runs_match(TierMode::custom, true, true, true, true, 9600, 100);
+}
+TEST(OracleTest, RandomRunsWithSightKeysRelevanceSpacesAndPresetTiersMatch) {
+  expect_sight_runs_match(TierMode::preset, true, true, true, true, 9700, 80);
+}
+TEST(OracleTest, RandomRunsWithSightRelevanceSpacesCustomTiersAndOneRadiusMatch) {
+  expect_sight_runs_match(TierMode::custom, false, false, true, true, 9800, 60);
+}
+
+TEST(OracleTest, LongRunWithSightKeysRelevanceAndSpacesWithoutChurnMatches) {
+  RandomRunDef def;
+  def.seed = 9900;
+  def.ticks = 400;
+  def.churn = false;
+  def.keys = true;
+  def.relevance = true;
+  def.structure = true;
+  def.sight = true;
+  std::string error;
+  std::string question_error;
+  std::uint64_t ticks = 0;
+  run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+    error = mirror.error();
+    if (question_error.empty()) question_error = mirror.question_error();
+    ticks = mirror.oracle().tick_count();
+  });
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(question_error, "");
+  EXPECT_EQ(ticks, def.ticks);
+}
+
+// Guards the generator: sight must hide entities (walls and the filter), hold members while they
+// are not visible, admit entities through look-ahead only, despawn attached members with their
+// hidden root, and make the World refuse every bad sight input.
+TEST(OracleTest, RandomRunsWithSightReachEveryKindOfRecord) {
+  BruteForceOracle::SightCounts total;
+  std::uint64_t attached_hidden = 0;
+  std::map<std::string, std::uint64_t> refusals;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.relevance = true;
+    def.structure = true;
+    def.sight = true;
+    BruteForceOracle::SightCounts counts;
+    std::map<std::string, std::uint64_t> run_refusals;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+      counts = mirror.oracle().sight_counts();
+      for (const ClientId client : mirror.world().clients()) {
+        const ClientStream stream = *mirror.world().stream(client);
+        for (const DespawnRecord& r : stream.despawns) {
+          if (r.reason == DespawnReason::hidden && mirror.oracle().is_live(r.entity) &&
+              mirror.oracle().is_attached(r.entity)) {
+            ++attached_hidden;
+          }
+        }
+      }
+      run_refusals = mirror.refusals();
+      ASSERT_EQ(mirror.error(), "") << "seed " << seed;
+    });
+    for (const auto& [kind, count] : run_refusals) refusals[kind] += count;
+    total.hidden_despawns += counts.hidden_despawns;
+    total.hidden_answers += counts.hidden_answers;
+    total.held_unseen += counts.held_unseen;
+    total.look_ahead_spawns += counts.look_ahead_spawns;
+    total.look_ahead_keeps += counts.look_ahead_keeps;
+    total.filter_refusals += counts.filter_refusals;
+  }
+  EXPECT_GT(total.hidden_despawns, 50u);
+  EXPECT_GT(total.hidden_answers, 500u);
+  EXPECT_GT(total.held_unseen, 200u);
+  EXPECT_GT(total.look_ahead_spawns, 15u);
+  EXPECT_GT(total.look_ahead_keeps, 20u);
+  EXPECT_GT(total.filter_refusals, 400u);
+  EXPECT_GT(attached_hidden, 3u);
+  for (const char* kind : {"set_walls: coordinate", "set_walls: handle", "set_velocity: value",
+                           "set_velocity: handle", "set_look_ahead: value", "set_look_ahead: handle"}) {
+    EXPECT_GT(refusals[kind], 0u) << kind;
+  }
+  std::uint64_t hold_refusals = 0;
+  for (const auto& [kind, count] : refusals) {
+    if (kind.find("visibility_hold_ticks") != std::string::npos) hold_refusals += count;
+  }
+  EXPECT_GT(hold_refusals, 0u);
+  std::printf(
+      "sight over 40 seeds: %llu hidden despawns (%llu attached), %llu hidden answers, %llu held unseen, "
+      "%llu look-ahead spawns, %llu look-ahead keeps, %llu filter refusals\n",
+      static_cast<unsigned long long>(total.hidden_despawns),
+      static_cast<unsigned long long>(attached_hidden), static_cast<unsigned long long>(total.hidden_answers),
+      static_cast<unsigned long long>(total.held_unseen),
+      static_cast<unsigned long long>(total.look_ahead_spawns),
+      static_cast<unsigned long long>(total.look_ahead_keeps),
+      static_cast<unsigned long long>(total.filter_refusals));
+}
+
+// A space made in the slot of a destroyed one starts without walls (world.h: "No walls (the
+// default)"). Disabled: the World keeps the destroyed space's walls in the slot.
+TEST(OracleTest, SpaceInAReusedSlotStartsWithoutWalls) {
+  MirroredWorld mirror(default_world_def());
+  SpaceDef room;
+  room.culling = Culling::on;
+  const SpaceId first = *mirror.create_space(room);
+  const WallSegment wall{1.0f, -1.0f, 1.0f, 1.0f};
+  ASSERT_TRUE(mirror.set_walls(first, std::span<const WallSegment>(&wall, 1)).ok());
+  ASSERT_TRUE(mirror.destroy_space(first).ok());
+  const SpaceId second = *mirror.create_space(room);
+  ASSERT_EQ(second.index, first.index);
+  EXPECT_EQ(mirror.world().walls(second)->size(), 0u);
+  EXPECT_EQ(mirror.error(), "");
+  // Nothing blocks the line from the viewer to the entity in the new space.
+  EntityDef def = entity_at(0.0f, 0.0f);
+  def.space = second;
+  const EntityId viewer = *mirror.world().create_entity(def);
+  def.x = 1.5f;
+  const EntityId near = *mirror.world().create_entity(def);
+  const ClientId client = *mirror.world().create_client(viewer);
+  (void)mirror.world().tick();
+  EXPECT_TRUE(*mirror.world().is_relevant_to(client, near)) << "the destroyed space's wall hides it";
+}
+
+// A wall between the viewer and an entity: the entity does not enter (why: hidden) until it
+// looks ahead round the wall's end; once in, it is held for the space's hold while out of sight,
+// then leaves `hidden`, with its attachment; the filter hides it too.
+TEST(OracleTest, SightHidesHoldsAndLooksAhead) {
+  MirroredWorld mirror(default_world_def());  // R 1.6
+  SpaceDef def = *mirror.world().space_def(mirror.world().default_space());
+  def.visibility_hold_ticks = 2;
+  ASSERT_TRUE(mirror.set_space_def(mirror.world().default_space(), def).ok());
+  const EntityId viewer = *mirror.create_entity(entity_at(0.0f, 0.0f));
+  const EntityId target = *mirror.create_entity(entity_at(1.0f, 0.0f));
+  const EntityId child = *mirror.create_entity(entity_at(1.0f, 0.0f));
+  ASSERT_TRUE(mirror.attach(child, target).ok());
+  const ClientId client = *mirror.create_client(viewer);
+  const WallSegment wall{0.5f, -0.5f, 0.5f, 0.5f};
+  ASSERT_TRUE(mirror.set_walls(mirror.world().default_space(), std::span<const WallSegment>(&wall, 1)).ok());
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  EXPECT_TRUE(mirror.world().stream(client)->spawns.empty());
+  EXPECT_EQ(mirror.world().why(client, target)->rule, Rule::hidden);
+  // Looking 1 s ahead at 2 units/s along z: (1, 2) is seen past the wall's end, though beyond R
+  // (p + v * T serves sight only; p decides the range).
+  ASSERT_TRUE(mirror.set_velocity(target, 0.0f, 2.0f).ok());
+  ASSERT_TRUE(mirror.set_look_ahead(client, 1.0f).ok());
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  ASSERT_EQ(mirror.world().stream(client)->spawns.size(), 2u);
+  EXPECT_EQ(mirror.world().stream(client)->spawns[0].entity, target);
+  EXPECT_EQ(mirror.world().stream(client)->spawns[1].reason, SpawnReason::attached);
+  ASSERT_TRUE(mirror.set_look_ahead(client, 0.0f).ok());
+  for (int held = 0; held < 2; ++held) {  // out of sight, held for 2 ticks
+    (void)mirror.tick();
+    ASSERT_EQ(mirror.error(), "");
+    EXPECT_TRUE(mirror.world().stream(client)->despawns.empty());
+    EXPECT_EQ(mirror.world().why(client, target)->rule, Rule::near);
+  }
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  ClientStream stream = *mirror.world().stream(client);
+  ASSERT_EQ(stream.despawns.size(), 2u);
+  EXPECT_EQ(stream.despawns[0].entity, child);
+  EXPECT_EQ(stream.despawns[0].reason, DespawnReason::hidden);
+  EXPECT_EQ(stream.despawns[1].reason, DespawnReason::hidden);
+  // No walls, a filter that hides everything: hidden again.
+  ASSERT_TRUE(mirror.set_walls(mirror.world().default_space(), std::span<const WallSegment>()).ok());
+  (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  EXPECT_EQ(mirror.world().stream(client)->spawns.size(), 2u);
+  mirror.set_visibility_filter([](void*, ClientId, EntityId) { return false; }, nullptr);
+  for (int tick = 0; tick < 3; ++tick) (void)mirror.tick();
+  ASSERT_EQ(mirror.error(), "");
+  EXPECT_EQ(mirror.world().stream(client)->despawns.size(), 2u);
+  EXPECT_EQ(mirror.world().why(client, target)->rule, Rule::hidden);
+  EXPECT_EQ(mirror.question_error(), "");
 }
 
 }  // namespace

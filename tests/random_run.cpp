@@ -13,6 +13,15 @@ namespace sightline::testing {
 
 using scenarios::Rng;
 
+bool sight_filter(void* context, ClientId client, EntityId entity) {
+  const auto& state = *static_cast<const SightFilterState*>(context);
+  std::uint64_t h = state.salt ^ (std::uint64_t{client.index} * 0x9e3779b97f4a7c15ull) ^
+                    (std::uint64_t{entity.index} * 0xc2b2ae3d27d4eb4full);
+  h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 32;
+  return h % state.modulus != 0;
+}
+
 std::vector<DistanceTier> custom_tiers() {
   return {DistanceTier{0.25f, 1}, DistanceTier{0.5f, 3}, DistanceTier{1.0f, 5}};
 }
@@ -21,8 +30,9 @@ namespace {
 
 class RandomInputs {
  public:
-  RandomInputs(const RandomRunDef& def, Rng& rng, MirroredWorld& mirror, float width)
-      : def_(def), rng_(rng), mirror_(mirror), width_(width) {
+  RandomInputs(const RandomRunDef& def, Rng& rng, MirroredWorld& mirror, float width,
+               SightFilterState& filter)
+      : def_(def), rng_(rng), mirror_(mirror), width_(width), filter_(filter) {
     for (int i = 0; i < 3; ++i) centers_.push_back({rng_.uniform(-width_, width_), rng_.uniform(-width_, width_)});
   }
 
@@ -389,7 +399,231 @@ class RandomInputs {
       d.broadcast_threshold = 0;
       d.broadcast_margin = rng_.below(4);
     }
+    if (def_.sight) d.visibility_hold_ticks = hold_value();
     return d;
+  }
+
+  // --- Sight ---
+
+  std::uint32_t hold_value() {
+    if (chance(0.03f)) return kMaxVisibilityHoldTicks;
+    return rng_.below(5);
+  }
+
+  // A few walls for `space`: across the line of sight from a viewer to an entity, on lattice
+  // points of spacing R, posts (zero length), spanning the world, or short random ones.
+  std::vector<WallSegment> wall_set() {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    const float r = mirror_.world().enter_radius();
+    const std::vector<EntityId> entities = oracle.entities();
+    const std::vector<ClientId> clients = oracle.clients();
+    std::vector<WallSegment> walls;
+    const std::uint32_t n = 1 + rng_.below(8);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Position v = clients.empty() || entities.empty()
+                             ? Position{}
+                             : *mirror_.world().position(oracle.viewer(pick(clients)));
+      // Mostly an entity within 2 R of that viewer, whose line of sight matters.
+      std::vector<EntityId> close;
+      for (const EntityId e : entities) {
+        const Position q = *mirror_.world().position(e);
+        const float dx = q.x - v.x;
+        const float dz = q.z - v.z;
+        if (dx * dx + dz * dz <= 4.0f * r * r) close.push_back(e);
+      }
+      const std::vector<EntityId>& from = !close.empty() && chance(0.8f) ? close : entities;
+      const Position p = from.empty() ? Position{r, 0.0f} : *mirror_.world().position(pick(from));
+      const float mx = 0.5f * (v.x + p.x);
+      const float mz = 0.5f * (v.z + p.z);
+      auto lattice = [&] { return static_cast<float>(static_cast<int>(rng_.below(9)) - 4) * r; };
+      switch (rng_.below(8)) {
+        case 0:
+        case 1:
+        case 2: {  // across the line of sight, at its midpoint or off it
+          const float dx = p.x - v.x;
+          const float dz = p.z - v.z;
+          const float length = std::sqrt(dx * dx + dz * dz);
+          if (!(length > 0.0f) || !std::isfinite(length)) {
+            walls.push_back({mx, mz, mx, mz});
+            break;
+          }
+          const float half = rng_.uniform(0.05f, 1.0f) * r / length;
+          const float t = chance(0.5f) ? 0.5f : rng_.uniform(0.1f, 0.9f);
+          const float cx = v.x + t * dx;
+          const float cz = v.z + t * dz;
+          walls.push_back({cx - dz * half, cz + dx * half, cx + dz * half, cz - dx * half});
+          break;
+        }
+        case 3: {  // on lattice points, along a lattice line or a diagonal
+          const float x0 = lattice();
+          const float z0 = lattice();
+          const float step = chance(0.5f) ? r : -r;
+          switch (rng_.below(3)) {
+            case 0: walls.push_back({x0, z0, x0 + step, z0}); break;
+            case 1: walls.push_back({x0, z0, x0, z0 + step}); break;
+            default: walls.push_back({x0, z0, x0 + step, z0 + step}); break;
+          }
+          break;
+        }
+        case 4: {  // a post: at a lattice point, at the midpoint of a line of sight, at an entity
+          switch (rng_.below(3)) {
+            case 0: {
+              const float x = lattice();
+              const float z = lattice();
+              walls.push_back({x, z, x, z});
+              break;
+            }
+            case 1: walls.push_back({mx, mz, mx, mz}); break;
+            default: walls.push_back({p.x, p.z, p.x, p.z}); break;
+          }
+          break;
+        }
+        case 5: {  // spanning the world, along an axis
+          const float at = chance(0.5f) ? rng_.uniform(-width_, width_) : lattice();
+          if (chance(0.5f)) {
+            walls.push_back({-kMaxCoordinate, at, kMaxCoordinate, at});
+          } else {
+            walls.push_back({at, -kMaxCoordinate, at, kMaxCoordinate});
+          }
+          break;
+        }
+        default: {  // short and random
+          const float x = rng_.uniform(-width_, width_);
+          const float z = rng_.uniform(-width_, width_);
+          walls.push_back({x, z, x + rng_.uniform(-1.0f, 1.0f) * r, z + rng_.uniform(-1.0f, 1.0f) * r});
+          break;
+        }
+      }
+    }
+    return walls;
+  }
+
+  float velocity_component() {
+    const float r = mirror_.world().enter_radius();
+    const std::uint32_t kind = rng_.below(20);
+    if (kind < 3) return 0.0f;
+    if (kind == 3) return -0.0f;
+    if (kind == 4) return chance(0.5f) ? kMaxCoordinate : -kMaxCoordinate;
+    return rng_.uniform(-2.0f, 2.0f) * r;
+  }
+
+  float look_ahead_value() {
+    const float values[] = {0.0f, 0.1f, 0.25f, 0.5f, 0.5f, 1.0f, kMaxLookAhead, rng_.uniform(0.0f, 2.0f)};
+    return values[rng_.below(8)];
+  }
+
+  void set_hold(SpaceId space) {
+    SpaceDef def = mirror_.oracle().space_def(space);
+    def.visibility_hold_ticks = hold_value();
+    (void)mirror_.set_space_def(space, def);
+  }
+
+  void initial_sight() {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    for (const SpaceId space : oracle.spaces()) {
+      if (chance(0.4f)) set_hold(space);
+      if (chance(0.75f)) {
+        const std::vector<WallSegment> walls = wall_set();
+        (void)mirror_.set_walls(space, walls);
+      }
+    }
+    for (const EntityId e : oracle.entities()) {
+      if (chance(0.5f)) (void)mirror_.set_velocity(e, velocity_component(), velocity_component());
+    }
+    for (const ClientId c : oracle.clients()) {
+      if (chance(0.8f)) (void)mirror_.set_look_ahead(c, look_ahead_value());
+    }
+    filter_.salt = rng_.next();
+    filter_.modulus = 3 + rng_.below(4);
+    if (chance(0.3f)) mirror_.set_visibility_filter(&sight_filter, &filter_);
+  }
+
+  void sight_inputs() {
+    const BruteForceOracle& oracle = mirror_.oracle();
+    const std::vector<EntityId> entities = oracle.entities();
+    const std::vector<ClientId> clients = oracle.clients();
+    const std::vector<SpaceId> spaces = oracle.spaces();
+    if (entities.empty() || clients.empty()) return;
+
+    // Walls: set, replaced, grown by one, cleared; a bad coordinate among good ones is refused.
+    if (chance(0.4f)) {
+      const SpaceId space = pick(spaces);
+      std::vector<WallSegment> walls = chance(0.3f) ? oracle.walls(space) : wall_set();
+      if (chance(0.3f)) {
+        const std::vector<WallSegment> more = wall_set();
+        walls.push_back(more.front());
+      }
+      (void)mirror_.set_walls(space, walls);
+    }
+    if (chance(0.04f)) (void)mirror_.set_walls(pick(spaces), std::vector<WallSegment>{});
+    if (chance(0.03f)) {
+      std::vector<WallSegment> walls = wall_set();
+      const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::nextafter(kMaxCoordinate, std::numeric_limits<float>::infinity()), -2.0e15f};
+      WallSegment& wall = walls[rng_.below(static_cast<std::uint32_t>(walls.size()))];
+      float* coordinates[] = {&wall.x0, &wall.z0, &wall.x1, &wall.z1};
+      *coordinates[rng_.below(4)] = bad[rng_.below(5)];
+      (void)mirror_.set_walls(pick(spaces), walls);
+    }
+
+    // Velocities and look-aheads, and their refusals.
+    const std::uint32_t velocities = chance(0.5f) ? 1 + rng_.below(6) : 0;
+    for (std::uint32_t i = 0; i < velocities; ++i) {
+      (void)mirror_.set_velocity(pick(entities), velocity_component(), velocity_component());
+    }
+    if (chance(0.03f)) {
+      const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                           std::nextafter(kMaxCoordinate, std::numeric_limits<float>::infinity()), -2.0e15f};
+      const float good = velocity_component();
+      const float wrong = bad[rng_.below(4)];
+      (void)mirror_.set_velocity(pick(entities), chance(0.5f) ? wrong : good, chance(0.5f) ? good : wrong);
+    }
+    if (chance(0.08f)) (void)mirror_.set_look_ahead(pick(clients), look_ahead_value());
+    if (chance(0.03f)) {
+      const float bad[] = {-1.0e-3f, -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(),
+                           std::nextafter(kMaxLookAhead, std::numeric_limits<float>::infinity()), 11.0f};
+      (void)mirror_.set_look_ahead(pick(clients), bad[rng_.below(5)]);
+    }
+
+    // Holds, and a refused one.
+    if (chance(0.04f)) set_hold(pick(spaces));
+    if (chance(0.02f)) {
+      SpaceDef def = oracle.space_def(pick(spaces));
+      def.visibility_hold_ticks = chance(0.5f) ? kMaxVisibilityHoldTicks + 1 : 0xffffffffu;
+      if (chance(0.5f)) {
+        (void)mirror_.create_space(def);
+      } else {
+        (void)mirror_.set_space_def(pick(spaces), def);
+      }
+    }
+
+    // The filter: its value redrawn (the game's fog changing), set, removed.
+    if (chance(0.2f)) filter_.salt = rng_.next();
+    if (chance(0.05f)) mirror_.set_visibility_filter(&sight_filter, &filter_);
+    if (chance(0.04f)) mirror_.set_visibility_filter(nullptr, &filter_);
+
+    // Dead and null handles, one per call.
+    if (chance(0.03f)) {
+      const EntityId e = pick(entities);
+      const ClientId c = pick(clients);
+      const SpaceId d = oracle.default_space();
+      switch (rng_.below(3)) {
+        case 0:
+          (void)mirror_.set_velocity(chance(0.5f) ? EntityId{e.index, e.generation + 1} : EntityId{}, 1.0f,
+                                     0.0f);
+          break;
+        case 1:
+          (void)mirror_.set_look_ahead(chance(0.5f) ? ClientId{c.index, c.generation + 1} : ClientId{}, 0.5f);
+          break;
+        default: {
+          const std::vector<WallSegment> walls = wall_set();
+          (void)mirror_.set_walls(chance(0.5f) ? SpaceId{d.index, d.generation + 1} : SpaceId{}, walls);
+          break;
+        }
+      }
+    }
   }
 
   // A SpaceDef the World must refuse: one field or combination out of range.
@@ -671,6 +905,7 @@ class RandomInputs {
       for (const EntityId e : roots()) {
         if (oracle.space(e) == gone) move_to(e, pick(others));
       }
+      // Destroyed with its walls on: a space made later in the slot must start without them.
       if (mirror_.destroy_space(gone).ok()) {
         dead_spaces_.push_back(gone);
         const EntityId e = pick(roots());
@@ -682,7 +917,13 @@ class RandomInputs {
         }
       }
     }
-    if (chance(0.03f)) (void)mirror_.destroy_space(pick(oracle.spaces()));  // the default or non-empty: refused
+    if (chance(0.03f)) {  // the default or non-empty: refused
+      const SpaceId space = pick(oracle.spaces());
+      if (def_.sight && oracle.destroy_space_refusal(space).empty()) {
+        (void)mirror_.set_walls(space, std::vector<WallSegment>{});  // as above
+      }
+      (void)mirror_.destroy_space(space);
+    }
     if (chance(0.01f)) {
       EntityDef in_dead;
       in_dead.space = stale_space();
@@ -789,6 +1030,7 @@ class RandomInputs {
     if (def_.keys) key_inputs();
     if (def_.relevance) relevance_inputs();
     if (def_.structure) structure_inputs();
+    if (def_.sight) sight_inputs();
     if (!def_.churn) return;
 
     const std::uint32_t destroys = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
@@ -988,6 +1230,7 @@ class RandomInputs {
   float width_;
   std::vector<Position> centers_;
   std::vector<SpaceId> dead_spaces_;  ///< Destroyed spaces: their handles must be refused.
+  SightFilterState& filter_;
 };
 
 }  // namespace
@@ -1011,9 +1254,10 @@ void run_random(const RandomRunDef& def,
   if (def.tiers == TierMode::preset) world_def.tiers = default_distance_tiers();
   if (def.tiers == TierMode::custom) world_def.tiers = custom_tiers();
 
+  SightFilterState filter;  // outlives the mirror, whose World may call the filter
   MirroredWorld mirror(world_def);
   const float width = rng.uniform(4.0f, 40.0f);
-  RandomInputs inputs(def, rng, mirror, width);
+  RandomInputs inputs(def, rng, mirror, width, filter);
   inputs.cell_size_ = world_def.cell_size;
 
   const std::uint32_t entities = 1 + rng.below(def.max_entities);
@@ -1028,6 +1272,7 @@ void run_random(const RandomRunDef& def,
   if (def.keys) inputs.initial_keys();
   if (def.relevance) inputs.initial_relevance();
   if (def.structure) inputs.initial_structure();
+  if (def.sight) inputs.initial_sight();
 
   for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
     if (t > 0) inputs.between_ticks();

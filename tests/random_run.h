@@ -51,7 +51,25 @@ struct RandomRunDef {
   /// refusal of attach, set_space, set_presenter and key setters on an attached entity, stale
   /// space handles, teleports to bad positions). Off leaves the other inputs unchanged.
   bool structure = false;
+  /// Sight: walls in some spaces (a few segments: across the lines of sight from viewers to
+  /// entities, on lattice points of spacing R, zero-length posts, walls spanning the world,
+  /// random short ones; set, replaced, cleared), velocities (per axis up to a few R per second,
+  /// sometimes kMaxCoordinate), look-aheads in [0, kMaxLookAhead], visibility_hold_ticks 0..4 in
+  /// SpaceDefs (the default space's too), and sometimes a visibility filter (a pure function of
+  /// client and entity index and a value redrawn between ticks; set and removed); plus refused
+  /// calls (bad wall coordinates, velocities, look-aheads and holds, dead and null handles). Off
+  /// leaves the other inputs unchanged.
+  bool sight = false;
 };
+
+/// The context of run_random's visibility filter: it hides (client, entity) when a hash of their
+/// slot indices and `salt` is divisible by `modulus`.
+struct SightFilterState {
+  std::uint64_t salt = 0;
+  std::uint32_t modulus = 3;
+};
+/// run_random's filter; `context` is a SightFilterState.
+[[nodiscard]] bool sight_filter(void* context, ClientId client, EntityId entity);
 
 /// The three-tier list of TierMode::custom.
 [[nodiscard]] std::vector<DistanceTier> custom_tiers();

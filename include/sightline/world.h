@@ -319,7 +319,9 @@ class World {
   [[nodiscard]] Result<bool> is_relevant_to(ClientId client, EntityId entity) const;
   /// The rule (class comment) that admits or excludes the entity, evaluated on the inputs as
   /// they are now, with the set of the last tick standing for membership (rule j). Called right
-  /// after tick(), held == is_relevant_to() and the rule is the one that tick applied. In a
+  /// after tick(), held == is_relevant_to() and the rule is the one that tick applied to what it
+  /// held (an entity that tick let go is no longer a member, so it is answered by rule k: a
+  /// member despawned `hidden` beyond R reads out_of_range). In a
   /// space that needs sight it runs the sight test (and the filter), and allocates.
   [[nodiscard]] Result<Why> why(ClientId client, EntityId entity) const;
   /// How many clients hold the entity after the last tick (a game can slow NPCs nobody sees).
