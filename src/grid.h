@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "cell_index.h"
+
 namespace sightline {
 
 /// Cells are row-major (z rows of x cells), so the cells [x0, x1] of one row are one contiguous
@@ -50,14 +52,9 @@ class Grid {
   }
 
  private:
-  // Clamping in float before the cast keeps huge or negative offsets defined, and the result
-  // monotonic in v: the property that makes cell_range() exact.
   [[nodiscard]] std::uint32_t axis_cell(float v, float origin, std::uint32_t count,
                                         float last) const noexcept {
-    const float t = (v - origin) * inv_cell_size_;
-    if (!(t > 0.0f)) return 0;
-    if (t >= last) return count - 1;
-    return static_cast<std::uint32_t>(t);
+    return clamped_cell(v, origin, inv_cell_size_, count, last);
   }
 
   // axis_cell() for a coordinate of the binned box: v >= origin, so t >= 0 and only the top end

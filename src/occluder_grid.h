@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "cell_index.h"
 #include "sightline/occlusion.h"
 
 namespace sightline {
@@ -69,15 +70,11 @@ class OccluderGrid {
   [[nodiscard]] std::size_t entry_count() const noexcept { return cell_walls_.size(); }
 
  private:
-  // As Grid::axis_cell(): clamped in float before the cast, so defined for any finite v and
-  // monotonic in v. Walls and queries go through this one mapping; that is what makes the
-  // candidate selection conservative.
+  // Walls and queries go through this one mapping; that is what makes the candidate selection
+  // conservative.
   [[nodiscard]] std::uint32_t axis_cell(float v, float origin, std::uint32_t count,
                                         float last) const noexcept {
-    const float t = (v - origin) * inv_cell_size_;
-    if (!(t > 0.0f)) return 0;
-    if (t >= last) return count - 1;
-    return static_cast<std::uint32_t>(t);
+    return clamped_cell(v, origin, inv_cell_size_, count, last);
   }
   [[nodiscard]] std::uint32_t column_of(float x) const noexcept {
     return axis_cell(x, origin_x_, cells_x_, last_x_);

@@ -19,11 +19,12 @@ bool any_in_tree(const WorldImpl& w, std::uint32_t e, const F& f) {
   return false;
 }
 
-bool holds(const WorldImpl& w, const ClientSlot& client, std::uint32_t e) {
+// Position of e in the client's set after the last tick, or -1.
+std::int64_t member_at(const WorldImpl& w, const ClientSlot& client, std::uint32_t e) {
   const EntityId* const begin = w.members[w.current].data() + client.members.begin;
   const EntityId* const end = begin + client.members.count;
   const EntityId* at = std::lower_bound(begin, end, e, [](EntityId m, std::uint32_t i) { return m.index < i; });
-  return at != end && at->index == e;
+  return at != end && at->index == e ? at - begin : -1;
 }
 
 }  // namespace
@@ -32,7 +33,7 @@ Result<bool> World::is_relevant_to(ClientId client, EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   if (Status s = w.check(entity); !s) return s;
-  return holds(w, w.client_slots[client.index], entity.index);
+  return member_at(w, w.client_slots[client.index], entity.index) >= 0;
 }
 
 Result<Why> World::why(ClientId client, EntityId entity) const {
@@ -76,10 +77,8 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   for (const std::uint32_t o : c.extra_origins) {
     if (w.space[o] == client_space) consider(o);
   }
-  const EntityId* const begin = w.members[w.current].data() + c.members.begin;
-  const EntityId* const end = begin + c.members.count;
-  const EntityId* const at = std::lower_bound(begin, end, r, [](EntityId m, std::uint32_t i) { return m.index < i; });
-  const bool member = at != end && at->index == r;
+  const std::int64_t at = member_at(w, c, r);
+  const bool member = at >= 0;
   const float enter = room.enter + w.bound[r];
   const float leave = room.leave + w.bound[r];
   Rule rule = Rule::out_of_range;
@@ -97,7 +96,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
       if (!member) return answer(false, Rule::hidden);
       const std::uint64_t last_tick = w.ticks == 0 ? 0 : w.ticks - 1;
       const std::uint64_t last =
-          c.sighted ? w.seen[w.current][c.seen.begin + static_cast<std::uint32_t>(at - begin)] : last_tick;
+          c.sighted ? w.seen[w.current][c.seen.begin + static_cast<std::uint32_t>(at)] : last_tick;
       if (last_tick - last > sight.hold_ticks) return answer(false, Rule::hidden);
     }
   }

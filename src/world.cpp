@@ -10,6 +10,18 @@
 
 namespace sightline {
 
+namespace {
+
+// Puts e in, or takes it out of, a sorted list of entity indices; a no-op when already so.
+void set_listed(std::vector<std::uint32_t>& list, std::uint32_t e, bool listed) {
+  const auto at = std::lower_bound(list.begin(), list.end(), e);
+  const bool present = at != list.end() && *at == e;
+  if (listed && !present) list.insert(at, e);
+  if (!listed && present) list.erase(at);
+}
+
+}  // namespace
+
 WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   for (const DistanceTier& tier : def.tiers) {
     tier_period.push_back(tier.period);
@@ -30,8 +42,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   binned.reserve(def.entity_capacity);
   traits.reserve(def.entity_capacity);
   for (auto* v : {&parent, &first_child, &next_sibling, &holders, &space, &space_pos}) v->reserve(def.entity_capacity);
-  vel_x.reserve(def.entity_capacity);
-  vel_z.reserve(def.entity_capacity);
+  for (auto* v : {&vel_x, &vel_z}) v->reserve(def.entity_capacity);
   for (auto* v : {&depth, &presenter, &teleported, &tree_teleported, &tree_always}) v->reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   // The default space: culling at the world's radii, no broadcast.
@@ -233,10 +244,7 @@ void WorldImpl::refresh_binning(std::uint32_t e) {
   const bool root = parent[e] == kNone;
   binned[e] = alive[e] && root && bound[e] == 0.0f ? 1 : 0;
   const bool listed_now = alive[e] && root && bound[e] > 0.0f;
-  const auto at = std::lower_bound(bounded_list.begin(), bounded_list.end(), e);
-  const bool listed = at != bounded_list.end() && *at == e;
-  if (listed_now && !listed) bounded_list.insert(at, e);
-  if (!listed_now && listed) bounded_list.erase(at);
+  set_listed(bounded_list, e, listed_now);
   refresh_traits(e);
 }
 
@@ -269,12 +277,7 @@ Status World::set_always_relevant(EntityId entity, bool always_relevant) {
   if (w.always[entity.index] == flag) return {};
   w.always[entity.index] = flag;
   w.refresh_traits(entity.index);
-  const auto at = std::lower_bound(w.always_list.begin(), w.always_list.end(), entity.index);
-  if (always_relevant) {
-    w.always_list.insert(at, entity.index);
-  } else {
-    w.always_list.erase(at);
-  }
+  set_listed(w.always_list, entity.index, always_relevant);
   return {};
 }
 
@@ -292,12 +295,7 @@ Status World::set_presenter(EntityId entity, bool presenter) {
   if (w.presenter[entity.index] == flag) return {};
   w.presenter[entity.index] = flag;
   w.refresh_traits(entity.index);
-  const auto at = std::lower_bound(w.presenter_list.begin(), w.presenter_list.end(), entity.index);
-  if (presenter) {
-    w.presenter_list.insert(at, entity.index);
-  } else {
-    w.presenter_list.erase(at);
-  }
+  set_listed(w.presenter_list, entity.index, presenter);
   return {};
 }
 

@@ -262,7 +262,7 @@ class WorldImpl {
   void rebuild_keyed_index();
   void clear_owner(std::uint32_t entity_index);
   void forget_origin(std::uint32_t entity_index);
-  void set_bound(std::uint32_t entity_index, float radius);  // removes it from every client's extra origins
+  void set_bound(std::uint32_t entity_index, float radius);  // and its place in the grid or the bounded list
   void refresh_traits(std::uint32_t entity_index);            // after any change to the arrays it reads
 
  private:

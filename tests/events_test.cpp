@@ -34,14 +34,6 @@ std::uint32_t emit(World& world, const EventDef& def) {
   return index.ok() ? *index : std::numeric_limits<std::uint32_t>::max();
 }
 
-SpaceDef culling(float enter, float leave) {
-  SpaceDef def;
-  def.culling = Culling::on;
-  def.enter_radius = enter;
-  def.leave_radius = leave;
-  return def;
-}
-
 TEST(EventsTest, AGunshotIsHeardBeyondTheVisualRadius) {
   SmallWorld w(10, 12);
   const EntityId shooter = w.make(30, 0);
@@ -78,7 +70,7 @@ TEST(EventsTest, DistanceEqualToTheRadiusIsInsideAndJustBeyondIsOutside) {
 
 TEST(EventsTest, ExtraOriginsHearAndSeveralOriginsInRangeGiveOneRecord) {
   SmallWorld w(10, 12);
-  const SpaceId elsewhere = *w.world.create_space(culling(10, 12));
+  const SpaceId elsewhere = *w.world.create_space(culling_space(10, 12));
   const EntityId drone = w.make(100, 0);
   const EntityId scout = w.make(200, 0, elsewhere);  // an origin in another space does not count
   const ClientId c = w.client(w.make(0, 0));
@@ -97,7 +89,7 @@ TEST(EventsTest, ExtraOriginsHearAndSeveralOriginsInRangeGiveOneRecord) {
 
 TEST(EventsTest, OtherSpacesNeverReceive) {
   SmallWorld w(10, 12);
-  const SpaceId a = *w.world.create_space(culling(10, 12));
+  const SpaceId a = *w.world.create_space(culling_space(10, 12));
   const SpaceId b = *w.world.create_space({});
   const ClientId in_default = w.client(w.make(0, 0));
   const ClientId in_a = w.client(w.make(0, 0, a));
@@ -302,7 +294,7 @@ TEST(EventsTest, ATickDeliversAtMostkMaxEventsPerTick) {
 
 TEST(EventsTest, EventsKeepEmitOrderAndIndicesForOneTick) {
   SmallWorld w(10, 12);
-  const SpaceId b = *w.world.create_space(culling(10, 12));
+  const SpaceId b = *w.world.create_space(culling_space(10, 12));
   const ClientId here = w.client(w.make(0, 0));
   const ClientId there = w.client(w.make(0, 0, b));
   const EventClassId k = make_class(w.world, 20.0f);
@@ -435,7 +427,7 @@ void random_run(std::uint64_t seed, const RunShape& shape) {
   def.enter_radius = 10.0f;
   def.leave_radius = 12.0f;
   World world = std::move(World::create(def).value());
-  std::vector<SpaceId> spaces{world.default_space(), *world.create_space(culling(6, 8)),
+  std::vector<SpaceId> spaces{world.default_space(), *world.create_space(culling_space(6, 8)),
                               *world.create_space({})};
   const float radii[] = {0.5f, 4.0f, 15.0f, 40.0f, 120.0f, 2000.0f};
   const AbsentSubject policies[] = {AbsentSubject::drop, AbsentSubject::null_subject,

@@ -11,6 +11,15 @@
 
 namespace sightline::testing {
 
+/// A culling space at these radii.
+inline SpaceDef culling_space(float enter_radius, float leave_radius) {
+  SpaceDef def;
+  def.culling = Culling::on;
+  def.enter_radius = enter_radius;
+  def.leave_radius = leave_radius;
+  return def;
+}
+
 struct SmallWorld {
   explicit SmallWorld(float enter_radius = 10.0f, float leave_radius = 12.0f) {
     WorldDef def = default_world_def();

@@ -10,18 +10,10 @@ namespace {
 using Spawn = std::pair<EntityId, SpawnReason>;
 using Despawn = std::pair<EntityId, DespawnReason>;
 
-SpaceDef culling(float enter, float leave) {
-  SpaceDef def;
-  def.culling = Culling::on;
-  def.enter_radius = enter;
-  def.leave_radius = leave;
-  return def;
-}
-
 TEST(SpacesTest, DifferentSpacesNeverSeeEachOther) {
   SmallWorld w;
-  const SpaceId a = *w.world.create_space(culling(10, 12));
-  const SpaceId b = *w.world.create_space(culling(10, 12));
+  const SpaceId a = *w.world.create_space(culling_space(10, 12));
+  const SpaceId b = *w.world.create_space(culling_space(10, 12));
   const EntityId va = w.make(0, 0, a);
   const EntityId vb = w.make(0, 0, b);
   const EntityId ea = w.make(1, 0, a);
@@ -132,7 +124,7 @@ TEST(SpacesTest, BadSpaceDefsAreRefusedNamingTheField) {
 
 TEST(SpacesTest, BroadcastBelowTheThresholdSwitchesWithoutFlapping) {
   SmallWorld w;
-  SpaceDef def = culling(10, 12);
+  SpaceDef def = culling_space(10, 12);
   def.broadcast_threshold = 3;
   def.broadcast_margin = 1;
   const SpaceId arena = *w.world.create_space(def);
@@ -192,7 +184,7 @@ TEST(SpacesTest, ACullingDrillShowsWhatACullingSpaceWouldSend) {
 
 TEST(SpacesTest, MovingAnEntityOrAViewerBetweenSpaces) {
   SmallWorld w;
-  const SpaceId other = *w.world.create_space(culling(10, 12));
+  const SpaceId other = *w.world.create_space(culling_space(10, 12));
   const EntityId viewer = w.make(0, 0);
   const EntityId watcher = w.make(0, 0, other);
   const EntityId runner = w.make(1, 0);
