@@ -3,7 +3,7 @@
 set -euo pipefail
 
 needed=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-        libcli11-dev libfmt-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev)
+        libcli11-dev libfmt-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev librapidcheck-dev)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

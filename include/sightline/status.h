@@ -8,7 +8,7 @@
 
 namespace sightline {
 
-/// What went wrong. Each refused call leaves the world exactly as it was.
+/// What went wrong. Each refused call leaves the world (or mirror) exactly as it was.
 enum class ErrorCode : std::uint8_t {
   ok = 0,
   invalid_def,          ///< A WorldDef field is out of range; the message names the field and value.
@@ -17,6 +17,8 @@ enum class ErrorCode : std::uint8_t {
   stale_handle,         ///< The handle's slot was destroyed or reused: the generation does not match.
   non_finite_position,  ///< A position is NaN, infinite or beyond kMaxCoordinate.
   entity_is_viewer,     ///< The entity is some client's viewer; destroy the client or change its viewer first.
+  malformed_packet,     ///< Bytes from the network do not decode; the message says where and why.
+  buffer_too_small,     ///< A caller's buffer cannot hold what was asked for.
 };
 
 /// Short stable name of an error code, e.g. "stale_handle".

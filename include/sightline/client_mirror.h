@@ -1,0 +1,149 @@
+// The client's side of the wire: applies state packets to a table of held entities and tells
+// the game what entered, changed and left.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "sightline/handles.h"
+#include "sightline/protocol.h"
+#include "sightline/serialize.h"
+#include "sightline/status.h"
+#include "sightline/stream.h"
+
+namespace sightline {
+
+/// Most snapshots a mirror keeps per held entity (MirrorDef::history).
+inline constexpr std::uint32_t kMaxHistory = 16;
+
+/// Checks one payload the way the game will read it (typically its serialize function run on a
+/// Stream::reader, with rest_is_zero()). Returning false rejects the whole packet as malformed.
+using PayloadCheck = bool (*)(EntityId entity, StatePart part, std::span<const std::uint8_t> payload, void* context);
+
+struct MirrorDef {
+  /// Must match the server's Replicator for this client.
+  Delivery delivery = Delivery::reliable;
+  /// Snapshots kept per held entity for interpolation, 1..kMaxHistory. A spawn restarts the
+  /// history with its full state.
+  std::uint32_t history = 4;
+  /// Most entities held at once, >= 1: a spawn beyond it is an anomaly (too_many) and not applied,
+  /// so hostile bytes cannot grow the table without bound.
+  std::uint32_t max_entities = 1u << 20;
+  /// Optional payload check (null: payloads are not looked into).
+  PayloadCheck check = nullptr;
+  void* check_context = nullptr;
+};
+
+/// How an entity left the mirror.
+enum class ExitKind : std::uint8_t {
+  leave = 0,    ///< It is still in the world, just no longer sent (do not play a death).
+  destroy = 1,  ///< It was destroyed (despawn reason `destroyed`).
+};
+
+/// A well-formed packet that disagrees with what the mirror holds. The record it names is not
+/// applied; the rest of the packet is.
+enum class AnomalyKind : std::uint8_t {
+  update_unknown = 0,       ///< An update for an id the mirror does not hold, where it should.
+  spawn_held = 1,           ///< A spawn of an id already held.
+  despawn_unknown = 2,      ///< A despawn of an id not held.
+  generation_mismatch = 3,  ///< A record names a held index with another generation.
+  bad_sequence = 4,         ///< Reliable delivery: a packet's sequence is not the one after the last.
+  bad_reliable_id = 5,      ///< A reliable id out of order (reliable delivery) or beyond the window.
+  delivery_mismatch = 6,    ///< The packet's delivery flag is not the mirror's (the packet is skipped).
+  too_many = 7,             ///< A spawn beyond MirrorDef::max_entities.
+};
+
+[[nodiscard]] const char* anomaly_kind_name(AnomalyKind kind) noexcept;
+
+struct Anomaly {
+  AnomalyKind kind = AnomalyKind::update_unknown;
+  EntityId entity;             ///< Null for bad_sequence and delivery_mismatch.
+  std::uint32_t sequence = 0;  ///< Of the packet.
+  std::uint32_t tick = 0;      ///< Of the packet.
+};
+
+/// What the game hears while a packet is applied, in the packet's order for reliable delivery
+/// (spawns and despawns in reliable-id order, then updates, for unreliable).
+class MirrorListener {
+ public:
+  virtual ~MirrorListener() = default;
+  /// The entity arrived with its full state: restart its interpolation, play no spawn effect
+  /// for something that stood there all along.
+  virtual void on_enter(EntityId entity, SpawnReason reason, std::span<const std::uint8_t> full_state,
+                        std::uint32_t tick);
+  virtual void on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t tick);
+  virtual void on_exit(EntityId entity, ExitKind kind, DespawnReason reason);
+};
+
+/// One received state of a held entity.
+struct Snapshot {
+  std::uint32_t tick = 0;
+  StatePart part = StatePart::full;
+  std::span<const std::uint8_t> payload;  ///< Valid until the next receive().
+};
+
+/// Totals since the mirror was made.
+struct MirrorStats {
+  std::uint64_t packets = 0;             ///< Accepted (well-formed) packets.
+  std::uint64_t rejected = 0;            ///< Malformed packets refused.
+  std::uint64_t duplicates = 0;          ///< Unreliable: packets whose sequence was already received.
+  std::uint64_t enters = 0;
+  std::uint64_t updates = 0;
+  std::uint64_t exits = 0;
+  std::uint64_t stale_updates = 0;       ///< Unreliable: updates dropped (not held yet or any more, or older).
+  std::uint64_t reliable_duplicates = 0; ///< Unreliable: spawns and despawns received again.
+  std::uint64_t reliable_buffered = 0;   ///< Unreliable: spawns and despawns that waited for a missing one.
+  std::uint64_t anomalies = 0;
+};
+
+class MirrorImpl;
+
+/// Applies one client's state packets (docs/protocol.md).
+///
+/// receive() decodes and checks the whole packet before it changes anything: bytes that do not
+/// decode, or a payload MirrorDef::check refuses, are rejected with malformed_packet naming the
+/// byte or entity and the reason, and the mirror is exactly as it was. A well-formed packet is
+/// then applied; records that contradict the table are skipped and reported as anomalies.
+///
+/// Under unreliable delivery, spawns and despawns are applied once each, in reliable-id order
+/// (those ahead of a missing one wait, up to kReliableWindow); an update is applied only to an
+/// entity held with that exact id and only when it is newer than the entity's last state;
+/// otherwise it is dropped. An update for an id not held is an anomaly only when the mirror has
+/// applied exactly the reliable records the packet says came before it (then it should hold it).
+class ClientMirror {
+ public:
+  [[nodiscard]] static Result<ClientMirror> create(const MirrorDef& def);
+  ClientMirror(ClientMirror&&) noexcept;
+  ClientMirror& operator=(ClientMirror&&) noexcept;
+  ClientMirror(const ClientMirror&) = delete;
+  ClientMirror& operator=(const ClientMirror&) = delete;
+  ~ClientMirror();
+
+  /// Applies one state packet; `listener` may be null.
+  [[nodiscard]] Status receive(std::span<const std::uint8_t> bytes, MirrorListener* listener = nullptr);
+
+  [[nodiscard]] bool holds(EntityId entity) const noexcept;
+  [[nodiscard]] std::size_t held_count() const noexcept;
+  /// Every held entity, sorted by index. Allocates.
+  [[nodiscard]] std::vector<EntityId> held() const;
+  /// The entity's snapshots, oldest first (a spawn starts it), at most MirrorDef::history.
+  /// Allocates. stale_handle when the entity is not held.
+  [[nodiscard]] Result<std::vector<Snapshot>> history(EntityId entity) const;
+  /// The latest tick applied to the entity. stale_handle when not held.
+  [[nodiscard]] Result<std::uint32_t> state_tick(EntityId entity) const;
+
+  /// What to send back to the server (required under unreliable delivery).
+  [[nodiscard]] AckPacket ack() const noexcept;
+  /// The anomalies of the last receive(). Valid until the next one.
+  [[nodiscard]] std::span<const Anomaly> anomalies() const noexcept;
+  [[nodiscard]] const MirrorStats& stats() const noexcept;
+
+ private:
+  explicit ClientMirror(std::unique_ptr<MirrorImpl> impl) noexcept;
+  std::unique_ptr<MirrorImpl> impl_;
+};
+
+}  // namespace sightline

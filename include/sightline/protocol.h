@@ -1,0 +1,130 @@
+// The wire format (docs/protocol.md describes every byte): state packets from server to client,
+// ack packets back. This header encodes and decodes them; the Replicator writes state packets
+// and the ClientMirror applies them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sightline/handles.h"
+#include "sightline/status.h"
+#include "sightline/stream.h"
+
+namespace sightline {
+
+/// The first byte of every packet. A decoder refuses any other.
+inline constexpr std::uint8_t kProtocolVersion = 1;
+/// Bytes of a state packet before its first record.
+inline constexpr std::size_t kStateHeaderBytes = 17;
+/// Bytes of an ack packet.
+inline constexpr std::size_t kAckBytes = 10;
+/// Most records in one state packet (the count is a u16).
+inline constexpr std::size_t kMaxRecordsPerPacket = 65535;
+/// Unreliable delivery: a client buffers spawns and despawns that arrive ahead of a missing one
+/// when their reliable id is below next_expected + kReliableWindow, and the server never has
+/// more than this many of them unacknowledged.
+inline constexpr std::uint32_t kReliableWindow = 1024;
+
+enum class PacketKind : std::uint8_t { state = 1, ack = 2 };
+enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3 };
+
+/// How a client's packets travel.
+enum class Delivery : std::uint8_t {
+  /// An ordered, reliable channel (WebSocket, TCP): every packet arrives once, in order. Each
+  /// spawn and despawn is sent once; a gap in sequence or reliable id is an anomaly.
+  reliable = 0,
+  /// Datagrams (UDP) that may be lost, duplicated or reordered. Spawns and despawns are resent
+  /// until a client's ack covers them and are applied in reliable-id order; updates are sent
+  /// once, and one that does not match what the client holds is dropped, never applied.
+  unreliable = 1,
+};
+
+/// The fixed part of a state packet.
+struct PacketHeader {
+  Delivery delivery = Delivery::reliable;
+  std::uint32_t sequence = 0;  ///< Per client, +1 per packet, from 0.
+  std::uint32_t tick = 0;      ///< Low 32 bits of the server tick the packet's states are from.
+  /// Reliable ids below this were assigned before the packet was written: a client that has
+  /// applied exactly these holds what the server believed it held when it wrote the updates.
+  std::uint32_t reliable_next = 0;
+};
+
+/// One record as decoded. `payload` points into the decoded bytes.
+struct WireRecord {
+  RecordType type = RecordType::update;
+  EntityId entity;
+  std::uint32_t reliable_id = 0;  ///< Spawns and despawns: their place in the reliable order.
+  std::uint8_t reason = 0;        ///< SpawnReason or DespawnReason.
+  std::span<const std::uint8_t> payload;  ///< Spawns (full state) and updates (the update part).
+};
+
+/// A decoded state packet. Reuse one: decode_packet keeps the records' capacity.
+struct DecodedPacket {
+  PacketHeader header;
+  std::vector<WireRecord> records;
+};
+
+/// What a client sends back under unreliable delivery (and may send under reliable).
+struct AckPacket {
+  std::uint32_t latest_sequence = 0;  ///< Highest state-packet sequence received.
+  std::uint32_t reliable_applied = 0;  ///< Spawns and despawns applied: the next reliable id expected.
+};
+
+/// Bytes a LEB128 varint of `value` takes (1..5).
+[[nodiscard]] constexpr std::size_t varint_bytes(std::uint32_t value) noexcept {
+  std::size_t n = 1;
+  while (value >= 0x80u) {
+    value >>= 7;
+    ++n;
+  }
+  return n;
+}
+/// Bytes of a spawn, update and despawn record with these fields.
+[[nodiscard]] std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload) noexcept;
+[[nodiscard]] std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept;
+[[nodiscard]] std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept;
+
+/// Writes one state packet into a caller's buffer. Each add_* refuses (false, nothing written)
+/// a record that does not fit, a null entity, or a packet already at kMaxRecordsPerPacket.
+class PacketWriter {
+ public:
+  /// Starts a packet; `buffer` must hold at least kStateHeaderBytes (else every add fails and
+  /// finish() is empty).
+  PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& header) noexcept;
+
+  bool add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason,
+                 std::span<const std::uint8_t> payload) noexcept;
+  bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
+  bool add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept;
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t room() const noexcept { return buffer_.size() - size_; }
+  [[nodiscard]] std::uint32_t records() const noexcept { return records_; }
+  /// The packet's bytes (the record count patched in). Valid while the buffer is.
+  [[nodiscard]] std::span<const std::uint8_t> finish() noexcept;
+
+ private:
+  void put_u8(std::uint8_t v) noexcept { buffer_[size_++] = v; }
+  void put_varint(std::uint32_t v) noexcept;
+  void put_id(EntityId e) noexcept;
+
+  std::span<std::uint8_t> buffer_;
+  std::size_t size_ = 0;
+  std::uint32_t records_ = 0;
+};
+
+/// Decodes a state packet, checking every byte: version, kind, flags, the record count, each
+/// record's type, varints (at most 5 bytes, no overlong form, no value above 32 bits), a
+/// non-zero generation, a known reason, payload lengths within the packet, and no bytes after
+/// the last record. On failure returns malformed_packet with the offset and the reason, and
+/// `out` holds nothing that may be used.
+[[nodiscard]] Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out);
+
+/// Writes an ack packet: exactly kAckBytes bytes.
+void encode_ack(const AckPacket& ack, std::span<std::uint8_t, kAckBytes> out) noexcept;
+/// Decodes an ack packet (malformed_packet on any wrong byte or length).
+[[nodiscard]] Result<AckPacket> decode_ack(std::span<const std::uint8_t> bytes);
+
+}  // namespace sightline
