@@ -42,6 +42,13 @@ template <class T>
   return static_cast<std::uint32_t>(v.size());
 }
 
+/// Appends `count` elements and returns the first.
+template <class T>
+[[nodiscard]] T* grow(std::vector<T>& v, std::size_t count) {
+  v.resize(v.size() + count);
+  return v.data() + v.size() - count;
+}
+
 }  // namespace
 
 // Every output array is bounded by a total set size (spawns and updates by the new one, despawns
@@ -54,6 +61,7 @@ void WorldImpl::reserve_outputs(std::uint64_t member_total) {
   for (auto* v : {&members[0], &members[1]}) v->reserve(capacity);
   for (auto* v : {&seen[0], &seen[1]}) v->reserve(capacity);
   spawns.reserve(capacity);
+  if (record_periods) periods.reserve(capacity);
   updates.reserve(capacity);
   despawns.reserve(capacity);
   reserved_for_members = 2 * member_total + 64;
@@ -77,6 +85,7 @@ void WorldImpl::settle_trees() {
 }
 
 void WorldImpl::finish_tick() {
+  last_teleported_roots.assign(tree_teleported_list.begin(), tree_teleported_list.end());
   for (const std::uint32_t e : teleported_list) teleported[e] = 0;
   teleported_list.clear();
   for (const std::uint32_t r : tree_teleported_list) tree_teleported[r] = 0;
@@ -94,6 +103,7 @@ void WorldImpl::run_tick(TickStats& stats) {
 
   members[1 - current].clear();
   seen[1 - current].clear();
+  periods.clear();
   spawns.clear();
   updates.clear();
   despawns.clear();
@@ -134,17 +144,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   // Origins: the viewer first, then the extra ones in the client's space. Near means near any.
   std::array<float, kMaxOrigins + 1> origin_x;
   std::array<float, kMaxOrigins + 1> origin_z;
-  std::size_t origins = 1;
-  origin_x[0] = xs[viewer];
-  origin_z[0] = zs[viewer];
+  const std::size_t origins = origins_of(client, origin_x.data(), origin_z.data());
   bool refresh = client.refresh || teleported[viewer];
-  for (const std::uint32_t o : client.extra_origins) {
-    refresh = refresh || teleported[o];
-    if (space[o] != client_space) continue;
-    origin_x[origins] = xs[o];
-    origin_z[origins] = zs[o];
-    ++origins;
-  }
+  for (const std::uint32_t o : client.extra_origins) refresh = refresh || teleported[o];
   auto nearest2 = [&](float x, float z) __attribute__((always_inline)) {
     float best = distance2(x, z, origin_x[0], origin_z[0]);
     for (std::size_t o = 1; o < origins; ++o) best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
@@ -454,9 +456,11 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   const float* const point_limits = enter_r == enter_radius ? tier_limit2.data() : nullptr;
   // Without tiers and keys every period is 1: every member is due.
   const bool all_due = tiers == 0 && !any_keys;
+  std::uint32_t* const period_of = record_periods ? grow(periods, member_count) : nullptr;
   if (all_due) {
     for (std::uint32_t i = 0; i < member_count; ++i) updated[i] = {merged[i]};
     update_count = member_count;
+    if (period_of != nullptr) std::fill(period_of, period_of + member_count, 1u);
   }
   for (std::uint32_t i = 0; !all_due && i < member_count; ++i) {
     const EntityId member = merged[i];
@@ -480,6 +484,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
       const Subscription* subscription = find_subscription(client, key[r]);
       if (subscription != nullptr) period = std::max(period, subscription->send_rate);
     }
+    if (period_of != nullptr) period_of[i] = period;
     if (period != 1 && !refresh && !tree_teleported[r] && (ticks + r) % period != 0) continue;
     updated[update_count++] = {member};
   }
@@ -488,6 +493,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   for (std::uint32_t i = 0; i < spawn_count; ++i) ++holders[spawned[i].entity.index];
   for (std::uint32_t i = 0; i < despawn_count; ++i) --holders[despawned[i].entity.index];
   client.refresh = false;
+  client.origins_changed = refresh;
   client.members = {members_begin, member_count};
   client.spawns = {spawns_begin, spawn_count};
   client.updates = {updates_begin, update_count};

@@ -7,6 +7,20 @@
 
 namespace sightline {
 
+std::size_t WorldImpl::origins_of(const ClientSlot& client, float* origin_x, float* origin_z) const noexcept {
+  const std::uint32_t client_space = space[client.viewer];
+  origin_x[0] = xs[client.viewer];
+  origin_z[0] = zs[client.viewer];
+  std::size_t origins = 1;
+  for (const std::uint32_t o : client.extra_origins) {
+    if (space[o] != client_space) continue;
+    origin_x[origins] = xs[o];
+    origin_z[origins] = zs[o];
+    ++origins;
+  }
+  return origins;
+}
+
 Status World::add_origin(ClientId client, EntityId origin) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;

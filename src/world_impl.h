@@ -43,6 +43,7 @@ struct ClientSlot {
   std::vector<std::uint32_t> owned;          // entity indices this client owns, sorted
   std::vector<std::uint32_t> extra_origins;  // origins besides the viewer, sorted, at most kMaxOrigins
   bool refresh = false;  // origins changed since the last tick: every member is due
+  bool origins_changed = false;  // refresh was in force at the last tick (read by the Replicator)
   float look_ahead = 0.0f;  // seconds
   bool sighted = false;     // sight applied at the last tick: `seen` runs beside `members`
   Slice seen;               // into WorldImpl::seen[current]: last tick each member was in sight
@@ -197,6 +198,7 @@ class WorldImpl {
   std::vector<std::uint32_t> teleported_list;
   std::vector<std::uint8_t> tree_teleported;
   std::vector<std::uint32_t> tree_teleported_list;
+  std::vector<std::uint32_t> last_teleported_roots;  // tree_teleported_list of the last tick
   // Per tick: roots of trees holding an always-relevant entity.
   std::vector<std::uint8_t> tree_always;
   std::vector<std::uint32_t> always_roots;
@@ -225,6 +227,10 @@ class WorldImpl {
   std::vector<SpawnRecord> spawns;
   std::vector<UpdateRecord> updates;
   std::vector<DespawnRecord> despawns;
+  // Per member of members[current], its update period at the last tick (schedule, class comment),
+  // kept only while a Replicator asks for it (record_periods).
+  bool record_periods = false;
+  std::vector<std::uint32_t> periods;
   std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
 
   Grid grid;
@@ -238,6 +244,8 @@ class WorldImpl {
   [[nodiscard]] Status check(EventClassId id) const;
   /// Refuses an attached entity: `what` ("an interest key") belongs to the root.
   [[nodiscard]] Status check_root(EntityId id, const char* what) const;
+  /// The client's origins in its viewer's space, the viewer first: at most kMaxOrigins + 1.
+  [[nodiscard]] std::size_t origins_of(const ClientSlot& client, float* origin_x, float* origin_z) const noexcept;
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
     while (parent[e] != kNone) e = parent[e];
     return e;

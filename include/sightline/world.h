@@ -385,6 +385,7 @@ class World {
   [[nodiscard]] std::span<const ClientId> clients() const noexcept;
 
  private:
+  friend class Replicator;  // reads the sets, origins and per-member periods in place
   explicit World(std::unique_ptr<WorldImpl> impl) noexcept;
   std::unique_ptr<WorldImpl> impl_;
 };

@@ -1,0 +1,211 @@
+// The path from interest sets to packets: priority accumulators, a byte budget per send, paced
+// entry of new members, serialize-once payloads, and reliable spawns and despawns over either
+// delivery mode (docs/bandwidth.md, docs/protocol.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "sightline/handles.h"
+#include "sightline/protocol.h"
+#include "sightline/serialize.h"
+#include "sightline/status.h"
+
+namespace sightline {
+
+class World;
+
+/// How members are chosen for updates.
+enum class UpdateMode : std::uint8_t {
+  /// Priority accumulators under the byte budget (seed 001): every member's accumulator grows by
+  /// its base priority times tick_seconds each send it is not updated, and resets when it is.
+  /// Tier and key send rates divide the base priority rather than gating sends.
+  priority = 0,
+  /// The World's schedule as it is (tiers and key rates as fixed periods): every due update of
+  /// a member the client holds is sent, in as many packets as it takes; no update budget.
+  fixed_rate = 1,
+};
+
+/// What a member's base priority is made of, for the hook.
+struct PriorityInputs {
+  ClientId client;
+  EntityId entity;
+  float distance = 0.0f;      ///< From the client's nearest origin to the root's bounding surface.
+  float bound_radius = 0.0f;  ///< The root's.
+  float speed = 0.0f;         ///< |velocity| of the entity (World::set_velocity), units per second.
+  std::uint32_t period = 1;   ///< The slower of its tier's and key's periods (World's schedule).
+  bool interacted = false;    ///< Within interaction_ticks of note_interaction.
+  /// Replicator's value: priority / period / (1 + distance / distance_scale)
+  /// * (1 + bound_radius / size_scale) * (1 + speed / speed_scale) * (interacted ? boost : 1).
+  float base = 0.0f;
+};
+
+/// Returns the member's base priority per second (>= 0; NaN and negatives count as 0), given
+/// the Replicator's own value in inputs.base.
+using PriorityHook = float (*)(const PriorityInputs& inputs, void* context);
+
+/// Writes (or measures) one entity's state: the game's one serialize function for both parts
+/// (serialize.h). Returning false, or leaving the stream failed, skips the record this send and
+/// makes send() report the entity and the stream's error.
+using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart part, void* context);
+
+/// A member whose spawn was sent while it already stood within the promise radius of a client
+/// whose entry had caught up (ReplicatorDef::development).
+struct PromiseViolation {
+  ClientId client;
+  EntityId entity;
+  float distance = 0.0f;        ///< To the client's nearest origin, at the send.
+  float promise_radius = 0.0f;  ///< The client's, at the send.
+};
+
+struct ReplicatorDef {
+  /// Required: the game's state serializer.
+  EntitySerializer serialize = nullptr;
+  void* serialize_context = nullptr;
+
+  Delivery delivery = Delivery::reliable;
+  UpdateMode mode = UpdateMode::priority;
+
+  /// Seconds between sends (one send per World tick): the dt of the accumulators. > 0.
+  float tick_seconds = 1.0f / 20.0f;
+  /// Largest packet, bytes, in [kStateHeaderBytes + 16, 65535]. 1200 keeps a datagram under
+  /// common path MTUs; a reliable stream may use more.
+  std::uint32_t packet_bytes = 1200;
+  /// Priority mode: bytes per client per send for updates and despawns, packet headers included.
+  /// Despawns always go (they shrink what the client holds); updates fill what is left, highest
+  /// accumulator first, skipping one that does not fit for smaller ones. >= packet header size.
+  std::uint32_t budget_bytes = 1200;
+  /// Bytes of spawn records per client per send: new members enter nearest first within it, so
+  /// a join or a long teleport never floods the link. What the client's origins need at once
+  /// (the trees of its origins, and bounded entities an origin stands inside) goes regardless.
+  /// >= 1.
+  std::uint32_t entry_budget_bytes = 32 * 1024;
+
+  /// Base priority factors (PriorityInputs::base). Each scale is in world units (per second for
+  /// speed); 0 means a tenth of the client's space's enter radius.
+  float distance_scale = 0.0f;
+  float size_scale = 0.0f;
+  float speed_scale = 0.0f;
+  /// Multiplier for a member the client interacted with (note_interaction), >= 1, for this many
+  /// sends.
+  float interaction_boost = 4.0f;
+  std::uint32_t interaction_sends = 20;
+  /// Optional: the game's last word on each member's base priority.
+  PriorityHook priority_hook = nullptr;
+  void* priority_context = nullptr;
+
+  /// Serialize each entity's payload once per send and share it among every client that sends
+  /// it (Unreal's shared serialization). false serializes per client, to measure the saving.
+  bool share_payloads = true;
+  /// Unreliable delivery: a spawn or despawn not acknowledged this many sends after it was last
+  /// sent is sent again. >= 1.
+  std::uint32_t resend_sends = 4;
+
+  /// Development mode: record PromiseViolation. Costs a distance test per spawn.
+  bool development = false;
+  /// The promise radius as a fraction of the client's space's enter radius, in (0, 1]: 1 / 1.2,
+  /// seed 004's radius inside its 1.2x enter radius.
+  float promise_fraction = 1.0f / 1.2f;
+};
+
+/// Totals of one send over every client.
+struct SendStats {
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;            ///< Packet bytes, headers included.
+  std::uint64_t spawns = 0;           ///< Spawn records sent for the first time.
+  std::uint64_t updates = 0;
+  std::uint64_t despawns = 0;         ///< Despawn records sent for the first time.
+  std::uint64_t resends = 0;          ///< Unreliable: spawns and despawns sent again.
+  std::uint64_t updates_skipped = 0;  ///< Priority mode: members left for a later send.
+  std::uint64_t pending = 0;          ///< Members still waiting for their spawn, after the send.
+  std::uint32_t max_pending = 0;      ///< The largest one client's pending count.
+  std::uint64_t spawns_delayed = 0;   ///< Spawns sent at a later send than their entry.
+  std::uint64_t spawn_delay_sends = 0;  ///< Sum of those delays, in sends.
+  /// The longest any member of any client has gone without a spawn or update, in sends, after
+  /// this send (0: every member was sent this send).
+  std::uint32_t longest_wait = 0;
+  std::uint64_t serialize_calls = 0;  ///< Calls of the serializer (writes and measures).
+  std::uint64_t serialized_bytes = 0; ///< Payload bytes those calls wrote or measured.
+  std::uint64_t serialize_errors = 0;
+  std::uint64_t promise_violations = 0;
+};
+
+/// One client's replication state.
+struct ClientSendStats {
+  std::uint32_t pending = 0;           ///< Members waiting for their spawn.
+  std::uint32_t held = 0;              ///< Members whose spawn was sent.
+  bool catching_up = false;            ///< Since a join, a viewer or origin change, until pending is 0.
+  std::uint64_t bytes = 0;             ///< Bytes sent to it, all sends.
+  std::uint64_t packets = 0;
+  std::uint32_t longest_wait = 0;      ///< Longest wait of any of its members after the last send.
+  std::uint32_t reliable_next = 0;     ///< Next reliable id it will be given.
+  std::uint32_t reliable_acked = 0;    ///< Reliable ids it has acknowledged (unreliable delivery).
+};
+
+class ReplicatorImpl;
+
+/// Turns a World's interest sets into packets, one stream per client.
+///
+/// Call send() once after every World::tick(), then hand each client its packets(). Under
+/// unreliable delivery, feed each client's ack packets to receive_ack(). The Replicator keeps,
+/// per client, a table of its World members (sorted by index, so the membership diff is a linear
+/// merge) with an accumulator, the send each was last sent at, and whether its spawn has gone:
+/// memory proportional to the sets, not the world. A member the World lets go before its spawn
+/// went is forgotten without a record.
+///
+/// Each send writes, per client: reliable records first (resends, then despawns, then spawns in
+/// entry order), then updates; a member spawned this send gets no update (the spawn carries its
+/// full state). Spawns of an attachment tree go parent first.
+///
+/// Memory: after warm-up (stable counts and a steady send) send() performs no heap allocation.
+/// The World must outlive the Replicator; one World may feed several Replicators. Thread
+/// safety: none.
+class Replicator {
+ public:
+  /// Validates `def` (invalid_def naming the field and its value).
+  [[nodiscard]] static Result<Replicator> create(World& world, const ReplicatorDef& def);
+  Replicator(Replicator&&) noexcept;
+  Replicator& operator=(Replicator&&) noexcept;
+  Replicator(const Replicator&) = delete;
+  Replicator& operator=(const Replicator&) = delete;
+  ~Replicator();
+
+  /// Writes this tick's packets for every live client of the World. A serializer failure skips
+  /// that record (a spawn stays pending, an update waits) and is reported, naming the first
+  /// entity and its stream's error, once the rest of the send is done.
+  Status send();
+
+  /// The client's packets of the last send, in order. Valid until the next send().
+  [[nodiscard]] Result<std::span<const std::span<const std::uint8_t>>> packets(ClientId client) const;
+
+  /// Applies an ack packet from the client (protocol.h). Refused, changing nothing: bytes that
+  /// do not decode (malformed_packet), an ack of reliable ids never sent (invalid_argument). An
+  /// ack older than one already applied changes nothing and is not an error.
+  [[nodiscard]] Status receive_ack(ClientId client, std::span<const std::uint8_t> bytes);
+
+  /// Members of the client still waiting for their spawn.
+  [[nodiscard]] Result<std::uint32_t> pending(ClientId client) const;
+  [[nodiscard]] Result<ClientSendStats> client_stats(ClientId client) const;
+
+  /// The entity's priority (its class's: a player character higher than a prop), >= 0 and
+  /// finite, 1 by default. A priority of 0 means the entity is only ever sent whole on entry.
+  [[nodiscard]] Status set_priority(EntityId entity, float priority);
+  [[nodiscard]] Result<float> priority(EntityId entity) const;
+  /// The client interacted with the entity (shot it, talked to it): its base priority is raised
+  /// by interaction_boost for interaction_sends sends. Not a member: nothing happens.
+  [[nodiscard]] Status note_interaction(ClientId client, EntityId entity);
+
+  /// Totals of the last send.
+  [[nodiscard]] const SendStats& stats() const noexcept;
+  /// Development mode: the violations of the last send. Valid until the next send().
+  [[nodiscard]] std::span<const PromiseViolation> promise_violations() const noexcept;
+  /// Sends made so far.
+  [[nodiscard]] std::uint64_t send_count() const noexcept;
+
+ private:
+  explicit Replicator(std::unique_ptr<ReplicatorImpl> impl) noexcept;
+  std::unique_ptr<ReplicatorImpl> impl_;
+};
+
+}  // namespace sightline

@@ -1,0 +1,732 @@
+// The Replicator: from each client's World set to its packets of one send.
+#include "sightline/replicator.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "format_value.h"
+#include "sightline/world.h"
+#include "world_impl.h"
+
+namespace sightline {
+namespace {
+
+// Largest record framing around a payload: type, reliable id, index, generation, reason, length.
+constexpr std::size_t kMaxRecordFraming = 1 + 5 + 5 + 5 + 1 + 5;
+
+struct Member {
+  EntityId id;
+  float acc = 0.0f;
+  bool pending = true;            // its spawn has not been written
+  SpawnReason reason = SpawnReason::near;
+  std::uint64_t entered = 0;      // the send it joined the World's set at
+  std::uint64_t last_sent = 0;    // the send of its last spawn or update
+  std::uint64_t interacted_until = 0;
+};
+
+struct Reliable {
+  std::uint32_t id = 0;
+  RecordType type = RecordType::spawn;
+  std::uint8_t reason = 0;
+  EntityId entity;
+  std::uint64_t last_sent = 0;
+  std::uint32_t payload_begin = 0;  // unreliable spawns: the full state first sent, in `store`
+  std::uint32_t payload_size = 0;
+};
+
+struct ClientState {
+  ClientId id;
+  bool known = false;
+  std::vector<Member> members;  // the World's set, sorted by index
+  std::vector<Member> merge;
+  std::vector<Reliable> queue;  // unacknowledged spawns and despawns from `head`, by id
+  std::size_t head = 0;
+  std::vector<std::uint8_t> store;
+  std::vector<DespawnRecord> waiting_despawns;  // not yet given an id: the window was full
+  std::uint32_t next_reliable = 0;
+  std::uint32_t acked = 0;
+  std::uint32_t sequence = 0;
+  bool catching_up = true;
+  std::uint32_t pending = 0;
+  std::uint32_t longest_wait = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t packets = 0;
+  std::uint32_t packet_begin = 0;  // into ReplicatorImpl::packet_spans
+  std::uint32_t packet_count = 0;
+
+  void reset(ClientId client) {
+    id = client;
+    known = true;
+    members.clear();
+    queue.clear();
+    head = 0;
+    store.clear();
+    waiting_despawns.clear();
+    next_reliable = acked = sequence = 0;
+    catching_up = true;
+    pending = longest_wait = 0;
+    bytes = packets = 0;
+    packet_count = 0;
+  }
+};
+
+struct EntryOrder {
+  std::uint32_t critical = 0;  // 0 goes first
+  float distance = 0.0f;
+  std::uint32_t depth = 0;
+  std::uint32_t index = 0;
+  std::uint32_t member = 0;  // position in ClientState::members
+  friend bool operator<(const EntryOrder& a, const EntryOrder& b) noexcept {
+    if (a.critical != b.critical) return a.critical < b.critical;
+    if (a.distance != b.distance) return a.distance < b.distance;
+    if (a.depth != b.depth) return a.depth < b.depth;
+    return a.index < b.index;
+  }
+};
+
+struct Candidate {
+  float acc = 0.0f;
+  std::uint32_t index = 0;
+  std::uint32_t member = 0;
+};
+
+// Highest accumulator first, then lowest index: a total order, so selection is deterministic.
+bool higher(const Candidate& a, const Candidate& b) noexcept {
+  return a.acc != b.acc ? a.acc > b.acc : a.index < b.index;
+}
+
+void put_u32(std::uint8_t* p, std::uint32_t v) noexcept {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+Status invalid_def(const std::string& field, const std::string& value, const char* rule) {
+  return {ErrorCode::invalid_def, "ReplicatorDef::" + field + " is " + value + ": " + rule};
+}
+
+Status validate(const ReplicatorDef& d) {
+  auto finite_nonneg = [](float v) { return std::isfinite(v) && v >= 0.0f; };
+  if (d.serialize == nullptr) return invalid_def("serialize", "null", "a serializer is required");
+  if (d.delivery != Delivery::reliable && d.delivery != Delivery::unreliable) {
+    return invalid_def("delivery", std::to_string(static_cast<int>(d.delivery)), "must be reliable or unreliable");
+  }
+  if (d.mode != UpdateMode::priority && d.mode != UpdateMode::fixed_rate) {
+    return invalid_def("mode", std::to_string(static_cast<int>(d.mode)), "must be priority or fixed_rate");
+  }
+  if (!(std::isfinite(d.tick_seconds) && d.tick_seconds > 0.0f)) {
+    return invalid_def("tick_seconds", format_value(d.tick_seconds), "must be finite and > 0");
+  }
+  if (d.packet_bytes < kStateHeaderBytes + 16 || d.packet_bytes > 65535) {
+    return invalid_def("packet_bytes", std::to_string(d.packet_bytes), "must be in [33, 65535]");
+  }
+  if (d.budget_bytes < kStateHeaderBytes + 16) {
+    return invalid_def("budget_bytes", std::to_string(d.budget_bytes), "must be >= 33");
+  }
+  if (d.entry_budget_bytes < 1) return invalid_def("entry_budget_bytes", "0", "must be >= 1");
+  if (!finite_nonneg(d.distance_scale)) return invalid_def("distance_scale", format_value(d.distance_scale), "must be finite and >= 0");
+  if (!finite_nonneg(d.size_scale)) return invalid_def("size_scale", format_value(d.size_scale), "must be finite and >= 0");
+  if (!finite_nonneg(d.speed_scale)) return invalid_def("speed_scale", format_value(d.speed_scale), "must be finite and >= 0");
+  if (!(std::isfinite(d.interaction_boost) && d.interaction_boost >= 1.0f)) {
+    return invalid_def("interaction_boost", format_value(d.interaction_boost), "must be finite and >= 1");
+  }
+  if (d.resend_sends < 1) return invalid_def("resend_sends", "0", "must be >= 1");
+  if (!(d.promise_fraction > 0.0f && d.promise_fraction <= 1.0f)) {
+    return invalid_def("promise_fraction", format_value(d.promise_fraction), "must be in (0, 1]");
+  }
+  return {};
+}
+
+}  // namespace
+
+class ReplicatorImpl {
+ public:
+  ReplicatorImpl(WorldImpl& world, const ReplicatorDef& settings) : w(world), def(settings) {
+    if (def.mode == UpdateMode::priority) w.record_periods = true;
+    max_payload = def.packet_bytes - kStateHeaderBytes - kMaxRecordFraming;
+  }
+
+  Status send();
+  void send_client(ClientState& c, const ClientSlot& slot, std::uint32_t client_slot);
+
+  WorldImpl& w;
+  ReplicatorDef def;
+  std::size_t max_payload = 0;
+  std::uint64_t sends = 0;
+  SendStats stats;
+  Status first_error;
+  std::vector<ClientState> clients;  // by client slot
+
+  // Per entity slot.
+  std::vector<float> priority;
+  std::vector<std::uint32_t> priority_generation;  // the generation `priority` was set for
+  std::vector<std::uint64_t> spawn_stamp;           // == stamp when spawned to the client at hand
+  std::vector<std::uint8_t> spawn_reason;
+  std::vector<std::uint64_t> teleport_send;         // send + 1 at which its tree was teleported
+  std::vector<std::uint32_t> born_generation;       // development: the generation last seen alive
+  std::vector<std::uint64_t> born_send;
+  std::array<std::vector<std::uint64_t>, 2> cache_send;  // send + 1 its payload of a part is from
+  std::array<std::vector<std::uint32_t>, 2> cache_begin;
+  std::array<std::vector<std::uint32_t>, 2> cache_size;
+  std::uint64_t stamp = 0;
+
+  // Per send.
+  std::vector<std::uint8_t> payloads;       // shared payloads of this send
+  std::vector<std::uint8_t> out;            // every packet of this send
+  std::vector<std::uint32_t> packet_offsets;  // begin, end of each packet in `out`
+  std::vector<std::span<const std::uint8_t>> packet_spans;
+  std::vector<PromiseViolation> violations;
+  std::vector<EntryOrder> entry_order;
+  std::vector<Candidate> candidates;
+
+  void grow_entities();
+  /// The entity's payload of `part` for this send, or an empty optional-like {nullptr} on failure.
+  bool payload(EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  void note_error(EntityId e, StatePart part, const char* why);
+};
+
+void ReplicatorImpl::grow_entities() {
+  const std::size_t n = w.alive.size();
+  if (priority.size() >= n) return;
+  priority.resize(n, 1.0f);
+  priority_generation.resize(n, 0);
+  spawn_stamp.resize(n, 0);
+  spawn_reason.resize(n, 0);
+  teleport_send.resize(n, 0);
+  born_generation.resize(n, 0);
+  born_send.resize(n, 0);
+  for (int p = 0; p < 2; ++p) {
+    cache_send[p].resize(n, 0);
+    cache_begin[p].resize(n, 0);
+    cache_size[p].resize(n, 0);
+  }
+}
+
+void ReplicatorImpl::note_error(EntityId e, StatePart part, const char* why) {
+  ++stats.serialize_errors;
+  if (!first_error.ok()) return;
+  first_error = {ErrorCode::invalid_argument, "serializing the " + std::string(part == StatePart::full ? "full" : "update") +
+                                                  " state of " + describe(e) + " failed: " + why};
+}
+
+bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::uint8_t>& bytes) {
+  const int p = static_cast<int>(part);
+  if (def.share_payloads && cache_send[p][e.index] == sends + 1) {
+    bytes = {payloads.data() + cache_begin[p][e.index], cache_size[p][e.index]};
+    return true;
+  }
+  if (!def.share_payloads) {
+    // What a per-client serializer does: measure to see what the record costs, then write.
+    Stream measure = Stream::measurer();
+    ++stats.serialize_calls;
+    if (!def.serialize(measure, e, part, def.serialize_context) || !measure.ok()) {
+      note_error(e, part, measure.ok() ? "the serializer returned false" : measure.error());
+      return false;
+    }
+    stats.serialized_bytes += measure.bytes();
+  }
+  const std::size_t begin = payloads.size();
+  payloads.resize(begin + max_payload);
+  Stream s = Stream::writer({payloads.data() + begin, max_payload});
+  ++stats.serialize_calls;
+  const bool ok = def.serialize(s, e, part, def.serialize_context) && s.ok();
+  if (!ok) {
+    payloads.resize(begin);
+    note_error(e, part, s.ok() ? "the serializer returned false"
+                               : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
+                                  " bytes at this packet_bytes)").c_str());
+    return false;
+  }
+  payloads.resize(begin + s.bytes());
+  stats.serialized_bytes += s.bytes();
+  cache_send[p][e.index] = sends + 1;
+  cache_begin[p][e.index] = static_cast<std::uint32_t>(begin);
+  cache_size[p][e.index] = static_cast<std::uint32_t>(s.bytes());
+  bytes = {payloads.data() + begin, s.bytes()};
+  return true;
+}
+
+Status ReplicatorImpl::send() {
+  grow_entities();
+  stats = SendStats{};
+  first_error = {};
+  payloads.clear();
+  out.clear();
+  packet_offsets.clear();
+  violations.clear();
+  for (const std::uint32_t r : w.last_teleported_roots) teleport_send[r] = sends + 1;
+  if (def.development) {
+    for (std::size_t e = 0; e < w.alive.size(); ++e) {
+      if (w.alive[e] && born_generation[e] != w.generation[e]) {
+        born_generation[e] = w.generation[e];
+        born_send[e] = sends;
+      }
+    }
+  }
+  if (clients.size() < w.client_slots.size()) clients.resize(w.client_slots.size());
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    const ClientSlot& slot = w.client_slots[i];
+    ClientState& c = clients[i];
+    if (c.known && (!slot.alive || slot.generation != c.id.generation)) c = ClientState{};
+  }
+  for (const ClientId id : w.live_clients) {
+    ClientState& c = clients[id.index];
+    if (!c.known) c.reset(id);
+    send_client(c, w.client_slots[id.index], id.index);
+  }
+  packet_spans.clear();
+  for (std::size_t i = 0; i + 1 < packet_offsets.size(); i += 2) {
+    packet_spans.emplace_back(out.data() + packet_offsets[i], packet_offsets[i + 1] - packet_offsets[i]);
+  }
+  ++sends;
+  return first_error;
+}
+
+void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::uint32_t client_slot) {
+  const std::uint64_t now = sends;
+  const bool unreliable = def.delivery == Delivery::unreliable;
+  const bool settled = !c.catching_up && !slot.origins_changed;
+  if (slot.origins_changed) c.catching_up = true;
+
+  // Origins and the space's radii, for distances, priorities and the promise.
+  std::array<float, kMaxOrigins + 1> ox;
+  std::array<float, kMaxOrigins + 1> oz;
+  const std::size_t origins = w.origins_of(slot, ox.data(), oz.data());
+  const SpaceSlot& room = w.space_slots[w.space[slot.viewer]];
+  const float enter = room.culls ? room.enter : w.enter_radius;
+  auto surface = [&](std::uint32_t r) {
+    float best = std::numeric_limits<float>::infinity();
+    for (std::size_t o = 0; o < origins; ++o) {
+      const float dx = w.xs[r] - ox[o];
+      const float dz = w.zs[r] - oz[o];
+      best = std::min(best, dx * dx + dz * dz);
+    }
+    return std::max(0.0f, std::sqrt(best) - w.bound[r]);
+  };
+  std::array<std::uint32_t, kMaxOrigins + 1> origin_roots;
+  std::size_t origin_root_count = 0;
+  origin_roots[origin_root_count++] = w.root_of(slot.viewer);
+  for (const std::uint32_t o : slot.extra_origins) {
+    if (w.space[o] == w.space[slot.viewer]) origin_roots[origin_root_count++] = w.root_of(o);
+  }
+
+  // 1. Membership: merge the World's set (sorted by index) into the table.
+  const EntityId* const set = w.members[w.current].data() + slot.members.begin;
+  const std::uint32_t set_size = slot.members.count;
+  const std::uint32_t* const periods =
+      def.mode == UpdateMode::priority ? w.periods.data() + slot.members.begin : nullptr;
+  const SpawnRecord* const spawned = w.spawns.data() + slot.spawns.begin;
+  const DespawnRecord* const despawned = w.despawns.data() + slot.despawns.begin;
+  ++stamp;
+  for (std::uint32_t i = 0; i < slot.spawns.count; ++i) {
+    spawn_stamp[spawned[i].entity.index] = stamp;
+    spawn_reason[spawned[i].entity.index] = static_cast<std::uint8_t>(spawned[i].reason);
+  }
+  // Despawns in the World's order (attachments before their parents); a member whose spawn never
+  // went leaves without a record.
+  auto find = [](std::vector<Member>& table, EntityId e) -> Member* {
+    auto at = std::lower_bound(table.begin(), table.end(), e.index,
+                               [](const Member& m, std::uint32_t index) { return m.id.index < index; });
+    return at != table.end() && at->id == e ? &*at : nullptr;
+  };
+  for (std::uint32_t i = 0; i < slot.despawns.count; ++i) {
+    const Member* m = find(c.members, despawned[i].entity);
+    if (m != nullptr && !m->pending) c.waiting_despawns.push_back(despawned[i]);
+  }
+  c.merge.resize(set_size);
+  {
+    std::size_t old = 0;
+    for (std::uint32_t i = 0; i < set_size; ++i) {
+      const EntityId e = set[i];
+      while (old < c.members.size() && c.members[old].id.index < e.index) ++old;
+      if (old < c.members.size() && c.members[old].id == e) {
+        c.merge[i] = c.members[old++];
+      } else {
+        Member m;
+        m.id = e;
+        m.entered = now;
+        m.reason = spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(spawn_reason[e.index]) : SpawnReason::near;
+        c.merge[i] = m;
+      }
+    }
+  }
+  c.members.swap(c.merge);
+
+  // 2. Packets: reliable records first, then updates.
+  const std::uint32_t first_packet = static_cast<std::uint32_t>(packet_offsets.size() / 2);
+  std::size_t packet_begin = 0;
+  bool open = false;
+  PacketWriter writer({}, PacketHeader{});
+  std::uint64_t budget_used = 0;
+  std::uint64_t entry_used = 0;
+  auto close = [&] {
+    if (!open) return;
+    const std::size_t size = writer.finish().size();
+    out.resize(packet_begin + size);
+    packet_offsets.push_back(static_cast<std::uint32_t>(packet_begin));
+    packet_offsets.push_back(static_cast<std::uint32_t>(packet_begin + size));
+    open = false;
+  };
+  // Room for a record of `bytes`: in the open packet, or in a new one (its header is charged to
+  // the budget).
+  auto room_for = [&](std::size_t bytes) {
+    if (open && writer.room() >= bytes) return true;
+    close();
+    packet_begin = out.size();
+    out.resize(packet_begin + def.packet_bytes);
+    PacketHeader header;
+    header.delivery = def.delivery;
+    header.sequence = c.sequence++;
+    header.tick = static_cast<std::uint32_t>(w.ticks == 0 ? 0 : w.ticks - 1);
+    writer = PacketWriter({out.data() + packet_begin, def.packet_bytes}, header);
+    open = true;
+    budget_used += kStateHeaderBytes;
+    return writer.room() >= bytes;
+  };
+  auto write_spawn = [&](std::uint32_t id, EntityId e, SpawnReason reason, std::span<const std::uint8_t> bytes) {
+    const std::size_t size = spawn_record_bytes(id, e, bytes.size());
+    if (room_for(size)) writer.add_spawn(id, e, reason, bytes);
+    return size;
+  };
+  auto write_despawn = [&](std::uint32_t id, EntityId e, DespawnReason reason) {
+    const std::size_t size = despawn_record_bytes(id, e);
+    if (room_for(size)) writer.add_despawn(id, e, reason);
+    return size;
+  };
+
+  // Resends (unreliable): what an ack has not covered since resend_sends sends.
+  for (std::size_t q = c.head; unreliable && q < c.queue.size(); ++q) {
+    Reliable& r = c.queue[q];
+    if (now - r.last_sent < def.resend_sends) continue;
+    r.last_sent = now;
+    ++stats.resends;
+    if (r.type == RecordType::despawn) {
+      budget_used += write_despawn(r.id, r.entity, static_cast<DespawnReason>(r.reason));
+      continue;
+    }
+    // Fresh state while the client still holds the entity; otherwise the state it was spawned
+    // with, so nothing reaches the client from a time it was not entitled to.
+    std::span<const std::uint8_t> bytes{c.store.data() + r.payload_begin, r.payload_size};
+    const Member* m = find(c.members, r.entity);
+    std::span<const std::uint8_t> fresh;
+    if (m != nullptr && !m->pending && payload(r.entity, StatePart::full, fresh)) bytes = fresh;
+    entry_used += write_spawn(r.id, r.entity, static_cast<SpawnReason>(r.reason), bytes);
+  }
+  auto window_open = [&] { return !unreliable || c.next_reliable - c.acked < kReliableWindow; };
+  auto enqueue = [&](RecordType type, EntityId e, std::uint8_t reason, std::span<const std::uint8_t> bytes) {
+    Reliable r;
+    r.id = c.next_reliable;
+    r.type = type;
+    r.reason = reason;
+    r.entity = e;
+    r.last_sent = now;
+    if (unreliable) {
+      r.payload_begin = static_cast<std::uint32_t>(c.store.size());
+      r.payload_size = static_cast<std::uint32_t>(bytes.size());
+      c.store.insert(c.store.end(), bytes.begin(), bytes.end());
+      c.queue.push_back(r);
+    }
+    return c.next_reliable++;
+  };
+
+  // Despawns always go, in the World's order.
+  std::size_t despawns_sent = 0;
+  for (; despawns_sent < c.waiting_despawns.size() && window_open(); ++despawns_sent) {
+    const DespawnRecord& d = c.waiting_despawns[despawns_sent];
+    const std::uint32_t id = enqueue(RecordType::despawn, d.entity, static_cast<std::uint8_t>(d.reason), {});
+    budget_used += write_despawn(id, d.entity, d.reason);
+    ++stats.despawns;
+  }
+  c.waiting_despawns.erase(c.waiting_despawns.begin(), c.waiting_despawns.begin() + static_cast<std::ptrdiff_t>(despawns_sent));
+
+  // Paced entry: what the origins need at once, then nearest first within the entry allowance.
+  entry_order.clear();
+  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+    const Member& m = c.members[i];
+    if (!m.pending) continue;
+    const std::uint32_t r = w.root_of(m.id.index);
+    const float d = surface(r);
+    bool critical = d == 0.0f && w.bound[r] > 0.0f;
+    for (std::size_t o = 0; o < origin_root_count && !critical; ++o) critical = origin_roots[o] == r;
+    entry_order.push_back({critical ? 0u : 1u, d, w.depth[m.id.index], m.id.index, i});
+  }
+  std::sort(entry_order.begin(), entry_order.end());
+  const float promise = def.promise_fraction * enter;
+  for (const EntryOrder& o : entry_order) {
+    if (!window_open()) break;
+    Member& m = c.members[o.member];
+    const std::uint32_t parent = w.parent[m.id.index];
+    if (parent != WorldImpl::kNone) {
+      // Parent first. The World holds a tree whole, so a parent outside the table is the viewer,
+      // which the client predicts and is never sent.
+      const Member* p = find(c.members, EntityId{parent, w.generation[parent]});
+      if (p != nullptr && p->pending) continue;
+    }
+    std::span<const std::uint8_t> bytes;
+    if (!payload(m.id, StatePart::full, bytes)) continue;
+    const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, bytes.size());
+    if (o.critical != 0 && entry_used != 0 && entry_used + size > def.entry_budget_bytes) continue;
+    const std::uint32_t id = enqueue(RecordType::spawn, m.id, static_cast<std::uint8_t>(m.reason), bytes);
+    entry_used += write_spawn(id, m.id, m.reason, bytes);
+    m.pending = false;
+    m.acc = 0.0f;
+    if (now > m.entered) {
+      ++stats.spawns_delayed;
+      stats.spawn_delay_sends += now - m.entered;
+    }
+    m.last_sent = now;
+    ++stats.spawns;
+    if (def.development && settled && room.culls && (m.reason == SpawnReason::near) && born_send[m.id.index] < now &&
+        o.distance <= promise) {
+      violations.push_back({c.id, m.id, o.distance, promise});
+      ++stats.promise_violations;
+    }
+  }
+
+  // Updates.
+  if (def.mode == UpdateMode::fixed_rate) {
+    const UpdateRecord* const due = w.updates.data() + slot.updates.begin;
+    std::size_t m = 0;
+    for (std::uint32_t i = 0; i < slot.updates.count; ++i) {
+      const EntityId e = due[i].entity;
+      while (m < c.members.size() && c.members[m].id.index < e.index) ++m;
+      if (m == c.members.size() || c.members[m].id != e) continue;
+      Member& member = c.members[m];
+      if (member.pending || member.last_sent == now) continue;
+      std::span<const std::uint8_t> bytes;
+      if (!payload(e, StatePart::update, bytes)) continue;
+      const std::size_t size = update_record_bytes(e, bytes.size());
+      if (room_for(size)) writer.add_update(e, bytes);
+      budget_used += size;
+      member.last_sent = now;
+      ++stats.updates;
+    }
+  } else {
+    const float dt = def.tick_seconds;
+    const float tenth = enter / 10.0f;
+    const float distance_scale = def.distance_scale > 0.0f ? def.distance_scale : tenth;
+    const float size_scale = def.size_scale > 0.0f ? def.size_scale : tenth;
+    const float speed_scale = def.speed_scale > 0.0f ? def.speed_scale : tenth;
+    candidates.clear();
+    for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+      Member& m = c.members[i];
+      if (m.pending || m.last_sent == now) continue;
+      const std::uint32_t e = m.id.index;
+      const std::uint32_t r = w.root_of(e);
+      PriorityInputs in;
+      in.client = c.id;
+      in.entity = m.id;
+      in.distance = surface(r);
+      in.bound_radius = w.bound[r];
+      in.speed = std::sqrt(w.vel_x[e] * w.vel_x[e] + w.vel_z[e] * w.vel_z[e]);
+      in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
+      in.interacted = m.interacted_until > now;
+      const float own = priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
+      in.base = own / static_cast<float>(in.period) / (1.0f + in.distance / distance_scale) *
+                (1.0f + in.bound_radius / size_scale) * (1.0f + in.speed / speed_scale) *
+                (in.interacted ? def.interaction_boost : 1.0f);
+      float base = def.priority_hook != nullptr ? def.priority_hook(in, def.priority_context) : in.base;
+      if (!(base >= 0.0f)) base = 0.0f;  // NaN and negatives
+      base = std::min(base, 1.0e30f);
+      m.acc = std::min(m.acc + base * dt, std::numeric_limits<float>::max());
+      // A teleported tree jumps the queue: the client must not draw it where it was.
+      const float acc = teleport_send[r] == now + 1 ? std::numeric_limits<float>::infinity() : m.acc;
+      if (acc > 0.0f) candidates.push_back({acc, e, i});
+    }
+    // Partial selection: take the best k that could fit, in order; what does not fit is skipped
+    // for smaller ones; then the next k, until the budget or the candidates run out.
+    std::size_t begin = 0;
+    std::size_t average = 16;  // running estimate of an update record's bytes
+    std::uint64_t written = 0;
+    std::uint64_t written_bytes = 0;
+    while (begin < candidates.size() && budget_used + 3 <= def.budget_bytes) {
+      const std::size_t left = def.budget_bytes - budget_used;
+      const std::size_t k = std::clamp<std::size_t>(left / average, 1, candidates.size() - begin);
+      const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(begin);
+      const auto last = first + static_cast<std::ptrdiff_t>(k);
+      std::nth_element(first, last - 1, candidates.end(), higher);
+      std::sort(first, last, higher);
+      for (auto it = first; it != last; ++it) {
+        Member& m = c.members[it->member];
+        std::span<const std::uint8_t> bytes;
+        if (!payload(m.id, StatePart::update, bytes)) continue;
+        const std::size_t size = update_record_bytes(m.id, bytes.size());
+        const bool fits_open = open && writer.room() >= size;
+        const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
+        if (budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) continue;
+        room_for(size);
+        writer.add_update(m.id, bytes);
+        budget_used += size;
+        m.acc = 0.0f;
+        m.last_sent = now;
+        ++stats.updates;
+        ++written;
+        written_bytes += size;
+      }
+      if (written != 0) average = std::max<std::size_t>(3, static_cast<std::size_t>(written_bytes / written));
+      begin += k;
+    }
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (c.members[candidates[i].member].last_sent != now) ++stats.updates_skipped;
+    }
+  }
+  close();
+
+  // Every packet of this send states the reliable ids assigned before its updates were chosen.
+  const std::uint32_t packet_end = static_cast<std::uint32_t>(packet_offsets.size() / 2);
+  for (std::uint32_t p = first_packet; p < packet_end; ++p) {
+    put_u32(out.data() + packet_offsets[2 * p] + 11, c.next_reliable);
+    const std::uint32_t size = packet_offsets[2 * p + 1] - packet_offsets[2 * p];
+    c.bytes += size;
+    stats.bytes += size;
+  }
+  c.packet_begin = first_packet;
+  c.packet_count = packet_end - first_packet;
+  c.packets += c.packet_count;
+  stats.packets += c.packet_count;
+
+  // After the send: pending, catching up, longest wait.
+  c.pending = 0;
+  c.longest_wait = 0;
+  for (const Member& m : c.members) {
+    if (m.pending) {
+      ++c.pending;
+    } else {
+      c.longest_wait = std::max(c.longest_wait, static_cast<std::uint32_t>(std::min<std::uint64_t>(now - m.last_sent, 0xffffffffu)));
+    }
+  }
+  if (c.pending == 0) c.catching_up = false;
+  stats.pending += c.pending;
+  stats.max_pending = std::max(stats.max_pending, c.pending);
+  stats.longest_wait = std::max(stats.longest_wait, c.longest_wait);
+  (void)client_slot;
+}
+
+// --- Public API -------------------------------------------------------------------------------
+
+Replicator::Replicator(std::unique_ptr<ReplicatorImpl> impl) noexcept : impl_(std::move(impl)) {}
+Replicator::Replicator(Replicator&&) noexcept = default;
+Replicator& Replicator::operator=(Replicator&&) noexcept = default;
+Replicator::~Replicator() = default;
+
+Result<Replicator> Replicator::create(World& world, const ReplicatorDef& def) {
+  if (Status s = validate(def); !s) return s;
+  return Replicator(std::make_unique<ReplicatorImpl>(*world.impl_, def));
+}
+
+Status Replicator::send() { return impl_->send(); }
+
+Result<std::span<const std::span<const std::uint8_t>>> Replicator::packets(ClientId client) const {
+  const ReplicatorImpl& r = *impl_;
+  if (Status s = r.w.check(client); !s) return s;
+  if (client.index >= r.clients.size() || !r.clients[client.index].known ||
+      r.clients[client.index].id != client) {
+    return std::span<const std::span<const std::uint8_t>>{};
+  }
+  const ClientState& c = r.clients[client.index];
+  return std::span<const std::span<const std::uint8_t>>(r.packet_spans).subspan(c.packet_begin, c.packet_count);
+}
+
+Status Replicator::receive_ack(ClientId client, std::span<const std::uint8_t> bytes) {
+  ReplicatorImpl& r = *impl_;
+  if (Status s = r.w.check(client); !s) return s;
+  Result<AckPacket> ack = decode_ack(bytes);
+  if (!ack) return ack.status();
+  if (client.index >= r.clients.size() || r.clients[client.index].id != client) {
+    return {ErrorCode::invalid_argument, "ack from " + describe(client) + ", which has been sent nothing yet"};
+  }
+  ClientState& c = r.clients[client.index];
+  if (ack->reliable_applied > c.next_reliable) {
+    return {ErrorCode::invalid_argument, "ack from " + describe(client) + " covers reliable id " +
+                                             std::to_string(ack->reliable_applied) + ", but only " +
+                                             std::to_string(c.next_reliable) + " were sent"};
+  }
+  if (ack->reliable_applied <= c.acked) return {};
+  c.acked = ack->reliable_applied;
+  while (c.head < c.queue.size() && c.queue[c.head].id < c.acked) ++c.head;
+  if (c.head == c.queue.size()) {
+    c.queue.clear();
+    c.store.clear();
+    c.head = 0;
+  } else if (c.head >= 64 && c.head * 2 >= c.queue.size()) {
+    const std::uint32_t cut = c.queue[c.head].payload_begin;
+    c.queue.erase(c.queue.begin(), c.queue.begin() + static_cast<std::ptrdiff_t>(c.head));
+    c.head = 0;
+    c.store.erase(c.store.begin(), c.store.begin() + cut);
+    for (Reliable& q : c.queue) q.payload_begin -= cut;
+  }
+  return {};
+}
+
+Result<std::uint32_t> Replicator::pending(ClientId client) const {
+  Result<ClientSendStats> s = client_stats(client);
+  if (!s) return s.status();
+  return s->pending;
+}
+
+Result<ClientSendStats> Replicator::client_stats(ClientId client) const {
+  const ReplicatorImpl& r = *impl_;
+  if (Status s = r.w.check(client); !s) return s;
+  ClientSendStats out;
+  const ClientSlot& slot = r.w.client_slots[client.index];
+  if (client.index >= r.clients.size() || r.clients[client.index].id != client || !r.clients[client.index].known) {
+    // Not sent to yet: everything the World holds for it waits.
+    out.pending = slot.members.count;
+    out.catching_up = true;
+    return out;
+  }
+  const ClientState& c = r.clients[client.index];
+  out.pending = c.pending;
+  out.held = static_cast<std::uint32_t>(c.members.size()) - c.pending;
+  out.catching_up = c.catching_up;
+  out.bytes = c.bytes;
+  out.packets = c.packets;
+  out.longest_wait = c.longest_wait;
+  out.reliable_next = c.next_reliable;
+  out.reliable_acked = c.acked;
+  return out;
+}
+
+Status Replicator::set_priority(EntityId entity, float priority) {
+  ReplicatorImpl& r = *impl_;
+  if (Status s = r.w.check(entity); !s) return s;
+  if (!(std::isfinite(priority) && priority >= 0.0f)) {
+    return {ErrorCode::invalid_argument,
+            "priority of " + describe(entity) + " is " + format_value(priority) + ": must be finite and >= 0"};
+  }
+  r.grow_entities();
+  r.priority[entity.index] = priority;
+  r.priority_generation[entity.index] = entity.generation;
+  return {};
+}
+
+Result<float> Replicator::priority(EntityId entity) const {
+  const ReplicatorImpl& r = *impl_;
+  if (Status s = r.w.check(entity); !s) return s;
+  if (entity.index < r.priority.size() && r.priority_generation[entity.index] == entity.generation) {
+    return r.priority[entity.index];
+  }
+  return 1.0f;
+}
+
+Status Replicator::note_interaction(ClientId client, EntityId entity) {
+  ReplicatorImpl& r = *impl_;
+  if (Status s = r.w.check(client); !s) return s;
+  if (Status s = r.w.check(entity); !s) return s;
+  if (client.index >= r.clients.size() || r.clients[client.index].id != client) return {};
+  std::vector<Member>& table = r.clients[client.index].members;
+  auto at = std::lower_bound(table.begin(), table.end(), entity.index,
+                             [](const Member& m, std::uint32_t index) { return m.id.index < index; });
+  if (at != table.end() && at->id == entity) at->interacted_until = r.sends + r.def.interaction_sends;
+  return {};
+}
+
+const SendStats& Replicator::stats() const noexcept { return impl_->stats; }
+
+std::span<const PromiseViolation> Replicator::promise_violations() const noexcept { return impl_->violations; }
+
+std::uint64_t Replicator::send_count() const noexcept { return impl_->sends; }
+
+}  // namespace sightline
