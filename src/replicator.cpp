@@ -18,6 +18,12 @@ namespace {
 // Largest record framing around a payload: type, reliable id, index, generation, reason, length.
 constexpr std::size_t kMaxRecordFraming = 1 + 5 + 5 + 5 + 1 + 5;
 
+// Capacities a client's tables start with (see make_room).
+constexpr std::size_t kMemberFloor = 64;
+constexpr std::size_t kDespawnFloor = 64;
+constexpr std::size_t kQueueFloor = 64;
+constexpr std::size_t kStoreFloor = 1024;
+
 struct Member {
   EntityId id;
   float acc = 0.0f;
@@ -58,9 +64,16 @@ struct ClientState {
   std::uint32_t packet_begin = 0;  // into ReplicatorImpl::packet_spans
   std::uint32_t packet_count = 0;
 
-  void reset(ClientId client) {
+  void reset(ClientId client, bool unreliable) {
     id = client;
     known = true;
+    members.reserve(kMemberFloor);
+    merge.reserve(kMemberFloor);
+    waiting_despawns.reserve(kDespawnFloor);
+    if (unreliable) {
+      queue.reserve(kQueueFloor);
+      store.reserve(kStoreFloor);
+    }
     members.clear();
     queue.clear();
     head = 0;
@@ -97,6 +110,14 @@ struct Candidate {
 // Highest accumulator first, then lowest index: a total order, so selection is deterministic.
 bool higher(const Candidate& a, const Candidate& b) noexcept {
   return a.acc != b.acc ? a.acc > b.acc : a.index < b.index;
+}
+
+/// Room for `extra` more elements, with headroom and at least `floor`: per-client tables creep
+/// past their early highs for a long while, and each step of std::vector's own growth from a
+/// small size would allocate in a steady send.
+template <class T>
+void make_room(std::vector<T>& v, std::size_t extra, std::size_t floor = 16) {
+  if (v.capacity() < v.size() + extra) v.reserve(std::max(2 * (v.size() + extra), floor));
 }
 
 void put_u32(std::uint8_t* p, std::uint32_t v) noexcept {
@@ -228,6 +249,7 @@ bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::ui
     stats.serialized_bytes += measure.bytes();
   }
   const std::size_t begin = payloads.size();
+  make_room(payloads, max_payload);
   payloads.resize(begin + max_payload);
   Stream s = Stream::writer({payloads.data() + begin, max_payload});
   ++stats.serialize_calls;
@@ -273,10 +295,11 @@ Status ReplicatorImpl::send() {
   }
   for (const ClientId id : w.live_clients) {
     ClientState& c = clients[id.index];
-    if (!c.known) c.reset(id);
+    if (!c.known) c.reset(id, def.delivery == Delivery::unreliable);
     send_client(c, w.client_slots[id.index], id.index);
   }
   packet_spans.clear();
+  make_room(packet_spans, packet_offsets.size() / 2);
   for (std::size_t i = 0; i + 1 < packet_offsets.size(); i += 2) {
     packet_spans.emplace_back(out.data() + packet_offsets[i], packet_offsets[i + 1] - packet_offsets[i]);
   }
@@ -331,10 +354,13 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
                                [](const Member& m, std::uint32_t index) { return m.id.index < index; });
     return at != table.end() && at->id == e ? &*at : nullptr;
   };
+  make_room(c.waiting_despawns, slot.despawns.count, kDespawnFloor);
   for (std::uint32_t i = 0; i < slot.despawns.count; ++i) {
     const Member* m = find(c.members, despawned[i].entity);
     if (m != nullptr && !m->pending) c.waiting_despawns.push_back(despawned[i]);
   }
+  c.merge.clear();
+  make_room(c.merge, set_size, kMemberFloor);
   c.merge.resize(set_size);
   {
     std::size_t old = 0;
@@ -365,6 +391,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     if (!open) return;
     const std::size_t size = writer.finish().size();
     out.resize(packet_begin + size);
+    make_room(packet_offsets, 2);
     packet_offsets.push_back(static_cast<std::uint32_t>(packet_begin));
     packet_offsets.push_back(static_cast<std::uint32_t>(packet_begin + size));
     open = false;
@@ -375,6 +402,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     if (open && writer.room() >= bytes) return true;
     close();
     packet_begin = out.size();
+    make_room(out, def.packet_bytes);
     out.resize(packet_begin + def.packet_bytes);
     PacketHeader header;
     header.delivery = def.delivery;
@@ -425,7 +453,9 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     if (unreliable) {
       r.payload_begin = static_cast<std::uint32_t>(c.store.size());
       r.payload_size = static_cast<std::uint32_t>(bytes.size());
+      make_room(c.store, bytes.size(), kStoreFloor);
       c.store.insert(c.store.end(), bytes.begin(), bytes.end());
+      make_room(c.queue, 1, kQueueFloor);
       c.queue.push_back(r);
     }
     return c.next_reliable++;
@@ -443,6 +473,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
 
   // Paced entry: what the origins need at once, then nearest first within the entry allowance.
   entry_order.clear();
+  make_room(entry_order, c.members.size());
   for (std::uint32_t i = 0; i < c.members.size(); ++i) {
     const Member& m = c.members[i];
     if (!m.pending) continue;
@@ -510,6 +541,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     const float size_scale = def.size_scale > 0.0f ? def.size_scale : tenth;
     const float speed_scale = def.speed_scale > 0.0f ? def.speed_scale : tenth;
     candidates.clear();
+    make_room(candidates, c.members.size());
     for (std::uint32_t i = 0; i < c.members.size(); ++i) {
       Member& m = c.members[i];
       if (m.pending || m.last_sent == now) continue;

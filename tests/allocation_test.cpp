@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include <array>
 #include <new>
 #include <optional>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "alloc_counter.h"
 #include "jitter_walk.h"
 #include "rng.h"
+#include "sightline/protocol.h"
+#include "sightline/replicator.h"
 #include "sightline/world.h"
 
 namespace sightline {
@@ -296,6 +299,71 @@ TEST(AllocationTest, SteadyEventRateAllocatesNothing) {
   for (int t = 0; t < 200; ++t) step();
   EXPECT_EQ(allocations() - before, 0u) << "heap allocations in 200 steady ticks with events";
   EXPECT_GT(records, 0u);
+}
+
+// The Replicator on top of the whole model: priorities under a budget that leaves members waiting,
+// paced entry, serialize-once payloads; under unreliable delivery with acks that lag and skip.
+bool serialize_position(Stream& s, EntityId e, StatePart part, void* context) {
+  const World& world = *static_cast<const World*>(context);
+  Position p = *world.position(e);
+  if (!s.serialize_quantized(p.x, -1000.0f, 1000.0f, 0.01f)) return false;
+  if (!s.serialize_quantized(p.z, -1000.0f, 1000.0f, 0.01f)) return false;
+  std::uint32_t health = e.index % 101;
+  return part == StatePart::update || s.serialize_uint(health, 0, 100);
+}
+
+void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
+  SteadyWorld steady(kArena, true, true);
+  ReplicatorDef def;
+  def.serialize = serialize_position;
+  def.serialize_context = &*steady.world;
+  def.delivery = delivery;
+  def.mode = mode;
+  def.budget_bytes = 300;
+  def.entry_budget_bytes = 200;
+  def.development = true;
+  Replicator replicator = std::move(Replicator::create(*steady.world, def).value());
+  for (std::size_t i = 0; i < steady.ids.size(); i += 13) {
+    if (!replicator.set_priority(steady.ids[i], 3.0f).ok()) std::abort();
+  }
+  std::uint64_t bytes = 0;
+  std::uint64_t pending = 0;
+  std::array<std::uint8_t, kAckBytes> ack{};
+  auto step = [&](int t) {
+    steady.step();
+    if (!replicator.send().ok()) std::abort();
+    for (const ClientId client : steady.world->clients()) {
+      for (const std::span<const std::uint8_t> packet : *replicator.packets(client)) bytes += packet.size();
+      const ClientSendStats stats = *replicator.client_stats(client);
+      pending += stats.pending;
+      // Acks come every third send and cover what was sent two sends ago at most.
+      if (delivery == Delivery::unreliable && t % 3 == 0 && stats.reliable_next > 0) {
+        encode_ack({static_cast<std::uint32_t>(stats.packets), stats.reliable_next - (t % 2)}, ack);
+        if (!replicator.receive_ack(client, ack).ok()) std::abort();
+      }
+      if (t % 5 == 0 && !replicator.note_interaction(client, steady.ids[(client.index * 7 + 1) % steady.ids.size()]).ok()) {
+        std::abort();
+      }
+    }
+  };
+  for (int t = 0; t < 80; ++t) step(t);
+  const std::uint64_t before = allocations();
+  for (int t = 80; t < 280; ++t) step(t);
+  EXPECT_EQ(allocations() - before, 0u) << "heap allocations in 200 steady sends";
+  EXPECT_GT(bytes, 0u);
+  EXPECT_GT(pending, 0u) << "the entry allowance must leave members waiting";
+  EXPECT_GT(replicator.stats().updates_skipped + (mode == UpdateMode::fixed_rate ? 1u : 0u), 0u)
+      << "the budget must leave members waiting";
+}
+
+TEST(AllocationTest, SteadySendsAllocateNothingReliable) {
+  expect_steady_sends_allocate_nothing(Delivery::reliable, UpdateMode::priority);
+}
+TEST(AllocationTest, SteadySendsAllocateNothingUnreliable) {
+  expect_steady_sends_allocate_nothing(Delivery::unreliable, UpdateMode::priority);
+}
+TEST(AllocationTest, SteadySendsAllocateNothingAtFixedRate) {
+  expect_steady_sends_allocate_nothing(Delivery::unreliable, UpdateMode::fixed_rate);
 }
 
 }  // namespace
