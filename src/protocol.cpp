@@ -85,9 +85,10 @@ class Reader {
 
 }  // namespace
 
-std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload) noexcept {
-  return 1 + varint_bytes(reliable_id) + id_bytes(entity) + 1 + varint_bytes(static_cast<std::uint32_t>(payload)) +
-         payload;
+std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
+                               std::uint32_t state_age) noexcept {
+  return 1 + varint_bytes(reliable_id) + id_bytes(entity) + 1 + varint_bytes(state_age) +
+         varint_bytes(static_cast<std::uint32_t>(payload)) + payload;
 }
 
 std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept {
@@ -110,6 +111,7 @@ PacketWriter::PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& h
   p[2] = header.delivery == Delivery::unreliable ? kFlagUnreliable : 0;
   put_u32(p + 3, header.sequence);
   put_u32(p + 7, header.tick);
+  tick_ = header.tick;
   put_u32(p + 11, header.reliable_next);
   p[15] = 0;
   p[16] = 0;
@@ -130,15 +132,16 @@ void PacketWriter::put_id(EntityId e) noexcept {
 }
 
 bool PacketWriter::add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason,
-                             std::span<const std::uint8_t> payload) noexcept {
+                             std::span<const std::uint8_t> payload, std::uint32_t state_age) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu ||
-      spawn_record_bytes(reliable_id, entity, payload.size()) > room()) {
+      state_age > tick_ || spawn_record_bytes(reliable_id, entity, payload.size(), state_age) > room()) {
     return false;
   }
   put_u8(static_cast<std::uint8_t>(RecordType::spawn));
   put_varint(reliable_id);
   put_id(entity);
   put_u8(static_cast<std::uint8_t>(reason));
+  put_varint(state_age);
   put_varint(static_cast<std::uint32_t>(payload.size()));
   for (const std::uint8_t b : payload) put_u8(b);
   ++records_;
@@ -223,6 +226,12 @@ Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out) {
         }
         if (r.reason > kLastSpawnReason) {
           in.fail("spawn reason", ("is " + std::to_string(r.reason) + ", above 8").c_str());
+          return in.status();
+        }
+        if (!in.varint(r.state_age, "state age")) return in.status();
+        if (r.state_age > h.tick) {
+          in.fail("state age", ("is " + std::to_string(r.state_age) + ", beyond the packet's tick " +
+                                std::to_string(h.tick)).c_str());
           return in.status();
         }
         if (!in.varint(length, "payload length") || !in.bytes(r.payload, length, "payload")) return in.status();

@@ -42,6 +42,7 @@ struct Reliable {
   std::uint64_t last_sent = 0;
   std::uint32_t payload_begin = 0;  // unreliable spawns: the full state first sent, in `store`
   std::uint32_t payload_size = 0;
+  std::uint32_t state_tick = 0;     // the tick that state is from
 };
 
 struct ClientState {
@@ -381,6 +382,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
   c.members.swap(c.merge);
 
   // 2. Packets: reliable records first, then updates.
+  const auto tick = static_cast<std::uint32_t>(w.ticks == 0 ? 0 : w.ticks - 1);
   const std::uint32_t first_packet = static_cast<std::uint32_t>(packet_offsets.size() / 2);
   std::size_t packet_begin = 0;
   bool open = false;
@@ -407,15 +409,16 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     PacketHeader header;
     header.delivery = def.delivery;
     header.sequence = c.sequence++;
-    header.tick = static_cast<std::uint32_t>(w.ticks == 0 ? 0 : w.ticks - 1);
+    header.tick = tick;
     writer = PacketWriter({out.data() + packet_begin, def.packet_bytes}, header);
     open = true;
     budget_used += kStateHeaderBytes;
     return writer.room() >= bytes;
   };
-  auto write_spawn = [&](std::uint32_t id, EntityId e, SpawnReason reason, std::span<const std::uint8_t> bytes) {
-    const std::size_t size = spawn_record_bytes(id, e, bytes.size());
-    if (room_for(size)) writer.add_spawn(id, e, reason, bytes);
+  auto write_spawn = [&](std::uint32_t id, EntityId e, SpawnReason reason, std::span<const std::uint8_t> bytes,
+                         std::uint32_t age) {
+    const std::size_t size = spawn_record_bytes(id, e, bytes.size(), age);
+    if (room_for(size)) writer.add_spawn(id, e, reason, bytes, age);
     return size;
   };
   auto write_despawn = [&](std::uint32_t id, EntityId e, DespawnReason reason) {
@@ -437,10 +440,14 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     // Fresh state while the client still holds the entity; otherwise the state it was spawned
     // with, so nothing reaches the client from a time it was not entitled to.
     std::span<const std::uint8_t> bytes{c.store.data() + r.payload_begin, r.payload_size};
+    std::uint32_t age = tick - r.state_tick;
     const Member* m = find(c.members, r.entity);
     std::span<const std::uint8_t> fresh;
-    if (m != nullptr && !m->pending && payload(r.entity, StatePart::full, fresh)) bytes = fresh;
-    entry_used += write_spawn(r.id, r.entity, static_cast<SpawnReason>(r.reason), bytes);
+    if (m != nullptr && !m->pending && payload(r.entity, StatePart::full, fresh)) {
+      bytes = fresh;
+      age = 0;
+    }
+    entry_used += write_spawn(r.id, r.entity, static_cast<SpawnReason>(r.reason), bytes, age);
   }
   auto window_open = [&] { return !unreliable || c.next_reliable - c.acked < kReliableWindow; };
   auto enqueue = [&](RecordType type, EntityId e, std::uint8_t reason, std::span<const std::uint8_t> bytes) {
@@ -453,6 +460,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     if (unreliable) {
       r.payload_begin = static_cast<std::uint32_t>(c.store.size());
       r.payload_size = static_cast<std::uint32_t>(bytes.size());
+      r.state_tick = tick;
       make_room(c.store, bytes.size(), kStoreFloor);
       c.store.insert(c.store.end(), bytes.begin(), bytes.end());
       make_room(c.queue, 1, kQueueFloor);
@@ -500,7 +508,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, bytes.size());
     if (o.critical != 0 && entry_used != 0 && entry_used + size > def.entry_budget_bytes) continue;
     const std::uint32_t id = enqueue(RecordType::spawn, m.id, static_cast<std::uint8_t>(m.reason), bytes);
-    entry_used += write_spawn(id, m.id, m.reason, bytes);
+    entry_used += write_spawn(id, m.id, m.reason, bytes, 0);
     m.pending = false;
     m.acc = 0.0f;
     if (now > m.entered) {

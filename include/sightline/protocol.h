@@ -57,6 +57,9 @@ struct WireRecord {
   EntityId entity;
   std::uint32_t reliable_id = 0;  ///< Spawns and despawns: their place in the reliable order.
   std::uint8_t reason = 0;        ///< SpawnReason or DespawnReason.
+  /// Spawns: how many ticks before the packet's tick its state was written (0 but for a spawn
+  /// resent with the state it first went with). <= the packet's tick.
+  std::uint32_t state_age = 0;
   std::span<const std::uint8_t> payload;  ///< Spawns (full state) and updates (the update part).
 };
 
@@ -82,7 +85,8 @@ struct AckPacket {
   return n;
 }
 /// Bytes of a spawn, update and despawn record with these fields.
-[[nodiscard]] std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload) noexcept;
+[[nodiscard]] std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
+                                             std::uint32_t state_age = 0) noexcept;
 [[nodiscard]] std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept;
 [[nodiscard]] std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept;
 
@@ -91,11 +95,11 @@ struct AckPacket {
 class PacketWriter {
  public:
   /// Starts a packet; `buffer` must hold at least kStateHeaderBytes (else every add fails and
-  /// finish() is empty).
+  /// finish() is empty). A spawn's state_age may not exceed header.tick.
   PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& header) noexcept;
 
   bool add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason,
-                 std::span<const std::uint8_t> payload) noexcept;
+                 std::span<const std::uint8_t> payload, std::uint32_t state_age = 0) noexcept;
   bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
   bool add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept;
 
@@ -113,11 +117,13 @@ class PacketWriter {
   std::span<std::uint8_t> buffer_;
   std::size_t size_ = 0;
   std::uint32_t records_ = 0;
+  std::uint32_t tick_ = 0;
 };
 
 /// Decodes a state packet, checking every byte: version, kind, flags, the record count, each
 /// record's type, varints (at most 5 bytes, no overlong form, no value above 32 bits), a
-/// non-zero generation, a known reason, payload lengths within the packet, and no bytes after
+/// non-zero generation, a known reason, a spawn's state age within the packet's tick, payload
+/// lengths within the packet, and no bytes after
 /// the last record. On failure returns malformed_packet with the offset and the reason, and
 /// `out` holds nothing that may be used.
 [[nodiscard]] Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out);
