@@ -176,6 +176,7 @@ class ReplicatorImpl {
   WorldImpl& w;
   ReplicatorDef def;
   std::size_t max_payload = 0;
+  std::size_t smallest_update = 0;  // bytes of the smallest update record seen this send; 0: none yet
   std::uint64_t sends = 0;
   SendStats stats;
   Status first_error;
@@ -275,6 +276,7 @@ Status ReplicatorImpl::send() {
   grow_entities();
   stats = SendStats{};
   first_error = {};
+  smallest_update = 0;
   payloads.clear();
   out.clear();
   packet_offsets.clear();
@@ -577,13 +579,17 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     }
     // Partial selection: take the best k that could fit, in order; what does not fit is skipped
     // for smaller ones; then the next k, until the budget or the candidates run out.
+    // It stops once what is left is smaller than the smallest update record seen this send, and
+    // each round takes at least twice the last, so a tail of misfits costs O(n log n), not O(n^2).
     std::size_t begin = 0;
     std::size_t average = 16;  // running estimate of an update record's bytes
+    std::size_t k = 0;
     std::uint64_t written = 0;
     std::uint64_t written_bytes = 0;
-    while (begin < candidates.size() && budget_used + 3 <= def.budget_bytes) {
+    auto smallest = [&] { return smallest_update == 0 ? std::size_t{3} : smallest_update; };
+    while (begin < candidates.size() && budget_used + smallest() <= def.budget_bytes) {
       const std::size_t left = def.budget_bytes - budget_used;
-      const std::size_t k = std::clamp<std::size_t>(left / average, 1, candidates.size() - begin);
+      k = std::clamp<std::size_t>(std::max(left / average, 2 * k), 1, candidates.size() - begin);
       const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(begin);
       const auto last = first + static_cast<std::ptrdiff_t>(k);
       std::nth_element(first, last - 1, candidates.end(), higher);
@@ -593,6 +599,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
         std::span<const std::uint8_t> bytes;
         if (!payload(m.id, StatePart::update, bytes)) continue;
         const std::size_t size = update_record_bytes(m.id, bytes.size());
+        smallest_update = smallest_update == 0 ? size : std::min(smallest_update, size);
         const bool fits_open = open && writer.room() >= size;
         const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
         if (budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) continue;

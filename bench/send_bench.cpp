@@ -1,0 +1,97 @@
+// sightline-bench-send: Replicator::send after a steady World tick, serialize-once against
+// serializing per client, in the reference and arena scenarios, at a 1200-byte budget.
+//
+//   <scenario>/shared      ReplicatorDef::share_payloads = true: each entity's payload of a part
+//                          is written once per send and copied into every client's packet;
+//   <scenario>/per_client  false: every record measures, then writes, its own payload (what a
+//                          serializer without the shared path does).
+// Only send() is timed; the tick before it is not. Counters: serializer calls and payload bytes
+// they produced per send, and the packet bytes per send (the same in both: the wire is unchanged).
+#include <benchmark/benchmark.h>
+
+#include <optional>
+#include <vector>
+
+#include "bench_scenarios.h"
+#include "sightline/replicator.h"
+
+namespace sightline::bench {
+namespace {
+
+// A character's state: the position to 1/256 unit; a spawn adds a kind, health and a 16-byte name.
+bool serialize_walker(Stream& s, EntityId e, StatePart part, void* context) {
+  const World& world = *static_cast<const World*>(context);
+  Position p = *world.position(e);
+  if (!s.serialize_quantized(p.x, -10000.0f, 10000.0f, 1.0f / 256.0f)) return false;
+  if (!s.serialize_quantized(p.z, -10000.0f, 10000.0f, 1.0f / 256.0f)) return false;
+  if (part == StatePart::update) return true;
+  std::uint32_t kind = e.index % 5;
+  std::uint32_t health = 100;
+  std::uint8_t name[16] = {};
+  return s.serialize_uint(kind, 0, 7) && s.serialize_uint(health, 0, 100) && s.serialize_bytes(name, sizeof name);
+}
+
+void run_send(benchmark::State& state, BenchScenario scenario, bool share) {
+  scenario.warmup_ticks = std::min<std::uint32_t>(scenario.warmup_ticks, 300);
+  Result<ScenarioRun> built = build_scenario(scenario);
+  if (!built) {
+    state.SkipWithError(built.status().message().c_str());
+    return;
+  }
+  ScenarioRun& run = built.value();
+  World& world = run.world.world;
+  ReplicatorDef def;
+  def.serialize = serialize_walker;
+  def.serialize_context = &world;
+  def.share_payloads = share;
+  def.tick_seconds = 1.0f / scenario.walk.hz;
+  Replicator replicator = std::move(Replicator::create(world, def).value());
+  auto step = [&] {
+    run.walk.step();
+    if (!world.set_positions(run.world.entities, run.walk.xs(), run.walk.zs()).ok()) std::abort();
+    world.tick();
+  };
+  for (std::uint32_t t = 0; t < scenario.warmup_ticks; ++t) {
+    step();
+    if (!replicator.send().ok()) std::abort();
+  }
+  std::uint64_t calls = 0, payload_bytes = 0, packet_bytes = 0, sends = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    step();
+    state.ResumeTiming();
+    if (!replicator.send().ok()) std::abort();
+    calls += replicator.stats().serialize_calls;
+    payload_bytes += replicator.stats().serialized_bytes;
+    packet_bytes += replicator.stats().bytes;
+    ++sends;
+  }
+  const double n = static_cast<double>(std::max<std::uint64_t>(1, sends));
+  state.counters["serialize_calls"] = static_cast<double>(calls) / n;
+  state.counters["serialized_bytes"] = static_cast<double>(payload_bytes) / n;
+  state.counters["packet_bytes"] = static_cast<double>(packet_bytes) / n;
+}
+
+void register_all() {
+  for (const BenchScenario& s : {reference_scenario(), arena_scenario()}) {
+    for (const bool share : {true, false}) {
+      const std::string name = std::string(s.name) + (share ? "/shared" : "/per_client");
+      benchmark::RegisterBenchmark(name.c_str(), [s, share](benchmark::State& st) { run_send(st, s, share); })
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.5)
+          ->Repetitions(3)
+          ->ReportAggregatesOnly(true);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sightline::bench
+
+int main(int argc, char** argv) {
+  sightline::bench::register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
