@@ -23,6 +23,7 @@ constexpr std::size_t kMemberFloor = 64;
 constexpr std::size_t kDespawnFloor = 64;
 constexpr std::size_t kQueueFloor = 64;
 constexpr std::size_t kStoreFloor = 1024;
+constexpr std::size_t kSentWindow = 256;
 
 struct Member {
   EntityId id;
@@ -64,6 +65,12 @@ struct ClientState {
   std::uint64_t packets = 0;
   std::uint32_t packet_begin = 0;  // into ReplicatorImpl::packet_spans
   std::uint32_t packet_count = 0;
+  // Unreliable: the send each recent packet went at (by sequence % kSentWindow), and the smoothed
+  // round trip in sends from acks of them.
+  std::array<std::uint64_t, kSentWindow> packet_send{};
+  std::array<std::uint32_t, kSentWindow> packet_sequence{};
+  float round_trip = 0.0f;
+  bool measured = false;
 
   void reset(ClientId client, bool unreliable) {
     id = client;
@@ -411,6 +418,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     PacketHeader header;
     header.delivery = def.delivery;
     header.sequence = c.sequence++;
+    c.packet_send[header.sequence % kSentWindow] = now;
+    c.packet_sequence[header.sequence % kSentWindow] = header.sequence;
     header.tick = tick;
     writer = PacketWriter({out.data() + packet_begin, def.packet_bytes}, header);
     open = true;
@@ -429,10 +438,14 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     return size;
   };
 
-  // Resends (unreliable): what an ack has not covered since resend_sends sends.
+  // Resends (unreliable): what an ack has not covered within the resend interval: resend_sends,
+  // or the round trip measured from acks and a margin, whichever is longer, so a slow link is
+  // not flooded with copies that were never lost.
+  const std::uint64_t resend_after =
+      std::max<std::uint64_t>(def.resend_sends, static_cast<std::uint64_t>(std::ceil(c.round_trip * 1.25f)) + 1);
   for (std::size_t q = c.head; unreliable && q < c.queue.size(); ++q) {
     Reliable& r = c.queue[q];
-    if (now - r.last_sent < def.resend_sends) continue;
+    if (now - r.last_sent < resend_after) continue;
     r.last_sent = now;
     ++stats.resends;
     if (r.type == RecordType::despawn) {
@@ -690,6 +703,13 @@ Status Replicator::receive_ack(ClientId client, std::span<const std::uint8_t> by
                                              std::to_string(ack->reliable_applied) + ", but only " +
                                              std::to_string(c.next_reliable) + " were sent"};
   }
+  // A round-trip sample from the newest packet the ack names, if that packet is still on record.
+  const std::size_t at = ack->latest_sequence % kSentWindow;
+  if (ack->latest_sequence < c.sequence && c.packet_sequence[at] == ack->latest_sequence) {
+    const auto sample = static_cast<float>(r.sends - c.packet_send[at]);
+    c.round_trip = c.measured ? 0.875f * c.round_trip + 0.125f * sample : sample;
+    c.measured = true;
+  }
   if (ack->reliable_applied <= c.acked) return {};
   c.acked = ack->reliable_applied;
   while (c.head < c.queue.size() && c.queue[c.head].id < c.acked) ++c.head;
@@ -733,6 +753,7 @@ Result<ClientSendStats> Replicator::client_stats(ClientId client) const {
   out.longest_wait = c.longest_wait;
   out.reliable_next = c.next_reliable;
   out.reliable_acked = c.acked;
+  out.round_trip_sends = c.round_trip;
   return out;
 }
 

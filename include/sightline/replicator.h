@@ -99,7 +99,8 @@ struct ReplicatorDef {
   /// it (Unreal's shared serialization). false serializes per client, to measure the saving.
   bool share_payloads = true;
   /// Unreliable delivery: a spawn or despawn not acknowledged this many sends after it was last
-  /// sent is sent again. >= 1.
+  /// sent is sent again, or after 1.25 times the round trip measured from the client's acks
+  /// (smoothed, in sends) plus one, when that is longer. >= 1.
   std::uint32_t resend_sends = 4;
 
   /// Development mode: record PromiseViolation. Costs a distance test per spawn.
@@ -141,6 +142,7 @@ struct ClientSendStats {
   std::uint32_t longest_wait = 0;      ///< Longest wait of any of its members after the last send.
   std::uint32_t reliable_next = 0;     ///< Next reliable id it will be given.
   std::uint32_t reliable_acked = 0;    ///< Reliable ids it has acknowledged (unreliable delivery).
+  float round_trip_sends = 0.0f;       ///< Smoothed round trip from its acks, in sends (0 before any).
 };
 
 class ReplicatorImpl;

@@ -1,0 +1,337 @@
+// The ClientMirror: decode and check a whole packet, then apply it; nothing half-applied.
+#include "sightline/client_mirror.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "format_value.h"
+
+namespace sightline {
+
+const char* anomaly_kind_name(AnomalyKind kind) noexcept {
+  switch (kind) {
+    case AnomalyKind::update_unknown: return "update_unknown";
+    case AnomalyKind::spawn_held: return "spawn_held";
+    case AnomalyKind::despawn_unknown: return "despawn_unknown";
+    case AnomalyKind::generation_mismatch: return "generation_mismatch";
+    case AnomalyKind::bad_sequence: return "bad_sequence";
+    case AnomalyKind::bad_reliable_id: return "bad_reliable_id";
+    case AnomalyKind::delivery_mismatch: return "delivery_mismatch";
+    case AnomalyKind::too_many: return "too_many";
+  }
+  return "unknown";
+}
+
+void MirrorListener::on_enter(EntityId, SpawnReason, std::span<const std::uint8_t>, std::uint32_t) {}
+void MirrorListener::on_update(EntityId, std::span<const std::uint8_t>, std::uint32_t) {}
+void MirrorListener::on_exit(EntityId, ExitKind, DespawnReason) {}
+
+namespace {
+
+struct Stored {
+  std::uint32_t tick = 0;
+  StatePart part = StatePart::full;
+  std::vector<std::uint8_t> payload;
+};
+
+struct Held {
+  std::uint32_t generation = 0;
+  std::uint32_t tick = 0;  // of its latest state
+  SpawnReason reason = SpawnReason::near;
+  std::vector<Stored> ring;  // at most MirrorDef::history, oldest at `first`
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+};
+
+/// A spawn or despawn that arrived ahead of a missing one (unreliable delivery).
+struct Waiting {
+  RecordType type = RecordType::spawn;
+  EntityId entity;
+  std::uint8_t reason = 0;
+  std::uint32_t tick = 0;  // of its state
+  std::vector<std::uint8_t> payload;
+};
+
+// Sequences received, for duplicate detection under unreliable delivery: a window of 1024.
+constexpr std::uint32_t kSequenceWindow = 1024;
+
+}  // namespace
+
+class MirrorImpl {
+ public:
+  explicit MirrorImpl(const MirrorDef& d) : def(d), seen(kSequenceWindow, 0) {}
+
+  Status receive(std::span<const std::uint8_t> bytes, MirrorListener* listener);
+
+  MirrorDef def;
+  std::unordered_map<std::uint32_t, Held> table;  // by entity index: indices are untrusted
+  std::unordered_map<std::uint32_t, Waiting> waiting;  // by reliable id
+  std::uint32_t next_reliable = 0;
+  bool any_packet = false;
+  std::uint32_t latest_sequence = 0;
+  std::uint32_t expected_sequence = 0;  // reliable delivery
+  std::vector<std::uint32_t> seen;      // sequence + 1 per slot (unreliable)
+  std::vector<Anomaly> anomalies;
+  MirrorStats stats;
+  DecodedPacket packet;
+
+ private:
+  void anomaly(AnomalyKind kind, EntityId entity) {
+    anomalies.push_back({kind, entity, packet.header.sequence, packet.header.tick});
+    ++stats.anomalies;
+  }
+  void push_state(Held& h, std::uint32_t tick, StatePart part, std::span<const std::uint8_t> payload) {
+    const std::uint32_t slot = (h.first + h.count) % def.history;
+    if (h.ring.size() < def.history) h.ring.resize(def.history);
+    Stored& s = h.ring[slot];
+    s.tick = tick;
+    s.part = part;
+    s.payload.assign(payload.begin(), payload.end());
+    if (h.count < def.history) {
+      ++h.count;
+    } else {
+      h.first = (h.first + 1) % def.history;
+    }
+    h.tick = tick;
+  }
+  void apply_spawn(EntityId e, SpawnReason reason, std::uint32_t tick, std::span<const std::uint8_t> payload,
+                   MirrorListener* listener);
+  void apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener);
+  void apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload, bool should_hold,
+                    MirrorListener* listener);
+};
+
+void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, std::uint32_t tick,
+                             std::span<const std::uint8_t> payload, MirrorListener* listener) {
+  const auto at = table.find(e.index);
+  if (at != table.end()) {
+    anomaly(at->second.generation == e.generation ? AnomalyKind::spawn_held : AnomalyKind::generation_mismatch, e);
+    return;
+  }
+  if (table.size() >= def.max_entities) {
+    anomaly(AnomalyKind::too_many, e);
+    return;
+  }
+  Held& h = table[e.index];
+  h.generation = e.generation;
+  h.reason = reason;
+  push_state(h, tick, StatePart::full, payload);
+  ++stats.enters;
+  if (listener != nullptr) listener->on_enter(e, reason, payload, tick);
+}
+
+void MirrorImpl::apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener) {
+  const auto at = table.find(e.index);
+  if (at == table.end()) {
+    anomaly(AnomalyKind::despawn_unknown, e);
+    return;
+  }
+  if (at->second.generation != e.generation) {
+    anomaly(AnomalyKind::generation_mismatch, e);
+    return;
+  }
+  table.erase(at);
+  ++stats.exits;
+  if (listener != nullptr) {
+    listener->on_exit(e, reason == DespawnReason::destroyed ? ExitKind::destroy : ExitKind::leave, reason);
+  }
+}
+
+void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
+                              bool should_hold, MirrorListener* listener) {
+  const auto at = table.find(e.index);
+  const bool held = at != table.end() && at->second.generation == e.generation;
+  if (!held) {
+    if (should_hold) {
+      anomaly(at == table.end() ? AnomalyKind::update_unknown : AnomalyKind::generation_mismatch, e);
+    } else {
+      ++stats.stale_updates;
+    }
+    return;
+  }
+  // Reliable delivery keeps order, so an update is never older than what is held; unreliable
+  // drops one that is not newer (a duplicate, or overtaken by a later state).
+  if (def.delivery == Delivery::unreliable && tick <= at->second.tick) {
+    ++stats.stale_updates;
+    return;
+  }
+  push_state(at->second, tick, StatePart::update, payload);
+  ++stats.updates;
+  if (listener != nullptr) listener->on_update(e, payload, tick);
+}
+
+Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* listener) {
+  // Check everything first: nothing below may fail once the first record is applied.
+  if (Status s = decode_packet(bytes, packet); !s) {
+    ++stats.rejected;
+    anomalies.clear();
+    return s;
+  }
+  if (def.check != nullptr) {
+    for (std::size_t i = 0; i < packet.records.size(); ++i) {
+      const WireRecord& r = packet.records[i];
+      if (r.type == RecordType::despawn) continue;
+      const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
+      if (!def.check(r.entity, part, r.payload, def.check_context)) {
+        ++stats.rejected;
+        anomalies.clear();
+        return {ErrorCode::malformed_packet, "record " + std::to_string(i) + " (" +
+                                                 (part == StatePart::full ? "spawn" : "update") + " of " +
+                                                 describe(r.entity) + "): its payload fails the state check"};
+      }
+    }
+  }
+  anomalies.clear();
+  const PacketHeader& h = packet.header;
+  ++stats.packets;
+  if (h.delivery != def.delivery) {
+    anomaly(AnomalyKind::delivery_mismatch, {});
+    return {};
+  }
+
+  if (def.delivery == Delivery::reliable) {
+    if (h.sequence != expected_sequence) anomaly(AnomalyKind::bad_sequence, {});
+    expected_sequence = h.sequence + 1;
+    latest_sequence = h.sequence;
+    any_packet = true;
+    for (const WireRecord& r : packet.records) {
+      if (r.type == RecordType::update) {
+        apply_update(r.entity, h.tick, r.payload, true, listener);
+        continue;
+      }
+      if (r.reliable_id != next_reliable) anomaly(AnomalyKind::bad_reliable_id, r.entity);
+      next_reliable = r.reliable_id + 1;
+      if (r.type == RecordType::spawn) {
+        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), h.tick - r.state_age, r.payload, listener);
+      } else {
+        apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
+      }
+    }
+    return {};
+  }
+
+  // Unreliable: a sequence seen before is a duplicate; its reliable records dedupe by id and its
+  // updates by tick anyway, so it is counted and otherwise skipped.
+  std::uint32_t& slot = seen[h.sequence % kSequenceWindow];
+  if (slot == h.sequence + 1) {
+    ++stats.duplicates;
+    return {};
+  }
+  slot = h.sequence + 1;
+  if (!any_packet || h.sequence > latest_sequence) latest_sequence = h.sequence;
+  any_packet = true;
+
+  for (const WireRecord& r : packet.records) {
+    if (r.type == RecordType::update) continue;
+    if (r.reliable_id < next_reliable) {
+      ++stats.reliable_duplicates;
+      continue;
+    }
+    if (r.reliable_id - next_reliable >= kReliableWindow) {
+      anomaly(AnomalyKind::bad_reliable_id, r.entity);
+      continue;
+    }
+    if (r.reliable_id == next_reliable) {
+      if (r.type == RecordType::spawn) {
+        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), h.tick - r.state_age, r.payload, listener);
+      } else {
+        apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
+      }
+      ++next_reliable;
+      // Whatever waited behind it may follow now.
+      for (auto at = waiting.find(next_reliable); at != waiting.end(); at = waiting.find(next_reliable)) {
+        const Waiting& w = at->second;
+        if (w.type == RecordType::spawn) {
+          apply_spawn(w.entity, static_cast<SpawnReason>(w.reason), w.tick, w.payload, listener);
+        } else {
+          apply_despawn(w.entity, static_cast<DespawnReason>(w.reason), listener);
+        }
+        waiting.erase(at);
+        ++next_reliable;
+      }
+      continue;
+    }
+    if (waiting.count(r.reliable_id) != 0) {
+      ++stats.reliable_duplicates;
+      continue;
+    }
+    Waiting& w = waiting[r.reliable_id];
+    w.type = r.type;
+    w.entity = r.entity;
+    w.reason = r.reason;
+    w.tick = h.tick - r.state_age;
+    w.payload.assign(r.payload.begin(), r.payload.end());
+    ++stats.reliable_buffered;
+  }
+  // The packet's updates were chosen against the reliable records below reliable_next: having
+  // applied exactly those, the mirror must hold every entity updated.
+  const bool exact = next_reliable == h.reliable_next;
+  for (const WireRecord& r : packet.records) {
+    if (r.type == RecordType::update) apply_update(r.entity, h.tick, r.payload, exact, listener);
+  }
+  return {};
+}
+
+// --- Public API -------------------------------------------------------------------------------
+
+ClientMirror::ClientMirror(std::unique_ptr<MirrorImpl> impl) noexcept : impl_(std::move(impl)) {}
+ClientMirror::ClientMirror(ClientMirror&&) noexcept = default;
+ClientMirror& ClientMirror::operator=(ClientMirror&&) noexcept = default;
+ClientMirror::~ClientMirror() = default;
+
+Result<ClientMirror> ClientMirror::create(const MirrorDef& def) {
+  if (def.delivery != Delivery::reliable && def.delivery != Delivery::unreliable) {
+    return Status{ErrorCode::invalid_def, "MirrorDef::delivery is " + std::to_string(static_cast<int>(def.delivery)) +
+                                              ": must be reliable or unreliable"};
+  }
+  if (def.history < 1 || def.history > kMaxHistory) {
+    return Status{ErrorCode::invalid_def, "MirrorDef::history is " + std::to_string(def.history) + ": must be in [1, " +
+                                              std::to_string(kMaxHistory) + "]"};
+  }
+  if (def.max_entities < 1) return Status{ErrorCode::invalid_def, "MirrorDef::max_entities is 0: must be >= 1"};
+  return ClientMirror(std::make_unique<MirrorImpl>(def));
+}
+
+Status ClientMirror::receive(std::span<const std::uint8_t> bytes, MirrorListener* listener) {
+  return impl_->receive(bytes, listener);
+}
+
+bool ClientMirror::holds(EntityId entity) const noexcept {
+  const auto at = impl_->table.find(entity.index);
+  return at != impl_->table.end() && at->second.generation == entity.generation && !entity.is_null();
+}
+
+std::size_t ClientMirror::held_count() const noexcept { return impl_->table.size(); }
+
+std::vector<EntityId> ClientMirror::held() const {
+  std::vector<EntityId> out;
+  out.reserve(impl_->table.size());
+  for (const auto& [index, h] : impl_->table) out.push_back({index, h.generation});
+  std::sort(out.begin(), out.end(), [](EntityId a, EntityId b) { return a.index < b.index; });
+  return out;
+}
+
+Result<std::vector<Snapshot>> ClientMirror::history(EntityId entity) const {
+  if (!holds(entity)) return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
+  const Held& h = impl_->table.at(entity.index);
+  std::vector<Snapshot> out;
+  for (std::uint32_t i = 0; i < h.count; ++i) {
+    const Stored& s = h.ring[(h.first + i) % impl_->def.history];
+    out.push_back({s.tick, s.part, s.payload});
+  }
+  return out;
+}
+
+Result<std::uint32_t> ClientMirror::state_tick(EntityId entity) const {
+  if (!holds(entity)) return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
+  return impl_->table.at(entity.index).tick;
+}
+
+AckPacket ClientMirror::ack() const noexcept { return {impl_->latest_sequence, impl_->next_reliable}; }
+
+std::span<const Anomaly> ClientMirror::anomalies() const noexcept { return impl_->anomalies; }
+
+const MirrorStats& ClientMirror::stats() const noexcept { return impl_->stats; }
+
+}  // namespace sightline

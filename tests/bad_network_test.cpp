@@ -1,0 +1,336 @@
+// Server to mirrors across a seeded bad network (drop, duplicate, reorder, delay): every mirror
+// only ever holds what the server sent it, never applies an update out of place, and once the
+// network settles holds exactly the server's set for its client.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "jitter_walk.h"
+#include "lossy_channel.h"
+#include "rng.h"
+#include "sightline/client_mirror.h"
+#include "sightline/protocol.h"
+#include "sightline/replicator.h"
+#include "sightline/world.h"
+
+namespace sightline {
+namespace {
+
+using scenarios::LossyChannel;
+using scenarios::LossyChannelDef;
+
+// The game's state: the entity's own id and its position at 1/64 unit. A payload that names
+// another entity, or a position the entity did not have at the packet's tick, is caught.
+struct Game {
+  const World* world = nullptr;
+};
+
+template <class F>
+bool state(Stream& s, std::uint32_t& index, std::uint32_t& generation, float& x, float& z, StatePart part, F&& extra) {
+  if (!s.serialize_bits(index, 32) || !s.serialize_bits(generation, 32)) return false;
+  if (!s.serialize_quantized(x, -100.0f, 200.0f, 1.0f / 64.0f)) return false;
+  if (!s.serialize_quantized(z, -100.0f, 200.0f, 1.0f / 64.0f)) return false;
+  return part == StatePart::update || extra(s);
+}
+
+bool write_state(Stream& s, EntityId e, StatePart part, void* context) {
+  const World& world = *static_cast<Game*>(context)->world;
+  Position p = *world.position(e);
+  std::uint32_t index = e.index;
+  std::uint32_t generation = e.generation;
+  return state(s, index, generation, p.x, p.z, part, [&](Stream& st) {
+    std::uint32_t name = e.index * 7919u;  // stands for what only a spawn carries
+    return st.serialize_bits(name, 32);
+  });
+}
+
+struct Read {
+  std::uint32_t index = 0, generation = 0;
+  float x = 0.0f, z = 0.0f;
+};
+
+std::optional<Read> read_state(std::span<const std::uint8_t> payload, StatePart part) {
+  Stream s = Stream::reader(payload);
+  Read r;
+  const bool ok = state(s, r.index, r.generation, r.x, r.z, part, [](Stream& st) {
+    std::uint32_t name = 0;
+    return st.serialize_bits(name, 32);
+  });
+  if (!ok || !s.rest_is_zero()) return std::nullopt;
+  return r;
+}
+
+bool check_payload(EntityId entity, StatePart part, std::span<const std::uint8_t> payload, void*) {
+  const std::optional<Read> r = read_state(payload, part);
+  return r && r->index == entity.index && r->generation == entity.generation;
+}
+
+struct Client {
+  ClientId id;
+  std::optional<ClientMirror> mirror;
+  std::optional<LossyChannel> down;
+  std::optional<LossyChannel> up;
+  std::vector<WireRecord> log;                  // every reliable record the server wrote, by id
+  std::vector<std::vector<std::uint8_t>> log_payloads;
+  std::set<std::uint64_t> shadow;               // the log applied up to the mirror's ack
+  std::uint32_t shadow_applied = 0;
+};
+
+std::uint64_t key(EntityId e) { return (std::uint64_t{e.index} << 32) | e.generation; }
+
+// Applies what the game hears to the checks.
+class Checker : public MirrorListener {
+ public:
+  std::map<std::uint32_t, std::map<std::uint64_t, Position>>* positions = nullptr;  // tick -> entity -> position
+  std::uint64_t enters = 0, updates = 0, exits = 0;
+
+  void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> full, std::uint32_t tick) override {
+    ++enters;
+    check(e, full, StatePart::full, tick);
+  }
+  void on_update(EntityId e, std::span<const std::uint8_t> update, std::uint32_t tick) override {
+    ++updates;
+    check(e, update, StatePart::update, tick);
+  }
+  void on_exit(EntityId, ExitKind, DespawnReason) override { ++exits; }
+
+ private:
+  void check(EntityId e, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick) {
+    const std::optional<Read> r = read_state(payload, part);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->index, e.index);
+    EXPECT_EQ(r->generation, e.generation);
+    // The state is the entity's own at the packet's tick (quantized as it was written).
+    const auto at = positions->find(tick);
+    ASSERT_NE(at, positions->end()) << "tick " << tick;
+    const auto p = at->second.find(key(e));
+    ASSERT_NE(p, at->second.end()) << "entity " << e.index << " was not alive at tick " << tick;
+    EXPECT_NEAR(r->x, p->second.x, 1.0f / 128.0f + 1e-4f);
+    EXPECT_NEAR(r->z, p->second.z, 1.0f / 128.0f + 1e-4f);
+  }
+};
+
+struct NetworkRun {
+  Delivery delivery = Delivery::unreliable;
+  LossyChannelDef down;
+  LossyChannelDef up;
+  std::uint64_t seed = 1;
+  int bad_ticks = 300;
+};
+
+void run_bad_network(const NetworkRun& run) {
+  scenarios::JitterWalkDef walk_def;
+  walk_def.entities = 300;
+  walk_def.width = 60.0f;
+  walk_def.height = 40.0f;
+  walk_def.speed = 3.0f;
+  walk_def.seed = run.seed;
+  scenarios::JitterWalk walk(walk_def);
+  WorldDef def = default_world_def();
+  def.enter_radius = 6.0f;
+  def.leave_radius = 7.5f;
+  def.tiers = default_distance_tiers();
+  World world = std::move(World::create(def).value());
+  std::vector<EntityId> ids;
+  for (std::size_t i = 0; i < walk.xs().size(); ++i) ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i]}));
+  Game game{&world};
+  ReplicatorDef rdef;
+  rdef.serialize = write_state;
+  rdef.serialize_context = &game;
+  rdef.delivery = run.delivery;
+  rdef.budget_bytes = 400;        // tight: members wait their turn
+  rdef.entry_budget_bytes = 300;  // tight: entry is paced
+  rdef.packet_bytes = 256;
+  rdef.resend_sends = 3;
+  Replicator replicator = std::move(Replicator::create(world, rdef).value());
+  MirrorDef mdef;
+  mdef.delivery = run.delivery;
+  mdef.check = check_payload;
+
+  std::vector<Client> clients(20);
+  for (std::size_t c = 0; c < clients.size(); ++c) {
+    clients[c].id = *world.create_client(ids[c * 15]);
+    clients[c].mirror.emplace(std::move(ClientMirror::create(mdef).value()));
+    LossyChannelDef down = run.down;
+    down.seed = run.seed * 1000 + c;
+    LossyChannelDef up = run.up;
+    up.seed = run.seed * 2000 + c;
+    clients[c].down.emplace(down);
+    clients[c].up.emplace(up);
+  }
+  std::map<std::uint32_t, std::map<std::uint64_t, Position>> positions;
+  Checker checker;
+  checker.positions = &positions;
+  scenarios::Rng rng(run.seed);
+  DecodedPacket decoded;
+  std::uint64_t anomalies = 0;
+  std::uint64_t leaks_checked = 0;
+
+  auto step = [&](std::uint64_t t, bool moving) {
+    if (moving) {
+      walk.step();
+      for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
+      // Churn: entities die and are born in their slots (same index, a new generation), others
+      // teleport.
+      for (int k = 0; k < 3; ++k) {
+        const std::size_t i = rng.below(static_cast<std::uint32_t>(ids.size()));
+        if (i % 15 == 0) continue;  // viewers
+        ASSERT_TRUE(world.destroy_entity(ids[i]).ok());
+        ids[i] = *world.create_entity({walk.xs()[i], walk.zs()[i]});
+      }
+      const std::size_t j = rng.below(static_cast<std::uint32_t>(ids.size()));
+      ASSERT_TRUE(world.teleport(ids[j], rng.uniform(0.0f, 60.0f), rng.uniform(0.0f, 40.0f)).ok());
+    }
+    const TickStats stats = world.tick();
+    auto& now = positions[static_cast<std::uint32_t>(stats.tick)];
+    for (const EntityId e : ids) now[key(e)] = *world.position(e);
+    Status sent = replicator.send();
+    ASSERT_TRUE(sent.ok()) << sent.message();
+    for (Client& c : clients) {
+      for (const std::span<const std::uint8_t> packet : *replicator.packets(c.id)) {
+        ASSERT_TRUE(decode_packet(packet, decoded).ok());
+        for (const WireRecord& r : decoded.records) {
+          if (r.type == RecordType::update) continue;
+          if (r.reliable_id < c.log.size()) continue;  // a resend
+          ASSERT_EQ(r.reliable_id, c.log.size()) << "reliable ids are dense and in order";
+          c.log.push_back(r);
+          c.log_payloads.emplace_back(r.payload.begin(), r.payload.end());
+        }
+        c.down->send(t, packet);
+      }
+      bool received = false;
+      c.down->deliver(t, [&](std::span<const std::uint8_t> bytes) {
+        const Status s = c.mirror->receive(bytes, &checker);
+        ASSERT_TRUE(s.ok()) << s.message();
+        for (const Anomaly& a : c.mirror->anomalies()) {
+          ADD_FAILURE() << anomaly_kind_name(a.kind) << " entity " << a.entity.index << ":" << a.entity.generation
+                        << " packet " << a.sequence;
+        }
+        anomalies += c.mirror->anomalies().size();
+        received = true;
+      });
+      if (received && run.delivery == Delivery::unreliable) {
+        std::array<std::uint8_t, kAckBytes> ack{};
+        encode_ack(c.mirror->ack(), ack);
+        c.up->send(t, ack);
+      }
+      c.up->deliver(t, [&](std::span<const std::uint8_t> bytes) {
+        const Status s = replicator.receive_ack(c.id, bytes);
+        ASSERT_TRUE(s.ok()) << s.message();
+      });
+      // The mirror holds exactly the server's log applied up to what it has applied.
+      const std::uint32_t applied = c.mirror->ack().reliable_applied;
+      ASSERT_LE(applied, c.log.size());
+      for (; c.shadow_applied < applied; ++c.shadow_applied) {
+        const WireRecord& r = c.log[c.shadow_applied];
+        if (r.type == RecordType::spawn) {
+          ASSERT_TRUE(c.shadow.insert(key(r.entity)).second);
+        } else {
+          ASSERT_EQ(c.shadow.erase(key(r.entity)), 1u);
+        }
+      }
+      std::set<std::uint64_t> held;
+      for (const EntityId e : c.mirror->held()) held.insert(key(e));
+      ASSERT_EQ(held, c.shadow) << "tick " << t;
+      // Nothing leaks: what the mirror holds is in the World's set now, or its despawn is on the
+      // way.
+      const std::span<const EntityId> set = *world.interest_set(c.id);
+      for (const std::uint64_t h : held) {
+        const bool member = std::any_of(set.begin(), set.end(), [&](EntityId e) { return key(e) == h; });
+        if (member) continue;
+        const bool leaving = std::any_of(c.log.begin() + applied, c.log.end(), [&](const WireRecord& r) {
+          return r.type == RecordType::despawn && key(r.entity) == h;
+        });
+        ASSERT_TRUE(leaving) << "client " << c.id.index << " holds " << (h >> 32) << " with no despawn on the way";
+        ++leaks_checked;
+      }
+    }
+  };
+
+  std::uint64_t t = 0;
+  for (; t < static_cast<std::uint64_t>(run.bad_ticks); ++t) {
+    step(t, true);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  // The network settles: no loss, no duplicates, no reordering, the same delay. The world
+  // stands still; the server drains what waits and resends what was lost.
+  for (Client& c : clients) {
+    c.down->set_def({.latency_ticks = run.down.latency_ticks});
+    c.up->set_def({.latency_ticks = run.up.latency_ticks});
+  }
+  bool settled = false;
+  for (int extra = 0; extra < 400 && !settled; ++extra, ++t) {
+    step(t, false);
+    if (::testing::Test::HasFatalFailure()) return;
+    settled = true;
+    for (const Client& c : clients) {
+      const ClientSendStats s = *replicator.client_stats(c.id);
+      // Updates keep flowing; what must have come to rest is the reliable stream.
+      settled = settled && s.pending == 0 && c.mirror->ack().reliable_applied == c.log.size() &&
+                (run.delivery == Delivery::reliable || s.reliable_acked == s.reliable_next);
+    }
+  }
+  ASSERT_TRUE(settled) << "the network settled but the mirrors did not catch up";
+  for (const Client& c : clients) {
+    std::vector<EntityId> expected(world.interest_set(c.id)->begin(), world.interest_set(c.id)->end());
+    EXPECT_EQ(c.mirror->held(), expected) << "client " << c.id.index;
+  }
+  EXPECT_EQ(anomalies, 0u);
+  EXPECT_GT(checker.enters, 500u);
+  EXPECT_GT(checker.updates, 5000u);
+  EXPECT_GT(checker.exits, 200u);
+  std::uint64_t dropped = 0;
+  std::uint64_t stale = 0;
+  std::uint64_t duplicates = 0;
+  for (const Client& c : clients) {
+    dropped += c.down->dropped();
+    stale += c.mirror->stats().stale_updates;
+    duplicates += c.mirror->stats().duplicates + c.mirror->stats().reliable_duplicates;
+  }
+  if (run.delivery == Delivery::unreliable && run.down.loss > 0.0) {
+    EXPECT_GT(dropped, 100u);
+    EXPECT_GT(stale + duplicates, 0u) << "the network must have made the mirror drop something";
+  }
+  std::printf("enters %llu, updates %llu, exits %llu, datagrams dropped %llu, stale updates dropped %llu, "
+              "duplicates %llu, leaving-but-held checks %llu\n",
+              static_cast<unsigned long long>(checker.enters), static_cast<unsigned long long>(checker.updates),
+              static_cast<unsigned long long>(checker.exits), static_cast<unsigned long long>(dropped),
+              static_cast<unsigned long long>(stale), static_cast<unsigned long long>(duplicates),
+              static_cast<unsigned long long>(leaks_checked));
+}
+
+TEST(BadNetworkTest, UnreliableMirrorsConvergeAndNeverLeak) {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(seed);
+    NetworkRun run;
+    run.seed = seed;
+    run.down = {.loss = 0.2, .duplicate = 0.1, .latency_ticks = 2, .jitter_ticks = 4};
+    run.up = {.loss = 0.2, .duplicate = 0.05, .latency_ticks = 2, .jitter_ticks = 3};
+    run_bad_network(run);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(BadNetworkTest, UnreliableMirrorsSurviveHeavyLoss) {
+  NetworkRun run;
+  run.seed = 7;
+  run.down = {.loss = 0.5, .duplicate = 0.2, .latency_ticks = 1, .jitter_ticks = 8};
+  run.up = {.loss = 0.5, .duplicate = 0.2, .latency_ticks = 1, .jitter_ticks = 8};
+  run_bad_network(run);
+}
+
+TEST(BadNetworkTest, ReliableStreamMirrorsConverge) {
+  NetworkRun run;
+  run.delivery = Delivery::reliable;
+  run.seed = 4;
+  run.down = {.latency_ticks = 3};  // ordered and lossless, only late
+  run.up = {.latency_ticks = 3};
+  run_bad_network(run);
+}
+
+}  // namespace
+}  // namespace sightline
