@@ -36,24 +36,27 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS) -LE no-sanitizer
 
-# Every parser of untrusted bytes is fuzzed for a fixed time; new inputs go to the build folder,
-# the committed seed corpus is only read.
+# Every parser of untrusted bytes is fuzzed for a fixed time (the trace reader; the packet decoder
+# with the ClientMirror); new inputs go to the build folder, the committed seed corpus is only read.
 $(FUZZ_BUILD)/CMakeCache.txt: | deps
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSIGHTLINE_SANITIZE=address,undefined -DSIGHTLINE_BUILD_FUZZ=ON -DSIGHTLINE_BUILD_TESTS=OFF \
 	  -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 
 test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
-	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target sightline-fuzz-trace
-	mkdir -p $(FUZZ_BUILD)/corpus-trace
-	$(FUZZ_BUILD)/bin/sightline-fuzz-trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
-	  $(FUZZ_BUILD)/corpus-trace fuzz/corpus/trace > $(FUZZ_BUILD)/fuzz-trace.log 2>&1 \
-	  || { tail -n 40 $(FUZZ_BUILD)/fuzz-trace.log; exit 1; }
-	@tail -n 6 $(FUZZ_BUILD)/fuzz-trace.log
-	@echo "fuzz: trace reader ran $(FUZZ_SECONDS) s with no crash"
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target sightline-fuzz-trace sightline-fuzz-packet
+	@for target in trace packet; do \
+	  mkdir -p $(FUZZ_BUILD)/corpus-$$target; \
+	  $(FUZZ_BUILD)/bin/sightline-fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	    $(FUZZ_BUILD)/corpus-$$target fuzz/corpus/$$target > $(FUZZ_BUILD)/fuzz-$$target.log 2>&1 \
+	    || { tail -n 40 $(FUZZ_BUILD)/fuzz-$$target.log; exit 1; }; \
+	  tail -n 6 $(FUZZ_BUILD)/fuzz-$$target.log; \
+	  echo "fuzz: $$target ran $(FUZZ_SECONDS) s with no crash"; \
+	done
 
 bench: build
 	$(BUILD)/bin/sightline-bench
+	$(BUILD)/bin/sightline-bench-send
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

@@ -1,0 +1,104 @@
+// Writes the packet fuzzer's seed corpus: real packets from a Replicator, in the fuzzer's input
+// format. Run from the repository root: build-fuzz/bin/sightline-packet-corpus fuzz/corpus/packet
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "packet_state.h"
+#include "sightline/replicator.h"
+#include "sightline/world.h"
+
+namespace {
+
+using namespace sightline;
+
+bool write_state(Stream& s, EntityId e, StatePart part, void* context) {
+  const World& world = *static_cast<const World*>(context);
+  const Position p = *world.position(e);
+  std::uint32_t count = part == StatePart::full ? 2 + e.index % 3 : 2;
+  std::array<float, fuzz::kMaxValues> values{p.x, p.z, 1.0f, -2.5f, 100.0f};
+  return fuzz::serialize_values(s, count, values);
+}
+
+struct Input {
+  std::vector<std::uint8_t> bytes;
+  explicit Input(std::uint8_t first) { bytes.push_back(first); }
+  void chunk(std::span<const std::uint8_t> packet) {
+    bytes.push_back(static_cast<std::uint8_t>(packet.size()));
+    bytes.push_back(static_cast<std::uint8_t>(packet.size() >> 8));
+    bytes.insert(bytes.end(), packet.begin(), packet.end());
+  }
+  void save(const std::string& path) const {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+};
+
+int make(const std::string& dir, Delivery delivery) {
+  WorldDef def = default_world_def();
+  def.enter_radius = 10.0f;
+  def.leave_radius = 12.0f;
+  World world = World::create(def).value();
+  std::vector<EntityId> ids;
+  for (int i = 0; i < 60; ++i) {
+    ids.push_back(*world.create_entity({static_cast<float>(i % 10) * 3.0f, static_cast<float>(i / 10) * 3.0f}));
+  }
+  const ClientId client = *world.create_client(ids[0]);
+  ReplicatorDef rdef;
+  rdef.serialize = write_state;
+  rdef.serialize_context = &world;
+  rdef.delivery = delivery;
+  rdef.entry_budget_bytes = 300;
+  rdef.budget_bytes = 200;
+  rdef.packet_bytes = 200;
+  Replicator replicator = Replicator::create(world, rdef).value();
+  const bool unreliable = delivery == Delivery::unreliable;
+  const std::string name = unreliable ? "unreliable" : "reliable";
+  const auto first = static_cast<std::uint8_t>((unreliable ? 1 : 0) | (3 << 1));
+  Input join(first), steady(first), lossy(first);
+  for (int t = 0; t < 40; ++t) {
+    for (std::size_t i = 1; i < ids.size(); ++i) {
+      const Position p = *world.position(ids[i]);
+      if (!world.set_position(ids[i], p.x + 0.7f * static_cast<float>((t + i) % 3) - 0.7f, p.z + 0.4f).ok()) return 1;
+    }
+    if (t == 30) {
+      if (!world.destroy_entity(ids[7]).ok()) return 1;
+      ids[7] = *world.create_entity({5.0f, 5.0f});  // the slot comes back with a new generation
+    }
+    world.tick();
+    if (!replicator.send().ok()) return 1;
+    int k = 0;
+    for (const std::span<const std::uint8_t> packet : *replicator.packets(client)) {
+      if (t < 4) join.chunk(packet);
+      if (t >= 28 && t < 34) steady.chunk(packet);
+      // Lost, duplicated and late packets, for the unreliable mirror.
+      if (t >= 2 && t < 12 && (k++ + t) % 3 != 0) {
+        lossy.chunk(packet);
+        if (t % 4 == 0) lossy.chunk(packet);
+      }
+    }
+    if (unreliable && t % 5 == 4) {
+      std::array<std::uint8_t, kAckBytes> ack{};
+      const ClientSendStats s = *replicator.client_stats(client);
+      encode_ack({static_cast<std::uint32_t>(s.packets - 1), s.reliable_next}, ack);
+      if (!replicator.receive_ack(client, ack).ok()) return 1;
+      if (t == 4) steady.chunk(ack);
+    }
+  }
+  join.save(dir + "/" + name + "_join.bin");
+  steady.save(dir + "/" + name + "_steady.bin");
+  if (unreliable) lossy.save(dir + "/" + name + "_lossy.bin");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  return make(argv[1], Delivery::reliable) | make(argv[1], Delivery::unreliable);
+}

@@ -1,0 +1,286 @@
+// Encode-then-decode properties of the wire format and of the state Stream (RapidCheck).
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <variant>
+#include <vector>
+
+#include "sightline/protocol.h"
+#include "sightline/serialize.h"
+
+namespace sightline {
+namespace {
+
+struct Rec {
+  RecordType type = RecordType::update;
+  EntityId entity;
+  std::uint32_t reliable_id = 0;
+  std::uint8_t reason = 0;
+  std::uint32_t state_age = 0;
+  std::vector<std::uint8_t> payload;
+};
+
+// Ids across every varint length: small, around the 7-bit boundaries, and full 32-bit.
+rc::Gen<std::uint32_t> any_u32() {
+  return rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(0, 200), rc::gen::inRange<std::uint32_t>(100, 20000),
+                        rc::gen::arbitrary<std::uint32_t>(),
+                        rc::gen::element<std::uint32_t>(127, 128, 16383, 16384, 2097151, 2097152, 268435455,
+                                                         268435456, 0xffffffffu));
+}
+
+rc::Gen<Rec> any_record(std::uint32_t tick) {
+  return rc::gen::exec([tick] {
+    Rec r;
+    r.type = *rc::gen::element(RecordType::spawn, RecordType::update, RecordType::despawn);
+    r.entity = {*any_u32(), *rc::gen::suchThat(any_u32(), [](std::uint32_t g) { return g != 0; })};
+    if (r.type != RecordType::update) r.reliable_id = *any_u32();
+    if (r.type == RecordType::spawn) {
+      r.reason = *rc::gen::inRange<std::uint8_t>(0, 9);
+      r.state_age = *rc::gen::inRange<std::uint32_t>(0, std::min<std::uint32_t>(tick, 1000) + 1);
+    }
+    if (r.type == RecordType::despawn) r.reason = *rc::gen::inRange<std::uint8_t>(0, 6);
+    if (r.type != RecordType::despawn) {
+      const auto size = *rc::gen::inRange<std::size_t>(0, 300);
+      r.payload = *rc::gen::container<std::vector<std::uint8_t>>(size, rc::gen::arbitrary<std::uint8_t>());
+    }
+    return r;
+  });
+}
+
+std::size_t record_bytes(const Rec& r) {
+  switch (r.type) {
+    case RecordType::spawn: return spawn_record_bytes(r.reliable_id, r.entity, r.payload.size(), r.state_age);
+    case RecordType::update: return update_record_bytes(r.entity, r.payload.size());
+    case RecordType::despawn: return despawn_record_bytes(r.reliable_id, r.entity);
+  }
+  return 0;
+}
+
+RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
+  PacketHeader header;
+  header.delivery = *rc::gen::element(Delivery::reliable, Delivery::unreliable);
+  header.sequence = *any_u32();
+  header.tick = *any_u32();
+  header.reliable_next = *any_u32();
+  const auto records = *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(0, 40), any_record(header.tick));
+  std::vector<std::uint8_t> buffer(kStateHeaderBytes + 40 * 330);
+  PacketWriter writer(buffer, header);
+  std::size_t expected = kStateHeaderBytes;
+  for (const Rec& r : records) {
+    bool added = false;
+    switch (r.type) {
+      case RecordType::spawn:
+        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload, r.state_age);
+        break;
+      case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
+      case RecordType::despawn:
+        added = writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
+        break;
+    }
+    RC_ASSERT(added);
+    expected += record_bytes(r);
+  }
+  const std::span<const std::uint8_t> bytes = writer.finish();
+  RC_ASSERT(bytes.size() == expected);
+  DecodedPacket decoded;
+  const Status s = decode_packet(bytes, decoded);
+  RC_ASSERT(s.ok());
+  RC_ASSERT(decoded.header.delivery == header.delivery);
+  RC_ASSERT(decoded.header.sequence == header.sequence);
+  RC_ASSERT(decoded.header.tick == header.tick);
+  RC_ASSERT(decoded.header.reliable_next == header.reliable_next);
+  RC_ASSERT(decoded.records.size() == records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const WireRecord& got = decoded.records[i];
+    const Rec& want = records[i];
+    RC_ASSERT(got.type == want.type);
+    RC_ASSERT(got.entity == want.entity);
+    RC_ASSERT(got.reliable_id == want.reliable_id);
+    RC_ASSERT(got.reason == want.reason);
+    RC_ASSERT(got.state_age == want.state_age);
+    RC_ASSERT(std::vector<std::uint8_t>(got.payload.begin(), got.payload.end()) == want.payload);
+  }
+  // Every strict prefix is refused, and so is one byte more.
+  for (std::size_t n = 0; n < bytes.size(); ++n) RC_ASSERT(!decode_packet(bytes.first(n), decoded).ok());
+  std::vector<std::uint8_t> longer(bytes.begin(), bytes.end());
+  longer.push_back(0);
+  RC_ASSERT(!decode_packet(longer, decoded).ok());
+}
+
+RC_GTEST_PROP(ProtocolRoundTrip, AcksDecodeToWhatWasWritten, ()) {
+  const AckPacket ack{*any_u32(), *any_u32()};
+  std::array<std::uint8_t, kAckBytes> bytes{};
+  encode_ack(ack, bytes);
+  const Result<AckPacket> back = decode_ack(bytes);
+  RC_ASSERT(back.ok());
+  RC_ASSERT(back->latest_sequence == ack.latest_sequence);
+  RC_ASSERT(back->reliable_applied == ack.reliable_applied);
+  RC_ASSERT(!decode_ack(std::span<const std::uint8_t>(bytes).first(kAckBytes - 1)).ok());
+}
+
+// One field of a game's state, as a serialize function would declare it.
+struct Field {
+  enum Kind { bits, uint_range, int_range, boolean, real, quantized, raw } kind = bits;
+  int width = 1;
+  std::uint32_t umin = 0, umax = 0, uvalue = 0;
+  std::int32_t imin = 0, imax = 0, ivalue = 0;
+  bool flag = false;
+  float fmin = 0.0f, fmax = 0.0f, resolution = 1.0f, fvalue = 0.0f;
+  std::vector<std::uint8_t> bytes;
+};
+
+rc::Gen<Field> any_field() {
+  return rc::gen::exec([] {
+    Field f;
+    f.kind = static_cast<Field::Kind>(*rc::gen::inRange(0, 7));
+    switch (f.kind) {
+      case Field::bits:
+        f.width = *rc::gen::inRange(1, 33);
+        f.uvalue = f.width == 32 ? *rc::gen::arbitrary<std::uint32_t>()
+                                 : *rc::gen::inRange<std::uint32_t>(0, 1u << f.width);
+        break;
+      case Field::uint_range: {
+        f.umin = *any_u32();
+        f.umax = static_cast<std::uint32_t>(*rc::gen::inRange<std::uint64_t>(f.umin, std::uint64_t{0xffffffffu} + 1));
+        f.uvalue = static_cast<std::uint32_t>(*rc::gen::inRange<std::uint64_t>(f.umin, std::uint64_t{f.umax} + 1));
+        break;
+      }
+      case Field::int_range: {
+        f.imin = *rc::gen::inRange<std::int32_t>(-100000, 100000);
+        f.imax = *rc::gen::inRange<std::int32_t>(f.imin, 200001);
+        f.ivalue = *rc::gen::inRange<std::int32_t>(f.imin, f.imax + 1);
+        break;
+      }
+      case Field::boolean: f.flag = *rc::gen::arbitrary<bool>(); break;
+      case Field::real: {
+        const auto m = *rc::gen::inRange<std::int32_t>(-1000000, 1000000);
+        const auto e = *rc::gen::inRange(-20, 20);
+        f.fvalue = std::ldexp(static_cast<float>(m), e);
+        break;
+      }
+      case Field::quantized: {
+        f.fmin = static_cast<float>(*rc::gen::inRange(-5000, 5000));
+        f.fmax = f.fmin + static_cast<float>(*rc::gen::inRange(1, 5000));
+        f.resolution = *rc::gen::element(1.0f, 0.5f, 0.01f, 1.0f / 256.0f, 0.1f);
+        const auto t = static_cast<float>(*rc::gen::inRange(0, 1001)) / 1000.0f;
+        f.fvalue = std::min(f.fmax, f.fmin + t * (f.fmax - f.fmin));
+        break;
+      }
+      case Field::raw:
+        f.bytes = *rc::gen::container<std::vector<std::uint8_t>>(*rc::gen::inRange<std::size_t>(0, 20),
+                                                                 rc::gen::arbitrary<std::uint8_t>());
+        break;
+    }
+    return f;
+  });
+}
+
+// The one function: each field in turn, the same code whatever the mode.
+bool serialize_fields(Stream& s, std::vector<Field>& fields) {
+  for (Field& f : fields) {
+    bool ok = false;
+    switch (f.kind) {
+      case Field::bits: ok = s.serialize_bits(f.uvalue, f.width); break;
+      case Field::uint_range: ok = s.serialize_uint(f.uvalue, f.umin, f.umax); break;
+      case Field::int_range: ok = s.serialize_int(f.ivalue, f.imin, f.imax); break;
+      case Field::boolean: ok = s.serialize_bool(f.flag); break;
+      case Field::real: ok = s.serialize_float(f.fvalue); break;
+      case Field::quantized: ok = s.serialize_quantized(f.fvalue, f.fmin, f.fmax, f.resolution); break;
+      case Field::raw: ok = s.serialize_bytes(f.bytes.data(), f.bytes.size()); break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+RC_GTEST_PROP(ProtocolRoundTrip, StateReadsBackWhatWasWrittenAndMeasureAgrees, ()) {
+  auto fields = *rc::gen::container<std::vector<Field>>(*rc::gen::inRange<std::size_t>(0, 30), any_field());
+  const std::vector<Field> written = fields;
+  Stream measure = Stream::measurer();
+  RC_ASSERT(serialize_fields(measure, fields));
+  std::vector<std::uint8_t> buffer(measure.bytes());
+  Stream writer = Stream::writer(buffer);
+  RC_ASSERT(serialize_fields(writer, fields));
+  RC_ASSERT(writer.bits() == measure.bits());
+  std::vector<Field> read = written;
+  for (Field& f : read) {  // scramble what the reader must overwrite
+    f.uvalue = ~f.uvalue;
+    f.ivalue = f.imin;
+    f.flag = !f.flag;
+    f.fvalue = -1.0f;
+    std::fill(f.bytes.begin(), f.bytes.end(), 0x5a);
+  }
+  Stream reader = Stream::reader(buffer);
+  RC_ASSERT(serialize_fields(reader, read));
+  RC_ASSERT(reader.bits() == writer.bits());
+  RC_ASSERT(reader.rest_is_zero());
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const Field& w = written[i];
+    const Field& r = read[i];
+    switch (w.kind) {
+      case Field::bits:
+      case Field::uint_range: RC_ASSERT(r.uvalue == w.uvalue); break;
+      case Field::int_range: RC_ASSERT(r.ivalue == w.ivalue); break;
+      case Field::boolean: RC_ASSERT(r.flag == w.flag); break;
+      case Field::real: RC_ASSERT(r.fvalue == w.fvalue); break;
+      case Field::quantized: {
+        RC_ASSERT(std::fabs(r.fvalue - w.fvalue) <= w.resolution * 0.5f + 1e-3f * std::fabs(w.fvalue) + 1e-3f);
+        // Quantizing the value read gives the same bits: a second round trip changes nothing.
+        float again = r.fvalue;
+        std::vector<std::uint8_t> b1(8), b2(8);
+        Stream s1 = Stream::writer(b1);
+        Stream s2 = Stream::writer(b2);
+        float original = w.fvalue;
+        RC_ASSERT(s1.serialize_quantized(original, w.fmin, w.fmax, w.resolution));
+        RC_ASSERT(s2.serialize_quantized(again, w.fmin, w.fmax, w.resolution));
+        RC_ASSERT(b1 == b2);
+        break;
+      }
+      case Field::raw: RC_ASSERT(r.bytes == w.bytes); break;
+    }
+  }
+  // A byte short is refused.
+  if (!buffer.empty() && writer.bits() > (buffer.size() - 1) * 8) {
+    std::vector<Field> again = written;
+    Stream short_reader = Stream::reader(std::span<const std::uint8_t>(buffer).first(buffer.size() - 1));
+    RC_ASSERT(!serialize_fields(short_reader, again));
+    RC_ASSERT(short_reader.error() != nullptr);
+  }
+}
+
+TEST(StreamTest, RefusesValuesItsWriterCouldNotHaveProduced) {
+  std::array<std::uint8_t, 8> bytes{};
+  Stream w = Stream::writer(bytes);
+  std::uint32_t seven = 7;
+  EXPECT_FALSE(w.serialize_uint(seven, 0, 5));
+  EXPECT_STREQ(w.error(), "value outside its range");
+  std::uint32_t after = 1;
+  EXPECT_FALSE(w.serialize_bits(after, 1)) << "a failed stream stays failed";
+  // 3 bits can hold 7 although the range is 0..5: a reader refuses it.
+  bytes = {0x07};
+  Stream r = Stream::reader(std::span<const std::uint8_t>(bytes).first(1));
+  std::uint32_t v = 0;
+  EXPECT_FALSE(r.serialize_uint(v, 0, 5));
+  EXPECT_STREQ(r.error(), "value read outside its range");
+  // A NaN is refused both ways.
+  float nan = std::nanf("");
+  Stream wf = Stream::writer(bytes);
+  EXPECT_FALSE(wf.serialize_float(nan));
+  bytes = {0x00, 0x00, 0xc0, 0x7f};  // quiet NaN, little-endian
+  Stream rf = Stream::reader(std::span<const std::uint8_t>(bytes).first(4));
+  float f = 0.0f;
+  EXPECT_FALSE(rf.serialize_float(f));
+  EXPECT_EQ(f, 0.0f) << "a refused read leaves the value alone";
+  // Trailing garbage is visible.
+  bytes = {0x01, 0x80};
+  Stream rg = Stream::reader(std::span<const std::uint8_t>(bytes).first(2));
+  bool b = false;
+  EXPECT_TRUE(rg.serialize_bool(b));
+  EXPECT_FALSE(rg.rest_is_zero());
+}
+
+}  // namespace
+}  // namespace sightline
