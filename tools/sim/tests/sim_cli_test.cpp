@@ -265,6 +265,50 @@ TEST_F(SimCli, RelevanceScenarioPrintsWhatEachRuleCosts) {
   EXPECT_NE(sim("--scenario nothing").exit_code, 0);
 }
 
+// The default scenario through the Replicator at a 1200-byte budget: the bandwidth per client, the
+// longest wait, pending, and no broken promise below the speed bound the run prints.
+TEST_F(SimCli, BandwidthRunReportsBytesWaitsAndThePromise) {
+  const Output got = sim("--budget 1200 --seconds 10");
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  for (const char* text : {"bytes/s", "kbit/s", "longest wait of a member", "largest pending count",
+                           "spawns delayed by pacing", "promise violations", "holds for closing speeds below"}) {
+    EXPECT_NE(got.out.find(text), std::string::npos) << text << "\n" << got.out;
+  }
+  const Output json = sim("--json --budget 1200 --seconds 10");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_GT(j["bytes_per_second_per_client"].get<double>(), 100.0);
+  EXPECT_NEAR(j["kbit_per_second_per_client"].get<double>(), j["bytes_per_second_per_client"].get<double>() * 0.008, 1e-6);
+  EXPECT_EQ(j["mirror_anomalies"].get<int>(), 0);
+  // Walkers close at up to twice their speed, below the bound with no latency: the promise holds.
+  EXPECT_LT(2.0 * j["walk_speed"].get<double>(), j["promise_closing_speed_bound"].get<double>());
+  EXPECT_EQ(j["promise_violations_at_send"].get<int>(), 0);
+  EXPECT_EQ(j["promise_violations_at_client"].get<int>(), 0);
+  // A tight budget and allowance: members wait, entry is paced, and still nothing is anomalous.
+  const Output tight = sim("--json --budget 120 --entry-budget 60 --leave 2 --seconds 10");
+  ASSERT_EQ(tight.exit_code, 0) << tight.err;
+  const auto t = nlohmann::json::parse(tight.out);
+  EXPECT_GT(t["longest_wait_ticks"].get<int>(), 1);
+  EXPECT_GT(t["spawns_delayed"].get<int>(), 0);
+  EXPECT_GT(t["max_pending"].get<int>(), 0);
+  EXPECT_GT(t["updates_skipped"].get<int>(), 0);
+  EXPECT_EQ(t["mirror_anomalies"].get<int>(), 0);
+  // Loss: unreliable delivery, resends, and the mirrors still see no anomaly.
+  const Output lossy = sim("--json --budget 1200 --loss 10 --latency 50 --seconds 10");
+  ASSERT_EQ(lossy.exit_code, 0) << lossy.err;
+  const auto l = nlohmann::json::parse(lossy.out);
+  EXPECT_EQ(l["delivery"].get<std::string>(), "unreliable");
+  EXPECT_GT(l["resends"].get<int>(), 0);
+  EXPECT_GT(l["datagrams_dropped"].get<int>(), 0);
+  EXPECT_EQ(l["mirror_anomalies"].get<int>(), 0);
+  // Above the bound, the promise breaks where it is checked with latency, and the sim says so.
+  const Output fast = sim("--json --budget 1200 --latency 150 --speed 2 --seconds 10");
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  const auto f = nlohmann::json::parse(fast.out);
+  EXPECT_GT(2.0 * f["walk_speed"].get<double>(), f["promise_closing_speed_bound"].get<double>());
+  EXPECT_GT(f["promise_violations_at_client"].get<int>(), 0);
+}
+
 TEST_F(SimCli, NoInterestSendsEverything) {
   const Output got = sim("--json --no-interest --entities 10 --seconds 2");
   ASSERT_EQ(got.exit_code, 0) << got.err;
@@ -364,6 +408,14 @@ TEST_F(SimCli, BadFlagsAreRefused) {
       {fmt::format("--trace '{}' --seed 3", trace.string()), "--seed"},
       {fmt::format("--trace '{}' --clients 3", trace.string()), "--clients"},
       {"--trace /nonexistent/trace.csv", "cannot open"},
+      {"--budget 10", "--budget"},
+      {"--loss 150", "--loss"},
+      {"--loss -1", "--loss"},
+      {"--latency -5", "--latency"},
+      {"--entry-budget 0", "--entry-budget"},
+      {"--budget 1200 --no-interest", "--no-interest"},
+      {"--speed -1", "--speed"},
+      {fmt::format("--trace '{}' --speed 3", trace.string()), "--speed"},
   };
   for (const auto& [args, says] : cases) {
     SCOPED_TRACE(args);
