@@ -592,8 +592,11 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     }
     // Partial selection: take the best k that could fit, in order; what does not fit is skipped
     // for smaller ones; then the next k, until the budget or the candidates run out.
-    // It stops once what is left is smaller than the smallest update record seen this send, and
-    // each round takes at least twice the last, so a tail of misfits costs O(n log n), not O(n^2).
+    // The rule (checked against a full sort by tests/replicator_oracle_test.cpp): candidates in
+    // order of (accumulator descending, index ascending); each that fits is written, each that
+    // does not is skipped; the filler stops at the first candidate where what is left of the
+    // budget is smaller than the smallest update record seen so far this send. Each round takes
+    // at least twice the last, so a tail of misfits costs O(n log n), not O(n^2).
     std::size_t begin = 0;
     std::size_t average = 16;  // running estimate of an update record's bytes
     std::size_t k = 0;
@@ -608,6 +611,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
       std::nth_element(first, last - 1, candidates.end(), higher);
       std::sort(first, last, higher);
       for (auto it = first; it != last; ++it) {
+        if (budget_used + smallest() > def.budget_bytes) break;  // the outer test ends it too
         Member& m = c.members[it->member];
         std::span<const std::uint8_t> bytes;
         if (!payload(m.id, StatePart::update, bytes)) continue;
