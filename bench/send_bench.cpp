@@ -13,23 +13,11 @@
 #include <vector>
 
 #include "bench_scenarios.h"
+#include "walker_state.h"
 #include "sightline/replicator.h"
 
 namespace sightline::bench {
 namespace {
-
-// A character's state: the position to 1/256 unit; a spawn adds a kind, health and a 16-byte name.
-bool serialize_walker(Stream& s, EntityId e, StatePart part, void* context) {
-  const World& world = *static_cast<const World*>(context);
-  Position p = *world.position(e);
-  if (!s.serialize_quantized(p.x, -10000.0f, 10000.0f, 1.0f / 256.0f)) return false;
-  if (!s.serialize_quantized(p.z, -10000.0f, 10000.0f, 1.0f / 256.0f)) return false;
-  if (part == StatePart::update) return true;
-  std::uint32_t kind = e.index % 5;
-  std::uint32_t health = 100;
-  std::uint8_t name[16] = {};
-  return s.serialize_uint(kind, 0, 7) && s.serialize_uint(health, 0, 100) && s.serialize_bytes(name, sizeof name);
-}
 
 void run_send(benchmark::State& state, BenchScenario scenario, bool share) {
   scenario.warmup_ticks = std::min<std::uint32_t>(scenario.warmup_ticks, 300);
@@ -41,7 +29,7 @@ void run_send(benchmark::State& state, BenchScenario scenario, bool share) {
   ScenarioRun& run = built.value();
   World& world = run.world.world;
   ReplicatorDef def;
-  def.serialize = serialize_walker;
+  def.serialize = scenarios::serialize_walker;
   def.serialize_context = &world;
   def.share_payloads = share;
   def.tick_seconds = 1.0f / scenario.walk.hz;

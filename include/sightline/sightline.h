@@ -1,7 +1,11 @@
 // Sightline: interest management for authoritative multiplayer servers. Include this header.
 #pragma once
 
+#include "sightline/client_mirror.h"
 #include "sightline/handles.h"
+#include "sightline/protocol.h"
+#include "sightline/replicator.h"
+#include "sightline/serialize.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
 #include "sightline/version.h"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lossy_channel.h"
+#include "walker_state.h"
 #include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
@@ -16,21 +17,6 @@
 
 namespace sightline::sim {
 namespace {
-
-// The simulated game's state: the position to 1/256 unit in every update; a spawn adds what a
-// character carries besides (a kind, health, a 16-byte name). About 6 bytes an update, 25 a spawn.
-bool serialize_walker(Stream& s, EntityId e, StatePart part, void* context) {
-  const World& world = *static_cast<const World*>(context);
-  Position p = *world.position(e);
-  if (!s.serialize_quantized(p.x, -10000.0f, 10000.0f, 1.0f / 256.0f)) return false;
-  if (!s.serialize_quantized(p.z, -10000.0f, 10000.0f, 1.0f / 256.0f)) return false;
-  if (part == StatePart::update) return true;
-  std::uint32_t kind = e.index % 5;
-  std::uint32_t health = 100;
-  std::array<std::uint8_t, 16> name{};
-  for (std::size_t i = 0; i < name.size(); ++i) name[i] = static_cast<std::uint8_t>('a' + (e.index + i) % 26);
-  return s.serialize_uint(kind, 0, 7) && s.serialize_uint(health, 0, 100) && s.serialize_bytes(name.data(), name.size());
-}
 
 struct Link {
   ClientId id;
@@ -55,13 +41,8 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
   if (!(config.latency_ms >= 0.0f && config.latency_ms <= 10000.0f)) {
     return Status(ErrorCode::invalid_argument, "latency is " + std::to_string(config.latency_ms) + " ms: must be in [0, 10000]");
   }
-  WorldDef def = default_world_def();
-  def.enter_radius = config.enter_radius;
-  def.leave_radius = config.leave_radius;
-  if (config.tiers) def.tiers = default_distance_tiers();
-  def.entity_capacity = entities;
-  def.client_capacity = config.clients;
-  Result<World> created = World::create(def);
+  Result<World> created =
+      World::create(sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
   if (!created.ok()) return created.status();
   World& world = created.value();
 
@@ -73,7 +54,7 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
   totals.latency_ticks = static_cast<std::uint32_t>(std::lround(config.latency_ms / 1000.0f * config.hz));
 
   ReplicatorDef rdef;
-  rdef.serialize = serialize_walker;
+  rdef.serialize = scenarios::serialize_walker;
   rdef.serialize_context = &world;
   rdef.delivery = totals.unreliable ? Delivery::unreliable : Delivery::reliable;
   rdef.tick_seconds = 1.0f / config.hz;

@@ -80,6 +80,17 @@ Status add_extras(World& world, const RunConfig& config, const std::vector<Entit
 
 }  // namespace
 
+WorldDef sim_world_def(float enter_radius, float leave_radius, bool tiers, std::uint32_t entities,
+                       std::uint32_t clients) {
+  WorldDef def = default_world_def();
+  def.enter_radius = enter_radius;
+  def.leave_radius = leave_radius;
+  if (tiers) def.tiers = default_distance_tiers();
+  def.entity_capacity = entities;
+  def.client_capacity = clients;
+  return def;
+}
+
 Result<Totals> run(const RunConfig& config, std::uint32_t entities, std::uint64_t ticks,
                    const PositionSource& positions, const Progress& progress) {
   if (config.clients > entities) {
@@ -102,13 +113,8 @@ Result<Totals> run(const RunConfig& config, std::uint32_t entities, std::uint64_
     return totals;
   }
 
-  WorldDef def = default_world_def();
-  def.enter_radius = config.enter_radius;
-  def.leave_radius = config.leave_radius;
-  if (config.tiers) def.tiers = default_distance_tiers();
-  def.entity_capacity = entities;
-  def.client_capacity = config.clients;
-  Result<World> created = World::create(def);
+  Result<World> created =
+      World::create(sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
   if (!created.ok()) return created.status();
   World& world = created.value();
   SpaceId space = world.default_space();
