@@ -162,6 +162,7 @@ Status validate(const ReplicatorDef& d) {
     return invalid_def("interaction_boost", format_value(d.interaction_boost), "must be finite and >= 1");
   }
   if (d.resend_sends < 1) return invalid_def("resend_sends", "0", "must be >= 1");
+  if (d.filler_misfits < 1) return invalid_def("filler_misfits", "0", "must be >= 1");
   if (!(d.promise_fraction > 0.0f && d.promise_fraction <= 1.0f)) {
     return invalid_def("promise_fraction", format_value(d.promise_fraction), "must be in (0, 1]");
   }
@@ -183,7 +184,6 @@ class ReplicatorImpl {
   WorldImpl& w;
   ReplicatorDef def;
   std::size_t max_payload = 0;
-  std::size_t smallest_update = 0;  // bytes of the smallest update record seen this send; 0: none yet
   std::uint64_t sends = 0;
   SendStats stats;
   Status first_error;
@@ -194,6 +194,7 @@ class ReplicatorImpl {
   std::vector<std::uint32_t> priority_generation;  // the generation `priority` was set for
   std::vector<std::uint64_t> spawn_stamp;           // == stamp when spawned to the client at hand
   std::vector<std::uint8_t> spawn_reason;
+  std::vector<std::uint64_t> despawn_stamp;         // == stamp when despawned by a record of this tick
   std::vector<std::uint64_t> teleport_send;         // send + 1 at which its tree was teleported
   std::vector<std::uint32_t> born_generation;       // development: the generation last seen alive
   std::vector<std::uint64_t> born_send;
@@ -224,6 +225,7 @@ void ReplicatorImpl::grow_entities() {
   priority_generation.resize(n, 0);
   spawn_stamp.resize(n, 0);
   spawn_reason.resize(n, 0);
+  despawn_stamp.resize(n, 0);
   teleport_send.resize(n, 0);
   born_generation.resize(n, 0);
   born_send.resize(n, 0);
@@ -283,7 +285,6 @@ Status ReplicatorImpl::send() {
   grow_entities();
   stats = SendStats{};
   first_error = {};
-  smallest_update = 0;
   payloads.clear();
   out.clear();
   packet_offsets.clear();
@@ -367,8 +368,18 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
   make_room(c.waiting_despawns, slot.despawns.count, kDespawnFloor);
   for (std::uint32_t i = 0; i < slot.despawns.count; ++i) {
     const Member* m = find(c.members, despawned[i].entity);
-    if (m != nullptr && !m->pending) c.waiting_despawns.push_back(despawned[i]);
+    if (m == nullptr || m->pending) continue;
+    c.waiting_despawns.push_back(despawned[i]);
+    despawn_stamp[despawned[i].entity.index] = stamp;
   }
+  // A member gone from the set without a record of this tick (a tick without a send in between)
+  // still leaves the client: the table follows the set, whatever was missed.
+  auto gone = [&](const Member& m) {
+    if (m.pending || despawn_stamp[m.id.index] == stamp) return;
+    const bool alive = w.alive[m.id.index] && w.generation[m.id.index] == m.id.generation;
+    make_room(c.waiting_despawns, 1, kDespawnFloor);
+    c.waiting_despawns.push_back({m.id, alive ? DespawnReason::left : DespawnReason::destroyed});
+  };
   c.merge.clear();
   make_room(c.merge, set_size, kMemberFloor);
   c.merge.resize(set_size);
@@ -376,7 +387,10 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
     std::size_t old = 0;
     for (std::uint32_t i = 0; i < set_size; ++i) {
       const EntityId e = set[i];
-      while (old < c.members.size() && c.members[old].id.index < e.index) ++old;
+      while (old < c.members.size() && c.members[old].id.index < e.index) gone(c.members[old++]);
+      if (old < c.members.size() && c.members[old].id.index == e.index && c.members[old].id != e) {
+        gone(c.members[old++]);
+      }
       if (old < c.members.size() && c.members[old].id == e) {
         c.merge[i] = c.members[old++];
       } else {
@@ -387,6 +401,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
         c.merge[i] = m;
       }
     }
+    while (old < c.members.size()) gone(c.members[old++]);
   }
   c.members.swap(c.merge);
 
@@ -590,36 +605,39 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
       const float acc = teleport_send[r] == now + 1 ? std::numeric_limits<float>::infinity() : m.acc;
       if (acc > 0.0f) candidates.push_back({acc, e, i});
     }
-    // Partial selection: take the best k that could fit, in order; what does not fit is skipped
-    // for smaller ones; then the next k, until the budget or the candidates run out.
     // The rule (checked against a full sort by tests/replicator_oracle_test.cpp): candidates in
     // order of (accumulator descending, index ascending); each that fits is written, each that
-    // does not is skipped; the filler stops at the first candidate where what is left of the
-    // budget is smaller than the smallest update record seen so far this send. Each round takes
-    // at least twice the last, so a tail of misfits costs O(n log n), not O(n^2).
+    // does not is skipped for smaller ones behind it; the filler stops when fewer than 3 bytes
+    // are left (no record fits), after filler_misfits candidates in a row that did not fit, or
+    // when the candidates run out. Partial selection finds that order a round at a time: the
+    // best k that could fit (nth_element, then a sort of those k), each round at least twice
+    // the last, so the work is O(n) selection plus O(k log k) for what is tried.
     std::size_t begin = 0;
     std::size_t average = 16;  // running estimate of an update record's bytes
     std::size_t k = 0;
     std::uint64_t written = 0;
     std::uint64_t written_bytes = 0;
-    auto smallest = [&] { return smallest_update == 0 ? std::size_t{3} : smallest_update; };
-    while (begin < candidates.size() && budget_used + smallest() <= def.budget_bytes) {
+    std::uint32_t misfits = 0;
+    auto done = [&] { return budget_used + 3 > def.budget_bytes || misfits >= def.filler_misfits; };
+    while (begin < candidates.size() && !done()) {
       const std::size_t left = def.budget_bytes - budget_used;
       k = std::clamp<std::size_t>(std::max(left / average, 2 * k), 1, candidates.size() - begin);
       const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(begin);
       const auto last = first + static_cast<std::ptrdiff_t>(k);
       std::nth_element(first, last - 1, candidates.end(), higher);
       std::sort(first, last, higher);
-      for (auto it = first; it != last; ++it) {
-        if (budget_used + smallest() > def.budget_bytes) break;  // the outer test ends it too
+      for (auto it = first; it != last && !done(); ++it) {
         Member& m = c.members[it->member];
         std::span<const std::uint8_t> bytes;
         if (!payload(m.id, StatePart::update, bytes)) continue;
         const std::size_t size = update_record_bytes(m.id, bytes.size());
-        smallest_update = smallest_update == 0 ? size : std::min(smallest_update, size);
         const bool fits_open = open && writer.room() >= size;
         const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
-        if (budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) continue;
+        if (budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) {
+          ++misfits;
+          continue;
+        }
+        misfits = 0;
         room_for(size);
         writer.add_update(m.id, bytes);
         budget_used += size;

@@ -62,7 +62,6 @@ struct Model {
   std::map<std::uint32_t, Client> clients;  // by client index
   std::map<std::uint32_t, float> priority;  // by entity index, for the live generation only
   std::uint64_t sends = 0;
-  std::size_t smallest = 0;
 
   std::vector<std::uint8_t> bytes(EntityId e, StatePart part) const {
     std::vector<std::uint8_t> out(2048);
@@ -81,7 +80,6 @@ struct Model {
   // Per client, the packets of one send, as records.
   std::map<std::uint32_t, std::vector<std::vector<Rec>>> send(const std::set<std::uint32_t>& teleported_roots) {
     std::map<std::uint32_t, std::vector<std::vector<Rec>>> out;
-    smallest = 0;
     const std::uint64_t now = sends;
     for (const ClientId id : world->clients()) {
       Client& c = clients[id.index];
@@ -217,15 +215,19 @@ struct Model {
       std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
         return a.acc != b.acc ? a.acc > b.acc : a.index < b.index;
       });
+      std::uint32_t misfits = 0;
       for (const Cand& cand : cands) {
-        if (budget_used + (smallest == 0 ? 3 : smallest) > def.budget_bytes) break;
+        if (budget_used + 3 > def.budget_bytes || misfits >= def.filler_misfits) break;
         Member& m = c.table[cand.index];
         std::vector<std::uint8_t> payload = bytes(m.id, StatePart::update);
         const std::size_t size = update_record_bytes(m.id, payload.size());
-        smallest = smallest == 0 ? size : std::min(smallest, size);
         const bool fits_open = open && def.packet_bytes - used >= size;
         const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
-        if (budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) continue;
+        if (budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) {
+          ++misfits;
+          continue;
+        }
+        misfits = 0;
         add({RecordType::update, m.id, 0, 0, std::move(payload)}, size);
         budget_used += size;
         m.acc = 0.0f;
@@ -277,6 +279,7 @@ void run_oracle(std::uint64_t seed) {
   rdef.budget_bytes = 40 + rng.below(200);
   rdef.entry_budget_bytes = 1 + rng.below(300);
   rdef.packet_bytes = 80 + rng.below(200);  // the largest spawn (35 bytes of payload) fits
+  rdef.filler_misfits = 1 + rng.below(6);
   Replicator replicator = std::move(Replicator::create(world, rdef).value());
   Model model;
   model.world = &world;

@@ -302,6 +302,32 @@ TEST(ReplicatorTest, AMemberThatLeavesBeforeItsSpawnWentCostsNothing) {
   EXPECT_EQ(gone.despawns[0].reason, static_cast<std::uint8_t>(DespawnReason::destroyed));
 }
 
+TEST(ReplicatorTest, ATickWithoutASendLosesNothingTheClientMustKnow) {
+  SmallWorld w(10.0f, 10.0f);
+  Game game{&w.world};
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const EntityId walker = w.make(1.0f, 0.0f);
+  const EntityId doomed = w.make(2.0f, 0.0f);
+  const ClientId c = w.client(viewer);
+  Replicator r = std::move(Replicator::create(w.world, def_for(game)).value());
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  ASSERT_EQ(decode_all(r, c).spawns.size(), 2u);
+  // Two ticks, one send: the walker leaves and the doomed entity dies in the tick not sent.
+  ASSERT_TRUE(w.world.set_position(walker, 50.0f, 0.0f).ok());
+  ASSERT_TRUE(w.world.destroy_entity(doomed).ok());
+  w.world.tick();
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  const Decoded d = decode_all(r, c);
+  ASSERT_EQ(d.despawns.size(), 2u);
+  EXPECT_EQ(d.despawns[0].entity, walker);
+  EXPECT_EQ(d.despawns[0].reason, static_cast<std::uint8_t>(DespawnReason::left));
+  EXPECT_EQ(d.despawns[1].entity, doomed);
+  EXPECT_EQ(d.despawns[1].reason, static_cast<std::uint8_t>(DespawnReason::destroyed));
+  EXPECT_EQ(r.client_stats(c)->held, 0u);
+}
+
 TEST(ReplicatorTest, SerializeOnceSharesPayloadsAcrossClients) {
   auto run = [](bool share, std::uint64_t& calls, std::vector<std::vector<std::uint8_t>>& wire) {
     SmallWorld w(50.0f, 60.0f);

@@ -82,6 +82,11 @@ struct ReplicatorDef {
   /// >= 1.
   std::uint32_t entry_budget_bytes = 32 * 1024;
 
+  /// Priority mode: the filler stops after this many candidates in a row whose update did not
+  /// fit what is left of the budget (each costs a payload, serialized once per send and shared).
+  /// >= 1.
+  std::uint32_t filler_misfits = 16;
+
   /// Base priority factors (PriorityInputs::base). Each scale is in world units (per second for
   /// speed); 0 means a tenth of the client's space's enter radius.
   float distance_scale = 0.0f;
@@ -149,7 +154,10 @@ class ReplicatorImpl;
 
 /// Turns a World's interest sets into packets, one stream per client.
 ///
-/// Call send() once after every World::tick(), then hand each client its packets(). Under
+/// Call send() once after every World::tick(), then hand each client its packets(). (A tick
+/// without a send loses nothing the client must know: the table follows the World's set, and a
+/// member gone without a record of the tick at hand leaves as `left`, or `destroyed` when its
+/// entity no longer lives; only the reasons of the skipped tick are lost.) Under
 /// unreliable delivery, feed each client's ack packets to receive_ack(). The Replicator keeps,
 /// per client, a table of its World members (sorted by index, so the membership diff is a linear
 /// merge) with an accumulator, the send each was last sent at, and whether its spawn has gone:
