@@ -2,6 +2,7 @@
 // format. Run from the repository root: build-fuzz/bin/sightline-packet-corpus fuzz/corpus/packet
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -30,9 +31,13 @@ struct Input {
     bytes.push_back(static_cast<std::uint8_t>(packet.size() >> 8));
     bytes.insert(bytes.end(), packet.begin(), packet.end());
   }
-  void save(const std::string& path) const {
+  [[nodiscard]] bool save(const std::string& path) const {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (out) return true;
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    return false;
   }
 };
 
@@ -87,9 +92,52 @@ int make(const std::string& dir, Delivery delivery) {
       if (t == 4) steady.chunk(ack);
     }
   }
-  join.save(dir + "/" + name + "_join.bin");
-  steady.save(dir + "/" + name + "_steady.bin");
-  if (unreliable) lossy.save(dir + "/" + name + "_lossy.bin");
+  if (!join.save(dir + "/" + name + "_join.bin") || !steady.save(dir + "/" + name + "_steady.bin")) return 1;
+  if (unreliable && !lossy.save(dir + "/" + name + "_lossy.bin")) return 1;
+  return 0;
+}
+
+// Hand-made with PacketWriter: every spawn and despawn reason, a slot reused at a new
+// generation, and large ids, which a small World's Replicator does not produce.
+int make_reasons(const std::string& dir) {
+  std::array<std::uint8_t, 64> state{};
+  auto payload = [&](std::uint32_t count) {
+    Stream s = Stream::writer(state);
+    std::array<float, fuzz::kMaxValues> values{12.5f, -3.25f, 4095.0f, -4096.0f};
+    if (!fuzz::serialize_values(s, count, values)) std::abort();
+    return std::span<const std::uint8_t>(state).first(s.bytes());
+  };
+  for (const Delivery delivery : {Delivery::reliable, Delivery::unreliable}) {
+    const bool unreliable = delivery == Delivery::unreliable;
+    Input input(static_cast<std::uint8_t>((unreliable ? 1 : 0) | (1 << 1)));
+    std::array<std::uint8_t, 1200> buffer{};
+    std::uint32_t id = 0;
+    std::uint32_t sequence = 0;
+    std::vector<std::vector<std::uint8_t>> sent;
+    for (std::uint32_t tick = 100; tick < 106; ++tick) {
+      PacketWriter w(buffer, {delivery, sequence++, tick, id});
+      for (std::uint32_t k = 0; k < 9; ++k) {
+        const EntityId e{k == 8 ? 0xfffffff0u : k * 300, tick - 99};
+        if (!w.add_spawn(id++, e, static_cast<SpawnReason>(k), payload(4), k % 2)) std::abort();
+      }
+      for (std::uint32_t k = 0; k < 9; ++k) {
+        if (!w.add_update({k == 8 ? 0xfffffff0u : k * 300, tick - 99}, payload(2))) std::abort();
+      }
+      for (std::uint32_t k = 0; k < 9; ++k) {
+        const EntityId e{k == 8 ? 0xfffffff0u : k * 300, tick - 99};
+        if (!w.add_despawn(id++, e, static_cast<DespawnReason>(k % 6))) std::abort();
+      }
+      const std::span<const std::uint8_t> packet = w.finish();
+      sent.emplace_back(packet.begin(), packet.end());
+    }
+    if (unreliable) {
+      // Out of order, one duplicated, one lost.
+      for (const std::size_t i : {1u, 0u, 3u, 3u, 5u, 2u}) input.chunk(sent[i]);
+    } else {
+      for (const auto& packet : sent) input.chunk(packet);
+    }
+    if (!input.save(dir + "/" + (unreliable ? "unreliable" : "reliable") + "_reasons.bin")) return 1;
+  }
   return 0;
 }
 
@@ -100,5 +148,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
     return 2;
   }
-  return make(argv[1], Delivery::reliable) | make(argv[1], Delivery::unreliable);
+  return make(argv[1], Delivery::reliable) | make(argv[1], Delivery::unreliable) | make_reasons(argv[1]);
 }

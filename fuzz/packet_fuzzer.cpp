@@ -1,12 +1,17 @@
 // libFuzzer target for the packet decoder and the ClientMirror. The input is a first byte (bit 0:
 // unreliable delivery; bits 1..4: history - 1) and then chunks of [u16 little-endian length][bytes],
-// each fed to one mirror as a packet and to decode_ack. After each: a rejected packet left the
-// mirror exactly as it was; the table stays within max_entities; every history is within its
-// bounds; an ack that decodes encodes back to the same bytes.
+// each fed to one mirror as a packet and to decode_ack. After each: the mirror refused exactly the
+// chunks that do not decode or whose payloads fail the check, and a refused one left it exactly
+// as it was; a packet that decodes is the one encoding of what it decodes to (PacketWriter writes
+// the same bytes); the ack never goes back (the reliable id only under unreliable delivery); the
+// table stays within max_entities; every history is within its bounds; an ack that decodes
+// encodes back to the same bytes.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <span>
 #include <vector>
 
 #include "packet_state.h"
@@ -55,6 +60,43 @@ bool same(const Picture& a, const Picture& b) {
 
 constexpr std::uint32_t kMaxEntities = 64;
 
+// Decodes the chunk on its own: whether the mirror must accept it, and whether it is canonical.
+struct Expected {
+  bool decodes = false;
+  bool checks = false;
+};
+
+Expected expect(std::span<const std::uint8_t> chunk, DecodedPacket& decoded,
+                std::vector<std::uint8_t>& buffer) {
+  Expected e;
+  e.decodes = decode_packet(chunk, decoded).ok();
+  if (!e.decodes) return e;
+  buffer.assign(chunk.size(), 0);
+  PacketWriter writer(buffer, decoded.header);
+  e.checks = true;
+  for (const WireRecord& r : decoded.records) {
+    bool added = false;
+    switch (r.type) {
+      case RecordType::spawn:
+        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
+                                 r.state_age);
+        break;
+      case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
+      case RecordType::despawn:
+        added = writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
+        break;
+    }
+    if (!added) __builtin_trap();
+    if (r.type != RecordType::despawn) {
+      const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
+      e.checks = e.checks && fuzz::check_payload(r.entity, part, r.payload, nullptr);
+    }
+  }
+  const std::span<const std::uint8_t> again = writer.finish();
+  if (!std::equal(again.begin(), again.end(), chunk.begin(), chunk.end())) __builtin_trap();
+  return e;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -67,6 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Result<ClientMirror> made = ClientMirror::create(def);
   if (!made.ok()) std::abort();
   ClientMirror& mirror = made.value();
+  DecodedPacket decoded;
+  std::vector<std::uint8_t> buffer;
   std::size_t at = 1;
   while (at + 2 <= size) {
     const std::size_t length = std::min<std::size_t>(data[at] | (std::size_t{data[at + 1]} << 8), size - at - 2);
@@ -82,15 +126,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       __builtin_trap();
     }
 
+    const Expected expected = expect(chunk, decoded, buffer);
     const Picture before = picture(mirror);
     const Status s = mirror.receive(chunk);
+    if (s.ok() != (expected.decodes && expected.checks)) __builtin_trap();
     if (!s.ok()) {
       if (s.code() != ErrorCode::malformed_packet || s.message().empty()) __builtin_trap();
       if (!same(before, picture(mirror))) __builtin_trap();
       if (!mirror.anomalies().empty()) __builtin_trap();
+    } else {
+      const AckPacket now = mirror.ack();
+      if (mirror.stats().packets != before.stats.packets + 1) __builtin_trap();
+      if (now.latest_sequence < before.ack.latest_sequence) __builtin_trap();
+      if (def.delivery == Delivery::unreliable && now.reliable_applied < before.ack.reliable_applied)
+        __builtin_trap();
     }
     if (mirror.held_count() > kMaxEntities) __builtin_trap();
     for (const EntityId e : mirror.held()) {
+      if (e.is_null() || !mirror.holds(e)) __builtin_trap();
       const Result<std::vector<Snapshot>> h = mirror.history(e);
       if (!h.ok() || h->empty() || h->size() > def.history) __builtin_trap();
       if (h->front().part != StatePart::full && h->size() < def.history) __builtin_trap();  // a spawn starts it

@@ -53,7 +53,9 @@ struct Waiting {
   std::vector<std::uint8_t> payload;
 };
 
-// Sequences received, for duplicate detection under unreliable delivery: a window of 1024.
+// Sequences received, for duplicate detection under unreliable delivery: a window of 1024. A
+// packet older than the window is not recognised as a duplicate and is applied again, which is
+// harmless: its reliable records dedupe by id and its updates by tick.
 constexpr std::uint32_t kSequenceWindow = 1024;
 
 }  // namespace
@@ -71,7 +73,8 @@ class MirrorImpl {
   bool any_packet = false;
   std::uint32_t latest_sequence = 0;
   std::uint32_t expected_sequence = 0;  // reliable delivery
-  std::vector<std::uint32_t> seen;      // sequence + 1 per slot (unreliable)
+  std::vector<std::uint64_t> seen;      // sequence + 1 per slot, 0 for none (unreliable)
+  std::vector<std::vector<Stored>> spare_rings;  // of despawned entities, for the next spawns
   std::vector<Anomaly> anomalies;
   MirrorStats stats;
   DecodedPacket packet;
@@ -80,6 +83,10 @@ class MirrorImpl {
   void anomaly(AnomalyKind kind, EntityId entity) {
     anomalies.push_back({kind, entity, packet.header.sequence, packet.header.tick});
     ++stats.anomalies;
+  }
+  void note_sequence(std::uint32_t sequence) {
+    if (!any_packet || sequence > latest_sequence) latest_sequence = sequence;
+    any_packet = true;
   }
   void push_state(Held& h, std::uint32_t tick, StatePart part, std::span<const std::uint8_t> payload) {
     const std::uint32_t slot = (h.first + h.count) % def.history;
@@ -114,6 +121,10 @@ void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, std::uint32_t tick,
     return;
   }
   Held& h = table[e.index];
+  if (!spare_rings.empty()) {
+    h.ring = std::move(spare_rings.back());
+    spare_rings.pop_back();
+  }
   h.generation = e.generation;
   h.reason = reason;
   push_state(h, tick, StatePart::full, payload);
@@ -131,6 +142,9 @@ void MirrorImpl::apply_despawn(EntityId e, DespawnReason reason, MirrorListener*
     anomaly(AnomalyKind::generation_mismatch, e);
     return;
   }
+  // The ring and its payload buffers serve the next spawn: at most the table's high-water mark
+  // of them is kept.
+  spare_rings.push_back(std::move(at->second.ring));
   table.erase(at);
   ++stats.exits;
   if (listener != nullptr) {
@@ -193,8 +207,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   if (def.delivery == Delivery::reliable) {
     if (h.sequence != expected_sequence) anomaly(AnomalyKind::bad_sequence, {});
     expected_sequence = h.sequence + 1;
-    latest_sequence = h.sequence;
-    any_packet = true;
+    note_sequence(h.sequence);
     for (const WireRecord& r : packet.records) {
       if (r.type == RecordType::update) {
         apply_update(r.entity, h.tick, r.payload, true, listener);
@@ -213,14 +226,13 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
 
   // Unreliable: a sequence seen before is a duplicate; its reliable records dedupe by id and its
   // updates by tick anyway, so it is counted and otherwise skipped.
-  std::uint32_t& slot = seen[h.sequence % kSequenceWindow];
-  if (slot == h.sequence + 1) {
+  std::uint64_t& slot = seen[h.sequence % kSequenceWindow];
+  if (slot == std::uint64_t{h.sequence} + 1) {
     ++stats.duplicates;
     return {};
   }
-  slot = h.sequence + 1;
-  if (!any_packet || h.sequence > latest_sequence) latest_sequence = h.sequence;
-  any_packet = true;
+  slot = std::uint64_t{h.sequence} + 1;
+  note_sequence(h.sequence);
 
   for (const WireRecord& r : packet.records) {
     if (r.type == RecordType::update) continue;

@@ -114,7 +114,10 @@ bool Stream::serialize_quantized(float& value, float min, float max, float resol
   if (!ok()) return false;
   if (!(std::isfinite(min) && std::isfinite(max) && min < max)) return fail("quantized range not finite or empty");
   if (!(std::isfinite(resolution) && resolution > 0.0f)) return fail("quantized resolution not positive");
-  const double steps = std::floor((static_cast<double>(max) - min) / resolution);
+  // The top step is the first multiple of resolution at or above max (read back as max), so a
+  // value just below max is never more than resolution / 2 away. The slack keeps a range that is
+  // a whole number of steps but for float rounding (2000 / 0.01f) from growing a step.
+  const double steps = std::max(0.0, std::ceil((static_cast<double>(max) - min) / resolution - 1e-3));
   if (steps > 4294967295.0) return fail("quantized range needs more than 32 bits");
   const auto top = static_cast<std::uint32_t>(steps);
   std::uint32_t step = 0;

@@ -170,7 +170,13 @@ TEST(ClientMirrorTest, MalformedBytesChangeNothing) {
   const std::vector<std::uint8_t> good = Packet(1, 2, 2, Delivery::unreliable).update(a, {5, 5}).spawn(1, b).bytes();
   auto snapshot = [&] {
     std::vector<std::uint64_t> s;
-    for (EntityId e : m.held()) s.push_back((std::uint64_t{e.index} << 32) | *m.state_tick(e));
+    for (EntityId e : m.held()) {
+      s.push_back((std::uint64_t{e.index} << 32) | *m.state_tick(e));
+      for (const Snapshot& snap : *m.history(e)) {
+        s.push_back((std::uint64_t{snap.tick} << 8) | static_cast<std::uint64_t>(snap.part));
+        s.insert(s.end(), snap.payload.begin(), snap.payload.end());
+      }
+    }
     s.push_back(m.ack().reliable_applied);
     s.push_back(m.ack().latest_sequence);
     s.push_back(m.stats().packets);
@@ -188,6 +194,8 @@ TEST(ClientMirrorTest, MalformedBytesChangeNothing) {
     EXPECT_EQ(snapshot(), before);
     ++rejected;
   }
+  int refused_corruptions = 0;
+  int accepted_corruptions = 0;  // in a payload, or a field any value of which is well formed
   for (std::size_t i = 0; i < good.size(); ++i) {
     for (const int v : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
       std::vector<std::uint8_t> bad = good;
@@ -201,9 +209,20 @@ TEST(ClientMirrorTest, MalformedBytesChangeNothing) {
         EXPECT_EQ(probe.ack().reliable_applied, 1u);
         EXPECT_EQ(*probe.state_tick(a), 1u);
         EXPECT_TRUE(probe.anomalies().empty());
+        const auto h = *probe.history(a);
+        ASSERT_EQ(h.size(), 1u);
+        EXPECT_EQ(std::vector<std::uint8_t>(h[0].payload.begin(), h[0].payload.end()),
+                  (std::vector<std::uint8_t>{1, 2}));
+        EXPECT_EQ(probe.stats().rejected, 1u);
+        EXPECT_EQ(probe.stats().packets, 1u);
+        ++refused_corruptions;
+      } else {
+        ++accepted_corruptions;
       }
     }
   }
+  EXPECT_GT(refused_corruptions, 0);
+  EXPECT_GT(accepted_corruptions, 0);
   EXPECT_EQ(m.stats().rejected, rejected);
   ASSERT_TRUE(m.receive(good).ok());
   EXPECT_TRUE(m.holds(b));
@@ -264,6 +283,285 @@ TEST(ClientMirrorTest, UnreliableDropsUpdatesItCannotPlace) {
   // a real anomaly.
   ASSERT_TRUE(m.receive(Packet(6, 8, 2, Delivery::unreliable).update(b).bytes()).ok());
   EXPECT_EQ(kinds(m), std::vector<AnomalyKind>{AnomalyKind::update_unknown});
+}
+
+TEST(ClientMirrorTest, NamesEveryAnomalyKind) {
+  std::vector<std::string> names;
+  for (int k = 0; k <= static_cast<int>(AnomalyKind::too_many); ++k) {
+    names.emplace_back(anomaly_kind_name(static_cast<AnomalyKind>(k)));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"update_unknown", "spawn_held", "despawn_unknown",
+                                             "generation_mismatch", "bad_sequence", "bad_reliable_id",
+                                             "delivery_mismatch", "too_many"}));
+}
+
+TEST(ClientMirrorTest, AcksNothingBeforeTheFirstPacketThenTheHighestSequence) {
+  ClientMirror m = make(Delivery::unreliable);
+  EXPECT_EQ(m.ack().latest_sequence, 0u);
+  EXPECT_EQ(m.ack().reliable_applied, 0u);
+  ASSERT_TRUE(m.receive(Packet(4, 5, 0, Delivery::unreliable).bytes()).ok());
+  ASSERT_TRUE(m.receive(Packet(2, 3, 0, Delivery::unreliable).bytes()).ok());
+  EXPECT_EQ(m.ack().latest_sequence, 4u) << "a late packet does not lower the ack";
+  // The last sequence of all is an ordinary sequence, not a duplicate of "none yet".
+  ClientMirror top = make(Delivery::unreliable);
+  ASSERT_TRUE(top.receive(Packet(0xffffffffu, 5, 1, Delivery::unreliable).spawn(0, a).bytes()).ok());
+  EXPECT_EQ(top.stats().duplicates, 0u);
+  EXPECT_TRUE(top.holds(a));
+  EXPECT_EQ(top.ack().latest_sequence, 0xffffffffu);
+}
+
+TEST(ClientMirrorTest, OnlyDestroyedIsADeath) {
+  const DespawnReason reasons[] = {
+      DespawnReason::left,          DespawnReason::destroyed,        DespawnReason::key_removed,
+      DespawnReason::space_changed, DespawnReason::culling_switched, DespawnReason::hidden};
+  struct Exits : MirrorListener {
+    std::vector<std::pair<ExitKind, DespawnReason>> seen;
+    void on_exit(EntityId, ExitKind kind, DespawnReason reason) override { seen.emplace_back(kind, reason); }
+  } exits;
+  ClientMirror m = make();
+  std::uint32_t id = 0;
+  std::uint32_t sequence = 0;
+  for (const DespawnReason reason : reasons) {
+    ASSERT_TRUE(
+        m.receive(Packet(sequence, sequence + 1, id + 2).spawn(id, a).despawn(id + 1, a, reason).bytes(),
+                  &exits)
+            .ok());
+    id += 2;
+    ++sequence;
+  }
+  ASSERT_EQ(exits.seen.size(), std::size(reasons));
+  for (std::size_t i = 0; i < exits.seen.size(); ++i) {
+    EXPECT_EQ(exits.seen[i].second, reasons[i]);
+    EXPECT_EQ(exits.seen[i].first,
+              reasons[i] == DespawnReason::destroyed ? ExitKind::destroy : ExitKind::leave);
+  }
+  EXPECT_TRUE(m.anomalies().empty());
+}
+
+TEST(ClientMirrorTest, AReusedSlotIsNeverItsPredecessor) {
+  ClientMirror m = make();
+  const EntityId successor{a.index, a.generation + 1};
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1).spawn(0, a).bytes()).ok());
+  // A spawn, an update and a despawn of the same index at another generation: all refused.
+  ASSERT_TRUE(
+      m.receive(Packet(1, 2, 3).spawn(1, successor).update(successor).despawn(2, successor).bytes()).ok());
+  EXPECT_EQ(kinds(m),
+            (std::vector<AnomalyKind>{AnomalyKind::generation_mismatch, AnomalyKind::generation_mismatch,
+                                      AnomalyKind::generation_mismatch}));
+  EXPECT_EQ(m.held(), std::vector<EntityId>{a});
+  EXPECT_EQ(*m.state_tick(a), 1u);
+  EXPECT_FALSE(m.holds(successor));
+  EXPECT_EQ(m.history(successor).status().code(), ErrorCode::stale_handle);
+  EXPECT_EQ(m.state_tick(successor).status().code(), ErrorCode::stale_handle);
+  EXPECT_FALSE(m.holds(EntityId{a.index, 0})) << "the null handle is never held";
+  // Once the predecessor has gone, the successor arrives with a fresh history.
+  ASSERT_TRUE(
+      m.receive(Packet(2, 3, 5).despawn(3, a, DespawnReason::destroyed).spawn(4, successor, {8}).bytes())
+          .ok());
+  EXPECT_TRUE(m.anomalies().empty());
+  EXPECT_EQ(m.held(), std::vector<EntityId>{successor});
+  ASSERT_EQ(m.history(successor)->size(), 1u);
+  EXPECT_EQ(m.history(successor)->front().payload[0], 8u);
+}
+
+TEST(ClientMirrorTest, HugeIndicesAndGenerationsAreHeldWithoutSizingAnythingByThem) {
+  ClientMirror m = make();
+  const EntityId far{0xffffffffu, 0xffffffffu};
+  const EntityId near_zero{0, 1};
+  ASSERT_TRUE(m.receive(Packet(0, 1, 2).spawn(0, far).spawn(1, near_zero).bytes()).ok());
+  EXPECT_EQ(m.held(), (std::vector<EntityId>{near_zero, far})) << "sorted by index";
+  ASSERT_TRUE(m.receive(Packet(1, 2, 2).update(far).bytes()).ok());
+  EXPECT_EQ(*m.state_tick(far), 2u);
+}
+
+TEST(ClientMirrorTest, ReliableDeliveryResynchronisesAfterAGap) {
+  ClientMirror m = make();
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1).spawn(0, a).bytes()).ok());
+  ASSERT_TRUE(m.receive(Packet(3, 4, 1).bytes()).ok());
+  EXPECT_EQ(kinds(m), std::vector<AnomalyKind>{AnomalyKind::bad_sequence});
+  ASSERT_TRUE(m.receive(Packet(4, 5, 1).update(a).bytes()).ok());
+  EXPECT_TRUE(m.anomalies().empty()) << "the packet after the gap is expected";
+  // A reliable id from the past: reported, and the next one is expected after it.
+  ASSERT_TRUE(m.receive(Packet(5, 6, 1).despawn(0, a).bytes()).ok());
+  EXPECT_EQ(kinds(m), std::vector<AnomalyKind>{AnomalyKind::bad_reliable_id});
+  EXPECT_FALSE(m.holds(a)) << "consistent otherwise, so applied";
+  EXPECT_EQ(m.ack().reliable_applied, 1u);
+  ASSERT_TRUE(m.receive(Packet(6, 7, 2).spawn(1, b).bytes()).ok());
+  EXPECT_TRUE(m.anomalies().empty());
+  EXPECT_EQ(m.stats().anomalies, 2u);
+}
+
+TEST(ClientMirrorTest, UnreliableCallsBackReliableRecordsInIdOrderThenUpdates) {
+  ClientMirror m = make(Delivery::unreliable);
+  Log log;
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1, Delivery::unreliable).spawn(0, a).bytes(), &log).ok());
+  // In the packet: an update first, then reliable ids 3, 1, 2. Applied: 1, 2, 3, then the update.
+  ASSERT_TRUE(m.receive(Packet(1, 2, 4, Delivery::unreliable)
+                            .update(a)
+                            .despawn(3, b, DespawnReason::destroyed)
+                            .spawn(1, b, {4, 4})
+                            .update(b)
+                            .bytes(),
+                        &log)
+                  .ok());
+  EXPECT_EQ(m.stats().reliable_buffered, 1u) << "only id 3 had to wait";
+  EXPECT_EQ(m.stats().stale_updates, 1u) << "b's update is no newer than the full state it arrived with";
+  // Id 2 arrives later; 3 follows it at once.
+  ASSERT_TRUE(m.receive(Packet(2, 3, 4, Delivery::unreliable).spawn(2, {7, 1}).bytes(), &log).ok());
+  EXPECT_EQ(log.lines, (std::vector<std::string>{"enter 3:1 @1 3B", "enter 5:2 @2 2B", "update 3 @2",
+                                                 "enter 7:1 @3 3B", "destroy 5"}));
+  EXPECT_EQ(m.held(), (std::vector<EntityId>{a, {7, 1}}));
+  EXPECT_EQ(m.ack().reliable_applied, 4u);
+  EXPECT_TRUE(m.anomalies().empty());
+}
+
+TEST(ClientMirrorTest, UnreliableBuffersACopyOfWhatWaits) {
+  ClientMirror m = make(Delivery::unreliable);
+  {
+    std::vector<std::uint8_t> early = Packet(1, 2, 2, Delivery::unreliable).spawn(1, b, {10, 20, 30}).bytes();
+    ASSERT_TRUE(m.receive(early).ok());
+    std::fill(early.begin(), early.end(), std::uint8_t{0xee});  // the caller's bytes are gone
+  }
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1, Delivery::unreliable).spawn(0, a).bytes()).ok());
+  const auto h = *m.history(b);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(std::vector<std::uint8_t>(h[0].payload.begin(), h[0].payload.end()),
+            (std::vector<std::uint8_t>{10, 20, 30}));
+  EXPECT_EQ(h[0].tick, 2u) << "the tick of the packet that brought it";
+  // The same early record again while it waits is a duplicate, not a second entry.
+  ClientMirror w = make(Delivery::unreliable);
+  ASSERT_TRUE(w.receive(Packet(1, 2, 2, Delivery::unreliable).spawn(1, b).bytes()).ok());
+  ASSERT_TRUE(w.receive(Packet(2, 3, 2, Delivery::unreliable).spawn(1, b).bytes()).ok());
+  EXPECT_EQ(w.stats().reliable_buffered, 1u);
+  EXPECT_EQ(w.stats().reliable_duplicates, 1u);
+}
+
+TEST(ClientMirrorTest, UnreliableWindowEdge) {
+  ClientMirror m = make(Delivery::unreliable);
+  ASSERT_TRUE(m.receive(Packet(0, 1, 0, Delivery::unreliable).spawn(kReliableWindow - 1, b).bytes()).ok());
+  EXPECT_TRUE(m.anomalies().empty());
+  EXPECT_EQ(m.stats().reliable_buffered, 1u);
+  ASSERT_TRUE(m.receive(Packet(1, 2, 0, Delivery::unreliable).spawn(kReliableWindow, {9, 1}).bytes()).ok());
+  EXPECT_EQ(kinds(m), std::vector<AnomalyKind>{AnomalyKind::bad_reliable_id});
+  EXPECT_EQ(m.anomalies()[0].entity, (EntityId{9, 1}));
+  EXPECT_EQ(m.stats().reliable_buffered, 1u);
+}
+
+TEST(ClientMirrorTest, UnreliableUpdatesMatchTheExactIdOrAreAnomaliesWhenTheMirrorIsCaughtUp) {
+  ClientMirror m = make(Delivery::unreliable);
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1, Delivery::unreliable).spawn(0, a).bytes()).ok());
+  const EntityId other{a.index, a.generation + 1};
+  // Behind: the server had assigned id 1 (say, a's despawn and other's spawn) when it wrote this.
+  ASSERT_TRUE(m.receive(Packet(1, 2, 3, Delivery::unreliable).update(other).bytes()).ok());
+  EXPECT_TRUE(m.anomalies().empty());
+  EXPECT_EQ(m.stats().stale_updates, 1u);
+  // Caught up: the same disagreement is an anomaly.
+  ASSERT_TRUE(m.receive(Packet(2, 3, 1, Delivery::unreliable).update(other).update(b).bytes()).ok());
+  EXPECT_EQ(kinds(m),
+            (std::vector<AnomalyKind>{AnomalyKind::generation_mismatch, AnomalyKind::update_unknown}));
+  // Caught up but not newer: dropped quietly (an update from an earlier packet, arriving late).
+  ASSERT_TRUE(m.receive(Packet(3, 1, 1, Delivery::unreliable).update(a).bytes()).ok());
+  EXPECT_TRUE(m.anomalies().empty());
+  EXPECT_EQ(m.stats().stale_updates, 2u);
+  EXPECT_EQ(m.history(a)->size(), 1u);
+}
+
+TEST(ClientMirrorTest, UnreliableDuplicatesAreIdempotentWhateverTheWindow) {
+  ClientMirror m = make(Delivery::unreliable, 8);
+  const std::vector<std::uint8_t> join =
+      Packet(0, 1, 2, Delivery::unreliable).spawn(0, a).spawn(1, b).bytes();
+  const std::vector<std::uint8_t> step =
+      Packet(1, 2, 2, Delivery::unreliable).update(a, {1}).update(b, {2}).bytes();
+  ASSERT_TRUE(m.receive(join).ok());
+  ASSERT_TRUE(m.receive(step).ok());
+  const auto before = m.held();
+  const auto history_a = m.history(a)->size();
+  // Far more packets than the duplicate window, then the old ones again: nothing changes.
+  for (std::uint32_t s = 2; s < 3000; ++s)
+    ASSERT_TRUE(m.receive(Packet(s, 2, 2, Delivery::unreliable).bytes()).ok());
+  ASSERT_TRUE(m.receive(join).ok());
+  ASSERT_TRUE(m.receive(step).ok());
+  ASSERT_TRUE(m.receive(step).ok());
+  EXPECT_EQ(m.held(), before);
+  EXPECT_EQ(m.history(a)->size(), history_a);
+  EXPECT_EQ(m.stats().enters, 2u);
+  EXPECT_EQ(m.stats().updates, 2u);
+  EXPECT_GE(m.stats().duplicates, 1u) << "the last copy of step is inside the window";
+  EXPECT_TRUE(m.anomalies().empty());
+}
+
+TEST(ClientMirrorTest, UnreliableMaxEntitiesAndDeliveryMismatch) {
+  MirrorDef def;
+  def.delivery = Delivery::unreliable;
+  def.max_entities = 1;
+  ClientMirror m = std::move(ClientMirror::create(def).value());
+  ASSERT_TRUE(m.receive(Packet(0, 1, 2, Delivery::unreliable).spawn(0, a).spawn(1, b).bytes()).ok());
+  EXPECT_EQ(kinds(m), std::vector<AnomalyKind>{AnomalyKind::too_many});
+  EXPECT_EQ(m.held(), std::vector<EntityId>{a});
+  EXPECT_EQ(m.ack().reliable_applied, 2u) << "the refused spawn still took its place in the order";
+  const AckPacket ack = m.ack();
+  ASSERT_TRUE(m.receive(Packet(9, 2, 3, Delivery::reliable).despawn(2, a).bytes()).ok());
+  EXPECT_EQ(kinds(m), std::vector<AnomalyKind>{AnomalyKind::delivery_mismatch});
+  EXPECT_TRUE(m.anomalies()[0].entity.is_null());
+  EXPECT_EQ(m.ack().latest_sequence, ack.latest_sequence);
+  EXPECT_EQ(m.ack().reliable_applied, ack.reliable_applied);
+  EXPECT_TRUE(m.holds(a));
+}
+
+TEST(ClientMirrorTest, TheCheckSeesEveryPayloadWithItsPartAndContextBeforeAnythingApplies) {
+  struct Seen {
+    std::vector<std::string> calls;
+    bool refuse = false;
+  } seen;
+  MirrorDef def;
+  def.check_context = &seen;
+  def.check = [](EntityId e, StatePart part, std::span<const std::uint8_t> payload, void* context) {
+    auto& s = *static_cast<Seen*>(context);
+    s.calls.push_back(std::to_string(e.index) + (part == StatePart::full ? " full " : " update ") +
+                      std::to_string(payload.size()));
+    return !s.refuse;
+  };
+  ClientMirror m = std::move(ClientMirror::create(def).value());
+  Log log;
+  const std::vector<std::uint8_t> packet =
+      Packet(0, 1, 2).spawn(0, a, {1, 2}).update(a, {3}).despawn(1, a).bytes();
+  seen.refuse = true;
+  const Status refused = m.receive(packet, &log);
+  EXPECT_EQ(refused.code(), ErrorCode::malformed_packet);
+  EXPECT_NE(refused.message().find("record 0"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("3:1"), std::string::npos) << refused.message();
+  EXPECT_TRUE(log.lines.empty()) << "no callback for a refused packet";
+  EXPECT_EQ(m.stats().rejected, 1u);
+  EXPECT_EQ(m.stats().packets, 0u);
+  EXPECT_EQ(m.ack().latest_sequence, 0u);
+  seen.calls.clear();
+  seen.refuse = false;
+  ASSERT_TRUE(m.receive(packet, &log).ok());
+  EXPECT_EQ(seen.calls, (std::vector<std::string>{"3 full 2", "3 update 1"})) << "despawns carry no payload";
+  EXPECT_EQ(log.lines, (std::vector<std::string>{"enter 3:1 @1 2B", "update 3 @1", "leave 3"}));
+}
+
+TEST(ClientMirrorTest, ARefusedPacketClearsTheLastAnomalies) {
+  ClientMirror m = make();
+  ASSERT_TRUE(m.receive(Packet(0, 1, 0).update(a).bytes()).ok());
+  ASSERT_EQ(m.anomalies().size(), 1u);
+  const std::vector<std::uint8_t> garbage{kProtocolVersion, 9};
+  const Status s = m.receive(garbage);
+  EXPECT_EQ(s.code(), ErrorCode::malformed_packet);
+  EXPECT_NE(s.message().find("byte 1"), std::string::npos) << s.message();
+  EXPECT_TRUE(m.anomalies().empty());
+  EXPECT_EQ(m.stats().anomalies, 1u);
+}
+
+TEST(ClientMirrorTest, AMovedMirrorKeepsItsTable) {
+  ClientMirror m = make();
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1).spawn(0, a).bytes()).ok());
+  ClientMirror moved = std::move(m);
+  EXPECT_TRUE(moved.holds(a));
+  ClientMirror other = make();
+  other = std::move(moved);
+  ASSERT_TRUE(other.receive(Packet(1, 2, 1).update(a).bytes()).ok());
+  EXPECT_EQ(*other.state_tick(a), 2u);
 }
 
 }  // namespace

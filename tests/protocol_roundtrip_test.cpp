@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -110,6 +111,67 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
   RC_ASSERT(!decode_packet(longer, decoded).ok());
 }
 
+// Writes a decoded packet again: the bytes of a packet that decodes are the only encoding of
+// what it decodes to.
+std::vector<std::uint8_t> rewrite(const DecodedPacket& p) {
+  std::vector<std::uint8_t> buffer(kStateHeaderBytes + 64 * 1024);
+  PacketWriter writer(buffer, p.header);
+  for (const WireRecord& r : p.records) {
+    bool added = false;
+    switch (r.type) {
+      case RecordType::spawn:
+        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
+                                 r.state_age);
+        break;
+      case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
+      case RecordType::despawn:
+        added = writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
+        break;
+    }
+    if (!added) return {};
+  }
+  const std::span<const std::uint8_t> bytes = writer.finish();
+  return {bytes.begin(), bytes.end()};
+}
+
+RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) {
+  PacketHeader header;
+  header.delivery = *rc::gen::element(Delivery::reliable, Delivery::unreliable);
+  header.sequence = *any_u32();
+  header.tick = *any_u32();
+  header.reliable_next = *any_u32();
+  const auto records =
+      *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(1, 8), any_record(header.tick));
+  std::vector<std::uint8_t> buffer(kStateHeaderBytes + 8 * 330);
+  PacketWriter writer(buffer, header);
+  for (const Rec& r : records) {
+    switch (r.type) {
+      case RecordType::spawn:
+        RC_ASSERT(writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
+                                   r.state_age));
+        break;
+      case RecordType::update: RC_ASSERT(writer.add_update(r.entity, r.payload)); break;
+      case RecordType::despawn:
+        RC_ASSERT(writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason)));
+        break;
+    }
+  }
+  const std::span<const std::uint8_t> good = writer.finish();
+  std::vector<std::uint8_t> bad(good.begin(), good.end());
+  const auto changes = *rc::gen::inRange(1, 4);
+  for (int i = 0; i < changes; ++i) {
+    bad[*rc::gen::inRange<std::size_t>(0, bad.size())] = *rc::gen::arbitrary<std::uint8_t>();
+  }
+  DecodedPacket decoded;
+  const Status s = decode_packet(bad, decoded);
+  if (!s.ok()) {
+    RC_ASSERT(s.code() == ErrorCode::malformed_packet);
+    RC_ASSERT(s.message().find("byte") != std::string::npos);
+    return;
+  }
+  RC_ASSERT(rewrite(decoded) == bad);
+}
+
 RC_GTEST_PROP(ProtocolRoundTrip, AcksDecodeToWhatWasWritten, ()) {
   const AckPacket ack{*any_u32(), *any_u32()};
   std::array<std::uint8_t, kAckBytes> bytes{};
@@ -162,10 +224,14 @@ rc::Gen<Field> any_field() {
         break;
       }
       case Field::quantized: {
-        f.fmin = static_cast<float>(*rc::gen::inRange(-5000, 5000));
-        f.fmax = f.fmin + static_cast<float>(*rc::gen::inRange(1, 5000));
-        f.resolution = *rc::gen::element(1.0f, 0.5f, 0.01f, 1.0f / 256.0f, 0.1f);
-        const auto t = static_cast<float>(*rc::gen::inRange(0, 1001)) / 1000.0f;
+        // Ranges that are not a whole number of steps too: the top step is then closer than one
+        // resolution, and a value near max must still read back within resolution / 2.
+        f.fmin = static_cast<float>(*rc::gen::inRange(-500000, 500000)) / 100.0f;
+        f.fmax = f.fmin + static_cast<float>(*rc::gen::inRange(1, 500000)) / 100.0f;
+        f.resolution = *rc::gen::element(1.0f, 0.5f, 0.01f, 1.0f / 256.0f, 0.1f, 0.3f, 0.7f, 3.0f, 10.0f);
+        const auto t =
+            static_cast<float>(*rc::gen::oneOf(rc::gen::inRange(0, 1001), rc::gen::element(0, 999, 1000))) /
+            1000.0f;
         f.fvalue = std::min(f.fmax, f.fmin + t * (f.fmax - f.fmin));
         break;
       }
@@ -227,7 +293,11 @@ RC_GTEST_PROP(ProtocolRoundTrip, StateReadsBackWhatWasWrittenAndMeasureAgrees, (
       case Field::boolean: RC_ASSERT(r.flag == w.flag); break;
       case Field::real: RC_ASSERT(r.fvalue == w.fvalue); break;
       case Field::quantized: {
-        RC_ASSERT(std::fabs(r.fvalue - w.fvalue) <= w.resolution * 0.5f + 1e-3f * std::fabs(w.fvalue) + 1e-3f);
+        // Half a step, plus the float rounding of min + step * resolution (under 2^-22 of the magnitude).
+        const float slack = 2.5e-7f * std::max(std::fabs(w.fmin), std::fabs(w.fmax));
+        RC_ASSERT(std::fabs(r.fvalue - w.fvalue) <= w.resolution * 0.5f * 1.0001f + slack);
+        RC_ASSERT(r.fvalue >= w.fmin);
+        RC_ASSERT(r.fvalue <= w.fmax);
         // Quantizing the value read gives the same bits: a second round trip changes nothing.
         float again = r.fvalue;
         std::vector<std::uint8_t> b1(8), b2(8);
@@ -280,6 +350,53 @@ TEST(StreamTest, RefusesValuesItsWriterCouldNotHaveProduced) {
   bool b = false;
   EXPECT_TRUE(rg.serialize_bool(b));
   EXPECT_FALSE(rg.rest_is_zero());
+}
+
+TEST(StreamTest, AQuantizedRangeNotAWholeNumberOfStepsKeepsHalfAStepAtTheTop) {
+  // [0, 0.79] at 0.4: steps 0, 0.4 and 0.8 read back as 0.79. A value near max is not rounded down
+  // to 0.4.
+  std::array<std::uint8_t, 4> bytes{};
+  for (const float value : {0.79f, 0.61f, 0.59f, 0.0f}) {
+    float v = value;
+    Stream w = Stream::writer(bytes);
+    ASSERT_TRUE(w.serialize_quantized(v, 0.0f, 0.79f, 0.4f));
+    EXPECT_EQ(w.bits(), 2u);
+    float back = -1.0f;
+    Stream r = Stream::reader(bytes);
+    ASSERT_TRUE(r.serialize_quantized(back, 0.0f, 0.79f, 0.4f));
+    EXPECT_LE(std::fabs(back - value), 0.2f + 1e-6f) << value << " read back as " << back;
+  }
+  // A range that is a whole number of steps but for float rounding gets no extra step.
+  Stream m = Stream::measurer();
+  float x = 0.0f;
+  ASSERT_TRUE(m.serialize_quantized(x, 0.0f, 2.55f, 0.01f));
+  EXPECT_EQ(m.bits(), 8u);
+}
+
+TEST(ProtocolDocTest, TheWorkedExampleInProtocolMdIsWhatTheCodeWrites) {
+  std::array<std::uint8_t, 8> payload{};
+  Stream state = Stream::writer(payload);
+  float x = 12.5f;
+  float z = -3.25f;
+  ASSERT_TRUE(state.serialize_quantized(x, -1000.0f, 1000.0f, 1.0f / 64.0f));
+  ASSERT_TRUE(state.serialize_quantized(z, -1000.0f, 1000.0f, 1.0f / 64.0f));
+  ASSERT_EQ(state.bits(), 34u);
+  const auto p = std::span<const std::uint8_t>(payload).first(state.bytes());
+  std::array<std::uint8_t, 64> buffer{};
+  PacketWriter writer(buffer, {Delivery::unreliable, 7, 300, 42});
+  ASSERT_TRUE(writer.add_spawn(40, {130, 2}, SpawnReason::near, p));
+  ASSERT_TRUE(writer.add_update({5, 1}, p));
+  ASSERT_TRUE(writer.add_despawn(41, {9, 3}, DespawnReason::left));
+  const auto bytes = writer.finish();
+  const std::vector<std::uint8_t> documented{
+      0x01, 0x01, 0x01, 0x07, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00,
+      0x03, 0x00, 0x01, 0x28, 0x82, 0x01, 0x02, 0x00, 0x00, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01,
+      0x02, 0x05, 0x01, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01, 0x03, 0x29, 0x09, 0x03, 0x00};
+  EXPECT_EQ(std::vector<std::uint8_t>(bytes.begin(), bytes.end()), documented);
+  std::array<std::uint8_t, kAckBytes> ack{};
+  encode_ack({7, 42}, ack);
+  EXPECT_EQ(
+      ack, (std::array<std::uint8_t, kAckBytes>{0x01, 0x02, 0x07, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00}));
 }
 
 }  // namespace

@@ -113,6 +113,15 @@ class MirrorImpl;
 /// entity held with that exact id and only when it is newer than the entity's last state;
 /// otherwise it is dropped. An update for an id not held is an anomaly only when the mirror has
 /// applied exactly the reliable records the packet says came before it (then it should hold it).
+/// A packet whose sequence is among the last 1024 received is counted in stats().duplicates and
+/// skipped; an older copy goes through again, which is harmless (applying a packet a second time
+/// changes nothing: its reliable records dedupe by id, its updates by tick). Ticks are u32,
+/// assumed not to wrap. Under reliable delivery records apply in packet order, with no tick test.
+///
+/// Memory is bounded by the def: at most max_entities held, each with at most `history` payload
+/// copies, and at most kReliableWindow waiting spawns and despawns. Not thread-safe: one thread
+/// at a time, or const calls only while no receive() runs. Movable; a moved-from mirror may only
+/// be assigned to or destroyed.
 class ClientMirror {
  public:
   [[nodiscard]] static Result<ClientMirror> create(const MirrorDef& def);
@@ -122,7 +131,9 @@ class ClientMirror {
   ClientMirror& operator=(const ClientMirror&) = delete;
   ~ClientMirror();
 
-  /// Applies one state packet; `listener` may be null.
+  /// Applies one state packet; `listener` may be null and is called during the call only.
+  /// `bytes` need not outlive the call. On malformed_packet the mirror is as it was, except that
+  /// stats().rejected counts it and anomalies() is empty.
   [[nodiscard]] Status receive(std::span<const std::uint8_t> bytes, MirrorListener* listener = nullptr);
 
   [[nodiscard]] bool holds(EntityId entity) const noexcept;
@@ -135,7 +146,8 @@ class ClientMirror {
   /// The latest tick applied to the entity. stale_handle when not held.
   [[nodiscard]] Result<std::uint32_t> state_tick(EntityId entity) const;
 
-  /// What to send back to the server (required under unreliable delivery).
+  /// What to send back to the server (required under unreliable delivery): the highest sequence
+  /// received (0 before any) and the next reliable id expected.
   [[nodiscard]] AckPacket ack() const noexcept;
   /// The anomalies of the last receive(). Valid until the next one.
   [[nodiscard]] std::span<const Anomaly> anomalies() const noexcept;

@@ -65,9 +65,11 @@ class Stream {
   bool serialize_bool(bool& value) noexcept;
   /// A finite float in 32 bits, exact. NaN and infinities are refused in every mode.
   bool serialize_float(float& value) noexcept;
-  /// A float in [min, max] rounded to a multiple of `resolution` above min: (max - min) /
-  /// resolution + 1 steps, at most 2^32. Reading gives min + step * resolution, clamped to max.
-  /// Writing refuses a value outside [min, max] or not finite. Requires min < max, resolution > 0.
+  /// A float in [min, max] rounded to the nearest multiple of `resolution` above min, so within
+  /// resolution / 2: steps 0..top where top = ceil((max - min) / resolution) (a fraction of a
+  /// step below 0.001 is dropped), in bits_required(top) bits, top at most 2^32 - 1. Reading gives
+  /// min + step * resolution, clamped to max. Writing refuses a value outside [min, max] or not
+  /// finite. Requires min < max, resolution > 0.
   bool serialize_quantized(float& value, float min, float max, float resolution) noexcept;
   /// `count` raw bytes (byte-aligned or not).
   bool serialize_bytes(std::uint8_t* data, std::size_t count) noexcept;
