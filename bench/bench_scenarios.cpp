@@ -40,6 +40,77 @@ BenchScenario arena_scenario() {
   return s;
 }
 
+BenchScenario mmo_scenario() {
+  BenchScenario s = arena_scenario();
+  s.name = "mmo";
+  s.walk.entities = 100'000;
+  s.walk.width = 10'000.0f;
+  s.walk.height = 10'000.0f;
+  s.clients = 10'000;
+  s.enter_radius = 178.0f;  // pi R^2 x density = 99.5 entities within R of a client
+  s.leave_radius = 1.25f * 178.0f;
+  s.checked_from_start = 2;
+  s.warmup_ticks = 300;
+  s.checked_steady = 2;
+  s.frame_block = 8;
+  return s;
+}
+
+BenchScenario clustered_scenario() {
+  BenchScenario s = arena_scenario();
+  s.name = "clustered";
+  s.walk.hotspots = 8;
+  s.walk.hotspot_fraction = 0.8f;
+  s.walk.hotspot_size = 200.0f;  // 5,000 entities in 200 x 200: every client of a hotspot sees them all
+  s.warmup_ticks = 300;
+  s.checked_steady = 10;
+  return s;
+}
+
+BenchScenario teleports_scenario() {
+  BenchScenario s = arena_scenario();
+  s.name = "teleports";
+  s.walk.teleport_fraction = 0.01f;
+  s.warmup_ticks = 600;
+  s.checked_steady = 10;
+  return s;
+}
+
+BenchScenario observers_scenario(float leave_radius) {
+  BenchScenario s;
+  s.name = leave_radius == 30.0f ? "observers" : "observers_l33";
+  s.walk.entities = 10'000;
+  s.walk.width = 2048.0f;
+  s.walk.height = 2048.0f;
+  s.walk.hz = 30.0f;
+  s.walk.speed = 2.0f * 30.0f;  // 2 units a tick
+  s.walk.seed = 1;
+  s.clients = 10'000;
+  s.enter_radius = 30.0f;
+  s.leave_radius = leave_radius;
+  s.checked_from_start = 3;
+  s.warmup_ticks = 300;
+  s.checked_steady = 10;
+  s.frame_block = 32;
+  return s;
+}
+
+BenchScenario observers_crowd_scenario() {
+  BenchScenario s = observers_scenario(30.0f);
+  s.name = "observers_crowd";
+  s.walk.entities = 2000;
+  s.walk.width = 512.0f;
+  s.walk.height = 512.0f;
+  s.clients = 2000;
+  return s;
+}
+
+std::vector<BenchScenario> all_scenarios() {
+  return {reference_scenario(),      arena_scenario(),           mmo_scenario(),
+          clustered_scenario(),      teleports_scenario(),       observers_scenario(30.0f),
+          observers_scenario(33.0f), observers_crowd_scenario()};
+}
+
 Result<ScenarioWorld> build_world(const BenchScenario& scenario, std::span<const float> xs,
                                   std::span<const float> zs, std::uint32_t clients) {
   WorldDef def = default_world_def();

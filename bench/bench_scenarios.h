@@ -32,6 +32,21 @@ struct BenchScenario {
 /// L = 125, 1.5 m/s, 30 Hz.
 [[nodiscard]] BenchScenario arena_scenario();
 
+/// (b) the MMO: 10,000 clients, 100,000 entities, 10,000 x 10,000, R = 178 (about 100 entities
+/// within R of a client), L = 1.25R, the arena's walk.
+[[nodiscard]] BenchScenario mmo_scenario();
+/// (d) clustered: the arena with 80% of the entities in 8 hotspots of 200 x 200 (the O(N^2) case).
+[[nodiscard]] BenchScenario clustered_scenario();
+/// (e) teleports: the arena with 1% of the entities jumping to a random point each tick.
+[[nodiscard]] BenchScenario teleports_scenario();
+/// (f) everyone observes: 10,000 entities that are all clients, 2048 x 2048, R = 30, 2 units a
+/// tick at 30 Hz, with L = R ("observers") or L = 33 ("observers_l33").
+[[nodiscard]] BenchScenario observers_scenario(float leave_radius);
+/// (f)'s crowd: 2,000 entities, all clients, in 512 x 512.
+[[nodiscard]] BenchScenario observers_crowd_scenario();
+/// Every scenario above, (c) reference first, in the order the table prints them.
+[[nodiscard]] std::vector<BenchScenario> all_scenarios();
+
 /// A World holding one entity per walker, with the first `clients` entities as viewers.
 struct ScenarioWorld {
   World world;

@@ -276,8 +276,7 @@ void bm_grid_only(benchmark::State& state, std::size_t index) {
 }
 
 void register_benchmarks() {
-  fixtures().push_back(std::make_unique<Fixture>(reference_scenario()));
-  fixtures().push_back(std::make_unique<Fixture>(arena_scenario()));
+  for (const BenchScenario& s : all_scenarios()) fixtures().push_back(std::make_unique<Fixture>(s));
   for (std::size_t i = 0; i < fixtures().size(); ++i) {
     const std::string name = fixtures()[i]->scenario.name;
     const auto add = [&](const char* what, void (*body)(benchmark::State&, std::size_t),

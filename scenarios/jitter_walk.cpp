@@ -25,12 +25,34 @@ bool reflect(float& v, float limit) {
 }  // namespace
 
 JitterWalk::JitterWalk(const JitterWalkDef& def) : def_(def), rng_(def.seed) {
-  xs_.resize(def.entities);
-  zs_.resize(def.entities);
-  heading_.resize(def.entities);
-  for (std::uint32_t i = 0; i < def.entities; ++i) {
-    xs_[i] = rng_.uniform(0.0f, def.width);
-    zs_[i] = rng_.uniform(0.0f, def.height);
+  const std::uint32_t n = def.entities;
+  xs_.resize(n);
+  zs_.resize(n);
+  heading_.resize(n);
+  lo_x_.assign(n, 0.0f);
+  lo_z_.assign(n, 0.0f);
+  hi_x_.assign(n, def.width);
+  hi_z_.assign(n, def.height);
+  if (def.hotspots != 0) {
+    const float side_x = std::fmin(def.hotspot_size, def.width);
+    const float side_z = std::fmin(def.hotspot_size, def.height);
+    std::vector<float> cx(def.hotspots), cz(def.hotspots);
+    for (std::uint32_t h = 0; h < def.hotspots; ++h) {
+      cx[h] = rng_.uniform(0.0f, def.width - side_x);
+      cz[h] = rng_.uniform(0.0f, def.height - side_z);
+    }
+    const auto crowded = static_cast<std::uint32_t>(std::lround(static_cast<double>(def.hotspot_fraction) * n));
+    for (std::uint32_t i = 0; i < crowded && i < n; ++i) {
+      const std::uint32_t h = i % def.hotspots;
+      lo_x_[i] = cx[h];
+      lo_z_[i] = cz[h];
+      hi_x_[i] = cx[h] + side_x;
+      hi_z_[i] = cz[h] + side_z;
+    }
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    xs_[i] = rng_.uniform(lo_x_[i], hi_x_[i]);
+    zs_[i] = rng_.uniform(lo_z_[i], hi_z_[i]);
     heading_[i] = rng_.uniform(0.0f, 2.0f * std::numbers::pi_v<float>);
   }
 }
@@ -41,12 +63,16 @@ void JitterWalk::step() {
   const float stride = def_.speed * dt;
   for (std::size_t i = 0; i < xs_.size(); ++i) {
     heading_[i] += rng_.uniform(-turn, turn);
-    float x = xs_[i] + stride * std::cos(heading_[i]) + rng_.uniform(-def_.jitter, def_.jitter);
-    float z = zs_[i] + stride * std::sin(heading_[i]) + rng_.uniform(-def_.jitter, def_.jitter);
-    if (reflect(x, def_.width)) heading_[i] = std::numbers::pi_v<float> - heading_[i];
-    if (reflect(z, def_.height)) heading_[i] = -heading_[i];
-    xs_[i] = x;
-    zs_[i] = z;
+    float x = xs_[i] + stride * std::cos(heading_[i]) + rng_.uniform(-def_.jitter, def_.jitter) - lo_x_[i];
+    float z = zs_[i] + stride * std::sin(heading_[i]) + rng_.uniform(-def_.jitter, def_.jitter) - lo_z_[i];
+    if (reflect(x, hi_x_[i] - lo_x_[i])) heading_[i] = std::numbers::pi_v<float> - heading_[i];
+    if (reflect(z, hi_z_[i] - lo_z_[i])) heading_[i] = -heading_[i];
+    xs_[i] = x + lo_x_[i];
+    zs_[i] = z + lo_z_[i];
+    if (def_.teleport_fraction > 0.0f && rng_.uniform() < def_.teleport_fraction) {
+      xs_[i] = rng_.uniform(lo_x_[i], hi_x_[i]);
+      zs_[i] = rng_.uniform(lo_z_[i], hi_z_[i]);
+    }
   }
 }
 

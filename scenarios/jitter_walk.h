@@ -30,6 +30,17 @@ struct JitterWalkDef {
   float turn = 4.0f;
   /// Side-to-side noise, units per tick, uniform in [-jitter, jitter] per axis. Fixed.
   float jitter = 0.02f;
+
+  // Crowds and jumps (issue 5's scenarios); the defaults leave the walk above exactly as it is.
+  /// Hotspots: the first hotspot_fraction of the entities (by id) live in `hotspots` squares of
+  /// side hotspot_size, entity i in square i % hotspots, each placed uniformly inside the world;
+  /// they start inside their square and walls reflect them there. 0: none.
+  std::uint32_t hotspots = 0;
+  float hotspot_fraction = 0.8f;
+  float hotspot_size = 100.0f;
+  /// Each tick, each entity jumps to a uniform point of its area (the world, or its hotspot)
+  /// with this probability, after it walks: a teleport.
+  float teleport_fraction = 0.0f;
 };
 
 /// Entities start uniformly in the world with random headings. Each tick, each entity turns by
@@ -52,6 +63,8 @@ class JitterWalk {
   std::vector<float> xs_;
   std::vector<float> zs_;
   std::vector<float> heading_;
+  // The area each entity walks in: the world, or its hotspot.
+  std::vector<float> lo_x_, lo_z_, hi_x_, hi_z_;
 };
 
 }  // namespace sightline::scenarios
