@@ -75,17 +75,7 @@ Expected expect(std::span<const std::uint8_t> chunk, DecodedPacket& decoded,
   PacketWriter writer(buffer, decoded.header);
   e.checks = true;
   for (const WireRecord& r : decoded.records) {
-    bool added = false;
-    switch (r.type) {
-      case RecordType::spawn:
-        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
-                                 r.state_age);
-        break;
-      case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
-      case RecordType::despawn:
-        added = writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
-        break;
-    }
+    const bool added = writer.add(r);
     if (!added) __builtin_trap();
     if (r.type != RecordType::despawn) {
       const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;

@@ -173,6 +173,16 @@ bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, Despa
   return true;
 }
 
+bool PacketWriter::add(const WireRecord& r) noexcept {
+  switch (r.type) {
+    case RecordType::spawn:
+      return add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload, r.state_age);
+    case RecordType::update: return add_update(r.entity, r.payload);
+    case RecordType::despawn: return add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
+  }
+  return false;
+}
+
 std::span<const std::uint8_t> PacketWriter::finish() noexcept {
   if (size_ == 0) return {};
   buffer_[15] = static_cast<std::uint8_t>(records_);

@@ -117,17 +117,7 @@ std::vector<std::uint8_t> rewrite(const DecodedPacket& p) {
   std::vector<std::uint8_t> buffer(kStateHeaderBytes + 64 * 1024);
   PacketWriter writer(buffer, p.header);
   for (const WireRecord& r : p.records) {
-    bool added = false;
-    switch (r.type) {
-      case RecordType::spawn:
-        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
-                                 r.state_age);
-        break;
-      case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
-      case RecordType::despawn:
-        added = writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
-        break;
-    }
+    const bool added = writer.add(r);
     if (!added) return {};
   }
   const std::span<const std::uint8_t> bytes = writer.finish();

@@ -102,6 +102,8 @@ class PacketWriter {
                  std::span<const std::uint8_t> payload, std::uint32_t state_age = 0) noexcept;
   bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
   bool add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept;
+  /// Adds a record as decode_packet gives it (its type picks the call above).
+  bool add(const WireRecord& record) noexcept;
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::size_t room() const noexcept { return buffer_.size() - size_; }
