@@ -3,10 +3,11 @@ JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+TSAN_BUILD ?= build-tsan
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test test-release test-asan test-fuzz bench deps clean format
+.PHONY: all build demo test test-release test-asan test-tsan test-fuzz bench deps clean format
 
 all: build
 
@@ -22,7 +23,7 @@ build: deps $(BUILD)/CMakeCache.txt
 demo: build
 	$(BUILD)/bin/sightline-sim
 
-test: test-release test-asan test-fuzz
+test: test-release test-asan test-tsan test-fuzz
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -35,6 +36,15 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS) -LE no-sanitizer
+
+# The threaded tick under ThreadSanitizer: the determinism test runs 1 to 4 threads.
+$(TSAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIGHTLINE_SANITIZE=thread \
+	  -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_TOOLS=OFF -DSIGHTLINE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
+
+test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target threads_test
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/threads_test
 
 # Every parser of untrusted bytes is fuzzed for a fixed time (the trace reader; the packet decoder
 # with the ClientMirror); new inputs go to the build folder, the committed seed corpus is only read.
@@ -62,4 +72,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -118,6 +118,7 @@ Result<ScenarioWorld> build_world(const BenchScenario& scenario, std::span<const
   def.leave_radius = scenario.leave_radius;
   def.entity_capacity = static_cast<std::uint32_t>(xs.size());
   def.client_capacity = clients;
+  def.threads = scenario.threads;
   Result<World> world = World::create(def);
   if (!world) return world.status();
   ScenarioWorld out{std::move(world).value(), {}, {}};

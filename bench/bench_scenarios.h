@@ -22,6 +22,7 @@ struct BenchScenario {
   std::uint32_t warmup_ticks = 0;        ///< Then walked and ticked, so the sets reach steady state.
   std::uint32_t checked_steady = 0;      ///< Then ticks checked against brute force from that state.
   std::uint32_t frame_block = 0;         ///< Frames generated per refill of a FrameStream, >= 1.
+  std::uint32_t threads = 1;             ///< WorldDef::threads of the World build_world makes.
 };
 
 /// (c) of issue 5, the seed 000 default run: the JitterWalk defaults (120 entities, 12 x 7.5,

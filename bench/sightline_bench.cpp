@@ -38,6 +38,7 @@ using support::allocation_count;
 
 constexpr int kRepetitions = 5;
 constexpr double kMinTimeSeconds = 0.2;
+constexpr std::uint32_t kThreads = 2;  // the machine's cores
 
 struct Fixture {
   explicit Fixture(BenchScenario s) : scenario(s) {}
@@ -45,10 +46,12 @@ struct Fixture {
   std::optional<ScenarioRun> run;
   std::optional<ScenarioWorld> idle;  // the same entities, no clients
   std::optional<BruteForce> brute;
+  std::optional<ScenarioWorld> threaded;  // the same World on kThreads threads, ticked in step
   // One stream per consumer, all made from the same walk state: each sees the same frames.
   std::optional<FrameStream> world_frames;
   std::optional<FrameStream> brute_frames;
   std::optional<FrameStream> idle_frames;
+  std::optional<FrameStream> threaded_frames;
   std::uint64_t checked_ticks = 0;
   std::string error;  // non-empty when setup failed or the brute force disagreed
 };
@@ -104,20 +107,43 @@ void set_up(Fixture& f) {
     ++f.checked_ticks;
     return f.error.empty();
   };
+  // The threaded World follows every input and must give the same totals on every tick.
+  BenchScenario on_threads = s;
+  on_threads.threads = kThreads;
+  Result<ScenarioWorld> threaded = build_world(on_threads, walk.xs(), walk.zs(), s.clients);
+  if (!threaded) {
+    f.error = "build_world on threads: " + threaded.status().message();
+    return;
+  }
+  f.threaded.emplace(std::move(threaded).value());
+  auto tick_threaded = [&](const TickStats& lib) -> bool {
+    const TickStats other = f.threaded->world.tick();
+    if (lib.spawns == other.spawns && lib.updates == other.updates && lib.despawns == other.despawns &&
+        lib.members == other.members && lib.distance_tests == other.distance_tests) {
+      return true;
+    }
+    f.error = "tick " + std::to_string(lib.tick) + ": " + std::to_string(kThreads) + " threads differ from 1";
+    return false;
+  };
   auto walk_world = [&]() -> bool {
     walk.step();
-    if (apply(world, entities, walk.xs(), walk.zs())) return true;
+    if (apply(world, entities, walk.xs(), walk.zs()) &&
+        apply(f.threaded->world, f.threaded->entities, walk.xs(), walk.zs())) {
+      return true;
+    }
     f.error = "set_positions refused a walk position";
     return false;
   };
 
   for (std::uint32_t t = 0; t < s.checked_from_start; ++t) {
-    if (!tick_both() || !walk_world()) return;
+    const TickStats lib = world.tick();
+    f.error = compare(lib, brute.tick());
+    ++f.checked_ticks;
+    if (!f.error.empty() || !tick_threaded(lib) || !walk_world()) return;
     brute.set_positions(walk.xs(), walk.zs());
   }
   for (std::uint32_t t = 0; t < s.warmup_ticks; ++t) {
-    (void)world.tick();
-    if (!walk_world()) return;
+    if (!tick_threaded(world.tick()) || !walk_world()) return;
   }
 
   std::vector<std::uint32_t> members;
@@ -133,6 +159,7 @@ void set_up(Fixture& f) {
   }
 
   f.world_frames.emplace(walk, s.frame_block);
+  f.threaded_frames.emplace(walk, s.frame_block);
   f.brute_frames.emplace(walk, s.frame_block);
   f.idle_frames.emplace(walk, s.frame_block);
   for (std::uint32_t t = 0; t < s.checked_steady; ++t) {
@@ -195,12 +222,8 @@ void set_tick_counters(benchmark::State& state, double members, double tests, do
   state.counters["s_per_pair"] = Counter(members, Counter::kIsRate | Counter::kInvert);
 }
 
-void bm_sightline(benchmark::State& state, std::size_t index) {
-  Fixture* f = ready(state, index);
-  if (f == nullptr) return;
-  World& world = f->run->world.world;
-  const std::span<const EntityId> entities = f->run->world.entities;
-  FrameStream& frames = *f->world_frames;
+// World::set_positions and World::tick() on the fixture's frames, with the tick counters.
+void time_ticks(benchmark::State& state, World& world, std::span<const EntityId> entities, FrameStream& frames) {
   double members = 0, tests = 0, churn = 0;
   bool ok = true;
   const std::uint64_t allocations_before = allocation_count();
@@ -215,6 +238,17 @@ void bm_sightline(benchmark::State& state, std::size_t index) {
   const std::uint64_t allocations = allocation_count() - allocations_before;
   if (!ok) state.SkipWithError("set_positions refused a frame position");
   set_tick_counters(state, members, tests, churn, allocations);
+}
+
+void bm_sightline(benchmark::State& state, std::size_t index) {
+  Fixture* f = ready(state, index);
+  if (f != nullptr) time_ticks(state, f->run->world.world, f->run->world.entities, *f->world_frames);
+}
+
+// The same scenario on kThreads threads (the threaded World was checked equal while warming up).
+void bm_threads(benchmark::State& state, std::size_t index) {
+  Fixture* f = ready(state, index);
+  if (f != nullptr) time_ticks(state, f->threaded->world, f->threaded->entities, *f->threaded_frames);
 }
 
 void bm_brute_force(benchmark::State& state, std::size_t index) {
@@ -294,6 +328,7 @@ void register_benchmarks() {
           ->ReportAggregatesOnly(true);
     };
     add("sightline", bm_sightline);
+    add("sightline_2_threads", bm_threads);
     add("brute_force", bm_brute_force);
     add("input", bm_input);
     add("grid_only", bm_grid_only, true);
@@ -314,16 +349,17 @@ void print_summary(std::ostream& out, const CollectingReporter& reporter) {
          "tick / pairs. Input = set_positions alone. Grid build = grid_only / entities, where\n"
          "grid_only times World::tick() alone with no clients. Client passes = sightline - input - "
          "grid_only.\n\n";
-  out << "| scenario | clients x entities | sightline ms/tick | brute force ms/tick | brute/sightline "
+  out << "| scenario | clients x entities | sightline ms/tick | 2 threads ms/tick (speed-up) | brute force ms/tick | brute/sightline "
          "| ns/visible pair | visible pairs/tick | distance tests/tick (sightline / brute) "
          "| input ms/tick | grid build ns/entity | client passes ms/tick | allocations/tick | ticks checked "
          "|\n";
-  out << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  out << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& fixture : fixtures()) {
     const Fixture& f = *fixture;
     const std::string name = f.scenario.name;
     const auto* lib = reporter.find(name + "/sightline");
     const auto* brute = reporter.find(name + "/brute_force");
+    const auto* threads = reporter.find(name + "/sightline_2_threads");
     const auto* input = reporter.find(name + "/input");
     const auto* grid = reporter.find(name + "/grid_only");
     const auto usable = [](const benchmark::BenchmarkReporter::Run* run) {
@@ -337,6 +373,8 @@ void print_summary(std::ostream& out, const CollectingReporter& reporter) {
     const std::string none = "-";
     const double entities = f.scenario.walk.entities;
     out << (usable(lib) ? format("%.4g", real_ns(*lib) / 1e6) : none) << " | "
+        << (usable(threads) ? format("%.4g", real_ns(*threads) / 1e6) : none)
+        << (usable(lib) && usable(threads) ? format(" (%.2fx)", real_ns(*lib) / real_ns(*threads)) : "") << " | "
         << (usable(brute) ? format("%.4g", real_ns(*brute) / 1e6) : none) << " | "
         << (usable(lib) && usable(brute) ? format("%.1f", real_ns(*brute) / real_ns(*lib)) : none) << " | "
         << (usable(lib) ? format("%.2f", real_ns(*lib) / counter(*lib, "pairs")) : none) << " | "

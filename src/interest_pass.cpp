@@ -107,7 +107,18 @@ void WorldImpl::run_tick(TickStats& stats) {
   spawns.clear();
   updates.clear();
   despawns.clear();
-  for (const ClientId id : live_clients) client_pass(client_slots[id.index], scratch, stats);
+  if (pool != nullptr && live_clients.size() >= 2 * shares.size()) {
+    parallel_passes(stats);
+  } else {
+    PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns};
+    for (const ClientId id : live_clients) client_pass(client_slots[id.index], scratch, shared, stats);
+  }
+  // Holder counts after every pass: a pass only writes what its own client owns.
+  for (const ClientId id : live_clients) {
+    const ClientSlot& c = client_slots[id.index];
+    for (std::uint32_t i = 0; i < c.spawns.count; ++i) ++holders[spawns[c.spawns.begin + i].entity.index];
+    for (std::uint32_t i = 0; i < c.despawns.count; ++i) --holders[despawns[c.despawns.begin + i].entity.index];
+  }
   current = 1 - current;
   reserve_outputs(stats.members);
   deliver_events(stats);
@@ -119,7 +130,124 @@ void WorldImpl::run_tick(TickStats& stats) {
   ++ticks;
 }
 
-void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& stats) {
+// Clients split into contiguous runs of about equal work (members at the last tick, plus a
+// fixed cost per client), one per thread, so the records land in slot order whatever the count.
+void WorldImpl::parallel_passes(TickStats& stats) {
+  const auto n = static_cast<std::uint32_t>(shares.size());
+  std::uint64_t total = 0;
+  for (const ClientId id : live_clients) total += client_slots[id.index].members.count + 16;
+  std::uint64_t acc = 0;
+  std::uint32_t share = 0;
+  shares[0].first = 0;
+  for (std::uint32_t i = 0; i < live_clients.size(); ++i) {
+    acc += client_slots[live_clients[i].index].members.count + 16;
+    while (share + 1 < n && acc * n >= total * (share + 1)) {
+      shares[share].last = i + 1;
+      shares[++share].first = i + 1;
+    }
+  }
+  shares[share].last = static_cast<std::uint32_t>(live_clients.size());
+  for (std::uint32_t s = share + 1; s < n; ++s) shares[s].first = shares[s].last = shares[share].last;
+
+  pool->run(n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->run_share(s); }, this);
+  // Share 0 wrote straight into the shared arrays; the others are placed after it.
+  std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
+  for (WorkerShare& w : shares) {
+    if (&w == &shares[0]) {
+      at_members = members[1 - current].size();
+      at_seen = seen[1 - current].size();
+      at_periods = periods.size();
+      at_spawns = spawns.size();
+      at_updates = updates.size();
+      at_despawns = despawns.size();
+      stats.spawns += w.stats.spawns;
+      stats.updates += w.stats.updates;
+      stats.despawns += w.stats.despawns;
+      stats.distance_tests += w.stats.distance_tests;
+      stats.cell_candidates += w.stats.cell_candidates;
+      stats.members += w.stats.members;
+      continue;
+    }
+    w.at_members = at_members;
+    w.at_seen = at_seen;
+    w.at_periods = at_periods;
+    w.at_spawns = at_spawns;
+    w.at_updates = at_updates;
+    w.at_despawns = at_despawns;
+    at_members += w.members.size();
+    at_seen += w.seen.size();
+    at_periods += w.periods.size();
+    at_spawns += w.spawns.size();
+    at_updates += w.updates.size();
+    at_despawns += w.despawns.size();
+    stats.spawns += w.stats.spawns;
+    stats.updates += w.stats.updates;
+    stats.despawns += w.stats.despawns;
+    stats.distance_tests += w.stats.distance_tests;
+    stats.cell_candidates += w.stats.cell_candidates;
+    stats.members += w.stats.members;
+  }
+  members[1 - current].resize(at_members);
+  seen[1 - current].resize(at_seen);
+  periods.resize(at_periods);
+  spawns.resize(at_spawns);
+  updates.resize(at_updates);
+  despawns.resize(at_despawns);
+  pool->run(n - 1, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->place_share(s + 1); }, this);
+}
+
+void WorldImpl::run_share(std::uint32_t s) {
+  WorkerShare& w = shares[s];
+  if (s == 0) {
+    w.stats = TickStats{};
+    PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns};
+    for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[live_clients[i].index], w.scratch, shared, w.stats);
+    return;
+  }
+  // The same headroom policy as reserve_outputs, on this share's part of the sets.
+  std::uint64_t old_total = 0;
+  for (std::uint32_t i = w.first; i < w.last; ++i) old_total += client_slots[live_clients[i].index].members.count;
+  const std::uint64_t high = std::max<std::uint64_t>(old_total, w.stats.members);
+  if (high > w.reserved_for_members) {
+    const std::size_t capacity = 3 * high + 192;
+    w.members.reserve(capacity);
+    w.seen.reserve(capacity);
+    if (record_periods) w.periods.reserve(capacity);
+    w.spawns.reserve(capacity);
+    w.updates.reserve(capacity);
+    w.despawns.reserve(capacity);
+    w.reserved_for_members = 2 * high + 64;
+  }
+  w.members.clear();
+  w.seen.clear();
+  w.periods.clear();
+  w.spawns.clear();
+  w.updates.clear();
+  w.despawns.clear();
+  w.stats = TickStats{};
+  PassOutputs out = w.outputs();
+  for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[live_clients[i].index], w.scratch, out, w.stats);
+}
+
+void WorldImpl::place_share(std::uint32_t s) {
+  WorkerShare& w = shares[s];
+  std::copy(w.members.begin(), w.members.end(), members[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_members));
+  std::copy(w.seen.begin(), w.seen.end(), seen[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_seen));
+  std::copy(w.periods.begin(), w.periods.end(), periods.begin() + static_cast<std::ptrdiff_t>(w.at_periods));
+  std::copy(w.spawns.begin(), w.spawns.end(), spawns.begin() + static_cast<std::ptrdiff_t>(w.at_spawns));
+  std::copy(w.updates.begin(), w.updates.end(), updates.begin() + static_cast<std::ptrdiff_t>(w.at_updates));
+  std::copy(w.despawns.begin(), w.despawns.end(), despawns.begin() + static_cast<std::ptrdiff_t>(w.at_despawns));
+  for (std::uint32_t i = w.first; i < w.last; ++i) {
+    ClientSlot& c = client_slots[live_clients[i].index];
+    c.members.begin += static_cast<std::uint32_t>(w.at_members);
+    if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at_seen);
+    c.spawns.begin += static_cast<std::uint32_t>(w.at_spawns);
+    c.updates.begin += static_cast<std::uint32_t>(w.at_updates);
+    c.despawns.begin += static_cast<std::uint32_t>(w.at_despawns);
+  }
+}
+
+void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const auto client_slot = static_cast<std::uint32_t>(&client - client_slots.data());
   prepare(pass, alive.size());
   const std::uint32_t epoch = pass.epoch;
@@ -180,9 +308,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   // members wait until their roots are decided.
   // Outputs are sized for the worst case first and trimmed after: no capacity test per record.
   // Despawns cannot outgrow the reserve: with this client's old set they stay within the old total.
-  const std::uint32_t despawns_begin = size32(despawns);
-  despawns.resize(despawns_begin + client.members.count);
-  DespawnRecord* const despawned = despawns.data() + despawns_begin;
+  const std::uint32_t despawns_begin = size32(out.despawns);
+  out.despawns.resize(despawns_begin + client.members.count);
+  DespawnRecord* const despawned = out.despawns.data() + despawns_begin;
   std::uint32_t despawn_count = 0;
   EntityId* kept = pass.kept.data();
   std::uint32_t kept_count = 0;
@@ -379,35 +507,35 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     if (parent[viewer] == kNone && first_child[viewer] != kNone) bring(bring, viewer);
     if (kept_children != 0) {
       // Both lists are sorted by index and disjoint.
-      EntityId* const out = pass.merge.data();
+      EntityId* const joined = pass.merge.data();
       const EntityId* const roots = kept;
       const EntityId* const children = pass.child_members.data();
       std::uint32_t a = 0;
       std::uint32_t b = 0;
       std::uint32_t n = 0;
       while (a < kept_count && b < kept_children) {
-        out[n++] = roots[a].index < children[b].index ? roots[a++] : children[b++];
+        joined[n++] = roots[a].index < children[b].index ? roots[a++] : children[b++];
       }
-      for (; a < kept_count; ++a) out[n++] = roots[a];
-      for (; b < kept_children; ++b) out[n++] = children[b];
-      kept = out;
+      for (; a < kept_count; ++a) joined[n++] = roots[a];
+      for (; b < kept_children; ++b) joined[n++] = children[b];
+      kept = joined;
       kept_count = n;
     }
   }
-  despawns.resize(despawns_begin + despawn_count);
+  out.despawns.resize(despawns_begin + despawn_count);
 
   // The new set: entering entities sorted by index, merged into the kept members.
   std::sort(pass.entering.begin(), pass.entering.end());
-  const std::uint32_t spawns_begin = size32(spawns);
+  const std::uint32_t spawns_begin = size32(out.spawns);
   const std::uint32_t spawn_count = size32(pass.entering);
-  spawns.resize(spawns_begin + spawn_count);
-  SpawnRecord* const spawned = spawns.data() + spawns_begin;
+  out.spawns.resize(spawns_begin + spawn_count);
+  SpawnRecord* const spawned = out.spawns.data() + spawns_begin;
   for (std::uint32_t i = 0; i < spawn_count; ++i) {
     const std::uint64_t entering = pass.entering[i];
     const auto e = static_cast<std::uint32_t>(entering >> 8);
     spawned[i] = {EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)};
   }
-  std::vector<EntityId>& next = members[1 - current];
+  std::vector<EntityId>& next = out.members;
   const std::uint32_t members_begin = size32(next);
   const std::uint32_t member_count = kept_count + spawn_count;
   next.resize(members_begin + member_count);
@@ -422,7 +550,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   for (; a < kept_count; ++a) merged[n++] = kept[a];
   for (; b < spawn_count; ++b) merged[n++] = spawned[b].entity;
   if (sight.needed) {
-    std::vector<std::uint64_t>& next_seen = seen[1 - current];
+    std::vector<std::uint64_t>& next_seen = out.seen;
     const std::uint32_t seen_begin = size32(next_seen);
     next_seen.resize(seen_begin + member_count);
     std::uint64_t* const sightings = next_seen.data() + seen_begin;
@@ -447,16 +575,16 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
   }
 
   // Schedule: by the root's distance tier and key rate, staggered by the root's index.
-  const std::uint32_t updates_begin = size32(updates);
-  updates.resize(updates_begin + member_count);
-  UpdateRecord* const updated = updates.data() + updates_begin;
+  const std::uint32_t updates_begin = size32(out.updates);
+  out.updates.resize(updates_begin + member_count);
+  UpdateRecord* const updated = out.updates.data() + updates_begin;
   std::uint32_t update_count = 0;
   const std::size_t tiers = culls ? tier_period.size() : 0;
   // The squared tier bounds of a point, precomputed for the world's radius (the same float steps).
   const float* const point_limits = enter_r == enter_radius ? tier_limit2.data() : nullptr;
   // Without tiers and keys every period is 1: every member is due.
   const bool all_due = tiers == 0 && !any_keys;
-  std::uint32_t* const period_of = record_periods ? grow(periods, member_count) : nullptr;
+  std::uint32_t* const period_of = record_periods ? grow(out.periods, member_count) : nullptr;
   if (all_due) {
     for (std::uint32_t i = 0; i < member_count; ++i) updated[i] = {merged[i]};
     update_count = member_count;
@@ -488,10 +616,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, TickStats& st
     if (period != 1 && !refresh && !tree_teleported[r] && (ticks + r) % period != 0) continue;
     updated[update_count++] = {member};
   }
-  updates.resize(updates_begin + update_count);
+  out.updates.resize(updates_begin + update_count);
 
-  for (std::uint32_t i = 0; i < spawn_count; ++i) ++holders[spawned[i].entity.index];
-  for (std::uint32_t i = 0; i < despawn_count; ++i) --holders[despawned[i].entity.index];
   client.refresh = false;
   client.origins_changed = refresh;
   client.members = {members_begin, member_count};

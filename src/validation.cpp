@@ -35,6 +35,10 @@ Status validate(const WorldDef& def) {
   if (def.max_grid_cells == 0) {
     return {ErrorCode::invalid_def, "max_grid_cells is 0: must be >= 1"};
   }
+  if (def.threads < 1 || def.threads > kMaxThreads) {
+    return {ErrorCode::invalid_def,
+            "threads is " + std::to_string(def.threads) + ": must be in 1.." + std::to_string(kMaxThreads)};
+  }
   float previous = 0.0f;
   for (std::size_t i = 0; i < def.tiers.size(); ++i) {
     const DistanceTier& tier = def.tiers[i];

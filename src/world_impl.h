@@ -4,10 +4,13 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
 #include "grid.h"
 #include "occluder_grid.h"
 #include "sightline/space_def.h"
 #include "sightline/world.h"
+#include "worker_pool.h"
 
 namespace sightline {
 
@@ -105,6 +108,35 @@ struct Sight {
   const float* origin_x = nullptr;
   const float* origin_z = nullptr;
   std::uint32_t hold_ticks = 0;
+};
+
+/// Where one run of client passes writes: the World's shared arrays, or a worker's own.
+struct PassOutputs {
+  std::vector<EntityId>& members;
+  std::vector<std::uint64_t>& seen;
+  std::vector<std::uint32_t>& periods;
+  std::vector<SpawnRecord>& spawns;
+  std::vector<UpdateRecord>& updates;
+  std::vector<DespawnRecord>& despawns;
+};
+
+/// One worker's share of a threaded tick: a contiguous run of clients (in slot order), its own
+/// scratch and outputs, copied into the shared arrays at its offset once every worker is done.
+struct WorkerShare {
+  std::uint32_t first = 0;  // into live_clients
+  std::uint32_t last = 0;
+  PassScratch scratch;
+  std::vector<EntityId> members;
+  std::vector<std::uint64_t> seen;
+  std::vector<std::uint32_t> periods;
+  std::vector<SpawnRecord> spawns;
+  std::vector<UpdateRecord> updates;
+  std::vector<DespawnRecord> despawns;
+  TickStats stats;
+  std::uint64_t reserved_for_members = 0;
+  // Offsets of its outputs in the shared arrays.
+  std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
+  [[nodiscard]] PassOutputs outputs() noexcept { return {members, seen, periods, spawns, updates, despawns}; }
 };
 
 struct EventClassSlot {
@@ -235,6 +267,9 @@ class WorldImpl {
 
   Grid grid;
   PassScratch scratch;
+  // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.
+  std::unique_ptr<WorkerPool> pool;
+  std::vector<WorkerShare> shares;
   EventState events;
   std::uint64_t ticks = 0;
 
@@ -274,7 +309,10 @@ class WorldImpl {
   void refresh_traits(std::uint32_t entity_index);            // after any change to the arrays it reads
 
  private:
-  void client_pass(ClientSlot& client, PassScratch& scratch, TickStats& stats);
+  void client_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
+  void parallel_passes(TickStats& stats);   // phase 3 and 4 over the pool's threads
+  void run_share(std::uint32_t share);      // one worker's clients, into its own outputs
+  void place_share(std::uint32_t share);    // its outputs into the shared arrays, slices moved
   void finish_tick();  // clears the teleport marks
 };
 

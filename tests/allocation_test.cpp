@@ -63,7 +63,8 @@ struct SteadyWorld {
   /// threshold, and a room that never asked for culling, under a drill every other 10 ticks),
   /// attachment chains, presenters, owners, extra origins and teleports every tick; walls, look-ahead
   /// and a visibility filter.
-  explicit SteadyWorld(const SteadyWorldDef& steady_def, bool keys = false, bool with_structure = false)
+  explicit SteadyWorld(const SteadyWorldDef& steady_def, bool keys = false, bool with_structure = false,
+                       std::uint32_t threads = 1)
       : structure(with_structure) {
     scenarios::JitterWalkDef walk_def;
     walk_def.entities = 2000;
@@ -75,6 +76,7 @@ struct SteadyWorld {
     def.enter_radius = steady_def.enter_radius;
     def.leave_radius = steady_def.leave_radius;
     def.tiers = default_distance_tiers();
+    def.threads = threads;
     world.emplace(std::move(World::create(def).value()));
     for (std::size_t i = 0; i < walk->xs().size(); ++i) {
       ids.push_back(*world->create_entity({walk->xs()[i], walk->zs()[i], i % 500 == 7}));
@@ -197,9 +199,9 @@ struct SteadyWorld {
 };
 
 void expect_steady_ticks_allocate_nothing(const SteadyWorldDef& steady_def, bool keys = false,
-                                          bool structure = false) {
+                                          bool structure = false, std::uint32_t threads = 1) {
   const std::uint64_t at_start = allocations();
-  SteadyWorld steady(steady_def, keys, structure);
+  SteadyWorld steady(steady_def, keys, structure, threads);
   // The World's own allocations go through the counted operator new, or a zero below proves nothing.
   ASSERT_GT(allocations() - at_start, 0u);
   std::uint64_t records = 0;
@@ -231,6 +233,14 @@ TEST(AllocationTest, SteadyTicksWithTheWholeRelevanceModelAllocateNothingInTheAr
 }
 TEST(AllocationTest, SteadyTicksWithTheWholeRelevanceModelAllocateNothingInTheDenseWorld) {
   expect_steady_ticks_allocate_nothing(kDense, true, true);
+}
+
+// Threads: each worker's outputs and scratch keep their high-water marks too.
+TEST(AllocationTest, SteadyTicksOnThreeThreadsAllocateNothingInTheArena) {
+  expect_steady_ticks_allocate_nothing(kArena, true, true, 3);
+}
+TEST(AllocationTest, SteadyTicksOnTwoThreadsAllocateNothingInTheDenseWorld) {
+  expect_steady_ticks_allocate_nothing(kDense, true, true, 2);
 }
 
 // Entities are destroyed and created between ticks at a steady rate (20 a tick, the same slots

@@ -1253,6 +1253,7 @@ void run_random(const RandomRunDef& def,
   }
   if (def.tiers == TierMode::preset) world_def.tiers = default_distance_tiers();
   if (def.tiers == TierMode::custom) world_def.tiers = custom_tiers();
+  world_def.threads = def.threads;
 
   SightFilterState filter;  // outlives the mirror, whose World may call the filter
   MirroredWorld mirror(world_def);

@@ -60,6 +60,8 @@ struct RandomRunDef {
   /// calls (bad wall coordinates, velocities, look-aheads and holds, dead and null handles). Off
   /// leaves the other inputs unchanged.
   bool sight = false;
+  /// WorldDef::threads: the same inputs must give the same records whatever the count.
+  std::uint32_t threads = 1;
 };
 
 /// The context of run_random's visibility filter: it hides (client, entity) when a hash of their

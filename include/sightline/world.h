@@ -102,8 +102,9 @@ class WorldImpl;
 /// teleporting the viewer or an extra origin): every member is then due.
 ///
 /// Memory: after warm-up (stable entity, client and set counts, a steady event rate) neither a
-/// tick nor emit_event performs heap allocation. Thread safety: none; use one World from one
-/// thread at a time.
+/// tick nor emit_event performs heap allocation. Thread safety: use one World from one thread at
+/// a time; with WorldDef::threads > 1, tick() spreads phases 3 and 4 over its own worker threads,
+/// and the records are the same for any thread count.
 /// Determinism: the same sequence of calls gives the same records, on any platform.
 class World {
  public:

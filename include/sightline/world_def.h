@@ -17,6 +17,8 @@ inline constexpr std::uint32_t kMaxAttachmentDepth = 15;
 inline constexpr float kMinRadius = 1.0e-6f;
 /// Largest accepted radius or cell size, in world units. Squares of it stay finite in float.
 inline constexpr float kMaxRadius = 1.0e9f;
+/// Most threads a World may use (WorldDef::threads).
+inline constexpr std::uint32_t kMaxThreads = 64;
 /// Largest accepted |x| or |z| of a position, in world units.
 inline constexpr float kMaxCoordinate = 1.0e15f;
 
@@ -60,6 +62,14 @@ struct WorldDef {
   /// means every member is updated every tick. A member beyond the last tier uses the last
   /// tier's period. See default_distance_tiers() for the documented preset.
   std::vector<DistanceTier> tiers;
+
+  /// Threads for the per-client passes (phases 3 and 4), the calling thread included, in
+  /// 1..kMaxThreads. 1 (the default) starts no thread. With more, clients are split into
+  /// contiguous runs of about equal work, each pass writes its own outputs, and they are placed in
+  /// slot order: the records, sets and answers are identical whatever the count. Passes of fewer
+  /// than 2 clients per thread run on the calling thread. The visibility filter (occlusion.h) is
+  /// then called from several threads at once and must be safe for that.
+  std::uint32_t threads = 1;
 
   /// Capacity hints: slots reserved up front so early growth does not allocate. Not limits.
   std::uint32_t entity_capacity = 0;

@@ -1,0 +1,45 @@
+// A small fixed pool of std::jthread workers that runs one batch of indexed tasks at a time.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace sightline {
+
+/// run(count, fn, context) calls fn(context, i) for every i in [0, count), spread over the
+/// workers and the calling thread, and returns when all are done. No allocation per run.
+class WorkerPool {
+ public:
+  using Task = void (*)(void* context, std::uint32_t index);
+
+  /// `threads` counts the calling thread: 1 makes no worker and runs everything inline.
+  explicit WorkerPool(std::uint32_t threads);
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  ~WorkerPool();
+
+  [[nodiscard]] std::uint32_t threads() const noexcept { return static_cast<std::uint32_t>(workers_.size()) + 1; }
+  void run(std::uint32_t count, Task task, void* context);
+
+ private:
+  void work(std::stop_token stop);
+  void drain();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::uint64_t batch_ = 0;      // bumped per run; workers wait for a new one
+  std::atomic<std::uint64_t> published_{0};  // batch_, readable without the lock, for spinning
+  std::uint32_t count_ = 0;
+  std::uint32_t next_ = 0;       // next task index to hand out
+  std::uint32_t finished_ = 0;
+  Task task_ = nullptr;
+  void* context_ = nullptr;
+  std::vector<std::jthread> workers_;  // last: they start once the rest is set up
+};
+
+}  // namespace sightline
