@@ -42,6 +42,16 @@ template <class T>
   return static_cast<std::uint32_t>(v.size());
 }
 
+/// Adds what client passes count (phases 3 and 4) from one share's totals.
+void add_pass_totals(TickStats& to, const TickStats& from) noexcept {
+  to.spawns += from.spawns;
+  to.updates += from.updates;
+  to.despawns += from.despawns;
+  to.distance_tests += from.distance_tests;
+  to.cell_candidates += from.cell_candidates;
+  to.members += from.members;
+}
+
 /// Appends `count` elements and returns the first.
 template <class T>
 [[nodiscard]] T* grow(std::vector<T>& v, std::size_t count) {
@@ -160,12 +170,7 @@ void WorldImpl::parallel_passes(TickStats& stats) {
       at_spawns = spawns.size();
       at_updates = updates.size();
       at_despawns = despawns.size();
-      stats.spawns += w.stats.spawns;
-      stats.updates += w.stats.updates;
-      stats.despawns += w.stats.despawns;
-      stats.distance_tests += w.stats.distance_tests;
-      stats.cell_candidates += w.stats.cell_candidates;
-      stats.members += w.stats.members;
+      add_pass_totals(stats, w.stats);
       continue;
     }
     w.at_members = at_members;
@@ -180,12 +185,7 @@ void WorldImpl::parallel_passes(TickStats& stats) {
     at_spawns += w.spawns.size();
     at_updates += w.updates.size();
     at_despawns += w.despawns.size();
-    stats.spawns += w.stats.spawns;
-    stats.updates += w.stats.updates;
-    stats.despawns += w.stats.despawns;
-    stats.distance_tests += w.stats.distance_tests;
-    stats.cell_candidates += w.stats.cell_candidates;
-    stats.members += w.stats.members;
+    add_pass_totals(stats, w.stats);
   }
   members[1 - current].resize(at_members);
   seen[1 - current].resize(at_seen);
