@@ -95,6 +95,13 @@ struct ClientState {
   }
 };
 
+/// The member with exactly this id in a table sorted by index, or null.
+Member* find(std::vector<Member>& table, EntityId e) noexcept {
+  const auto at = std::lower_bound(table.begin(), table.end(), e.index,
+                                   [](const Member& m, std::uint32_t index) { return m.id.index < index; });
+  return at != table.end() && at->id == e ? &*at : nullptr;
+}
+
 struct EntryOrder {
   std::uint32_t critical = 0;  // 0 goes first
   float distance = 0.0f;
@@ -179,7 +186,7 @@ class ReplicatorImpl {
   }
 
   Status send();
-  void send_client(ClientState& c, const ClientSlot& slot, std::uint32_t client_slot);
+  void send_client(ClientState& c, const ClientSlot& slot);
 
   WorldImpl& w;
   ReplicatorDef def;
@@ -213,7 +220,8 @@ class ReplicatorImpl {
   std::vector<Candidate> candidates;
 
   void grow_entities();
-  /// The entity's payload of `part` for this send, or an empty optional-like {nullptr} on failure.
+  /// The entity's payload of `part` for this send in `bytes`; false (and the error noted) when the
+  /// serializer fails.
   bool payload(EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
   void note_error(EntityId e, StatePart part, const char* why);
 };
@@ -307,7 +315,7 @@ Status ReplicatorImpl::send() {
   for (const ClientId id : w.live_clients) {
     ClientState& c = clients[id.index];
     if (!c.known) c.reset(id, def.delivery == Delivery::unreliable);
-    send_client(c, w.client_slots[id.index], id.index);
+    send_client(c, w.client_slots[id.index]);
   }
   packet_spans.clear();
   make_room(packet_spans, packet_offsets.size() / 2);
@@ -318,7 +326,7 @@ Status ReplicatorImpl::send() {
   return first_error;
 }
 
-void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::uint32_t client_slot) {
+void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   const std::uint64_t now = sends;
   const bool unreliable = def.delivery == Delivery::unreliable;
   const bool settled = !c.catching_up && !slot.origins_changed;
@@ -360,11 +368,6 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
   }
   // Despawns in the World's order (attachments before their parents); a member whose spawn never
   // went leaves without a record.
-  auto find = [](std::vector<Member>& table, EntityId e) -> Member* {
-    auto at = std::lower_bound(table.begin(), table.end(), e.index,
-                               [](const Member& m, std::uint32_t index) { return m.id.index < index; });
-    return at != table.end() && at->id == e ? &*at : nullptr;
-  };
   make_room(c.waiting_despawns, slot.despawns.count, kDespawnFloor);
   for (std::uint32_t i = 0; i < slot.despawns.count; ++i) {
     const Member* m = find(c.members, despawned[i].entity);
@@ -683,7 +686,6 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot, std::ui
   stats.pending += c.pending;
   stats.max_pending = std::max(stats.max_pending, c.pending);
   stats.longest_wait = std::max(stats.longest_wait, c.longest_wait);
-  (void)client_slot;
 }
 
 // --- Public API -------------------------------------------------------------------------------
@@ -806,10 +808,7 @@ Status Replicator::note_interaction(ClientId client, EntityId entity) {
   if (Status s = r.w.check(client); !s) return s;
   if (Status s = r.w.check(entity); !s) return s;
   if (client.index >= r.clients.size() || r.clients[client.index].id != client) return {};
-  std::vector<Member>& table = r.clients[client.index].members;
-  auto at = std::lower_bound(table.begin(), table.end(), entity.index,
-                             [](const Member& m, std::uint32_t index) { return m.id.index < index; });
-  if (at != table.end() && at->id == entity) at->interacted_until = r.sends + r.def.interaction_sends;
+  if (Member* m = find(r.clients[client.index].members, entity)) m->interacted_until = r.sends + r.def.interaction_sends;
   return {};
 }
 

@@ -35,12 +35,6 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
     return Status(ErrorCode::invalid_argument, "clients is " + std::to_string(config.clients) +
                                                    ": must be <= entities (" + std::to_string(entities) + ")");
   }
-  if (!(config.loss_percent >= 0.0f && config.loss_percent <= 100.0f)) {
-    return Status(ErrorCode::invalid_argument, "loss is " + std::to_string(config.loss_percent) + "%: must be in [0, 100]");
-  }
-  if (!(config.latency_ms >= 0.0f && config.latency_ms <= 10000.0f)) {
-    return Status(ErrorCode::invalid_argument, "latency is " + std::to_string(config.latency_ms) + " ms: must be in [0, 10000]");
-  }
   Result<World> created =
       World::create(sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
   if (!created.ok()) return created.status();

@@ -52,7 +52,8 @@ struct BandwidthTotals {
   std::uint64_t datagrams_dropped = 0;
 };
 
-/// Runs `ticks` ticks of `entities` entities as sim::run does, and replicates every tick.
+/// Runs `ticks` ticks of `entities` entities as sim::run does, and replicates every tick. The
+/// caller has checked latency_ms (0..10000) and loss_percent (0..100), as main does for its flags.
 [[nodiscard]] Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32_t entities,
                                                     std::uint64_t ticks, const PositionSource& positions,
                                                     const Progress& progress = {});
