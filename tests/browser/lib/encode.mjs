@@ -1,0 +1,106 @@
+// Test-only writers: a state packet encoder that mirrors src/protocol.cpp's PacketWriter, a bit
+// writer that mirrors sightline::Stream's write mode, and the demo's server frames. The page
+// never writes these; the tests use them to check that decoding is exact (decode, re-encode,
+// compare bytes) and to build hostile input.
+
+export function varint(v) {
+  const out = [];
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+  return out;
+}
+
+function u16(v) {
+  return [v & 0xff, (v >> 8) & 0xff];
+}
+
+function u32(v) {
+  return [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
+}
+
+function f32(v) {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setFloat32(0, v, true);
+  return [...b];
+}
+
+/** The bytes PacketWriter writes for a decoded packet (wire.js's shape). */
+export function encodePacket(p) {
+  const out = [1, 1, p.delivery === 'unreliable' ? 1 : 0, ...u32(p.sequence), ...u32(p.tick), ...u32(p.reliableNext),
+    ...u16(p.records.length)];
+  for (const r of p.records) {
+    if (r.type === 'spawn') {
+      out.push(1, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason, ...varint(r.stateAge),
+        ...varint(r.payload.length), ...r.payload);
+    } else if (r.type === 'update') {
+      out.push(2, ...varint(r.index), ...varint(r.generation), ...varint(r.payload.length), ...r.payload);
+    } else {
+      out.push(3, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason);
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+/** sightline::Stream in write mode, for the calls the tests need. */
+export class BitWriter {
+  constructor() {
+    this.bits = [];
+  }
+  writeBits(value, count) {
+    for (let i = 0; i < count; ++i) this.bits.push(Math.floor(value / 2 ** i) % 2);
+  }
+  writeUint(value, min, max) {
+    let bits = 0;
+    while (bits < 32 && Math.floor((max - min) / 2 ** bits) !== 0) ++bits;
+    this.writeBits(value - min, bits);
+  }
+  writeQuantized(value, min, max, resolution) {
+    const fmin = Math.fround(min);
+    const fres = Math.fround(resolution);
+    const steps = Math.max(0, Math.ceil((Math.fround(max) - fmin) / fres - 1e-3));
+    const q = Math.round((Math.fround(value) - fmin) / fres);
+    this.writeUint(Math.min(q, steps), 0, steps);
+  }
+  bytes() {
+    const out = new Uint8Array(Math.ceil(this.bits.length / 8));
+    this.bits.forEach((b, i) => {
+      out[i >> 3] |= b << (i & 7);
+    });
+    return out;
+  }
+}
+
+/** The demo's entity payload (docs/demo_protocol.md). */
+export function entityPayload(world, x, z, kind) {
+  const w = new BitWriter();
+  w.writeQuantized(x, 0, world.width, 1 / 256);
+  w.writeQuantized(z, 0, world.height, 1 / 256);
+  if (kind !== undefined) w.writeUint(kind, 0, 3);
+  return w.bytes();
+}
+
+export function welcomeFrame(w) {
+  return Uint8Array.from([1, 1, ...u32(w.connectionId ?? 7), ...f32(w.width), ...f32(w.height), ...f32(w.enterRadius),
+    ...f32(w.leaveRadius), ...f32(w.cellSize), ...u16(w.tickRate), w.serverFlags ?? 0, ...f32(w.maxRadius),
+    ...u32(w.entityCount)]);
+}
+
+export function tickFrame(t, packets) {
+  const out = [2, ...u32(t.tick), ...f32(t.viewerX), ...f32(t.viewerZ), ...f32(t.enterRadius), ...f32(t.leaveRadius),
+    t.options, ...u16(packets.length)];
+  for (const p of packets) out.push(...u16(p.length), ...p);
+  return Uint8Array.from(out);
+}
+
+export function resetFrame(tick) {
+  return Uint8Array.from([3, ...u32(tick)]);
+}
+
+export function debugFrame(tick, entities) {
+  const out = [4, ...u32(tick), ...u32(entities.length)];
+  for (const e of entities) out.push(...u32(e.index), ...f32(e.x), ...f32(e.z));
+  return Uint8Array.from(out);
+}

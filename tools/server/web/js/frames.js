@@ -1,0 +1,148 @@
+// The demo's WebSocket frames (docs/demo_protocol.md): a type byte, then fixed little-endian
+// fields. Server frames are decoded and checked completely (a FrameError names the frame, the
+// byte and the reason); client frames are encoded at their fixed sizes.
+
+import { ByteReader, MalformedPacket } from './wire.js';
+
+export const FRAME_WELCOME = 1;
+export const FRAME_TICK = 2;
+export const FRAME_RESET = 3;
+export const FRAME_DEBUG = 4;
+
+export const WELCOME_BYTES = 37;
+export const TICK_HEADER_BYTES = 24;
+export const RESET_BYTES = 5;
+export const DEBUG_HEADER_BYTES = 9;
+
+export const OPTION_HYSTERESIS = 1;
+export const OPTION_INTEREST = 2;
+export const OPTION_DEBUG = 4;
+export const SERVER_FLAG_DEBUG_VIEW = 1;
+
+export class FrameError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'FrameError';
+  }
+}
+
+function finite(input, what, frame) {
+  const at = input.pos;
+  const v = input.f32(what);
+  if (!Number.isFinite(v)) throw new FrameError(`${frame}: ${what} at byte ${at} is not finite`);
+  return v;
+}
+
+function exactSize(bytes, size, frame) {
+  if (bytes.length !== size) throw new FrameError(`${frame} frame is ${bytes.length} bytes, expected ${size}`);
+}
+
+function decodeWelcome(input, bytes) {
+  exactSize(bytes, WELCOME_BYTES, 'welcome');
+  const version = input.u8('frame version');
+  if (version !== 1) throw new FrameError(`welcome: frame version at byte 1 is ${version}, expected 1`);
+  const w = {
+    type: 'welcome',
+    version,
+    connectionId: input.u32('connection id'),
+    width: finite(input, 'world width', 'welcome'),
+    height: finite(input, 'world height', 'welcome'),
+    enterRadius: finite(input, 'enter radius', 'welcome'),
+    leaveRadius: finite(input, 'leave radius', 'welcome'),
+    cellSize: finite(input, 'cell size', 'welcome'),
+    tickRate: input.u16('tick rate'),
+    serverFlags: input.u8('server flags'),
+    maxRadius: finite(input, 'largest radius', 'welcome'),
+    entityCount: input.u32('entity count'),
+  };
+  if (!(w.width > 0 && w.height > 0)) throw new FrameError('welcome: the world is empty');
+  if (!(w.enterRadius > 0 && w.leaveRadius >= w.enterRadius)) throw new FrameError('welcome: radii not 0 < R <= L');
+  if (!(w.cellSize > 0)) throw new FrameError('welcome: cell size not positive');
+  if (w.tickRate === 0) throw new FrameError('welcome: tick rate is 0');
+  w.debugAllowed = (w.serverFlags & SERVER_FLAG_DEBUG_VIEW) !== 0;
+  return w;
+}
+
+function decodeTick(input, bytes) {
+  if (bytes.length < TICK_HEADER_BYTES) {
+    throw new FrameError(`tick frame is ${bytes.length} bytes, shorter than its ${TICK_HEADER_BYTES}-byte header`);
+  }
+  const t = {
+    type: 'tick',
+    tick: input.u32('tick'),
+    viewerX: finite(input, 'viewer x', 'tick'),
+    viewerZ: finite(input, 'viewer z', 'tick'),
+    enterRadius: finite(input, 'enter radius', 'tick'),
+    leaveRadius: finite(input, 'leave radius', 'tick'),
+    options: input.u8('options'),
+    packets: [],
+  };
+  if ((t.options & ~7) !== 0) throw new FrameError(`tick: options at byte 21 are ${t.options}: unknown bits set`);
+  const n = input.u16('packet count');
+  for (let i = 0; i < n; ++i) {
+    const length = input.u16(`packet ${i} length`);
+    t.packets.push(input.take(length, `packet ${i}`));
+  }
+  if (input.remaining !== 0) throw new FrameError(`tick: ${input.remaining} bytes after its last packet`);
+  return t;
+}
+
+function decodeDebug(input, bytes) {
+  if (bytes.length < DEBUG_HEADER_BYTES) throw new FrameError(`debug frame is ${bytes.length} bytes, too short`);
+  const tick = input.u32('tick');
+  const count = input.u32('count');
+  if (input.remaining !== count * 12) {
+    throw new FrameError(`debug frame: ${count} entities need ${count * 12} bytes, ${input.remaining} follow`);
+  }
+  const entities = [];
+  for (let i = 0; i < count; ++i) {
+    const index = input.u32('entity index');
+    entities.push({ index, x: finite(input, 'x', 'debug'), z: finite(input, 'z', 'debug') });
+  }
+  return { type: 'debug', tick, entities };
+}
+
+/**
+ * Decodes one server frame. The packets of a tick frame are returned as byte views, still to
+ * be decoded (wire.js).
+ * @param {Uint8Array} bytes
+ */
+export function decodeServerFrame(bytes) {
+  const input = new ByteReader(bytes);
+  try {
+    const type = input.u8('frame type');
+    switch (type) {
+      case FRAME_WELCOME: return decodeWelcome(input, bytes);
+      case FRAME_TICK: return decodeTick(input, bytes);
+      case FRAME_RESET:
+        exactSize(bytes, RESET_BYTES, 'reset');
+        return { type: 'reset', tick: input.u32('tick') };
+      case FRAME_DEBUG: return decodeDebug(input, bytes);
+      default: throw new FrameError(`frame type ${type} is unknown`);
+    }
+  } catch (e) {
+    if (e instanceof MalformedPacket) throw new FrameError(`frame: ${e.message}`);
+    throw e;
+  }
+}
+
+export function encodeMove(x, z) {
+  const out = new Uint8Array(9);
+  const view = new DataView(out.buffer);
+  out[0] = 1;
+  view.setFloat32(1, x, true);
+  view.setFloat32(5, z, true);
+  return out;
+}
+
+export function encodeOptions(flags) {
+  if ((flags & ~7) !== 0) throw new RangeError(`options ${flags}: only bits 0..2 exist`);
+  return Uint8Array.of(2, flags);
+}
+
+export function encodeRadius(enterRadius) {
+  const out = new Uint8Array(5);
+  out[0] = 3;
+  new DataView(out.buffer).setFloat32(1, enterRadius, true);
+  return out;
+}

@@ -1,0 +1,163 @@
+// Wire format v1 state packets (docs/protocol.md), decoded and checked byte for byte the way
+// src/protocol.cpp's decode_packet does: anything else is a MalformedPacket naming the byte
+// offset and the reason, and nothing of the packet is returned.
+
+export const PROTOCOL_VERSION = 1;
+export const STATE_HEADER_BYTES = 17;
+export const RECORD_SPAWN = 1;
+export const RECORD_UPDATE = 2;
+export const RECORD_DESPAWN = 3;
+export const LAST_SPAWN_REASON = 8;  // unculled
+export const LAST_DESPAWN_REASON = 5;  // hidden
+
+export const SPAWN_REASONS = ['near', 'always', 'key', 'owner', 'origin', 'attached', 'teleport', 'presenter', 'unculled'];
+export const DESPAWN_REASONS = ['left', 'destroyed', 'key_removed', 'space_changed', 'culling_switched', 'hidden'];
+
+export class MalformedPacket extends Error {
+  constructor(message, offset) {
+    super(message);
+    this.name = 'MalformedPacket';
+    this.offset = offset;
+  }
+}
+
+/** A bounds-checked cursor over untrusted bytes (little-endian). */
+export class ByteReader {
+  /** @param {Uint8Array} bytes */
+  constructor(bytes) {
+    this.bytes = bytes;
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.pos = 0;
+  }
+
+  fail(what, why) {
+    throw new MalformedPacket(`${what} at byte ${this.pos} ${why}`, this.pos);
+  }
+
+  get remaining() {
+    return this.bytes.length - this.pos;
+  }
+
+  u8(what) {
+    if (this.remaining < 1) this.fail(what, 'ends before it');
+    return this.bytes[this.pos++];
+  }
+
+  u16(what) {
+    if (this.remaining < 2) this.fail(what, 'ends before it');
+    const v = this.view.getUint16(this.pos, true);
+    this.pos += 2;
+    return v;
+  }
+
+  u32(what) {
+    if (this.remaining < 4) this.fail(what, 'ends before it');
+    const v = this.view.getUint32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+
+  f32(what) {
+    if (this.remaining < 4) this.fail(what, 'ends before it');
+    const v = this.view.getFloat32(this.pos, true);
+    this.pos += 4;
+    return v;
+  }
+
+  /** Unsigned LEB128 of a u32: 1..5 bytes, no overlong form, nothing above 2^32 - 1. */
+  varint(what) {
+    let value = 0;
+    for (let i = 0; i < 5; ++i) {
+      if (this.remaining < 1) this.fail(what, 'ends inside a varint');
+      const b = this.bytes[this.pos++];
+      value += (b & 0x7f) * 2 ** (7 * i);
+      if ((b & 0x80) === 0) {
+        if (i > 0 && b === 0) this.fail(what, 'is an overlong varint');
+        if (value > 0xffffffff) this.fail(what, 'is a varint above 32 bits');
+        return value;
+      }
+    }
+    return this.fail(what, 'is a varint longer than 5 bytes');
+  }
+
+  /** An entity id: varint index, varint generation >= 1. */
+  id() {
+    const index = this.varint('entity index');
+    const generation = this.varint('entity generation');
+    if (generation === 0) this.fail('entity generation', 'is 0 (the null handle)');
+    return { index, generation };
+  }
+
+  take(count, what) {
+    if (this.remaining < count) this.fail(what, `of ${count} bytes runs past the end`);
+    const out = this.bytes.subarray(this.pos, this.pos + count);
+    this.pos += count;
+    return out;
+  }
+}
+
+/**
+ * Decodes one state packet. Records are {type: 'spawn'|'update'|'despawn', index, generation,
+ * and reliableId, reason, stateAge, payload as they apply}; payloads are views into `bytes`.
+ * @param {Uint8Array} bytes
+ */
+export function decodePacket(bytes) {
+  const input = new ByteReader(bytes);
+  const version = input.u8('version');
+  if (version !== PROTOCOL_VERSION) {
+    throw new MalformedPacket(`version at byte 0 is ${version}, expected ${PROTOCOL_VERSION}`, 0);
+  }
+  const kind = input.u8('kind');
+  if (kind !== 1) throw new MalformedPacket(`kind at byte 1 is ${kind}, expected 1 (state)`, 1);
+  const flags = input.u8('flags');
+  if ((flags & ~1) !== 0) throw new MalformedPacket(`flags at byte 2 are ${flags}: unknown bits set`, 2);
+  const header = {
+    delivery: (flags & 1) !== 0 ? 'unreliable' : 'reliable',
+    sequence: input.u32('sequence'),
+    tick: input.u32('tick'),
+    reliableNext: input.u32('reliable_next'),
+  };
+  const count = input.u16('record count');
+  // Every record takes at least 3 bytes.
+  if (count > Math.floor(input.remaining / 3)) {
+    throw new MalformedPacket(`record count ${count} at byte 15 exceeds what ${bytes.length} bytes can hold`, 15);
+  }
+  const records = [];
+  for (let i = 0; i < count; ++i) {
+    const type = input.u8('record type');
+    if (type === RECORD_SPAWN) {
+      const reliableId = input.varint('reliable id');
+      const { index, generation } = input.id();
+      const reason = input.u8('spawn reason');
+      if (reason > LAST_SPAWN_REASON) input.fail('spawn reason', `is ${reason}, above ${LAST_SPAWN_REASON}`);
+      const stateAge = input.varint('state age');
+      if (stateAge > header.tick) input.fail('state age', `is ${stateAge}, beyond the packet's tick ${header.tick}`);
+      const length = input.varint('payload length');
+      const payload = input.take(length, 'payload');
+      records.push({ type: 'spawn', reliableId, index, generation, reason, stateAge, payload });
+    } else if (type === RECORD_UPDATE) {
+      const { index, generation } = input.id();
+      const length = input.varint('payload length');
+      const payload = input.take(length, 'payload');
+      records.push({ type: 'update', index, generation, payload });
+    } else if (type === RECORD_DESPAWN) {
+      const reliableId = input.varint('reliable id');
+      const { index, generation } = input.id();
+      const reason = input.u8('despawn reason');
+      if (reason > LAST_DESPAWN_REASON) input.fail('despawn reason', `is ${reason}, above ${LAST_DESPAWN_REASON}`);
+      records.push({ type: 'despawn', reliableId, index, generation, reason });
+    } else {
+      input.fail('record type', `is ${type}, not 1, 2 or 3`);
+    }
+  }
+  if (input.remaining !== 0) input.fail('packet', `has ${input.remaining} bytes after its last record`);
+  return { ...header, records };
+}
+
+/** One line naming a decoded record, for messages. */
+export function describeRecord(r) {
+  const id = `${r.index}:${r.generation}`;
+  if (r.type === 'spawn') return `spawn ${id} (reliable id ${r.reliableId}, ${SPAWN_REASONS[r.reason]}, age ${r.stateAge})`;
+  if (r.type === 'despawn') return `despawn ${id} (reliable id ${r.reliableId}, ${DESPAWN_REASONS[r.reason]})`;
+  return `update ${id}`;
+}
