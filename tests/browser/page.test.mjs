@@ -1,0 +1,244 @@
+// End to end: sightline-server, the page in Debian's Chromium (playwright-core), real
+// replication. Two pages follow the same drag path at the same time, one with hysteresis off,
+// so the spawns+despawns comparison sees the same walkers from the same spots; then interest
+// off must bring the updates to the send-everything level, (entities - 1) per tick.
+//
+//   SIGHTLINE_SERVER      the server binary (default build/bin/sightline-server)
+//   SIGHTLINE_SCREENSHOT  where the screenshot goes (default build/artifacts/page.png)
+//   CHROMIUM              the browser (default /usr/bin/chromium)
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { launchChromium, sleep, startServer } from './lib/harness.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SERVER = process.env.SIGHTLINE_SERVER || path.join(root, 'build/bin/sightline-server');
+const SCREENSHOT = process.env.SIGHTLINE_SCREENSHOT || path.join(root, 'build/artifacts/page.png');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const MEASURE_S = Number(process.env.SIGHTLINE_MEASURE_S || 6);
+
+/** Everything window.sightline says, as plain data. */
+function state(page) {
+  return page.evaluate(() => {
+    const s = window.sightline;
+    return {
+      connected: s.connected, error: s.error, closeReason: s.closeReason, welcome: s.welcome && { ...s.welcome },
+      options: s.options, viewer: s.viewer, enterRadius: s.enterRadius, leaveRadius: s.leaveRadius,
+      totals: s.totals, perSecond: s.perSecond, held: s.held, anomalies: s.anomalies, anomalyKinds: s.anomalyKinds,
+      lastAnomaly: s.lastAnomaly, ticksSeen: s.ticksSeen, resets: s.resets, drawnEntities: s.drawnEntities,
+      hiddenDrawn: s.hiddenDrawn, debugFrames: s.debugFrames, framesDrawn: s.framesDrawn,
+    };
+  });
+}
+
+/**
+ * The yellow discs of one animation frame and the entities held when it was drawn: read in a
+ * requestAnimationFrame callback queued after the page's own, so no message comes in between.
+ */
+function drawnAndHeld(page) {
+  return page.evaluate(() => new Promise((resolve) => {
+    requestAnimationFrame(() => resolve({ drawn: window.sightline.drawnEntities, held: window.sightline.held }));
+  }));
+}
+
+/** Polls `predicate(state)` until true; fails with the last state. */
+async function until(page, what, predicate, timeoutMs = 15000) {
+  const deadline = Date.now() + timeoutMs;
+  let s;
+  for (;;) {
+    s = await state(page);
+    if (s.error) assert.fail(`${what}: the page reports ${s.error}`);
+    if (predicate(s)) return s;
+    if (Date.now() > deadline) assert.fail(`${what}: not within ${timeoutMs} ms; the page says ${JSON.stringify(s)}`);
+    await sleep(100);
+  }
+}
+
+/** Page coordinates of world (x, z): the canvas maps the world linearly. */
+async function mapping(page) {
+  const w = await page.evaluate(() => window.sightline.welcome);
+  const [a, b] = await page.evaluate(([W, H]) => [window.sightline.worldToPage(0, 0), window.sightline.worldToPage(W, H)],
+    [w.width, w.height]);
+  return (x, z) => [a.x + (x / w.width) * (b.x - a.x), a.y + (z / w.height) * (b.y - a.y)];
+}
+
+/** A closed loop around the middle of the world, one lap in `lap` seconds. */
+function loop(world, lap) {
+  return (t) => {
+    const a = (2 * Math.PI * t) / lap;
+    return [world.width * (0.5 + 0.22 * Math.cos(a)), world.height * (0.5 + 0.22 * Math.sin(a))];
+  };
+}
+
+/** Drags every page's viewer along `route` for `seconds`, in step. */
+async function drag(pages, maps, route, seconds) {
+  await Promise.all(pages.map(async (p, i) => {
+    await p.mouse.move(...maps[i](...route(0)));
+    await p.mouse.down();
+  }));
+  const start = Date.now();
+  for (let t = 0; t < seconds; t = (Date.now() - start) / 1000) {
+    await Promise.all(pages.map((p, i) => p.mouse.move(...maps[i](...route(t)))));
+    await sleep(30);
+  }
+  await Promise.all(pages.map((p) => p.mouse.up()));
+}
+
+/** Per server second: the page's totals over its ticks (ticks, not wall time: a loaded machine delays frames, not ticks). */
+function rates(before, after) {
+  const ticks = after.ticksSeen - before.ticksSeen;
+  const hz = after.welcome.tickRate;
+  const d = (k) => after.totals[k] - before.totals[k];
+  return {
+    ticks,
+    spawnsDespawns: ((d('spawns') + d('despawns')) / ticks) * hz,
+    updates: (d('updates') / ticks) * hz,
+    updatesPerTick: d('updates') / ticks,
+  };
+}
+
+async function openPage(context, url, problems) {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+  });
+  await page.goto(url);
+  return page;
+}
+
+async function setOption(page, id, on) {
+  const before = await state(page);
+  await page.setChecked(`#${id}`, on);
+  return until(page, `#${id} ${on ? 'on' : 'off'} applied`, (s) => s.resets > before.resets && s.options[id] === on);
+}
+
+test('the page against sightline-server in Chromium', { timeout: 150000 }, async (t) => {
+  const started = Date.now();
+  const server = await startServer(SERVER, ['--debug-view']);
+  let browser;
+  const problems = [];
+  try {
+    browser = await launchChromium(CHROMIUM);
+    const a = await openPage(browser.context, server.url, problems);
+    const b = await openPage(browser.context, server.url, problems);
+    const pages = [a, b];
+
+    await t.test('entities are drawn and the counters move', async () => {
+      for (const p of pages) {
+        const s = await until(p, 'entities drawn', (s) => s.welcome && s.drawnEntities > 0 && s.ticksSeen > 10);
+        assert.equal(s.options.hysteresis, true, 'hysteresis is on by default');
+        assert.equal(s.options.interest, true, 'interest is on by default');
+        assert.ok(s.leaveRadius > s.enterRadius);
+        const later = await until(p, 'counters move', (n) => n.totals.records > s.totals.records + 20 && n.totals.bytes > s.totals.bytes);
+        assert.ok(later.perSecond.updates > 0 && later.perSecond.bytes > 0, JSON.stringify(later.perSecond));
+        const f = await drawnAndHeld(p);
+        assert.ok(f.held > 0);
+        assert.equal(f.drawn, f.held, 'one yellow disc per held entity');
+      }
+      assert.equal(await a.isDisabled('#debug'), false, 'the server runs with --debug-view');
+    });
+
+    const world = (await state(a)).welcome;
+    const maps = await Promise.all(pages.map(mapping));
+    const walk = loop(world, Number(process.env.SIGHTLINE_LAP_S || 30));
+    const measure = async () => {
+      await drag(pages, maps, walk, 0.1);  // to the start of the loop
+      await sleep(1000);  // paced entry after a reset, and the move
+      const before = await Promise.all(pages.map(state));
+      await drag(pages, maps, walk, MEASURE_S);
+      const after = await Promise.all(pages.map(state));
+      return [rates(before[0], after[0]), rates(before[1], after[1])];
+    };
+
+    let withHysteresis;
+    let withoutHysteresis;
+    await t.test('hysteresis off: more spawns+despawns for the same walk', async () => {
+      const [a1, b1] = await measure();
+      t.diagnostic(`both with hysteresis: spawns+despawns/s ${a1.spawnsDespawns.toFixed(1)} and ${b1.spawnsDespawns.toFixed(1)} over ${a1.ticks} ticks`);
+      const off = await setOption(b, 'hysteresis', false);
+      assert.equal(off.leaveRadius, off.enterRadius, 'L = R without hysteresis');
+      const [a2, b2] = await measure();
+      withHysteresis = a2;
+      withoutHysteresis = b2;
+      t.diagnostic(`then page B without: ${a2.spawnsDespawns.toFixed(1)} (with) against ${b2.spawnsDespawns.toFixed(1)} (without) over ${b2.ticks} ticks`);
+      // Seed 000: 83k against 43k a minute, about 2x. The same walk, the same walkers, the same
+      // seconds: only the leave radius differs.
+      assert.ok(b2.spawnsDespawns > 1.3 * a2.spawnsDespawns,
+        `without hysteresis ${b2.spawnsDespawns.toFixed(1)}/s, with ${a2.spawnsDespawns.toFixed(1)}/s: expected at least 1.3x`);
+      // And page B itself: its rate rose when it turned hysteresis off.
+      assert.ok(b2.spawnsDespawns > b1.spawnsDespawns,
+        `page B: ${b1.spawnsDespawns.toFixed(1)}/s with hysteresis, ${b2.spawnsDespawns.toFixed(1)}/s without`);
+    });
+
+    await t.test('screenshot', async () => {
+      fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+      await drag([a], [maps[0]], walk, 0.1);
+      await sleep(700);  // some enter and leave marks in view
+      await a.screenshot({ path: SCREENSHOT });
+      assert.ok(fs.statSync(SCREENSHOT).size > 10000);
+      t.diagnostic(`screenshot: ${SCREENSHOT}`);
+    });
+
+    await t.test('interest off: updates at the send-everything level', async () => {
+      await setOption(a, 'interest', false);
+      await sleep(1000);  // every entity spawns, paced
+      const before = await state(a);
+      await sleep(3000);
+      const after = await state(a);
+      const r = rates(before, after);
+      const everyone = after.welcome.entityCount - 1;  // every entity at a's connect, but its own viewer
+      t.diagnostic(`interest off: ${after.held} held, ${r.updatesPerTick.toFixed(1)} updates a tick, ${r.updates.toFixed(0)}/s by ticks, ${after.perSecond.updates.toFixed(0)}/s on the page's counter; with interest ${withHysteresis.updates.toFixed(0)}/s`);
+      assert.ok(after.held >= everyone, `held ${after.held}, expected every entity but its own viewer (${everyone})`);
+      assert.ok(r.updatesPerTick >= 0.95 * after.held, `${r.updatesPerTick.toFixed(1)} updates a tick for ${after.held} held`);
+      assert.ok(r.updates >= 0.95 * everyone * after.welcome.tickRate, `${r.updates.toFixed(0)} updates/s`);
+      assert.ok(r.updates > 4 * withHysteresis.updates, 'far above the culled level');
+      // The page's own counter (wall time, a 1 s window): loosely, as frames can bunch on a loaded machine.
+      assert.ok(after.perSecond.updates >= 0.5 * everyone * after.welcome.tickRate, `page counter ${after.perSecond.updates}/s`);
+      const f = await drawnAndHeld(a);
+      assert.equal(f.drawn, f.held, 'one yellow disc per held entity');
+    });
+
+    await t.test('debug view: the entities not held, as grey outlines', async () => {
+      await setOption(a, 'interest', true);
+      await setOption(a, 'debug', true);
+      const s = await until(a, 'grey outlines drawn', (n) => n.debugFrames > 0 && n.hiddenDrawn > 0);
+      assert.ok(s.hiddenDrawn + s.held >= s.welcome.entityCount - 1, `${s.hiddenDrawn} outlines, ${s.held} held`);
+      await a.screenshot({ path: SCREENSHOT.replace(/(\.png)?$/, '-debug.png') });
+      await setOption(a, 'debug', false);
+    });
+
+    await t.test('no anomaly, no error, no page error', async () => {
+      for (const p of pages) {
+        const s = await state(p);
+        assert.equal(s.error, null);
+        assert.equal(s.connected, true, s.closeReason ?? '');
+        assert.equal(s.anomalies, 0, `${JSON.stringify(s.anomalyKinds)}: ${s.lastAnomaly}`);
+      }
+      assert.deepEqual(problems, []);
+      t.diagnostic(`spawns+despawns/s ${withHysteresis.spawnsDespawns.toFixed(1)} with hysteresis, ${withoutHysteresis.spawnsDespawns.toFixed(1)} without`);
+    });
+  } finally {
+    if (browser) await browser.close();
+    const exit = await server.stop();
+    t.diagnostic(`server stopped (${JSON.stringify(exit)}); ${((Date.now() - started) / 1000).toFixed(1)} s in all`);
+  }
+});
+
+test('without --debug-view the debug toggle is disabled', { timeout: 60000 }, async () => {
+  const server = await startServer(SERVER, []);
+  let browser;
+  try {
+    browser = await launchChromium(CHROMIUM);
+    const page = await openPage(browser.context, server.url, []);
+    await until(page, 'welcome', (s) => s.welcome && s.ticksSeen > 0);
+    assert.equal(await page.isDisabled('#debug'), true);
+    assert.equal(await page.isDisabled('#hysteresis'), false);
+  } finally {
+    if (browser) await browser.close();
+    await server.stop();
+  }
+});

@@ -1,0 +1,94 @@
+// The page's Session (tools/server/web/js/session.js): a connection's frames in order, a reset,
+// the debug view, and a malformed frame refused whole.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+
+import { Session } from '../../tools/server/web/js/session.js';
+import { scannedCells } from '../../tools/server/web/js/draw.js';
+import { debugFrame, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame } from './lib/encode.mjs';
+
+const world = { connectionId: 5, width: 12, height: 7.5, enterRadius: 1.6, leaveRadius: 2, cellSize: 1.6,
+  tickRate: 20, serverFlags: 1, maxRadius: 6, entityCount: 121 };
+
+const spawn = (reliableId, index, x, z) =>
+  ({ type: 'spawn', reliableId, index, generation: 1, reason: 0, stateAge: 0, payload: entityPayload(world, x, z, 0) });
+const update = (index, x, z) => ({ type: 'update', index, generation: 1, payload: entityPayload(world, x, z) });
+const despawn = (reliableId, index) => ({ type: 'despawn', reliableId, index, generation: 1, reason: 0 });
+const packet = (sequence, tick, records) => encodePacket({ delivery: 'reliable', sequence, tick, reliableNext: 0, records });
+const tick = (t, packets, options = 3) =>
+  tickFrame({ tick: t, viewerX: 6, viewerZ: 4, enterRadius: 1.6, leaveRadius: 2, options }, packets);
+
+test('a connection: welcome, ticks, a reset, the debug view', () => {
+  const s = new Session();
+  assert.equal(s.receive(welcomeFrame(world), 0), null);
+  assert.equal(s.welcome.cellSize, Math.fround(1.6));
+  assert.equal(s.receive(tick(1, []), 50), null, 'a tick with no packet');
+  const first = tick(2, [packet(0, 2, [spawn(0, 10, 6.5, 4), spawn(1, 11, 5, 4)]), packet(1, 2, [update(12, 1, 1)])]);
+  assert.equal(s.receive(first, 100), null);
+  assert.equal(s.mirror.held.size, 2);
+  assert.equal(s.anomalies, 1, 'the update of 12 is update_unknown');
+  assert.equal(s.mirror.anomalies.update_unknown, 1);
+  assert.equal(s.markers.length, 2);
+  assert.equal(s.receive(tick(3, [packet(2, 3, [update(10, 6.6, 4), despawn(2, 11)])]), 150), null);
+  assert.deepEqual(s.counters.totals, { spawns: 2, despawns: 1, updates: 2, records: 5,
+    bytes: welcomeFrame(world).length + tick(1, []).length + first.length +
+      tick(3, [packet(2, 3, [update(10, 6.6, 4), despawn(2, 11)])]).length });
+  assert.equal(s.markers.filter((m) => m.kind === 'leave').length, 1);
+  assert.deepEqual(s.viewer, { x: 6, z: 4 });
+  assert.equal(s.options.interest, true);
+  assert.equal(s.ticksSeen, 3);
+
+  // Debug view: kept while the options say so.
+  assert.equal(s.receive(tick(4, [], 7), 200), null);
+  const bytesBefore = s.counters.totals.bytes;
+  const d = debugFrame(4, [{ index: 3, x: 1, z: 1 }, { index: 4, x: 2, z: 2 }]);
+  assert.equal(s.receive(d, 201), null);
+  assert.equal(s.hidden.length, 2);
+  assert.equal(s.counters.totals.bytes, bytesBefore, 'debug frames are counted apart from the stream');
+  assert.equal(s.debugBytes, d.length);
+
+  // Reset: everything forgotten, the next packet has sequence 0 again.
+  assert.equal(s.receive(resetFrame(5), 250), null);
+  assert.equal(s.mirror.held.size, 0);
+  assert.equal(s.markers.length, 0);
+  assert.equal(s.hidden, null);
+  assert.equal(s.receive(tick(5, [packet(0, 5, [spawn(0, 10, 6.5, 4)])], 3), 300), null);
+  assert.equal(s.mirror.held.size, 1);
+  assert.equal(s.anomalies, 1, 'no new anomaly; the one before the reset still counts');
+  assert.equal(s.resets, 1);
+  assert.equal(s.hidden, null);
+});
+
+test('a malformed frame stops the session and applies nothing of itself', () => {
+  const s = new Session();
+  s.receive(welcomeFrame(world), 0);
+  s.receive(tick(1, [packet(0, 1, [spawn(0, 10, 6.5, 4)])]), 50);
+  const good = packet(1, 2, [despawn(1, 10)]);
+  const bad = packet(2, 2, [update(10, 1, 1)]);
+  bad[bad.length - 1] ^= 0x80;  // a padding bit of the last payload
+  const error = s.receive(tick(2, [good, bad]), 100);
+  assert.match(error, /^malformed packet: packet 1 of the tick, record 0 \(update of 10:1\): its payload fails/);
+  assert.equal(s.mirror.held.size, 1, 'the good packet before it was not applied either');
+  assert.equal(s.ticksSeen, 1);
+  assert.equal(s.receive(tick(3, []), 150), error, 'nothing after it is taken');
+  assert.equal(s.ticksSeen, 1);
+
+  const early = new Session();
+  assert.match(early.receive(tick(1, []), 0), /^malformed frame: a tick frame before the welcome/);
+  const twice = new Session();
+  twice.receive(welcomeFrame(world), 0);
+  assert.match(twice.receive(welcomeFrame(world), 1), /a second welcome/);
+});
+
+test('the cells a query scans are those that overlap the circle', () => {
+  // R = the cell size from inside a cell: its corner neighbours are within R of some point.
+  assert.equal(scannedCells(4, 2.4, 1.6, 1.6, 12, 7.5).length, 9);
+  // Near a corner of a cell, a small radius covers 4 cells; the world edge clips.
+  assert.equal(scannedCells(3.2, 3.2, 0.1, 1.6, 12, 7.5).length, 4);
+  assert.deepEqual(scannedCells(0.1, 0.1, 0.5, 1.6, 12, 7.5), [[0, 0]]);
+  // A corner cell beyond the circle is left out: centre near a cell's middle, radius 1 cell.
+  const c = scannedCells(0.8 + 1.6, 0.8 + 1.6, 1.6, 1.6, 12, 7.5);
+  assert.equal(c.length, 9, 'from the middle of a cell, every neighbour is within 0.5 cell');
+  const far = scannedCells(1.6 * 1.5, 1.6 * 1.5, 1.0, 1.6, 12, 7.5);
+  assert.equal(far.length, 5, 'a radius of 0.625 cells reaches the 4 side neighbours, not the corners');
+});

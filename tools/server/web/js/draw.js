@@ -1,0 +1,178 @@
+// Draws the world top-down on a Canvas 2D (seed 000's interactive visual): the grid sized to the
+// welcome's cell size, with the cells the viewer's query scans shaded; the viewer as a solid
+// white disc, the enter radius as a solid ring and the leave radius as a dashed ring; held
+// entities as solid yellow discs; a green plus at each enter and a red minus at each leave,
+// fading out; in debug view, the entities not held as small grey outlines.
+
+export const COLORS = {
+  background: '#0b0d12',
+  world: '#10131a',
+  grid: '#252a35',
+  scanned: 'rgba(96, 165, 250, 0.16)',
+  viewer: '#fafafa',
+  entity: '#fdc700',
+  enter: '#4ade80',
+  leave: '#f87171',
+  hidden: '#8b919e',
+  target: 'rgba(250, 250, 250, 0.45)',
+};
+
+export const MARKER_MS = 1000;
+
+/** Cells [cx, cz] of a grid of `cell` from the origin that overlap the circle (x, z, r), inside the world. */
+export function scannedCells(x, z, r, cell, width, height) {
+  const out = [];
+  const lastX = Math.max(0, Math.ceil(width / cell) - 1);
+  const lastZ = Math.max(0, Math.ceil(height / cell) - 1);
+  const x0 = Math.max(0, Math.floor((x - r) / cell));
+  const x1 = Math.min(lastX, Math.floor((x + r) / cell));
+  const z0 = Math.max(0, Math.floor((z - r) / cell));
+  const z1 = Math.min(lastZ, Math.floor((z + r) / cell));
+  for (let cz = z0; cz <= z1; ++cz) {
+    for (let cx = x0; cx <= x1; ++cx) {
+      // The nearest point of the cell to the centre.
+      const nx = Math.min(Math.max(x, cx * cell), (cx + 1) * cell);
+      const nz = Math.min(Math.max(z, cz * cell), (cz + 1) * cell);
+      if ((nx - x) ** 2 + (nz - z) ** 2 <= r * r) out.push([cx, cz]);
+    }
+  }
+  return out;
+}
+
+/** Maps world coordinates to canvas pixels: the world fitted to the canvas, centred. */
+export function viewTransform(canvasWidth, canvasHeight, width, height, margin) {
+  const scale = Math.min((canvasWidth - 2 * margin) / width, (canvasHeight - 2 * margin) / height);
+  const ox = (canvasWidth - width * scale) / 2;
+  const oz = (canvasHeight - height * scale) / 2;
+  return {
+    scale,
+    toCanvas: (x, z) => [ox + x * scale, oz + z * scale],
+    toWorld: (px, pz) => [(px - ox) / scale, (pz - oz) / scale],
+  };
+}
+
+function disc(ctx, x, y, r) {
+  ctx.beginPath();
+  ctx.arc(x, y, r, 0, 2 * Math.PI);
+}
+
+/**
+ * Draws one frame. `scene`: {world (the welcome), viewer {x, z} or null, enterRadius,
+ * leaveRadius, interest (bool), held (Map of {x, z}), markers [{x, z, kind, time}], hidden
+ * [{x, z}] (debug view) or null, target {x, z} or null (the drag)}. Returns the number of yellow
+ * discs drawn.
+ */
+export function drawScene(ctx, view, scene, now, dpr) {
+  const { world } = scene;
+  const { scale, toCanvas } = view;
+  ctx.save();
+  ctx.fillStyle = COLORS.background;
+  ctx.fillRect(0, 0, ctx.canvas.width, ctx.canvas.height);
+  const [wx, wz] = toCanvas(0, 0);
+  ctx.fillStyle = COLORS.world;
+  ctx.fillRect(wx, wz, world.width * scale, world.height * scale);
+
+  // The cells the viewer's query scans (none with interest off: everything is sent).
+  const cell = world.cellSize;
+  if (scene.viewer && scene.interest) {
+    ctx.fillStyle = COLORS.scanned;
+    for (const [cx, cz] of scannedCells(scene.viewer.x, scene.viewer.z, scene.enterRadius, cell, world.width, world.height)) {
+      const [px, pz] = toCanvas(cx * cell, cz * cell);
+      const w = Math.min(cell, world.width - cx * cell) * scale;
+      const h = Math.min(cell, world.height - cz * cell) * scale;
+      ctx.fillRect(px, pz, w, h);
+    }
+  }
+  ctx.strokeStyle = COLORS.grid;
+  ctx.lineWidth = dpr;
+  ctx.beginPath();
+  for (let x = 0; x <= world.width + 1e-6; x += cell) {
+    const [px, top] = toCanvas(x, 0);
+    ctx.moveTo(px, top);
+    ctx.lineTo(px, top + world.height * scale);
+  }
+  for (let z = 0; z <= world.height + 1e-6; z += cell) {
+    const [left, pz] = toCanvas(0, z);
+    ctx.moveTo(left, pz);
+    ctx.lineTo(left + world.width * scale, pz);
+  }
+  ctx.stroke();
+  ctx.strokeRect(wx, wz, world.width * scale, world.height * scale);
+
+  const entityRadius = Math.max(2.5 * dpr, Math.min(6 * dpr, 0.06 * scale));
+
+  // Debug view: what the connection does not hold.
+  if (scene.hidden) {
+    ctx.strokeStyle = COLORS.hidden;
+    ctx.lineWidth = dpr;
+    const r = entityRadius * 0.7;
+    for (const e of scene.hidden) {
+      const [px, pz] = toCanvas(e.x, e.z);
+      disc(ctx, px, pz, r);
+      ctx.stroke();
+    }
+  }
+
+  // Replicated entities; another connection's viewer (kind 1) with a white rim.
+  let drawn = 0;
+  ctx.fillStyle = COLORS.entity;
+  ctx.strokeStyle = COLORS.viewer;
+  ctx.lineWidth = 1.5 * dpr;
+  for (const e of scene.held.values()) {
+    const [px, pz] = toCanvas(e.x, e.z);
+    disc(ctx, px, pz, entityRadius);
+    ctx.fill();
+    if (e.kind === 1) ctx.stroke();
+    ++drawn;
+  }
+
+  // Enter and leave marks, fading out.
+  const arm = entityRadius * 1.6;
+  ctx.lineWidth = 2 * dpr;
+  for (const m of scene.markers) {
+    const age = now - m.time;
+    if (age < 0 || age >= MARKER_MS) continue;
+    ctx.globalAlpha = 1 - age / MARKER_MS;
+    const [px, pz] = toCanvas(m.x, m.z);
+    const dy = -entityRadius * 2.2;  // beside the disc, not on it
+    ctx.strokeStyle = m.kind === 'enter' ? COLORS.enter : COLORS.leave;
+    ctx.beginPath();
+    ctx.moveTo(px - arm / 2, pz + dy);
+    ctx.lineTo(px + arm / 2, pz + dy);
+    if (m.kind === 'enter') {
+      ctx.moveTo(px, pz + dy - arm / 2);
+      ctx.lineTo(px, pz + dy + arm / 2);
+    }
+    ctx.stroke();
+  }
+  ctx.globalAlpha = 1;
+
+  // The viewer and its radii.
+  if (scene.viewer) {
+    const [vx, vz] = toCanvas(scene.viewer.x, scene.viewer.z);
+    ctx.strokeStyle = COLORS.viewer;
+    ctx.lineWidth = 1.5 * dpr;
+    disc(ctx, vx, vz, scene.enterRadius * scale);
+    ctx.stroke();
+    ctx.setLineDash([6 * dpr, 5 * dpr]);
+    disc(ctx, vx, vz, scene.leaveRadius * scale);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.fillStyle = COLORS.viewer;
+    disc(ctx, vx, vz, entityRadius * 1.35);
+    ctx.fill();
+  }
+  if (scene.target) {
+    const [tx, tz] = toCanvas(scene.target.x, scene.target.z);
+    ctx.strokeStyle = COLORS.target;
+    ctx.lineWidth = dpr;
+    ctx.beginPath();
+    ctx.moveTo(tx - 6 * dpr, tz);
+    ctx.lineTo(tx + 6 * dpr, tz);
+    ctx.moveTo(tx, tz - 6 * dpr);
+    ctx.lineTo(tx, tz + 6 * dpr);
+    ctx.stroke();
+  }
+  ctx.restore();
+  return drawn;
+}

@@ -1,0 +1,316 @@
+// The page: opens the WebSocket, feeds a Session, draws it every animation frame, sends the
+// viewer's drags (throttled to 20 a second), the toggles and the radius, and exposes a
+// read-only window.sightline for tests.
+
+import { Session } from './session.js';
+import { drawScene, viewTransform } from './draw.js';
+import { drawChart } from './counters.js';
+import { encodeMove, encodeOptions, encodeRadius, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_INTEREST } from './frames.js';
+
+const MOVE_INTERVAL_MS = 50;  // 20 moves a second, well below the server's 60 frames a second
+const RADIUS_INTERVAL_MS = 100;
+const MARGIN_CSS_PX = 8;
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  status: $('status'),
+  error: $('error'),
+  world: $('world'),
+  stage: $('stage'),
+  chart: $('chart'),
+  hysteresis: $('hysteresis'),
+  interest: $('interest'),
+  debug: $('debug'),
+  radius: $('radius'),
+  radiusValue: $('radius-value'),
+  reconnect: $('reconnect'),
+  held: $('held'),
+  entities: $('entities'),
+  ticks: $('ticks'),
+  anomalies: $('anomalies'),
+  rate: { messages: $('rate-messages'), updates: $('rate-updates'), sd: $('rate-sd'), bytes: $('rate-bytes') },
+  total: { messages: $('total-messages'), updates: $('total-updates'), sd: $('total-sd'), bytes: $('total-bytes') },
+};
+
+let session = new Session();
+let socket = null;
+let connected = false;
+let closeReason = null;
+let drawnEntities = 0;
+let hiddenDrawn = 0;
+let framesDrawn = 0;
+let rates = { messages: 0, spawnsDespawns: 0, updates: 0, bytes: 0 };
+/** Options sent and not yet seen applied in a tick frame: {flags, at}. */
+let pendingOptions = null;
+let dragging = false;
+let target = null;  // where the viewer is being dragged, world units
+
+function socketUrl() {
+  const asked = new URLSearchParams(location.search).get('ws');
+  if (asked) return asked;
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+}
+
+// --- sending -------------------------------------------------------------------------------
+
+function send(frame) {
+  if (socket !== null && socket.readyState === WebSocket.OPEN) socket.send(frame);
+}
+
+/** A trailing throttle: at most one call of `fn` per interval, always with the latest value. */
+function throttle(interval, fn) {
+  let last = -Infinity;
+  let timer = null;
+  let value;
+  const fire = () => {
+    timer = null;
+    last = performance.now();
+    fn(value);
+  };
+  return (v) => {
+    value = v;
+    if (timer !== null) return;
+    const wait = last + interval - performance.now();
+    if (wait <= 0) fire();
+    else timer = setTimeout(fire, wait);
+  };
+}
+
+const sendMove = throttle(MOVE_INTERVAL_MS, ({ x, z }) => send(encodeMove(x, z)));
+const sendRadius = throttle(RADIUS_INTERVAL_MS, (r) => send(encodeRadius(r)));
+
+function optionFlags() {
+  return (ui.hysteresis.checked ? OPTION_HYSTERESIS : 0) | (ui.interest.checked ? OPTION_INTEREST : 0) |
+    (ui.debug.checked && !ui.debug.disabled ? OPTION_DEBUG : 0);
+}
+
+function onToggle() {
+  const flags = optionFlags();
+  pendingOptions = { flags, at: performance.now() };
+  send(encodeOptions(flags));
+}
+
+// --- receiving -----------------------------------------------------------------------------
+
+function fail(message) {
+  ui.error.textContent = `${message}\nThe page closed the connection.`;
+  ui.error.hidden = false;
+  if (socket !== null && socket.readyState <= WebSocket.OPEN) {
+    // A browser may close with 1000 or 3000..4999; the reason is at most 123 bytes.
+    socket.close(4000, message.slice(0, 100));
+  }
+}
+
+function onWelcome(w) {
+  const lo = w.enterRadius / 4;
+  ui.radius.min = String(lo);
+  ui.radius.max = String(Math.max(lo, w.maxRadius));
+  ui.radius.step = String((w.maxRadius - lo) / 400 || 0.01);
+  ui.radius.value = String(w.enterRadius);
+  ui.radius.disabled = !(w.maxRadius > lo);
+  ui.hysteresis.disabled = false;
+  ui.interest.disabled = false;
+  ui.debug.disabled = !w.debugAllowed;
+  ui.debug.parentElement.title = w.debugAllowed ? 'streams the entities you do not hold, as grey outlines'
+    : 'the server was started without --debug-view';
+  ui.entities.textContent = `${w.entityCount} entities, ${w.width} x ${w.height}, ${w.tickRate} Hz`;
+  resize();
+}
+
+function syncToggles() {
+  const o = session.options;
+  if (o === null) return;
+  if (pendingOptions !== null) {
+    if (o.byte === pendingOptions.flags || performance.now() - pendingOptions.at > 3000) pendingOptions = null;
+    else return;
+  }
+  ui.hysteresis.checked = o.hysteresis;
+  ui.interest.checked = o.interest;
+  ui.debug.checked = o.debug;
+}
+
+function connect() {
+  session = new Session();
+  pendingOptions = null;
+  closeReason = null;
+  ui.error.hidden = true;
+  ui.reconnect.hidden = true;
+  ui.status.textContent = 'connecting…';
+  ui.status.classList.remove('live');
+  const ws = new WebSocket(socketUrl());
+  ws.binaryType = 'arraybuffer';
+  socket = ws;
+  ws.onopen = () => {
+    connected = true;
+  };
+  ws.onmessage = (event) => {
+    if (socket !== ws || !(event.data instanceof ArrayBuffer)) return;
+    const hadWelcome = session.welcome !== null;
+    const error = session.receive(new Uint8Array(event.data), performance.now());
+    if (error !== null) {
+      fail(error);
+      return;
+    }
+    if (!hadWelcome && session.welcome !== null) onWelcome(session.welcome);
+    syncToggles();
+  };
+  ws.onclose = (event) => {
+    if (socket !== ws) return;
+    connected = false;
+    closeReason = `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
+    ui.status.textContent = closeReason;
+    ui.status.classList.remove('live');
+    ui.reconnect.hidden = false;
+    for (const input of [ui.hysteresis, ui.interest, ui.debug, ui.radius]) input.disabled = true;
+  };
+}
+
+// --- the canvas ----------------------------------------------------------------------------
+
+function view() {
+  const w = session.welcome ?? { width: 16, height: 10 };
+  const dpr = window.devicePixelRatio || 1;
+  return viewTransform(ui.world.width, ui.world.height, w.width, w.height, MARGIN_CSS_PX * dpr);
+}
+
+function resize() {
+  const dpr = window.devicePixelRatio || 1;
+  const w = session.welcome ?? { width: 16, height: 10 };
+  const cssWidth = ui.stage.clientWidth;
+  const cssHeight = Math.min(cssWidth * (w.height / w.width), window.innerHeight * 0.82);
+  ui.world.style.height = `${Math.round(cssHeight)}px`;
+  ui.world.width = Math.round(cssWidth * dpr);
+  ui.world.height = Math.round(cssHeight * dpr);
+  ui.chart.width = Math.round(ui.chart.clientWidth * dpr);
+  ui.chart.height = Math.round(ui.chart.clientHeight * dpr);
+}
+
+function pointerWorld(event) {
+  const rect = ui.world.getBoundingClientRect();
+  const px = ((event.clientX - rect.left) / rect.width) * ui.world.width;
+  const pz = ((event.clientY - rect.top) / rect.height) * ui.world.height;
+  const [x, z] = view().toWorld(px, pz);
+  const w = session.welcome;
+  return { x: Math.min(Math.max(x, 0), w.width), z: Math.min(Math.max(z, 0), w.height) };
+}
+
+ui.world.addEventListener('pointerdown', (event) => {
+  if (session.welcome === null || !connected) return;
+  dragging = true;
+  ui.world.setPointerCapture(event.pointerId);
+  target = pointerWorld(event);
+  sendMove(target);
+});
+ui.world.addEventListener('pointermove', (event) => {
+  if (!dragging) return;
+  target = pointerWorld(event);
+  sendMove(target);
+});
+const endDrag = () => {
+  dragging = false;
+  target = null;
+};
+ui.world.addEventListener('pointerup', endDrag);
+ui.world.addEventListener('pointercancel', endDrag);
+
+for (const input of [ui.hysteresis, ui.interest, ui.debug]) input.addEventListener('change', onToggle);
+ui.radius.addEventListener('input', () => sendRadius(Number(ui.radius.value)));
+ui.reconnect.addEventListener('click', connect);
+window.addEventListener('resize', resize);
+
+// --- every frame ---------------------------------------------------------------------------
+
+const format = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+let lastText = -Infinity;
+
+function updateText(now) {
+  const t = session.counters.totals;
+  ui.rate.messages.textContent = format.format(rates.messages);
+  ui.rate.updates.textContent = format.format(rates.updates);
+  ui.rate.sd.textContent = format.format(rates.spawnsDespawns);
+  ui.rate.bytes.textContent = format.format(rates.bytes);
+  ui.total.messages.textContent = format.format(t.records);
+  ui.total.updates.textContent = format.format(t.updates);
+  ui.total.sd.textContent = format.format(t.spawns + t.despawns);
+  ui.total.bytes.textContent = format.format(t.bytes);
+  ui.held.textContent = format.format(session.mirror.held.size);
+  ui.ticks.textContent = format.format(session.ticksSeen);
+  ui.anomalies.textContent = format.format(session.anomalies);
+  ui.anomalies.classList.toggle('bad', session.anomalies > 0);
+  ui.anomalies.title = session.mirror.lastAnomaly ?? '';
+  ui.radiusValue.textContent = session.welcome ? session.enterRadius.toFixed(2) : '–';
+  if (connected && session.welcome) {
+    ui.status.textContent = `live · connection ${session.welcome.connectionId} · tick ${session.lastTick ?? '–'}`;
+    ui.status.classList.add('live');
+  }
+  const dpr = window.devicePixelRatio || 1;
+  drawChart(ui.chart.getContext('2d'), session.counters, { width: ui.chart.width, height: ui.chart.height, dpr });
+  lastText = now;
+}
+
+function frame(now) {
+  rates = session.counters.sample(now);
+  if (session.welcome !== null) {
+    const dpr = window.devicePixelRatio || 1;
+    const ctx = ui.world.getContext('2d');
+    drawnEntities = drawScene(ctx, view(), {
+      world: session.welcome,
+      viewer: session.viewer,
+      enterRadius: session.enterRadius,
+      leaveRadius: session.leaveRadius,
+      interest: session.options?.interest ?? true,
+      held: session.mirror.held,
+      markers: session.markers,
+      hidden: session.hidden,
+      target,
+    }, now, dpr);
+    hiddenDrawn = session.hidden?.length ?? 0;
+    ++framesDrawn;
+  }
+  if (now - lastText >= 250) updateText(now);
+  requestAnimationFrame(frame);
+}
+
+// --- for tests: a read-only view of the page's state ---------------------------------------
+
+const copy = (o) => Object.freeze({ ...o });
+Object.defineProperty(window, 'sightline', {
+  value: Object.freeze({
+    get connected() { return connected; },
+    get closeReason() { return closeReason; },
+    get error() { return session.error; },
+    get welcome() { return session.welcome; },
+    get options() { return session.options && copy(session.options); },
+    get viewer() { return session.viewer && copy(session.viewer); },
+    get enterRadius() { return session.enterRadius; },
+    get leaveRadius() { return session.leaveRadius; },
+    /** spawns, despawns, updates, records (all three), bytes: since the page connected. */
+    get totals() { return copy(session.counters.totals); },
+    /** messages (records), spawnsDespawns, updates, bytes: over the last second. */
+    get perSecond() { return copy(session.counters.perSecond(performance.now())); },
+    get held() { return session.mirror.held.size; },
+    get anomalies() { return session.anomalies; },
+    get anomalyKinds() { return copy(session.mirror.anomalies); },
+    get lastAnomaly() { return session.mirror.lastAnomaly; },
+    get ticksSeen() { return session.ticksSeen; },
+    get lastTick() { return session.lastTick; },
+    get resets() { return session.resets; },
+    get packets() { return session.packets; },
+    get debugFrames() { return session.debugFrames; },
+    get drawnEntities() { return drawnEntities; },
+    get hiddenDrawn() { return hiddenDrawn; },
+    get framesDrawn() { return framesDrawn; },
+    /** The canvas's mapping, for a test that drags: world (x, z) to CSS pixels in the page. */
+    worldToPage(x, z) {
+      const rect = ui.world.getBoundingClientRect();
+      const [px, pz] = view().toCanvas(x, z);
+      return Object.freeze({ x: rect.left + (px / ui.world.width) * rect.width, y: rect.top + (pz / ui.world.height) * rect.height });
+    },
+  }),
+  writable: false,
+  configurable: false,
+});
+
+resize();
+connect();
+requestAnimationFrame(frame);

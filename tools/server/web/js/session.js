@@ -1,0 +1,129 @@
+// One connection's state, fed one WebSocket message at a time: the welcome, the mirror, the
+// viewer, the counters, the enter and leave marks and the debug view. No DOM and no socket, so
+// node can test it. A frame or packet that does not decode stops the session: nothing of that
+// frame is applied, and the caller closes the connection.
+
+import { decodeServerFrame, FrameError, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_INTEREST } from './frames.js';
+import { MalformedPacket } from './wire.js';
+import { Mirror, decodeTickPackets } from './mirror.js';
+import { Counters } from './counters.js';
+import { MARKER_MS } from './draw.js';
+
+export const MAX_MARKERS = 4000;
+
+export class Session {
+  constructor() {
+    this.welcome = null;
+    this.mirror = new Mirror();
+    this.counters = new Counters();
+    this.error = null;
+    this.viewer = null;
+    this.enterRadius = 0;
+    this.leaveRadius = 0;
+    this.options = null;  // as the server applied them, from the last tick frame
+    this.markers = [];
+    this.hidden = null;  // the last debug frame's entities, while debug view is on
+    this.ticksSeen = 0;
+    this.lastTick = null;
+    this.resets = 0;
+    this.frames = 0;
+    this.packets = 0;
+    this.debugFrames = 0;
+    this.debugBytes = 0;
+    /** Anomalies of mirrors replaced at a reset, so the count covers the connection. */
+    this.pastAnomalies = 0;
+  }
+
+  get anomalies() {
+    return this.pastAnomalies + this.mirror.anomalyTotal;
+  }
+
+  /**
+   * Takes one message. Returns null, or the error (a string) that ends the session; after an
+   * error every further message is ignored.
+   * @param {Uint8Array} bytes
+   * @param {number} now milliseconds
+   */
+  receive(bytes, now) {
+    if (this.error !== null) return this.error;
+    let frame;
+    let packets = null;
+    try {
+      frame = decodeServerFrame(bytes);
+      if (frame.type !== 'welcome' && this.welcome === null) throw new FrameError(`a ${frame.type} frame before the welcome`);
+      if (frame.type === 'welcome' && this.welcome !== null) throw new FrameError('a second welcome');
+      if (frame.type === 'tick') packets = decodeTickPackets(frame.packets, this.welcome);
+    } catch (e) {
+      if (!(e instanceof FrameError || e instanceof MalformedPacket)) throw e;
+      this.error = `${e instanceof MalformedPacket ? 'malformed packet' : 'malformed frame'}: ${e.message}`;
+      return this.error;
+    }
+    ++this.frames;
+    switch (frame.type) {
+      case 'welcome':
+        this.welcome = Object.freeze(frame);
+        this.enterRadius = frame.enterRadius;
+        this.leaveRadius = frame.leaveRadius;
+        this.counters.add(now, { bytes: bytes.length });
+        break;
+      case 'tick':
+        this.applyTick(frame, packets, bytes.length, now);
+        break;
+      case 'reset':
+        this.pastAnomalies += this.mirror.anomalyTotal;
+        this.mirror = new Mirror();
+        this.markers = [];
+        this.hidden = null;
+        ++this.resets;
+        this.counters.add(now, { bytes: bytes.length });
+        break;
+      case 'debug':
+        ++this.debugFrames;
+        this.debugBytes += bytes.length;
+        this.hidden = frame.entities;
+        break;
+      default:
+        break;
+    }
+    return null;
+  }
+
+  applyTick(frame, packets, size, now) {
+    const mark = (kind) => (_, e) => this.markers.push({ kind, x: e.x, z: e.z, time: now });
+    const on = { enter: mark('enter'), exit: mark('leave') };
+    // The counters count records as they arrived, whether or not the table agreed with them.
+    let spawns = 0;
+    let despawns = 0;
+    let updates = 0;
+    for (const p of packets) {
+      this.mirror.apply(p, on);
+      for (const r of p.records) {
+        if (r.type === 'spawn') ++spawns;
+        else if (r.type === 'despawn') ++despawns;
+        else ++updates;
+      }
+    }
+    this.packets += packets.length;
+    this.counters.add(now, { spawns, despawns, updates, bytes: size });
+    ++this.ticksSeen;
+    this.lastTick = frame.tick;
+    this.viewer = { x: frame.viewerX, z: frame.viewerZ };
+    this.enterRadius = frame.enterRadius;
+    this.leaveRadius = frame.leaveRadius;
+    this.options = {
+      byte: frame.options,
+      hysteresis: (frame.options & OPTION_HYSTERESIS) !== 0,
+      interest: (frame.options & OPTION_INTEREST) !== 0,
+      debug: (frame.options & OPTION_DEBUG) !== 0,
+    };
+    if (!this.options.debug) this.hidden = null;
+    this.expireMarkers(now);
+  }
+
+  expireMarkers(now) {
+    let drop = 0;
+    while (drop < this.markers.length && now - this.markers[drop].time >= MARKER_MS) ++drop;
+    if (this.markers.length - drop > MAX_MARKERS) drop = this.markers.length - MAX_MARKERS;
+    if (drop > 0) this.markers.splice(0, drop);
+  }
+}
