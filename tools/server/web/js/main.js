@@ -45,10 +45,12 @@ let pendingOptions = null;
 let dragging = false;
 let target = null;  // where the viewer is being dragged, world units
 
-function socketUrl() {
+/** Where to connect: `?ws=URL`, else /ws on this host, then / if /ws never opens. */
+function socketUrls() {
   const asked = new URLSearchParams(location.search).get('ws');
-  if (asked) return asked;
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+  if (asked) return [asked];
+  const base = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`;
+  return [`${base}/ws`, `${base}/`];
 }
 
 // --- sending -------------------------------------------------------------------------------
@@ -129,7 +131,7 @@ function syncToggles() {
   ui.debug.checked = o.debug;
 }
 
-function connect() {
+function connect(urls = socketUrls()) {
   session = new Session();
   pendingOptions = null;
   closeReason = null;
@@ -137,10 +139,12 @@ function connect() {
   ui.reconnect.hidden = true;
   ui.status.textContent = 'connecting…';
   ui.status.classList.remove('live');
-  const ws = new WebSocket(socketUrl());
+  const ws = new WebSocket(urls[0]);
   ws.binaryType = 'arraybuffer';
   socket = ws;
+  let opened = false;
   ws.onopen = () => {
+    opened = true;
     connected = true;
   };
   ws.onmessage = (event) => {
@@ -156,6 +160,10 @@ function connect() {
   };
   ws.onclose = (event) => {
     if (socket !== ws) return;
+    if (!opened && urls.length > 1) {
+      connect(urls.slice(1));
+      return;
+    }
     connected = false;
     closeReason = `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
     ui.status.textContent = closeReason;
@@ -191,7 +199,13 @@ function pointerWorld(event) {
   const pz = ((event.clientY - rect.top) / rect.height) * ui.world.height;
   const [x, z] = view().toWorld(px, pz);
   const w = session.welcome;
-  return { x: Math.min(Math.max(x, 0), w.width), z: Math.min(Math.max(z, 0), w.height) };
+  return { x: insideWorld(x, w.width), z: insideWorld(z, w.height) };
+}
+
+/** Clamps to [0, size), a float32 strictly below the world's far edge, so no reading of "inside" refuses it. */
+function insideWorld(v, size) {
+  const c = Math.min(Math.max(v, 0), size);
+  return Math.fround(c) < size ? c : size * (1 - 1e-6);
 }
 
 ui.world.addEventListener('pointerdown', (event) => {
@@ -215,7 +229,7 @@ ui.world.addEventListener('pointercancel', endDrag);
 
 for (const input of [ui.hysteresis, ui.interest, ui.debug]) input.addEventListener('change', onToggle);
 ui.radius.addEventListener('input', () => sendRadius(Number(ui.radius.value)));
-ui.reconnect.addEventListener('click', connect);
+ui.reconnect.addEventListener('click', () => connect());
 window.addEventListener('resize', resize);
 
 // --- every frame ---------------------------------------------------------------------------
