@@ -2,10 +2,12 @@
 // history of sampled rates for the chart, drawn on a log scale so spawns+despawns (a few a
 // second) and updates (thousands with interest off) share one axis.
 
+// Drawn in this order: messages (updates + spawns + despawns) last and dashed, as it mostly
+// runs just above updates.
 export const SERIES = [
-  { key: 'messages', label: 'messages/s', color: '#e5e5e5' },
   { key: 'updates', label: 'updates/s', color: '#fdc700' },
   { key: 'spawnsDespawns', label: 'spawns+despawns/s', color: '#4ade80' },
+  { key: 'messages', label: 'messages/s', color: '#e5e5e5', dash: [4, 3] },
 ];
 
 export class Counters {
@@ -110,7 +112,8 @@ export function drawChart(ctx, counters, { width, height, dpr = 1 }) {
   const h = counters.history;
   for (const s of SERIES) {
     ctx.strokeStyle = s.color;
-    ctx.lineWidth = 1.5 * dpr;
+    ctx.lineWidth = (s.dash ? 1 : 1.5) * dpr;
+    ctx.setLineDash(s.dash ? s.dash.map((d) => d * dpr) : []);
     ctx.beginPath();
     h.forEach((rates, i) => {
       if (i === 0) ctx.moveTo(x(i, h.length), y(rates[s.key]));
