@@ -28,6 +28,7 @@ void prepare(PassScratch& scratch, std::size_t entity_slots) {
     scratch.forced_roots.reserve(entity_slots);
     scratch.unseen.resize(entity_slots, 0);
     scratch.last_seen.resize(entity_slots, 0);
+    scratch.hits.resize(entity_slots);
   }
   if (++scratch.epoch == 0) {
     std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
@@ -436,6 +437,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
     const std::uint32_t* const items = grid.items().data();
     const float* const item_x = grid.item_x().data();
     const float* const item_z = grid.item_z().data();
+    std::uint32_t* const hits = pass.hits.data();
     // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
     for (std::size_t o = 0; o < origins; ++o) {
       const float ox = origin_x[o];
@@ -445,17 +447,17 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
         const std::uint32_t begin = grid.run_begin(row, range.x0);
         const std::uint32_t end = grid.run_end(row, range.x1);
         stats.cell_candidates += end - begin;
-        for (std::uint32_t at = begin; at < end; ++at) {
-          const std::uint32_t e = items[at];
+        stats.distance_tests += end - begin;
+        // Distance first, on the contiguous run (vectorised); only the hits touch per-entity state.
+        const std::uint32_t found = scan(item_x + begin, item_z + begin, end - begin, ox, oz, enter2, hits);
+        for (std::uint32_t h = 0; h < found; ++h) {
+          const std::uint32_t e = items[begin + hits[h]];
           if (stamp[e] == epoch) continue;
           if (!uniform && space[e] != client_space) continue;
           if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
-          ++stats.distance_tests;
-          if (distance2(item_x[at], item_z[at], ox, oz) <= enter2) {
-            if (sight.needed && !sees(sight, e, pass.occluders)) continue;
-            stamp[e] = epoch;
-            enter(e, near_reason(e));
-          }
+          if (sight.needed && !sees(sight, e, pass.occluders)) continue;
+          stamp[e] = epoch;
+          enter(e, near_reason(e));
         }
       }
     }

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "distance_scan.h"
 #include "grid.h"
 #include "occluder_grid.h"
 #include "sightline/space_def.h"
@@ -95,6 +96,7 @@ struct PassScratch {
   // Sight: per entity slot, == epoch when a member is kept out of sight, with its last sighting.
   std::vector<std::uint32_t> unseen;
   std::vector<std::uint64_t> last_seen;
+  std::vector<std::uint32_t> hits;  // offsets into one grid run found within the enter radius
   OccluderScratch occluders;
 };
 
@@ -266,6 +268,7 @@ class WorldImpl {
   std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
 
   Grid grid;
+  DistanceScan scan = best_distance_scan();  // the enter phase's distance test (AVX2 or scalar)
   PassScratch scratch;
   // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.
   std::unique_ptr<WorkerPool> pool;

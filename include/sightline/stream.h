@@ -78,11 +78,11 @@ struct TickStats {
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;
   std::uint64_t despawns = 0;
-  /// Point-to-viewer distance tests: one per member checked against the leave radius, and one
-  /// per non-member candidate found in the scanned cells.
+  /// Point-to-origin distance tests: one per member checked against the leave radius, and one
+  /// per entity found in the scanned cells (the enter test runs over whole cell runs, members
+  /// and the viewer included, before membership is looked at).
   std::uint64_t distance_tests = 0;
-  /// Every entity found in the scanned cells, members and the viewer included: what a query
-  /// would test if it did not skip members first.
+  /// Every entity found in the scanned cells, members and the viewer included.
   std::uint64_t cell_candidates = 0;
   std::uint64_t members = 0;         ///< Sum of interest set sizes after the tick.
   std::uint64_t events = 0;          ///< Events delivered this tick (emitted since the last one).

@@ -1,0 +1,112 @@
+// The enter phase's distance scan: the AVX2 path must give exactly the scalar path's hits, and
+// both exactly the plain rule dx * dx + dz * dz <= r2, on every run length and at the boundary.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "../src/distance_scan.h"
+#include "rng.h"
+
+namespace sightline {
+namespace {
+
+std::vector<std::uint32_t> brute_hits(const std::vector<float>& xs, const std::vector<float>& zs, float ox, float oz,
+                                      float r2) {
+  std::vector<std::uint32_t> hits;
+  for (std::uint32_t i = 0; i < xs.size(); ++i) {
+    const float dx = xs[i] - ox;
+    const float dz = zs[i] - oz;
+    const float dx2 = dx * dx;
+    const float dz2 = dz * dz;
+    const float d2 = dx2 + dz2;  // three rounded operations, never fused
+    if (d2 <= r2) hits.push_back(i);
+  }
+  return hits;
+}
+
+std::vector<std::uint32_t> run(DistanceScan scan, const std::vector<float>& xs, const std::vector<float>& zs, float ox,
+                               float oz, float r2) {
+  std::vector<std::uint32_t> hits(xs.size() + 1, 0xFFFFFFFFu);
+  const std::uint32_t n = scan(xs.data(), zs.data(), static_cast<std::uint32_t>(xs.size()), ox, oz, r2, hits.data());
+  EXPECT_LE(n, xs.size());
+  hits.resize(n);
+  return hits;
+}
+
+// Points scattered around the origin, a share placed exactly on the circle (axis-aligned, where
+// the radius is exact) and a share one ulp either side of it.
+void fill(scenarios::Rng& rng, std::uint32_t count, float ox, float oz, float radius, std::vector<float>& xs,
+          std::vector<float>& zs) {
+  xs.clear();
+  zs.clear();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    float x = rng.uniform(ox - 2.0f * radius, ox + 2.0f * radius);
+    float z = rng.uniform(oz - 2.0f * radius, oz + 2.0f * radius);
+    switch (rng.below(6)) {
+      case 0: x = ox + radius; z = oz; break;
+      case 1: x = ox; z = oz - radius; break;
+      case 2: x = std::nextafter(ox + radius, ox + 2.0f * radius); z = oz; break;
+      case 3: x = ox; z = std::nextafter(oz + radius, oz); break;
+      default: break;
+    }
+    xs.push_back(x);
+    zs.push_back(z);
+  }
+}
+
+TEST(DistanceScan, ScalarEqualsThePlainRule) {
+  scenarios::Rng rng(0x5ca1a4);
+  std::vector<float> xs;
+  std::vector<float> zs;
+  for (std::uint32_t count = 0; count <= 70; ++count) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const float ox = rng.uniform(-500.0f, 500.0f);
+      const float oz = rng.uniform(-500.0f, 500.0f);
+      const float radius = rng.uniform(0.5f, 200.0f);
+      fill(rng, count, ox, oz, radius, xs, zs);
+      const float r2 = radius * radius;
+      ASSERT_EQ(run(&scan_within_scalar, xs, zs, ox, oz, r2), brute_hits(xs, zs, ox, oz, r2))
+          << "count " << count << " trial " << trial;
+    }
+  }
+}
+
+TEST(DistanceScan, Avx2EqualsScalarExactly) {
+  if (scan_within_avx2 == nullptr) GTEST_SKIP() << "this build has no AVX2 scan (not x86-64)";
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
+  scenarios::Rng rng(0xa5a2);
+  std::vector<float> xs;
+  std::vector<float> zs;
+  std::uint64_t hits_seen = 0;
+  std::uint64_t boundary_hits = 0;
+  for (std::uint32_t count = 0; count <= 70; ++count) {
+    for (int trial = 0; trial < 50; ++trial) {
+      const float ox = rng.uniform(0.0f, 2000.0f);
+      const float oz = rng.uniform(0.0f, 2000.0f);
+      const float radius = rng.uniform(0.5f, 200.0f);
+      fill(rng, count, ox, oz, radius, xs, zs);
+      const float r2 = radius * radius;
+      const auto scalar = run(&scan_within_scalar, xs, zs, ox, oz, r2);
+      ASSERT_EQ(run(scan_within_avx2, xs, zs, ox, oz, r2), scalar) << "count " << count << " trial " << trial;
+      hits_seen += scalar.size();
+      for (std::uint32_t i : scalar) {
+        const float dx = xs[i] - ox;
+        const float dz = zs[i] - oz;
+        boundary_hits += dx * dx + dz * dz == r2 ? 1 : 0;
+      }
+    }
+  }
+  // The inputs reach both sides of the rule, and its edge.
+  EXPECT_GT(hits_seen, 10000u);
+  EXPECT_GT(boundary_hits, 100u);
+}
+
+TEST(DistanceScan, BestIsOneOfThem) {
+  const DistanceScan best = best_distance_scan();
+  EXPECT_TRUE(best == &scan_within_scalar || (best != nullptr && best == scan_within_avx2));
+}
+
+}  // namespace
+}  // namespace sightline
