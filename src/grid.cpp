@@ -10,20 +10,41 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
                  std::span<const std::uint8_t> alive, float min_cell_size,
                  std::uint32_t max_cells) {
   const std::size_t slots = alive.size();
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  float min_x = kInf, max_x = -kInf, min_z = kInf, max_z = -kInf;
+  const float* const x = xs.data();
+  const float* const z = zs.data();
+  const std::uint8_t* const binned = alive.data();
   std::uint32_t live = 0;
-  for (std::size_t i = 0; i < slots; ++i) live += alive[i] != 0;
+  for (std::size_t i = 0; i < slots; ++i) live += binned[i] != 0;
   // Usually every slot is binned: then no pass needs to look at `alive`, and the loops stay
   // free of branches.
   const bool all = live == slots;
-  for (std::size_t i = 0; i < slots; ++i) {
-    if (!all && !alive[i]) continue;
-    min_x = std::min(min_x, xs[i]);
-    max_x = std::max(max_x, xs[i]);
-    min_z = std::min(min_z, zs[i]);
-    max_z = std::max(max_z, zs[i]);
+
+  // The bounding box, in four independent lanes so the compares do not wait on one another.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float lo_x[4] = {kInf, kInf, kInf, kInf}, hi_x[4] = {-kInf, -kInf, -kInf, -kInf};
+  float lo_z[4] = {kInf, kInf, kInf, kInf}, hi_z[4] = {-kInf, -kInf, -kInf, -kInf};
+  std::size_t i = 0;
+  if (all) {
+    for (; i + 4 <= slots; i += 4) {
+      for (std::size_t l = 0; l < 4; ++l) {
+        lo_x[l] = x[i + l] < lo_x[l] ? x[i + l] : lo_x[l];
+        hi_x[l] = x[i + l] > hi_x[l] ? x[i + l] : hi_x[l];
+        lo_z[l] = z[i + l] < lo_z[l] ? z[i + l] : lo_z[l];
+        hi_z[l] = z[i + l] > hi_z[l] ? z[i + l] : hi_z[l];
+      }
+    }
   }
+  for (; i < slots; ++i) {
+    if (!binned[i]) continue;
+    lo_x[0] = std::min(lo_x[0], x[i]);
+    hi_x[0] = std::max(hi_x[0], x[i]);
+    lo_z[0] = std::min(lo_z[0], z[i]);
+    hi_z[0] = std::max(hi_z[0], z[i]);
+  }
+  float min_x = std::min(std::min(lo_x[0], lo_x[1]), std::min(lo_x[2], lo_x[3]));
+  float max_x = std::max(std::max(hi_x[0], hi_x[1]), std::max(hi_x[2], hi_x[3]));
+  float min_z = std::min(std::min(lo_z[0], lo_z[1]), std::min(lo_z[2], lo_z[3]));
+  float max_z = std::max(std::max(hi_z[0], hi_z[1]), std::max(hi_z[2], hi_z[3]));
   if (live == 0) min_x = max_x = min_z = max_z = 0.0f;
 
   // Size the grid in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell
@@ -57,18 +78,26 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
 
   cell_of_.resize(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
-  for (std::size_t i = 0; i < slots; ++i) {
-    if (!all && !alive[i]) {
-      cell_of_[i] = kNotBinned;
+  std::uint32_t* const cell_of = cell_of_.data();
+  std::uint32_t* const start = cell_start_.data();
+  // Locals, not members: a store into start[] could otherwise alias them and force reloads.
+  const float ox = origin_x_, oz = origin_z_, inv = inv_cell_size_, last_x = last_x_, last_z = last_z_;
+  const std::uint32_t cx = cells_x_, cz = cells_z_;
+  for (i = 0; i < slots; ++i) {
+    if (!all && !binned[i]) {
+      cell_of[i] = kNotBinned;
       continue;
     }
-    const std::uint32_t c = bin_axis(zs[i], origin_z_, cells_z_, last_z_) * cells_x_ +
-                            bin_axis(xs[i], origin_x_, cells_x_, last_x_);
-    cell_of_[i] = c;
-    ++cell_start_[c + 1];
+    const std::uint32_t c = bin_axis(z[i], oz, inv, cz, last_z) * cx + bin_axis(x[i], ox, inv, cx, last_x);
+    cell_of[i] = c;
+    ++start[c + 1];
   }
-  for (std::uint32_t c = 0; c < cells; ++c) cell_start_[c + 1] += cell_start_[c];
+  for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
 
+  // Last tick's items, in cell order, are this tick's order but for the few that changed cell,
+  // so scattering in that order writes each cell's run nearly front to back.
+  const bool keep_order = all && kept_all_ && items_.size() == slots;
+  items_.swap(previous_items_);
   if (items_.capacity() < slots) {
     items_.reserve(slots);
     item_x_.reserve(slots);
@@ -77,17 +106,27 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   items_.resize(live);
   item_x_.resize(live);
   item_z_.resize(live);
+  std::uint32_t* const items = items_.data();
+  float* const item_x = item_x_.data();
+  float* const item_z = item_z_.data();
   // Scatter using cell_start_ as running cursors, then shift back: keeps one prefix array.
-  for (std::size_t i = 0; i < slots; ++i) {
-    const std::uint32_t c = cell_of_[i];
-    if (!all && c == kNotBinned) continue;
-    const std::uint32_t at = cell_start_[c]++;
-    items_[at] = static_cast<std::uint32_t>(i);
-    item_x_[at] = xs[i];
-    item_z_[at] = zs[i];
+  auto place = [&](std::uint32_t e) __attribute__((always_inline)) {
+    const std::uint32_t at = start[cell_of[e]]++;
+    items[at] = e;
+    item_x[at] = x[e];
+    item_z[at] = z[e];
+  };
+  if (keep_order) {
+    const std::uint32_t* const order = previous_items_.data();
+    for (i = 0; i < slots; ++i) place(order[i]);
+  } else {
+    for (i = 0; i < slots; ++i) {
+      if (all || cell_of[i] != kNotBinned) place(static_cast<std::uint32_t>(i));
+    }
   }
-  for (std::uint32_t c = cells; c > 0; --c) cell_start_[c] = cell_start_[c - 1];
-  cell_start_[0] = 0;
+  for (std::uint32_t c = cells; c > 0; --c) start[c] = start[c - 1];
+  start[0] = 0;
+  kept_all_ = all;
 }
 
 Grid::Range Grid::cell_range(float x, float z, float radius) const noexcept {

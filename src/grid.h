@@ -59,8 +59,9 @@ class Grid {
 
   // axis_cell() for a coordinate of the binned box: v >= origin, so t >= 0 and only the top end
   // needs a clamp (float rounding may carry t to the last cell's far edge). Same result.
-  [[nodiscard]] std::uint32_t bin_axis(float v, float origin, std::uint32_t count, float last) const noexcept {
-    const float t = (v - origin) * inv_cell_size_;
+  [[nodiscard]] static std::uint32_t bin_axis(float v, float origin, float inv_cell_size, std::uint32_t count,
+                                              float last) noexcept {
+    const float t = (v - origin) * inv_cell_size;
     if (t >= last) return count - 1;
     return static_cast<std::uint32_t>(t);
   }
@@ -76,6 +77,8 @@ class Grid {
   std::vector<std::uint32_t> cell_of_;     // per entity slot, kNotBinned if not binned
   std::vector<std::uint32_t> cell_start_;  // cells + 1 prefix sums
   std::vector<std::uint32_t> items_;
+  std::vector<std::uint32_t> previous_items_;  // last build's items: this build's scatter order
+  bool kept_all_ = false;                      // every slot was binned at the last build
   std::vector<float> item_x_;
   std::vector<float> item_z_;
 };

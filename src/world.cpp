@@ -224,17 +224,22 @@ Status World::set_positions(std::span<const EntityId> entities, std::span<const 
   }
   // A plain boolean pass first; Status objects are built only for the entity that fails.
   auto coordinate_ok = [](float v) { return std::fabs(v) <= kMaxCoordinate; };  // false for NaN
+  const std::uint32_t* const generation = w.generation.data();
+  const std::uint8_t* const alive = w.alive.data();
+  const std::size_t slots = w.generation.size();
   for (std::size_t i = 0; i < entities.size(); ++i) {
     const EntityId id = entities[i];
-    const bool handle_ok = id.generation != 0 && id.index < w.generation.size() &&
-                           w.generation[id.index] == id.generation && w.alive[id.index];
+    const bool handle_ok = id.generation != 0 && id.index < slots && generation[id.index] == id.generation &&
+                           alive[id.index];
     if (handle_ok && coordinate_ok(xs[i]) && coordinate_ok(zs[i])) continue;
     if (Status s = w.check(id); !s) return s;
     return validate_position(id, xs[i], zs[i]);
   }
+  float* const to_x = w.xs.data();
+  float* const to_z = w.zs.data();
   for (std::size_t i = 0; i < entities.size(); ++i) {
-    w.xs[entities[i].index] = xs[i];
-    w.zs[entities[i].index] = zs[i];
+    to_x[entities[i].index] = xs[i];
+    to_z[entities[i].index] = zs[i];
   }
   return {};
 }
