@@ -1,0 +1,142 @@
+// The demo's WebSocket frames (docs/demo_protocol.md): what sightline-server, its page and
+// sightline-bots exchange around the library's state packets. Little-endian, no padding.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sightline/status.h"
+
+namespace sightline::demo {
+
+inline constexpr std::uint8_t kFrameVersion = 1;
+
+// Server to client.
+inline constexpr std::uint8_t kWelcomeFrame = 1;
+inline constexpr std::uint8_t kTickFrame = 2;
+inline constexpr std::uint8_t kResetFrame = 3;
+inline constexpr std::uint8_t kDebugFrame = 4;
+
+// Client to server, with their fixed sizes (type byte included).
+inline constexpr std::uint8_t kMoveFrame = 1;
+inline constexpr std::uint8_t kOptionsFrame = 2;
+inline constexpr std::uint8_t kRadiusFrame = 3;
+inline constexpr std::size_t kMoveBytes = 9;
+inline constexpr std::size_t kOptionsBytes = 2;
+inline constexpr std::size_t kRadiusBytes = 5;
+
+inline constexpr std::size_t kWelcomeBytes = 37;
+/// A tick frame's bytes before its first packet length.
+inline constexpr std::size_t kTickHeaderBytes = 32;
+inline constexpr std::size_t kResetBytes = 5;
+inline constexpr std::size_t kDebugHeaderBytes = 9;
+/// Bytes of one entity in a debug frame.
+inline constexpr std::size_t kDebugEntryBytes = 12;
+
+/// Option bits (the `options` frame, and the tick frame's applied options).
+inline constexpr std::uint8_t kOptionHysteresis = 1;
+inline constexpr std::uint8_t kOptionInterest = 2;
+inline constexpr std::uint8_t kOptionDebug = 4;
+inline constexpr std::uint8_t kOptionBits = 7;
+/// The options a connection starts with: hysteresis and interest on, no debug view.
+inline constexpr std::uint8_t kDefaultOptions = kOptionHysteresis | kOptionInterest;
+
+/// Welcome's server flags.
+inline constexpr std::uint8_t kServerDebugViewAllowed = 1;
+
+/// Entity kinds in a spawn's full state.
+inline constexpr std::uint32_t kKindWalker = 0;
+inline constexpr std::uint32_t kKindViewer = 1;
+
+struct Welcome {
+  std::uint8_t version = kFrameVersion;
+  std::uint32_t connection = 0;
+  float width = 0.0f;
+  float height = 0.0f;
+  float enter_radius = 0.0f;
+  float leave_radius = 0.0f;
+  float cell_size = 0.0f;
+  std::uint16_t tick_rate = 0;
+  std::uint8_t server_flags = 0;
+  float max_radius = 0.0f;
+  std::uint32_t entity_count = 0;
+};
+
+/// A tick frame's fields; `packets` view the decoded bytes.
+struct TickFrame {
+  std::uint32_t tick = 0;
+  float viewer_x = 0.0f;
+  float viewer_z = 0.0f;
+  float enter_radius = 0.0f;
+  float leave_radius = 0.0f;
+  std::uint8_t options = 0;
+  /// Milliseconds since the Unix epoch when the server began this tick.
+  double server_time_ms = 0.0;
+  std::vector<std::span<const std::uint8_t>> packets;
+};
+
+struct DebugEntry {
+  std::uint32_t index = 0;
+  float x = 0.0f;
+  float z = 0.0f;
+};
+
+// --- Writing (server) ---------------------------------------------------------------------
+// Each appends one whole frame to `out`.
+
+void write_welcome(std::vector<std::uint8_t>& out, const Welcome& welcome);
+/// Writes the header of a tick frame with its packet count; append the packets with
+/// append_tick_packet. Refused (invalid_argument) above 65535 packets.
+[[nodiscard]] Status write_tick_header(std::vector<std::uint8_t>& out, const TickFrame& tick, std::size_t packets);
+/// Refused (invalid_argument) for a packet longer than 65535 bytes.
+[[nodiscard]] Status append_tick_packet(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> packet);
+void write_reset(std::vector<std::uint8_t>& out, std::uint32_t tick);
+/// The header of a debug frame; append `count` entries with append_debug_entry.
+void write_debug_header(std::vector<std::uint8_t>& out, std::uint32_t tick, std::uint32_t count);
+void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry);
+
+// --- Reading (bots, tests) ----------------------------------------------------------------
+// Each checks the whole frame: its type, its exact size, finite floats, known bits; a refusal is
+// malformed_packet naming the frame, the byte and the reason.
+
+/// The type byte of a non-empty frame, or 0 for an empty one.
+[[nodiscard]] std::uint8_t frame_type(std::span<const std::uint8_t> frame) noexcept;
+[[nodiscard]] Result<Welcome> read_welcome(std::span<const std::uint8_t> frame);
+/// The packets view `frame`, which must outlive them.
+[[nodiscard]] Result<TickFrame> read_tick(std::span<const std::uint8_t> frame);
+[[nodiscard]] Result<std::uint32_t> read_reset(std::span<const std::uint8_t> frame);
+[[nodiscard]] Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame, std::uint32_t* tick);
+
+// --- Client frames --------------------------------------------------------------------------
+
+/// What the server accepts from its clients (docs/demo_protocol.md, "Client to server").
+struct ClientLimits {
+  float width = 12.0f;   ///< Moves must land in [0, width] x [0, height].
+  float height = 7.5f;
+  float min_radius = 0.4f;  ///< Radius frames must ask for [min_radius, max_radius].
+  float max_radius = 6.4f;
+  bool debug_view_allowed = false;
+};
+
+struct ClientFrame {
+  std::uint8_t type = 0;
+  float x = 0.0f;              ///< move
+  float z = 0.0f;              ///< move
+  std::uint8_t options = 0;    ///< options
+  float enter_radius = 0.0f;   ///< radius
+};
+
+/// Decodes and checks one client frame. Refused (invalid_argument) with a reason fit for a
+/// WebSocket close frame (at most 123 bytes), naming the frame, the field and its value: an
+/// empty frame, an unknown type, a size other than the type's, a move that is not finite or
+/// lands outside the world, unknown option bits, debug view on a server without it, a radius
+/// out of bounds.
+[[nodiscard]] Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const ClientLimits& limits);
+
+std::vector<std::uint8_t> encode_move(float x, float z);
+std::vector<std::uint8_t> encode_options(std::uint8_t flags);
+std::vector<std::uint8_t> encode_radius(float enter_radius);
+
+}  // namespace sightline::demo
