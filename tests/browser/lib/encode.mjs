@@ -27,6 +27,12 @@ function f32(v) {
   return [...b];
 }
 
+function f64(v) {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setFloat64(0, v, true);
+  return [...b];
+}
+
 /** The bytes PacketWriter writes for a decoded packet (wire.js's shape). */
 export function encodePacket(p) {
   const out = [1, 1, p.delivery === 'unreliable' ? 1 : 0, ...u32(p.sequence), ...u32(p.tick), ...u32(p.reliableNext),
@@ -90,7 +96,7 @@ export function welcomeFrame(w) {
 
 export function tickFrame(t, packets) {
   const out = [2, ...u32(t.tick), ...f32(t.viewerX), ...f32(t.viewerZ), ...f32(t.enterRadius), ...f32(t.leaveRadius),
-    t.options, ...u16(packets.length)];
+    t.options, ...f64(t.serverTimeMs ?? 0), ...u16(packets.length)];
   for (const p of packets) out.push(...u16(p.length), ...p);
   return Uint8Array.from(out);
 }

@@ -10,7 +10,7 @@ export const FRAME_RESET = 3;
 export const FRAME_DEBUG = 4;
 
 export const WELCOME_BYTES = 37;
-export const TICK_HEADER_BYTES = 24;
+export const TICK_HEADER_BYTES = 32;
 export const RESET_BYTES = 5;
 export const DEBUG_HEADER_BYTES = 9;
 
@@ -75,9 +75,14 @@ function decodeTick(input, bytes) {
     enterRadius: finite(input, 'enter radius', 'tick'),
     leaveRadius: finite(input, 'leave radius', 'tick'),
     options: input.u8('options'),
+    serverTimeMs: 0,
     packets: [],
   };
   if ((t.options & ~7) !== 0) throw new FrameError(`tick: options at byte 21 are ${t.options}: unknown bits set`);
+  // Byte 22, inside the header whose length was checked above.
+  t.serverTimeMs = input.view.getFloat64(input.pos, true);
+  if (!Number.isFinite(t.serverTimeMs)) throw new FrameError(`tick: server time at byte ${input.pos} is not finite`);
+  input.pos += 8;
   const n = input.u16('packet count');
   for (let i = 0; i < n; ++i) {
     const length = input.u16(`packet ${i} length`);
