@@ -1,0 +1,452 @@
+#include "game.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "frames.h"
+#include "jitter_walk.h"
+#include "rng.h"
+#include "sightline/replicator.h"
+#include "sightline/serialize.h"
+#include "sightline/world.h"
+
+namespace sightline::demo {
+namespace {
+
+constexpr float kRadiusStep = 1.0f / 16.0f;
+constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+Status bad_def(const std::string& field, double value, const std::string& rule) {
+  return {ErrorCode::invalid_def, field + " is " + number(value) + ": " + rule};
+}
+
+// What a World of the game is built for. Interest off collapses every radius into one setting.
+struct Setting {
+  bool interest = true;
+  float enter = 0.0f;
+  float leave = 0.0f;
+  bool operator==(const Setting&) const = default;
+};
+
+struct Group;
+
+struct Connection {
+  std::uint32_t viewer_slot = kNoSlot;
+  std::uint8_t options = kDefaultOptions;
+  float enter = 0.0f;  // the connection's R; its L follows from the options and the server's L/R
+  std::optional<std::pair<float, float>> move;
+  Group* group = nullptr;
+  ClientId client{};
+  bool reset_due = false;
+};
+
+// One World and its Replicator: the connections of one setting. Every Group holds every entity
+// of the game, each under its own handle.
+struct Group {
+  Setting setting;
+  std::optional<World> world;
+  std::optional<Replicator> replicator;
+  std::vector<EntityId> handle;        // by game slot; null for a free slot
+  std::vector<std::uint32_t> slot_of;  // by World entity index
+  const std::vector<std::uint32_t>* kinds = nullptr;
+  float width = 0.0f;
+  float height = 0.0f;
+  std::uint32_t connections = 0;
+};
+
+bool serialize_entity(Stream& s, EntityId e, StatePart part, void* context) {
+  const Group& g = *static_cast<const Group*>(context);
+  const Result<Position> p = g.world->position(e);
+  if (!p) return false;
+  float x = p->x;
+  float z = p->z;
+  if (!s.serialize_quantized(x, 0.0f, g.width, 1.0f / 256.0f)) return false;
+  if (!s.serialize_quantized(z, 0.0f, g.height, 1.0f / 256.0f)) return false;
+  if (part == StatePart::update) return true;
+  std::uint32_t kind = (*g.kinds)[g.slot_of[e.index]];
+  return s.serialize_uint(kind, 0, 3);
+}
+
+}  // namespace
+
+Status validate(const GameDef& def) {
+  if (def.scenario != "reference" && def.scenario != "crowd") {
+    return {ErrorCode::invalid_def, "scenario is \"" + def.scenario + "\": must be reference or crowd"};
+  }
+  if (def.entities > 100000) return bad_def("entities", def.entities, "must be at most 100000");
+  if (!(def.width > 0.0f && def.width <= 100000.0f)) return bad_def("width", def.width, "must be in (0, 100000]");
+  if (!(def.height > 0.0f && def.height <= 100000.0f)) {
+    return bad_def("height", def.height, "must be in (0, 100000]");
+  }
+  const float side = std::min(def.width, def.height);
+  if (!(def.enter_radius >= kRadiusStep && def.enter_radius <= side)) {
+    return bad_def("enter_radius", def.enter_radius, "must be in [1/16, min(width, height) = " + number(side) + "]");
+  }
+  if (!(def.leave_radius >= def.enter_radius && def.leave_radius <= 4.0f * def.enter_radius)) {
+    return bad_def("leave_radius", def.leave_radius,
+                   "must be in [enter_radius, 4 * enter_radius] = [" + number(def.enter_radius) + ", " +
+                       number(4.0f * def.enter_radius) + "]");
+  }
+  if (def.tick_rate < 1 || def.tick_rate > 120) return bad_def("tick_rate", def.tick_rate, "must be in [1, 120]");
+  if (def.max_radius != 0.0f && !(def.max_radius >= def.enter_radius && def.max_radius <= 100000.0f)) {
+    return bad_def("max_radius", def.max_radius, "must be 0 (4 * enter_radius) or in [enter_radius, 100000]");
+  }
+  return {};
+}
+
+class GameImpl {
+ public:
+  explicit GameImpl(const GameDef& def) : def_(def), rng_(def.seed ^ 0x5eed5eedull) {
+    scenarios::JitterWalkDef walk;
+    walk.entities = def.entities;
+    walk.width = def.width;
+    walk.height = def.height;
+    walk.hz = static_cast<float>(def.tick_rate);
+    walk.seed = def.seed;
+    if (def.scenario == "crowd") {
+      walk.hotspots = 4;
+      walk.hotspot_size = def.height / 5.0f;
+    }
+    walk_.emplace(walk);
+    const float diagonal = std::hypot(def.width, def.height);
+    max_radius_ = def.max_radius > 0.0f ? def.max_radius : std::min(4.0f * def.enter_radius, diagonal);
+    limits_.width = def.width;
+    limits_.height = def.height;
+    limits_.min_radius = def.enter_radius / 4.0f;
+    limits_.max_radius = max_radius_;
+    limits_.debug_view_allowed = def.debug_view;
+    for (std::uint32_t i = 0; i < def.entities; ++i) {
+      xs_.push_back(walk_->xs()[i]);
+      zs_.push_back(walk_->zs()[i]);
+      kinds_.push_back(kKindWalker);
+      live_.push_back(1);
+    }
+  }
+
+  const GameDef& def() const noexcept { return def_; }
+
+  Result<std::uint32_t> connect(std::vector<std::uint8_t>& welcome) {
+    const std::uint32_t slot = free_slots_.empty() ? static_cast<std::uint32_t>(xs_.size()) : free_slots_.back();
+    const float x = rng_.uniform(0.0f, def_.width);
+    const float z = rng_.uniform(0.0f, def_.height);
+    if (slot == xs_.size()) {
+      xs_.push_back(x);
+      zs_.push_back(z);
+      kinds_.push_back(kKindViewer);
+      live_.push_back(0);
+    }
+    xs_[slot] = x;
+    zs_[slot] = z;
+    kinds_[slot] = kKindViewer;
+    // Every World gets the viewer before any is committed to, so a refusal leaves none behind.
+    std::vector<EntityId> made;
+    for (auto& g : groups_) {
+      Result<EntityId> e = g->world->create_entity({.x = x, .z = z});
+      if (!e) {
+        for (std::size_t i = 0; i < made.size(); ++i) (void)groups_[i]->world->destroy_entity(made[i]);
+        return e.status();
+      }
+      made.push_back(*e);
+    }
+    if (!free_slots_.empty()) free_slots_.pop_back();
+    live_[slot] = 1;
+    for (std::size_t i = 0; i < groups_.size(); ++i) place(*groups_[i], slot, made[i]);
+
+    const std::uint32_t id = next_id_++;
+    Connection c;
+    c.viewer_slot = slot;
+    c.enter = def_.enter_radius;
+    connections_.emplace(id, c);
+    if (Status s = join(connections_.at(id)); !s) {
+      drop(id);
+      return s;
+    }
+    connections_.at(id).reset_due = false;  // a first stream needs no reset
+
+    Welcome w;
+    w.connection = id;
+    w.width = def_.width;
+    w.height = def_.height;
+    w.enter_radius = def_.enter_radius;
+    w.leave_radius = def_.leave_radius;
+    w.cell_size = def_.enter_radius;
+    w.tick_rate = def_.tick_rate;
+    w.server_flags = def_.debug_view ? kServerDebugViewAllowed : 0;
+    w.max_radius = max_radius_;
+    w.entity_count = live_count();
+    welcome.clear();
+    write_welcome(welcome, w);
+    return id;
+  }
+
+  void disconnect(std::uint32_t id) {
+    if (connections_.count(id) != 0) drop(id);
+  }
+
+  Status receive(std::uint32_t id, std::span<const std::uint8_t> bytes) {
+    auto it = connections_.find(id);
+    if (it == connections_.end()) return {ErrorCode::invalid_argument, "connection " + std::to_string(id) + " is not open"};
+    Result<ClientFrame> frame = read_client_frame(bytes, limits_);
+    if (!frame) return frame.status();
+    Connection& c = it->second;
+    switch (frame->type) {
+      case kMoveFrame: c.move = std::pair{frame->x, frame->z}; break;
+      case kOptionsFrame: c.options = frame->options; break;
+      case kRadiusFrame: {
+        // Kept to 1/16 unit so that radius frames cannot make a World apiece.
+        const float stepped = std::round(frame->enter_radius / kRadiusStep) * kRadiusStep;
+        c.enter = std::clamp(stepped, limits_.min_radius, limits_.max_radius);
+        break;
+      }
+      default: break;
+    }
+    ++stats_.frames_in;
+    return {};
+  }
+
+  Status tick(double server_time_ms, Game::FrameSink sink, void* context) {
+    const auto started = std::chrono::steady_clock::now();
+    walk_->step();
+    std::copy(walk_->xs().begin(), walk_->xs().end(), xs_.begin());
+    std::copy(walk_->zs().begin(), walk_->zs().end(), zs_.begin());
+    for (auto& [id, c] : connections_) {
+      if (c.move) {
+        xs_[c.viewer_slot] = c.move->first;
+        zs_[c.viewer_slot] = c.move->second;
+        c.move.reset();
+      }
+      if (!(c.group->setting == setting_of(c))) {
+        if (Status s = regroup(c); !s) return s;
+      }
+    }
+    std::erase_if(groups_, [](const std::unique_ptr<Group>& g) { return g->connections == 0; });
+
+    for (auto& g : groups_) {
+      ids_.clear();
+      px_.clear();
+      pz_.clear();
+      for (std::uint32_t slot = 0; slot < xs_.size(); ++slot) {
+        if (live_[slot] == 0) continue;
+        ids_.push_back(g->handle[slot]);
+        px_.push_back(xs_[slot]);
+        pz_.push_back(zs_[slot]);
+      }
+      if (Status s = g->world->set_positions(ids_, px_, pz_); !s) return s;
+      g->world->tick();
+      if (Status s = g->replicator->send(); !s) return s;
+    }
+
+    const auto tick_number = static_cast<std::uint32_t>(stats_.ticks);
+    for (auto& [id, c] : connections_) {
+      Group& g = *c.group;
+      if (c.reset_due) {
+        frame_.clear();
+        write_reset(frame_, tick_number);
+        emit(sink, context, id);
+        c.reset_due = false;
+      }
+      const Result<std::span<const std::span<const std::uint8_t>>> packets = g.replicator->packets(c.client);
+      if (!packets) return packets.status();
+      TickFrame t;
+      t.tick = tick_number;
+      t.viewer_x = xs_[c.viewer_slot];
+      t.viewer_z = zs_[c.viewer_slot];
+      t.enter_radius = g.setting.interest ? g.setting.enter : c.enter;
+      t.leave_radius = g.setting.interest ? g.setting.leave : leave_of(c);
+      t.options = c.options;
+      t.server_time_ms = server_time_ms;
+      frame_.clear();
+      if (Status s = write_tick_header(frame_, t, packets->size()); !s) return s;
+      for (const auto packet : *packets) {
+        if (Status s = append_tick_packet(frame_, packet); !s) return s;
+      }
+      emit(sink, context, id);
+      if ((c.options & kOptionDebug) != 0) {
+        if (Status s = write_debug(g, c, tick_number); !s) return s;
+        emit(sink, context, id);
+      }
+    }
+    ++stats_.ticks;
+    stats_.last_tick_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return {};
+  }
+
+  GameStats stats() const noexcept {
+    GameStats s = stats_;
+    s.connections = static_cast<std::uint32_t>(connections_.size());
+    s.groups = static_cast<std::uint32_t>(groups_.size());
+    return s;
+  }
+
+ private:
+  float leave_of(const Connection& c) const {
+    if ((c.options & kOptionHysteresis) == 0) return c.enter;
+    if (c.enter == def_.enter_radius) return def_.leave_radius;
+    return c.enter * (def_.leave_radius / def_.enter_radius);
+  }
+
+  Setting setting_of(const Connection& c) const {
+    if ((c.options & kOptionInterest) == 0) return {.interest = false};
+    return {.interest = true, .enter = c.enter, .leave = leave_of(c)};
+  }
+
+  std::uint32_t live_count() const {
+    return static_cast<std::uint32_t>(std::count(live_.begin(), live_.end(), std::uint8_t{1}));
+  }
+
+  static void place(Group& g, std::uint32_t slot, EntityId e) {
+    if (g.handle.size() <= slot) g.handle.resize(slot + 1);
+    g.handle[slot] = e;
+    if (g.slot_of.size() <= e.index) g.slot_of.resize(e.index + 1, kNoSlot);
+    g.slot_of[e.index] = slot;
+  }
+
+  Result<Group*> group_for(const Setting& setting) {
+    for (auto& g : groups_) {
+      if (g->setting == setting) return g.get();
+    }
+    WorldDef wdef = default_world_def();
+    wdef.enter_radius = setting.interest ? setting.enter : def_.enter_radius;
+    wdef.leave_radius = setting.interest ? setting.leave : def_.enter_radius;
+    wdef.entity_capacity = static_cast<std::uint32_t>(xs_.size());
+    Result<World> world = World::create(wdef);
+    if (!world) return world.status();
+    auto g = std::make_unique<Group>();
+    g->setting = setting;
+    g->world.emplace(std::move(world).value());
+    g->kinds = &kinds_;
+    g->width = def_.width;
+    g->height = def_.height;
+    if (!setting.interest) {
+      if (Status s = g->world->set_space_def(g->world->default_space(), SpaceDef{}); !s) return s;
+    }
+    for (std::uint32_t slot = 0; slot < xs_.size(); ++slot) {
+      if (live_[slot] == 0) continue;
+      Result<EntityId> e = g->world->create_entity({.x = xs_[slot], .z = zs_[slot]});
+      if (!e) return e.status();
+      place(*g, slot, *e);
+    }
+    ReplicatorDef rdef;
+    rdef.serialize = serialize_entity;
+    rdef.serialize_context = g.get();
+    rdef.delivery = Delivery::reliable;
+    // The visual shows every member moving every tick: the World's schedule as it is.
+    rdef.mode = UpdateMode::fixed_rate;
+    rdef.tick_seconds = 1.0f / static_cast<float>(def_.tick_rate);
+    Result<Replicator> replicator = Replicator::create(*g->world, rdef);
+    if (!replicator) return replicator.status();
+    g->replicator.emplace(std::move(replicator).value());
+    groups_.push_back(std::move(g));
+    return groups_.back().get();
+  }
+
+  // Puts the connection's client into the World of its setting.
+  Status join(Connection& c) {
+    Result<Group*> g = group_for(setting_of(c));
+    if (!g) return g.status();
+    Result<ClientId> client = (*g)->world->create_client((*g)->handle[c.viewer_slot]);
+    if (!client) return client.status();
+    c.group = *g;
+    c.client = *client;
+    c.reset_due = true;
+    ++(*g)->connections;
+    return {};
+  }
+
+  void leave(Connection& c) {
+    if (c.group == nullptr) return;
+    (void)c.group->world->destroy_client(c.client);
+    --c.group->connections;
+    c.group = nullptr;
+  }
+
+  Status regroup(Connection& c) {
+    leave(c);
+    return join(c);
+  }
+
+  void drop(std::uint32_t id) {
+    Connection& c = connections_.at(id);
+    leave(c);
+    const std::uint32_t slot = c.viewer_slot;
+    for (auto& g : groups_) {
+      (void)g->world->destroy_entity(g->handle[slot]);
+      g->handle[slot] = EntityId{};
+    }
+    live_[slot] = 0;
+    free_slots_.push_back(slot);
+    connections_.erase(id);
+  }
+
+  Status write_debug(const Group& g, const Connection& c, std::uint32_t tick_number) {
+    debug_.clear();
+    for (std::uint32_t slot = 0; slot < xs_.size(); ++slot) {
+      if (live_[slot] == 0 || slot == c.viewer_slot) continue;
+      const EntityId e = g.handle[slot];
+      Result<bool> held = g.world->is_relevant_to(c.client, e);
+      if (!held) return held.status();
+      if (!*held) debug_.push_back({e.index, xs_[slot], zs_[slot]});
+    }
+    frame_.clear();
+    write_debug_header(frame_, tick_number, static_cast<std::uint32_t>(debug_.size()));
+    for (const DebugEntry& entry : debug_) append_debug_entry(frame_, entry);
+    return {};
+  }
+
+  void emit(Game::FrameSink sink, void* context, std::uint32_t id) {
+    stats_.bytes_out += frame_.size();
+    sink(context, id, frame_);
+  }
+
+  GameDef def_;
+  scenarios::Rng rng_;
+  std::optional<scenarios::JitterWalk> walk_;
+  ClientLimits limits_;
+  float max_radius_ = 0.0f;
+  // The game's entities by slot: walkers first, then viewers.
+  std::vector<float> xs_, zs_;
+  std::vector<std::uint32_t> kinds_;
+  std::vector<std::uint8_t> live_;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::map<std::uint32_t, Connection> connections_;
+  std::uint32_t next_id_ = 1;
+  GameStats stats_;
+  // Reused between ticks.
+  std::vector<EntityId> ids_;
+  std::vector<float> px_, pz_;
+  std::vector<std::uint8_t> frame_;
+  std::vector<DebugEntry> debug_;
+};
+
+Result<std::unique_ptr<Game>> Game::create(const GameDef& def) {
+  if (Status s = validate(def); !s) return s;
+  return std::unique_ptr<Game>(new Game(std::make_unique<GameImpl>(def)));
+}
+
+Game::Game(std::unique_ptr<GameImpl> impl) noexcept : impl_(std::move(impl)) {}
+Game::~Game() = default;
+
+const GameDef& Game::def() const noexcept { return impl_->def(); }
+Result<std::uint32_t> Game::connect(std::vector<std::uint8_t>& welcome) { return impl_->connect(welcome); }
+void Game::disconnect(std::uint32_t connection) { impl_->disconnect(connection); }
+Status Game::receive(std::uint32_t connection, std::span<const std::uint8_t> frame) {
+  return impl_->receive(connection, frame);
+}
+Status Game::tick(double server_time_ms, FrameSink sink, void* context) {
+  return impl_->tick(server_time_ms, sink, context);
+}
+GameStats Game::stats() const noexcept { return impl_->stats(); }
+
+}  // namespace sightline::demo

@@ -1,0 +1,96 @@
+// The demo server's world: seed 000's walkers and one viewer per connection, interest computed
+// by the library for every connection, and the frames of docs/demo_protocol.md it sends them.
+// No networking here: the server's network layer feeds it client frames and carries its frames.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sightline/status.h"
+
+namespace sightline::demo {
+
+/// What the server runs. The defaults are seed 000's reference run with hysteresis.
+struct GameDef {
+  /// "reference": walkers spread over the world (seed 000). "crowd": 80% of them in 4 hotspots
+  /// a fifth of the world's height wide, the case where interest sets grow.
+  std::string scenario = "reference";
+  std::uint32_t entities = 120;  ///< Walkers, in [0, 100000]; viewers come on top.
+  float width = 12.0f;           ///< World [0, width] x [0, height], world units, in (0, 100000].
+  float height = 7.5f;
+  float enter_radius = 1.6f;     ///< R, in (0, min(width, height)].
+  float leave_radius = 2.0f;     ///< L, in [R, 4R].
+  std::uint16_t tick_rate = 20;  ///< Hz, in [1, 120].
+  std::uint64_t seed = 1;        ///< The walk's seed (1: the reference run's).
+  /// Whether a connection may ask for the debug view (docs/demo_protocol.md, `debug`).
+  bool debug_view = false;
+  /// Largest enter radius a connection may ask for; 0 means 4R (capped at the world's diagonal).
+  float max_radius = 0.0f;
+};
+
+/// Checks every field; the message names the first bad one and its value.
+[[nodiscard]] Status validate(const GameDef& def);
+
+/// Live figures for logs and the load test.
+struct GameStats {
+  std::uint64_t ticks = 0;
+  std::uint32_t connections = 0;
+  std::uint32_t groups = 0;            ///< Worlds alive (one per effective setting in use).
+  std::uint64_t frames_in = 0;         ///< Client frames accepted.
+  std::uint64_t bytes_out = 0;         ///< Frame bytes produced, all connections, all ticks.
+  double last_tick_ms = 0.0;           ///< Wall time of the last tick(), frames included.
+};
+
+class GameImpl;
+
+/// One demo world. Connections get ids 1, 2, ... (never reused while the Game lives).
+///
+/// Per connection the effective setting is (enter radius, hysteresis, interest); connections with
+/// the same setting share one sightline::World and Replicator (a World has one R and L), and every
+/// World holds every walker and every viewer at the same positions. A change of setting moves the
+/// connection to another World: its stream restarts, announced by a `reset` frame. Radii are kept
+/// to 1/16 unit so hostile radius frames cannot make more than a few hundred Worlds.
+///
+/// Thread safety: none; call everything from one thread (the server's I/O thread).
+class Game {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Game>> create(const GameDef& def);
+  ~Game();
+  Game(const Game&) = delete;
+  Game& operator=(const Game&) = delete;
+
+  [[nodiscard]] const GameDef& def() const noexcept;
+
+  /// A new connection: its viewer is placed at a random spot of the world with the default
+  /// options (hysteresis and interest on, no debug view). Writes its `welcome` frame to `welcome`.
+  [[nodiscard]] Result<std::uint32_t> connect(std::vector<std::uint8_t>& welcome);
+  /// Removes the connection and its viewer (others see it despawn at the next tick). Unknown ids
+  /// are ignored.
+  void disconnect(std::uint32_t connection);
+
+  /// Applies one client frame (move, options, radius) from the next tick. A refusal
+  /// (invalid_argument, or not_found for an unknown connection) changes nothing; its message is
+  /// the close reason, at most 123 bytes, naming the frame, the field and its value.
+  [[nodiscard]] Status receive(std::uint32_t connection, std::span<const std::uint8_t> frame);
+
+  /// Receives each frame of one tick: called in ascending connection order, each connection's
+  /// frames in order (`reset` when its stream restarted, `tick`, then `debug` when asked for).
+  /// `frame` is valid only during the call.
+  using FrameSink = void (*)(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame);
+
+  /// Advances one tick: walkers walk, viewers move where their last `move` said, every World
+  /// ticks and sends, and every connection's frames go to `sink`. `server_time_ms` (milliseconds
+  /// since the Unix epoch) is stamped into each tick frame for the receivers' delay figures.
+  [[nodiscard]] Status tick(double server_time_ms, FrameSink sink, void* context);
+
+  [[nodiscard]] GameStats stats() const noexcept;
+
+ private:
+  explicit Game(std::unique_ptr<GameImpl> impl) noexcept;
+  std::unique_ptr<GameImpl> impl_;
+};
+
+}  // namespace sightline::demo

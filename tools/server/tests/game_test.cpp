@@ -1,0 +1,330 @@
+// The demo world without a network: what each connection receives is checked against the rule
+// (held within L of the viewer the tick frame states, nothing within R missing, seen through the
+// debug view), through a ClientMirror, across option and radius changes and bad frames.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "frames.h"
+#include "game.h"
+#include "rng.h"
+#include "sightline/client_mirror.h"
+#include "sightline/serialize.h"
+
+namespace sightline::demo {
+namespace {
+
+// Positions travel at 1/256 unit: a distance read back may be off by one step per axis.
+constexpr float kSlack = 2.0f / 256.0f + 1e-4f;
+
+struct Held {
+  float x = 0.0f;
+  float z = 0.0f;
+  std::uint32_t kind = 0;
+};
+
+// One connection's receiving side: frames decoded, packets through a mirror, positions read back.
+struct Receiver : MirrorListener {
+  explicit Receiver(const GameDef& game_def) : def(game_def), mirror(std::move(ClientMirror::create({})).value()) {}
+
+  void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> state, std::uint32_t) override {
+    Held h;
+    Stream s = Stream::reader(state);
+    ASSERT_TRUE(s.serialize_quantized(h.x, 0.0f, def.width, 1.0f / 256.0f));
+    ASSERT_TRUE(s.serialize_quantized(h.z, 0.0f, def.height, 1.0f / 256.0f));
+    ASSERT_TRUE(s.serialize_uint(h.kind, 0, 3));
+    held[e.index] = h;
+  }
+  void on_update(EntityId e, std::span<const std::uint8_t> state, std::uint32_t) override {
+    Held& h = held.at(e.index);
+    Stream s = Stream::reader(state);
+    ASSERT_TRUE(s.serialize_quantized(h.x, 0.0f, def.width, 1.0f / 256.0f));
+    ASSERT_TRUE(s.serialize_quantized(h.z, 0.0f, def.height, 1.0f / 256.0f));
+  }
+  void on_exit(EntityId e, ExitKind, DespawnReason) override { held.erase(e.index); }
+
+  void take(std::span<const std::uint8_t> frame) {
+    switch (frame_type(frame)) {
+      case kResetFrame: {
+        ASSERT_TRUE(read_reset(frame).ok());
+        mirror = std::move(ClientMirror::create({})).value();
+        held.clear();
+        ++resets;
+        break;
+      }
+      case kTickFrame: {
+        Result<TickFrame> t = read_tick(frame);
+        ASSERT_TRUE(t.ok()) << t.status().message();
+        if (ticks > 0) {
+          EXPECT_EQ(t->tick, last.tick + 1);
+        }
+        for (auto packet : t->packets) {
+          ASSERT_TRUE(mirror.receive(packet, this).ok());
+        }
+        last = *t;
+        last.packets.clear();
+        ++ticks;
+        break;
+      }
+      case kDebugFrame: {
+        std::uint32_t tick = 0;
+        Result<std::vector<DebugEntry>> entries = read_debug(frame, &tick);
+        ASSERT_TRUE(entries.ok()) << entries.status().message();
+        EXPECT_EQ(tick, last.tick);
+        unheld = *entries;
+        break;
+      }
+      default: FAIL() << "unexpected frame type " << int(frame_type(frame));
+    }
+  }
+
+  // After a tick: what is held lies within L of the stated viewer, and (culling) nothing the
+  // server did not send lies within R of it.
+  void check_rule() const {
+    ASSERT_TRUE(mirror.anomalies().empty()) << anomaly_kind_name(mirror.anomalies()[0].kind);
+    ASSERT_EQ(mirror.held_count(), held.size());
+    if ((last.options & kOptionInterest) == 0) return;
+    for (const auto& [index, h] : held) {
+      EXPECT_LE(std::hypot(h.x - last.viewer_x, h.z - last.viewer_z), last.leave_radius + kSlack)
+          << "entity " << index << " held beyond L at tick " << last.tick;
+    }
+    for (const DebugEntry& e : unheld) {
+      EXPECT_GT(std::hypot(e.x - last.viewer_x, e.z - last.viewer_z), last.enter_radius)
+          << "entity " << e.index << " within R but not sent at tick " << last.tick;
+    }
+  }
+
+  GameDef def;
+  ClientMirror mirror;
+  std::map<std::uint32_t, Held> held;
+  std::vector<DebugEntry> unheld;
+  TickFrame last;
+  std::uint32_t ticks = 0;
+  std::uint32_t resets = 0;
+};
+
+struct Harness {
+  explicit Harness(GameDef game_def) : def(std::move(game_def)) {
+    Result<std::unique_ptr<Game>> made = Game::create(def);
+    EXPECT_TRUE(made.ok()) << made.status().message();
+    game = std::move(made).value();
+  }
+
+  std::uint32_t connect() {
+    std::vector<std::uint8_t> welcome;
+    Result<std::uint32_t> id = game->connect(welcome);
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    Result<Welcome> w = read_welcome(welcome);
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    EXPECT_EQ(w->connection, *id);
+    receivers.emplace(*id, Receiver(def));
+    return *id;
+  }
+
+  void send(std::uint32_t id, const std::vector<std::uint8_t>& frame) {
+    Status s = game->receive(id, frame);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+
+  void tick() {
+    frames.clear();
+    ASSERT_TRUE(game->tick(1.0e12, &Harness::collect, this).ok());
+    for (auto& [id, bytes] : frames) receivers.at(id).take(bytes);
+    for (auto& [id, r] : receivers) r.check_rule();
+  }
+
+  static void collect(void* context, std::uint32_t id, std::span<const std::uint8_t> frame) {
+    static_cast<Harness*>(context)->frames.emplace_back(id, std::vector<std::uint8_t>(frame.begin(), frame.end()));
+  }
+
+  GameDef def;
+  std::unique_ptr<Game> game;
+  std::map<std::uint32_t, Receiver> receivers;
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>> frames;
+};
+
+GameDef debug_def() {
+  GameDef def;
+  def.debug_view = true;
+  return def;
+}
+
+TEST(Game, WelcomeStatesTheServersSettings) {
+  Harness h{GameDef{}};
+  std::vector<std::uint8_t> bytes;
+  Result<std::uint32_t> id = h.game->connect(bytes);
+  ASSERT_TRUE(id.ok());
+  Result<Welcome> w = read_welcome(bytes);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->width, 12.0f);
+  EXPECT_EQ(w->height, 7.5f);
+  EXPECT_EQ(w->enter_radius, 1.6f);
+  EXPECT_EQ(w->leave_radius, 2.0f);
+  EXPECT_EQ(w->tick_rate, 20);
+  EXPECT_EQ(w->server_flags, 0);
+  EXPECT_EQ(w->max_radius, 6.4f);
+  EXPECT_EQ(w->entity_count, 121u);
+}
+
+TEST(Game, EveryConnectionGetsWhatTheRuleHolds) {
+  Harness h{debug_def()};
+  const std::uint32_t a = h.connect();
+  const std::uint32_t b = h.connect();
+  const std::uint32_t c = h.connect();
+  for (std::uint32_t id : {a, b, c}) h.send(id, encode_options(kDefaultOptions | kOptionDebug));
+  scenarios::Rng rng(7);
+  std::uint64_t held_total = 0;
+  for (int t = 0; t < 300; ++t) {
+    if (t % 3 == 0) h.send(b, encode_move(rng.uniform(0.0f, 11.99f), rng.uniform(0.0f, 7.49f)));
+    h.tick();
+    for (auto& [id, r] : h.receivers) held_total += r.held.size();
+  }
+  for (auto& [id, r] : h.receivers) {
+    EXPECT_EQ(r.ticks, 300u);
+    EXPECT_EQ(r.resets, 0u);
+    EXPECT_GT(r.mirror.stats().updates, 0u);
+  }
+  // About pi * 1.8^2 / 90 of 122 others each: some, not all.
+  EXPECT_GT(held_total, 300u * 3u * 5u);
+  EXPECT_LT(held_total, 300u * 3u * 60u);
+  EXPECT_EQ(h.game->stats().groups, 1u);
+}
+
+TEST(Game, OthersSeeAViewerComeAndGo) {
+  Harness h{debug_def()};
+  const std::uint32_t watcher = h.connect();
+  h.send(watcher, encode_options(kOptionHysteresis));  // interest off: holds everything
+  h.tick();
+  const std::uint32_t visitor = h.connect();
+  h.tick();
+  Receiver& r = h.receivers.at(watcher);
+  ASSERT_EQ(r.held.size(), 121u);  // 120 walkers and the visitor
+  int viewers = 0;
+  for (const auto& [index, held] : r.held) viewers += held.kind == kKindViewer ? 1 : 0;
+  EXPECT_EQ(viewers, 1);
+  h.game->disconnect(visitor);
+  h.receivers.erase(visitor);
+  h.tick();
+  EXPECT_EQ(r.held.size(), 120u);
+  for (const auto& [index, held] : r.held) EXPECT_EQ(held.kind, kKindWalker);
+}
+
+TEST(Game, OptionsRestartTheStreamAndChangeWhatIsSent) {
+  Harness h{GameDef{}};
+  const std::uint32_t id = h.connect();
+  for (int t = 0; t < 20; ++t) h.tick();
+  Receiver& r = h.receivers.at(id);
+  const std::size_t culled = r.held.size();
+  EXPECT_EQ(r.last.leave_radius, 2.0f);
+
+  h.send(id, encode_options(kOptionHysteresis));  // interest off
+  h.tick();
+  EXPECT_EQ(r.resets, 1u);
+  EXPECT_EQ(r.held.size(), 120u);
+  EXPECT_GT(r.held.size(), culled);
+  EXPECT_EQ(r.last.options, kOptionHysteresis);
+
+  h.send(id, encode_options(kOptionInterest));  // hysteresis off: L = R
+  h.tick();
+  EXPECT_EQ(r.resets, 2u);
+  EXPECT_EQ(r.last.leave_radius, r.last.enter_radius);
+  EXPECT_LT(r.held.size(), 120u);
+  EXPECT_EQ(h.game->stats().groups, 1u);  // the old settings' World is gone
+
+  h.send(id, encode_options(kOptionInterest));  // the same again: no restart
+  h.tick();
+  EXPECT_EQ(r.resets, 2u);
+}
+
+TEST(Game, RadiusIsKeptToSixteenthsWithinBounds) {
+  Harness h{GameDef{}};
+  const std::uint32_t a = h.connect();
+  const std::uint32_t b = h.connect();
+  h.send(a, encode_radius(3.01f));
+  h.tick();
+  Receiver& r = h.receivers.at(a);
+  EXPECT_EQ(r.resets, 1u);
+  EXPECT_EQ(r.last.enter_radius, 3.0f);
+  EXPECT_EQ(r.last.leave_radius, 3.75f);
+  EXPECT_EQ(h.receivers.at(b).last.enter_radius, 1.6f);
+  EXPECT_EQ(h.game->stats().groups, 2u);
+
+  EXPECT_FALSE(h.game->receive(a, encode_radius(0.39f)).ok());
+  EXPECT_FALSE(h.game->receive(a, encode_radius(6.41f)).ok());
+  EXPECT_FALSE(h.game->receive(a, encode_radius(std::nanf(""))).ok());
+}
+
+TEST(Game, RefusedFramesChangeNothing) {
+  // Two games fed the same good frames; one also gets every kind of bad frame. Their frames match.
+  Harness plain{GameDef{}};
+  Harness hostile{GameDef{}};
+  const std::uint32_t p = plain.connect();
+  const std::uint32_t q = hostile.connect();
+  const std::vector<std::vector<std::uint8_t>> bad = {
+      {},
+      {9},
+      {kMoveFrame, 0, 0},
+      encode_move(12.5f, 1.0f),
+      encode_move(std::nanf(""), 1.0f),
+      encode_move(1.0f, -0.1f),
+      encode_options(8),
+      encode_options(kOptionDebug),  // this server has no debug view
+      encode_radius(100.0f),
+      {kRadiusFrame, 0, 0, 0, 0, 0},
+  };
+  scenarios::Rng rng(3);
+  for (int t = 0; t < 60; ++t) {
+    const auto move = encode_move(rng.uniform(0.0f, 11.9f), rng.uniform(0.0f, 7.4f));
+    plain.send(p, move);
+    hostile.send(q, move);
+    Status s = hostile.game->receive(q, bad[static_cast<std::size_t>(t) % bad.size()]);
+    EXPECT_FALSE(s.ok());
+    EXPECT_LE(s.message().size(), 123u);
+    EXPECT_FALSE(s.message().empty());
+    plain.tick();
+    hostile.tick();
+    ASSERT_EQ(plain.frames.size(), hostile.frames.size());
+    for (std::size_t i = 0; i < plain.frames.size(); ++i) EXPECT_EQ(plain.frames[i].second, hostile.frames[i].second);
+  }
+  EXPECT_FALSE(hostile.game->receive(999, encode_move(1.0f, 1.0f)).ok());
+}
+
+TEST(Game, DebugViewListsExactlyWhatIsNotHeld) {
+  Harness h{debug_def()};
+  const std::uint32_t id = h.connect();
+  h.connect();
+  h.send(id, encode_options(kDefaultOptions | kOptionDebug));
+  for (int t = 0; t < 30; ++t) h.tick();
+  const Receiver& r = h.receivers.at(id);
+  EXPECT_EQ(r.held.size() + r.unheld.size(), 121u);  // 120 walkers, the other viewer; not its own
+  for (const DebugEntry& e : r.unheld) EXPECT_EQ(r.held.count(e.index), 0u);
+}
+
+TEST(Game, CrowdScenarioAndBadDefs) {
+  GameDef crowd;
+  crowd.scenario = "crowd";
+  crowd.entities = 400;
+  crowd.debug_view = true;
+  Harness h{crowd};
+  const std::uint32_t id = h.connect();
+  h.send(id, encode_options(kDefaultOptions | kOptionDebug));
+  for (int t = 0; t < 40; ++t) h.tick();
+
+  GameDef bad;
+  bad.scenario = "mmo";
+  EXPECT_NE(validate(bad).message().find("scenario"), std::string::npos);
+  bad = GameDef{};
+  bad.leave_radius = 1.0f;
+  EXPECT_NE(validate(bad).message().find("leave_radius is 1"), std::string::npos);
+  bad = GameDef{};
+  bad.tick_rate = 0;
+  EXPECT_NE(validate(bad).message().find("tick_rate is 0"), std::string::npos);
+  bad = GameDef{};
+  bad.width = std::nanf("");
+  EXPECT_FALSE(Game::create(bad).ok());
+}
+
+}  // namespace
+}  // namespace sightline::demo
