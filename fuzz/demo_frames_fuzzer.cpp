@@ -1,0 +1,83 @@
+// libFuzzer target for the demo's frame readers: any bytes are a client frame (read with and
+// without the server's debug view) and every server frame; none crashes, every refusal has a
+// reason (a client frame's fits a WebSocket close frame), and whatever is accepted is the one
+// encoding of what it decodes to (the writers give back the same bytes).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <vector>
+
+#include "frames.h"
+
+namespace {
+
+using namespace sightline::demo;
+using Bytes = std::vector<std::uint8_t>;
+
+void check(bool holds) {
+  if (!holds) std::abort();
+}
+
+void client_frame(std::span<const std::uint8_t> bytes, bool debug_view_allowed) {
+  const ClientLimits limits{.debug_view_allowed = debug_view_allowed};
+  const auto frame = read_client_frame(bytes, limits);
+  if (!frame) {
+    check(!frame.status().message().empty() && frame.status().message().size() <= 123);
+    return;
+  }
+  Bytes again;
+  if (frame->type == kMoveFrame) again = encode_move(frame->x, frame->z);
+  if (frame->type == kOptionsFrame) again = encode_options(frame->options);
+  if (frame->type == kRadiusFrame) again = encode_radius(frame->enter_radius);
+  check(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()));
+}
+
+void same(const Bytes& written, std::span<const std::uint8_t> bytes) {
+  check(written.size() == bytes.size() && std::equal(written.begin(), written.end(), bytes.begin()));
+}
+
+void server_frames(std::span<const std::uint8_t> bytes) {
+  if (const auto welcome = read_welcome(bytes)) {
+    Bytes out;
+    write_welcome(out, *welcome);
+    same(out, bytes);
+  } else {
+    check(!welcome.status().message().empty());
+  }
+  if (const auto tick = read_tick(bytes)) {
+    Bytes out;
+    check(write_tick_header(out, *tick, tick->packets.size()).ok());
+    for (const auto packet : tick->packets) check(append_tick_packet(out, packet).ok());
+    same(out, bytes);
+  } else {
+    check(!tick.status().message().empty());
+  }
+  if (const auto reset = read_reset(bytes)) {
+    Bytes out;
+    write_reset(out, *reset);
+    same(out, bytes);
+  } else {
+    check(!reset.status().message().empty());
+  }
+  std::uint32_t at_tick = 0;
+  if (const auto debug = read_debug(bytes, &at_tick)) {
+    Bytes out;
+    write_debug_header(out, at_tick, static_cast<std::uint32_t>(debug->size()));
+    for (const DebugEntry& e : *debug) append_debug_entry(out, e);
+    same(out, bytes);
+  } else {
+    check(!debug.status().message().empty());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> bytes(data, size);
+  client_frame(bytes, false);
+  client_frame(bytes, true);
+  server_frames(bytes);
+  return 0;
+}
