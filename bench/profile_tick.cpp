@@ -2,7 +2,7 @@
 //
 //   valgrind --tool=callgrind --instr-atstart=no build/bin/sightline-bench-profile arena 60 20
 //
-// Arguments: scenario (reference | arena), warm-up ticks (default 60), measured ticks (default 20).
+// Arguments: scenario (any of bench_scenarios.h: reference, arena, mmo, observers, ...), warm-up ticks (default 60), measured ticks (default 20).
 // Only World::set_positions and World::tick() of the measured ticks are instrumented
 // (when built with valgrind's callgrind.h); frame generation is not.
 #include <cstdio>
@@ -25,12 +25,16 @@ int main(int argc, char** argv) {
   using namespace sightline::bench;
   const std::string_view name = argc > 1 ? argv[1] : "arena";
   BenchScenario scenario;
-  if (name == "reference") {
-    scenario = reference_scenario();
-  } else if (name == "arena") {
-    scenario = arena_scenario();
-  } else {
-    std::fprintf(stderr, "unknown scenario '%s': use reference or arena\n", argv[1]);
+  bool found = false;
+  for (const BenchScenario& s : all_scenarios()) {
+    if (name == s.name) {
+      scenario = s;
+      found = true;
+    }
+  }
+  if (!found) {
+    std::fprintf(stderr, "unknown scenario '%s': use a name of bench_scenarios.cpp (reference, arena, ...)\n",
+                 argv[1]);
     return 2;
   }
   const long warmup = argc > 2 ? std::atol(argv[2]) : 60;
@@ -57,7 +61,7 @@ int main(int argc, char** argv) {
       totals.distance_tests += stats.distance_tests;
     }
   }
-  std::printf("%s: %ld measured ticks after %ld, %llu visible pairs, %llu distance tests\n", scenario.name,
+  std::printf("%s: %ld measured ticks after %ld, %llu visible pairs, %llu distance tests\n", scenario.name.c_str(),
               measured, warmup, static_cast<unsigned long long>(totals.members),
               static_cast<unsigned long long>(totals.distance_tests));
   return 0;
