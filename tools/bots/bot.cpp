@@ -1,0 +1,231 @@
+#include "bot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "sightline/serialize.h"
+
+namespace sightline::bots {
+namespace {
+
+constexpr float kStep = 1.0f / 256.0f;
+
+std::string describe(EntityId e) { return fmt::format("entity {}:{}", e.index, e.generation); }
+
+}  // namespace
+
+const char* problem_name(Problem problem) noexcept {
+  switch (problem) {
+    case Problem::malformed_frame: return "malformed_frame";
+    case Problem::malformed_packet: return "malformed_packet";
+    case Problem::out_of_radius: return "out_of_radius";
+    case Problem::out_of_order: return "out_of_order";
+    default: return anomaly_kind_name(static_cast<AnomalyKind>(problem));
+  }
+}
+
+void DelayHistogram::add(double ms) noexcept {
+  if (count_ == 0 || ms > max_) max_ = ms;
+  if (count_ == 0 || ms < min_) min_ = ms;
+  ++count_;
+  std::size_t bucket = 0;
+  if (ms >= 100.0) {
+    bucket = kFine + std::min(static_cast<std::size_t>(ms - 100.0), kCoarse);
+  } else if (ms > 0.0) {
+    bucket = static_cast<std::size_t>(ms * 100.0);
+  }
+  ++buckets_[bucket];
+}
+
+double DelayHistogram::quantile(double q) const noexcept {
+  if (count_ == 0) return 0.0;
+  const auto rank = static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
+  std::uint64_t seen = 0;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    seen += buckets_[b];
+    if (seen >= std::max<std::uint64_t>(rank, 1)) {
+      const double edge = b < kFine ? static_cast<double>(b + 1) / 100.0 : 100.0 + static_cast<double>(b - kFine + 1);
+      return std::min(edge, max_);
+    }
+  }
+  return max_;
+}
+
+bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part, float width, float height, float& x,
+                         float& z, std::uint32_t& kind) {
+  Stream s = Stream::reader(payload);
+  kind = 0;
+  if (!s.serialize_quantized(x, 0.0f, width, kStep) || !s.serialize_quantized(z, 0.0f, height, kStep)) return false;
+  if (part == StatePart::full && !s.serialize_uint(kind, 0, 3)) return false;
+  return s.rest_is_zero();
+}
+
+Bot::Bot(const WalkDef& walk) : walk_(walk), rng_(walk.seed) {
+  heading_ = std::uniform_real_distribution<double>(0.0, 2.0 * std::numbers::pi)(rng_);
+}
+
+std::uint64_t Bot::problem_count() const noexcept {
+  std::uint64_t n = 0;
+  for (const std::uint64_t c : totals_.problems) n += c;
+  return n;
+}
+
+void Bot::problem(Problem kind, const std::string& note) {
+  ++totals_.problems[static_cast<std::size_t>(kind)];
+  if (notes_.size() < kMaxNotes) notes_.push_back(fmt::format("{}: {}", problem_name(kind), note));
+}
+
+void Bot::restart_mirror() {
+  MirrorDef def;
+  def.delivery = Delivery::reliable;
+  def.history = 1;
+  def.check = &Bot::check_payload;
+  def.check_context = this;
+  mirror_.emplace(std::move(ClientMirror::create(def)).value());
+  held_.clear();
+}
+
+void Bot::on_frame(std::span<const std::uint8_t> frame, double receive_ms, DelayHistogram& delays) {
+  ++totals_.frames;
+  totals_.bytes += frame.size();
+  const std::uint8_t type = demo::frame_type(frame);
+  if (type != demo::kWelcomeFrame && !welcome_) {
+    problem(Problem::out_of_order, fmt::format("frame type {} before welcome", type));
+    return;
+  }
+  switch (type) {
+    case demo::kWelcomeFrame: on_welcome(frame); break;
+    case demo::kTickFrame: on_tick(frame, receive_ms, delays); break;
+    case demo::kResetFrame: on_reset(frame); break;
+    case demo::kDebugFrame: problem(Problem::out_of_order, "a debug frame, never asked for"); break;
+    default: problem(Problem::malformed_frame, fmt::format("frame type {} is unknown ({} bytes)", type, frame.size()));
+  }
+}
+
+void Bot::on_welcome(std::span<const std::uint8_t> frame) {
+  if (welcome_) {
+    problem(Problem::out_of_order, "a second welcome");
+    return;
+  }
+  Result<demo::Welcome> w = demo::read_welcome(frame);
+  if (!w) {
+    problem(Problem::malformed_frame, w.status().message());
+    return;
+  }
+  welcome_ = *w;
+  restart_mirror();
+}
+
+void Bot::on_reset(std::span<const std::uint8_t> frame) {
+  const Result<std::uint32_t> tick = demo::read_reset(frame);
+  if (!tick) {
+    problem(Problem::malformed_frame, tick.status().message());
+    return;
+  }
+  ++totals_.resets;
+  restart_mirror();
+}
+
+void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayHistogram& delays) {
+  const Result<demo::TickFrame> tick = demo::read_tick(frame);
+  if (!tick) {
+    problem(Problem::malformed_frame, tick.status().message());
+    return;
+  }
+  ++totals_.ticks;
+  ++tick_frames_;
+  delays.add(receive_ms - tick->server_time_ms);
+  if (!placed_) {
+    x_ = tick->viewer_x;
+    z_ = tick->viewer_z;
+    placed_ = true;
+  }
+  for (std::size_t i = 0; i < tick->packets.size(); ++i) {
+    ++totals_.packets;
+    if (const Status s = mirror_->receive(tick->packets[i], this); !s) {
+      problem(Problem::malformed_packet, fmt::format("tick {} packet {}: {}", tick->tick, i, s.message()));
+      continue;
+    }
+    for (const Anomaly& a : mirror_->anomalies()) {
+      problem(static_cast<Problem>(a.kind), fmt::format("tick {} packet sequence {}: {} {}", tick->tick, a.sequence,
+                                                        anomaly_kind_name(a.kind), describe(a.entity)));
+    }
+  }
+  if ((tick->options & demo::kOptionInterest) == 0) return;  // the send-everything baseline: no radius
+  // Only states of this tick: an entity the server did not update may have walked on since.
+  const double limit = static_cast<double>(tick->leave_radius) + kPositionTolerance;
+  for (const auto& [index, held] : held_) {
+    if (held.frame != tick_frames_) continue;
+    ++totals_.checked;
+    const double distance = std::hypot(static_cast<double>(held.x) - tick->viewer_x,
+                                       static_cast<double>(held.z) - tick->viewer_z);
+    if (distance > limit) {
+      problem(Problem::out_of_radius,
+              fmt::format("tick {}: entity index {} at ({}, {}) is {:.4f} from the viewer ({}, {}), beyond L {}",
+                          tick->tick, index, held.x, held.z, distance, tick->viewer_x, tick->viewer_z,
+                          tick->leave_radius));
+    }
+  }
+}
+
+bool Bot::check_payload(EntityId, StatePart part, std::span<const std::uint8_t> payload, void* context) {
+  const Bot& bot = *static_cast<const Bot*>(context);
+  float x = 0.0f;
+  float z = 0.0f;
+  std::uint32_t kind = 0;
+  return read_entity_payload(payload, part, bot.welcome_->width, bot.welcome_->height, x, z, kind);
+}
+
+void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part) {
+  Held& h = held_[entity.index];
+  std::uint32_t kind = 0;
+  // The mirror's check has read this payload already.
+  (void)read_entity_payload(payload, part, welcome_->width, welcome_->height, h.x, h.z, kind);
+  h.frame = tick_frames_;
+}
+
+void Bot::on_enter(EntityId entity, SpawnReason, std::span<const std::uint8_t> full_state, std::uint32_t) {
+  ++totals_.spawns;
+  record(entity, full_state, StatePart::full);
+}
+
+void Bot::on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t) {
+  ++totals_.updates;
+  record(entity, update_state, StatePart::update);
+}
+
+void Bot::on_exit(EntityId entity, ExitKind, DespawnReason) {
+  ++totals_.despawns;
+  held_.erase(entity.index);
+}
+
+std::optional<std::vector<std::uint8_t>> Bot::next_move(double seconds) {
+  if (!placed_ || !welcome_) return std::nullopt;
+  heading_ += std::normal_distribution<double>(0.0, walk_.turn)(rng_);
+  const double step = walk_.speed * std::clamp(seconds, 0.0, 1.0);
+  const double width = welcome_->width;
+  const double height = welcome_->height;
+  x_ += step * std::cos(heading_);
+  z_ += step * std::sin(heading_);
+  // Bounce off the walls: reflect the position and turn the heading back inside.
+  if (x_ < 0.0 || x_ >= width) {
+    x_ = x_ < 0.0 ? -x_ : 2.0 * width - x_;
+    heading_ = std::numbers::pi - heading_;
+  }
+  if (z_ < 0.0 || z_ >= height) {
+    z_ = z_ < 0.0 ? -z_ : 2.0 * height - z_;
+    heading_ = -heading_;
+  }
+  // Strictly inside [0, W) x [0, H), as the page keeps its drags.
+  const auto x = std::clamp(static_cast<float>(x_), 0.0f, std::nextafter(welcome_->width, 0.0f));
+  const auto z = std::clamp(static_cast<float>(z_), 0.0f, std::nextafter(welcome_->height, 0.0f));
+  x_ = x;
+  z_ = z;
+  ++totals_.moves;
+  return demo::encode_move(x, z);
+}
+
+}  // namespace sightline::bots

@@ -1,0 +1,52 @@
+// sightline-bots: a load client for sightline-server. N bots connect over WebSocket, follow the
+// stream with a ClientMirror, walk their viewers, check everything they receive, and report.
+// Meant for loopback (--host 127.0.0.1): the delay figure compares the server's clock with ours.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "report.h"
+#include "run.h"
+
+int main(int argc, char** argv) {
+  sightline::bots::RunDef def;
+  std::string json_path;
+  CLI::App app{"sightline-bots: WebSocket load bots for sightline-server (docs/demo_protocol.md)"};
+  app.add_option("--host", def.host, "Server address; the bots connect to it and nowhere else (loopback use)")
+      ->capture_default_str();
+  app.add_option("--port", def.port, "Server port")->required();
+  app.add_option("--bots", def.bots, "Connections, 1..10000")->capture_default_str();
+  app.add_option("--seconds", def.seconds, "Length of the run from the first connection, seconds")
+      ->capture_default_str();
+  app.add_option("--ramp-seconds", def.ramp_seconds, "Connections start evenly over this many seconds (<= seconds/2)")
+      ->capture_default_str();
+  app.add_option("--move-hz", def.move_hz, "Move frames per second per bot, (0, 30]")->capture_default_str();
+  app.add_option("--speed", def.speed, "Viewer walking speed, world units per second")->capture_default_str();
+  app.add_option("--seed", def.seed, "Bot i walks with seed + i")->capture_default_str();
+  app.add_option("--idle-timeout", def.idle_timeout, "Seconds without a server frame before a bot gives up")
+      ->capture_default_str();
+  app.add_option("--json", json_path, "Also write the figures to this file as JSON");
+  CLI11_PARSE(app, argc, argv);
+
+  if (const sightline::Status s = sightline::bots::validate(def); !s) {
+    fmt::print(stderr, "sightline-bots: {}\n", s.message());
+    return 2;
+  }
+  fmt::print(stderr, "sightline-bots: {} bots to ws://{}:{}/ws for {} s (ramp {} s)\n", def.bots, def.host, def.port,
+             def.seconds, def.ramp_seconds);
+  const sightline::bots::RunResult result = sightline::bots::run_bots(def);
+  const sightline::bots::Summary summary = sightline::bots::summarize(result);
+  fmt::print("{}", sightline::bots::format_table(summary));
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << sightline::bots::format_json(summary, def);
+    if (!out) {
+      fmt::print(stderr, "sightline-bots: cannot write --json {}\n", json_path);
+      return 2;
+    }
+  }
+  return summary.passed() ? 0 : 1;
+}

@@ -1,0 +1,50 @@
+// What sightline-bots prints and writes: the run's figures over every bot.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "run.h"
+
+namespace sightline::bots {
+
+/// Mean, smallest and largest of one per-client rate over the bots that connected.
+struct Spread {
+  double mean = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+};
+
+struct Summary {
+  std::uint32_t bots = 0;
+  std::array<std::uint32_t, 4> outcomes{};  ///< By Outcome.
+  double wall_seconds = 0.0;
+  Spread bytes_per_second;    ///< Server frame bytes per second, per client.
+  Spread frames_per_second;   ///< Server frames per second, per client.
+  Spread packets_per_second;  ///< State packets per second, per client.
+  BotTotals totals;           ///< Summed over the bots that connected.
+  std::uint64_t delay_samples = 0;
+  double delay_p50_ms = 0.0;  ///< Tick frame receive time - its server time, every bot's.
+  double delay_p99_ms = 0.0;
+  double delay_max_ms = 0.0;
+  double delay_min_ms = 0.0;
+  std::uint64_t problems = 0;
+  std::vector<std::string> notes;     ///< First problems, "bot 3: ...".
+  std::vector<std::string> failures;  ///< First connections that failed, closed or hung.
+  static constexpr std::size_t kMaxLines = 10;
+
+  /// The run passes when every bot finished and no bot saw a problem.
+  [[nodiscard]] bool passed() const noexcept {
+    return problems == 0 && outcomes[static_cast<std::size_t>(Outcome::finished)] == bots;
+  }
+};
+
+[[nodiscard]] Summary summarize(const RunResult& result);
+/// The table on stdout.
+[[nodiscard]] std::string format_table(const Summary& summary);
+/// The same figures as JSON (keys in the table's words, rates per second, delays in ms).
+[[nodiscard]] std::string format_json(const Summary& summary, const RunDef& def);
+
+}  // namespace sightline::bots

@@ -1,0 +1,245 @@
+// The bot without a network: driven by the demo Game's own frames it sees no problem, and each
+// kind of wrong input it is built to catch is caught.
+#include "bot.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+
+#include "frames.h"
+#include "game.h"
+#include "sightline/protocol.h"
+#include "sightline/serialize.h"
+
+namespace sightline::bots {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+std::uint64_t count(const Bot& bot, Problem p) { return bot.totals().problems[static_cast<std::size_t>(p)]; }
+
+std::string notes(const Bot& bot) {
+  std::string all;
+  for (const std::string& n : bot.notes()) all += n + "\n";
+  return all;
+}
+
+// Feeds one connection's frames of a Game tick to its bot.
+struct Feed {
+  std::uint32_t connection = 0;
+  Bot* bot = nullptr;
+  DelayHistogram* delays = nullptr;
+  double receive_ms = 0.0;
+  static void sink(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame) {
+    auto& f = *static_cast<Feed*>(context);
+    if (connection == f.connection) f.bot->on_frame(frame, f.receive_ms, *f.delays);
+  }
+};
+
+TEST(Bot, FollowsTheGameWithoutAProblem) {
+  demo::GameDef def;
+  def.entities = 120;
+  auto game = demo::Game::create(def);
+  ASSERT_TRUE(game.ok()) << game.status().message();
+  Bot bot(WalkDef{.seed = 7, .speed = 3.0});
+  DelayHistogram delays;
+  Bytes welcome;
+  const auto id = (*game)->connect(welcome);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  bot.on_frame(welcome, 0.0, delays);
+  ASSERT_TRUE(bot.welcomed());
+  Feed feed{.connection = *id, .bot = &bot, .delays = &delays};
+  for (int t = 0; t < 400; ++t) {
+    feed.receive_ms = 1000.0 + 50.0 * t + 1.5;
+    ASSERT_TRUE((*game)->tick(1000.0 + 50.0 * t, &Feed::sink, &feed).ok());
+    if (t == 200) {
+      // Hysteresis off: a new stream, announced by a reset.
+      ASSERT_TRUE((*game)->receive(*id, demo::encode_options(demo::kOptionInterest)).ok());
+    }
+    if (const auto move = bot.next_move(0.05)) {
+      ASSERT_TRUE((*game)->receive(*id, *move).ok());
+    }
+  }
+  EXPECT_EQ(bot.problem_count(), 0u) << notes(bot);
+  EXPECT_EQ(bot.totals().ticks, 400u);
+  EXPECT_EQ(bot.totals().resets, 1u);
+  EXPECT_GT(bot.totals().spawns, 0u);
+  EXPECT_GT(bot.totals().despawns, 0u);  // the walk crossed entities' radii
+  EXPECT_GT(bot.totals().checked, 400u);
+  EXPECT_EQ(bot.totals().moves, 400u);
+  EXPECT_EQ(delays.count(), 400u);
+  EXPECT_NEAR(delays.quantile(0.5), 1.5, 0.011);
+}
+
+// A hand-made stream: a welcome for a 12 x 7.5 world, then tick frames of packets.
+class HandStream : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    demo::Welcome w{.connection = 1, .width = 12.0f, .height = 7.5f, .enter_radius = 1.6f, .leave_radius = 2.0f,
+                    .cell_size = 1.6f, .tick_rate = 20, .server_flags = 0, .max_radius = 6.4f, .entity_count = 2};
+    Bytes frame;
+    demo::write_welcome(frame, w);
+    bot.on_frame(frame, 0.0, delays);
+  }
+
+  static Bytes payload(float x, float z, bool full) {
+    std::array<std::uint8_t, 16> buffer{};
+    Stream s = Stream::writer(buffer);
+    std::uint32_t kind = demo::kKindWalker;
+    EXPECT_TRUE(s.serialize_quantized(x, 0.0f, 12.0f, 1.0f / 256.0f));
+    EXPECT_TRUE(s.serialize_quantized(z, 0.0f, 7.5f, 1.0f / 256.0f));
+    if (full) {
+      EXPECT_TRUE(s.serialize_uint(kind, 0, 3));
+    }
+    return Bytes(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(s.bytes()));
+  }
+
+  // A packet spawning entity 5:1 at (x, z), with `sequence` and reliable id `reliable`.
+  static Bytes spawn_packet(std::uint32_t sequence, std::uint32_t reliable, float x, float z) {
+    std::array<std::uint8_t, 256> buffer{};
+    PacketWriter w(buffer, PacketHeader{.sequence = sequence, .tick = sequence, .reliable_next = reliable});
+    EXPECT_TRUE(w.add_spawn(reliable, EntityId{5, 1}, SpawnReason::near, payload(x, z, true)));
+    const auto bytes = w.finish();
+    return Bytes(bytes.begin(), bytes.end());
+  }
+
+  void tick(const std::vector<Bytes>& packets, float viewer_x = 6.0f, float viewer_z = 4.0f) {
+    demo::TickFrame t;
+    t.tick = ++ticks;
+    t.viewer_x = viewer_x;
+    t.viewer_z = viewer_z;
+    t.enter_radius = 1.6f;
+    t.leave_radius = 2.0f;
+    t.options = demo::kDefaultOptions;
+    t.server_time_ms = 100.0;
+    Bytes frame;
+    ASSERT_TRUE(demo::write_tick_header(frame, t, packets.size()).ok());
+    for (const Bytes& p : packets) ASSERT_TRUE(demo::append_tick_packet(frame, p).ok());
+    bot.on_frame(frame, 103.0, delays);
+  }
+
+  Bot bot{WalkDef{}};
+  DelayHistogram delays;
+  std::uint32_t ticks = 0;
+};
+
+TEST_F(HandStream, AnEntityWithinLPasses) {
+  tick({spawn_packet(0, 0, 7.99f, 4.0f)});  // 1.99 from the viewer
+  EXPECT_EQ(bot.problem_count(), 0u) << notes(bot);
+  EXPECT_EQ(bot.totals().checked, 1u);
+  EXPECT_EQ(bot.held_count(), 1u);
+  tick({}, 5.9f, 4.0f);  // no state this tick: its position is not re-checked
+  EXPECT_EQ(bot.totals().checked, 1u);
+  HandStream::SetUp();  // a second welcome
+  EXPECT_EQ(count(bot, Problem::out_of_order), 1u);
+}
+
+TEST_F(HandStream, AnEntityBeyondLIsReported) {
+  tick({spawn_packet(0, 0, 8.02f, 4.0f)});  // 2.02 > 2 + 2/256 + 1e-4
+  EXPECT_EQ(count(bot, Problem::out_of_radius), 1u) << notes(bot);
+  ASSERT_EQ(bot.notes().size(), 1u);
+  EXPECT_NE(bot.notes()[0].find("beyond L 2"), std::string::npos) << bot.notes()[0];
+}
+
+TEST_F(HandStream, ASequenceGapAndASecondSpawnAreMirrorAnomalies) {
+  tick({spawn_packet(0, 0, 6.5f, 4.0f)});
+  tick({spawn_packet(2, 1, 6.5f, 4.0f)});  // sequence 1 is missing; 5:1 is held already
+  EXPECT_EQ(count(bot, Problem::bad_sequence), 1u) << notes(bot);
+  EXPECT_EQ(count(bot, Problem::spawn_held), 1u) << notes(bot);
+}
+
+TEST_F(HandStream, BadBytesAreMalformed) {
+  Bytes truncated = spawn_packet(0, 0, 6.5f, 4.0f);
+  truncated.pop_back();
+  tick({truncated});
+  EXPECT_EQ(count(bot, Problem::malformed_packet), 1u) << notes(bot);
+  bot.on_frame(Bytes{9, 1, 2}, 0.0, delays);
+  bot.on_frame(Bytes{demo::kTickFrame, 1, 2}, 0.0, delays);
+  EXPECT_EQ(count(bot, Problem::malformed_frame), 2u) << notes(bot);
+  bot.on_frame(Bytes{demo::kDebugFrame, 0, 0, 0, 0, 0, 0, 0, 0}, 0.0, delays);
+  EXPECT_EQ(count(bot, Problem::out_of_order), 1u) << notes(bot);
+  EXPECT_LE(bot.notes().size(), Bot::kMaxNotes);
+}
+
+TEST_F(HandStream, APayloadOutsideTheDemoLayoutIsMalformed) {
+  std::array<std::uint8_t, 64> buffer{};
+  PacketWriter w(buffer, PacketHeader{});
+  const Bytes too_long = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  ASSERT_TRUE(w.add_spawn(0, EntityId{5, 1}, SpawnReason::near, too_long));
+  const auto bytes = w.finish();
+  tick({Bytes(bytes.begin(), bytes.end())});
+  EXPECT_EQ(count(bot, Problem::malformed_packet), 1u) << notes(bot);
+  EXPECT_EQ(bot.held_count(), 0u);
+}
+
+TEST_F(HandStream, AResetStartsAFreshMirror) {
+  tick({spawn_packet(0, 0, 6.5f, 4.0f)});
+  Bytes reset;
+  demo::write_reset(reset, 9);
+  bot.on_frame(reset, 0.0, delays);
+  EXPECT_EQ(bot.held_count(), 0u);
+  tick({spawn_packet(0, 0, 6.5f, 4.0f)});  // sequence 0 again, 5:1 spawned again
+  EXPECT_EQ(bot.problem_count(), 0u) << notes(bot);
+  EXPECT_EQ(bot.totals().resets, 1u);
+}
+
+TEST(Bot, FramesBeforeWelcomeAreOutOfOrder) {
+  Bot bot{WalkDef{}};
+  DelayHistogram delays;
+  Bytes reset;
+  demo::write_reset(reset, 1);
+  bot.on_frame(reset, 0.0, delays);
+  EXPECT_EQ(count(bot, Problem::out_of_order), 1u);
+  EXPECT_FALSE(bot.next_move(0.1).has_value());
+}
+
+TEST_F(HandStream, TheWalkStaysStrictlyInsideTheWorld) {
+  tick({}, 11.99f, 0.01f);
+  for (int i = 0; i < 5000; ++i) {
+    const auto move = bot.next_move(0.5);
+    ASSERT_TRUE(move.has_value());
+    const auto frame = demo::read_client_frame(*move, demo::ClientLimits{});
+    ASSERT_TRUE(frame.ok()) << frame.status().message();
+    ASSERT_TRUE(frame->x >= 0.0f && frame->x < 12.0f) << frame->x;
+    ASSERT_TRUE(frame->z >= 0.0f && frame->z < 7.5f) << frame->z;
+  }
+}
+
+TEST(DelayHistogram, QuantilesWithinABucket) {
+  DelayHistogram h;
+  EXPECT_EQ(h.quantile(0.5), 0.0);
+  for (int i = 1; i <= 100; ++i) h.add(i * 0.1);  // 0.1 .. 10 ms
+  h.add(2500.0);
+  EXPECT_EQ(h.count(), 101u);
+  EXPECT_NEAR(h.quantile(0.5), 5.1, 0.011);
+  EXPECT_NEAR(h.quantile(0.99), 10.0, 0.011);
+  EXPECT_EQ(h.max(), 2500.0);
+  EXPECT_NEAR(h.min(), 0.1, 1e-12);
+  h.add(-3.0);  // another machine's clock
+  EXPECT_EQ(h.min(), -3.0);
+}
+
+TEST(EntityPayload, ReadsTheDemoLayoutExactly) {
+  float x = 0.0f;
+  float z = 0.0f;
+  std::uint32_t kind = 9;
+  std::array<std::uint8_t, 8> buffer{};
+  Stream s = Stream::writer(buffer);
+  float wx = 3.0f;
+  float wz = 7.5f;
+  std::uint32_t wkind = demo::kKindViewer;
+  ASSERT_TRUE(s.serialize_quantized(wx, 0.0f, 12.0f, 1.0f / 256.0f) &&
+              s.serialize_quantized(wz, 0.0f, 7.5f, 1.0f / 256.0f) && s.serialize_uint(wkind, 0, 3));
+  const std::span<const std::uint8_t> full(buffer.data(), s.bytes());
+  ASSERT_TRUE(read_entity_payload(full, StatePart::full, 12.0f, 7.5f, x, z, kind));
+  EXPECT_EQ(x, 3.0f);
+  EXPECT_EQ(z, 7.5f);
+  EXPECT_EQ(kind, demo::kKindViewer);
+  // As an update the kind's bits are left over: refused.
+  EXPECT_FALSE(read_entity_payload(full, StatePart::update, 12.0f, 7.5f, x, z, kind));
+  EXPECT_FALSE(read_entity_payload(full.first(full.size() - 1), StatePart::full, 12.0f, 7.5f, x, z, kind));
+}
+
+}  // namespace
+}  // namespace sightline::bots
