@@ -1,6 +1,7 @@
 #include "bench_scenarios.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace sightline::bench {
@@ -109,6 +110,31 @@ std::vector<BenchScenario> all_scenarios() {
   return {reference_scenario(),      arena_scenario(),           mmo_scenario(),
           clustered_scenario(),      teleports_scenario(),       observers_scenario(30.0f),
           observers_scenario(33.0f), observers_crowd_scenario()};
+}
+
+BenchScenario scaling_scenario(std::uint32_t entities) {
+  BenchScenario s = observers_scenario(33.0f);
+  const float side =
+      s.walk.width * std::sqrt(static_cast<float>(entities) / static_cast<float>(s.walk.entities));
+  s.name = "scaling_" + std::to_string(entities);
+  s.walk.entities = entities;
+  s.walk.width = side;
+  s.walk.height = side;
+  s.clients = entities;
+  if (entities > kScalingBruteMaxEntities) {
+    s.time_brute_force = false;
+    s.checked_from_start = 1;
+    s.checked_steady = 2;
+  }
+  return s;
+}
+
+std::vector<BenchScenario> scaling_scenarios() {
+  std::vector<BenchScenario> out;
+  for (const std::uint32_t n : {500u, 1000u, 2000u, 5000u, 10'000u, 20'000u, 50'000u}) {
+    out.push_back(scaling_scenario(n));
+  }
+  return out;
 }
 
 Result<ScenarioWorld> build_world(const BenchScenario& scenario, std::span<const float> xs,

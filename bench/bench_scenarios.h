@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "jitter_walk.h"
@@ -13,7 +14,7 @@ namespace sightline::bench {
 
 /// One seeded scenario. Entities 0 .. clients-1 are the clients' viewers.
 struct BenchScenario {
-  const char* name = "";
+  std::string name;
   scenarios::JitterWalkDef walk;
   std::uint32_t clients = 0;
   float enter_radius = 0.0f;             ///< R, world units.
@@ -23,6 +24,7 @@ struct BenchScenario {
   std::uint32_t checked_steady = 0;      ///< Then ticks checked against brute force from that state.
   std::uint32_t frame_block = 0;         ///< Frames generated per refill of a FrameStream, >= 1.
   std::uint32_t threads = 1;             ///< WorldDef::threads of the World build_world makes.
+  bool time_brute_force = true;          ///< False: the brute force only runs the checked ticks.
 };
 
 /// (c) of issue 5, the seed 000 default run: the JitterWalk defaults (120 entities, 12 x 7.5,
@@ -47,6 +49,15 @@ struct BenchScenario {
 [[nodiscard]] BenchScenario observers_crowd_scenario();
 /// Every scenario above, (c) reference first, in the order the table prints them.
 [[nodiscard]] std::vector<BenchScenario> all_scenarios();
+
+/// Above this many entities the scaling family times only Sightline: the brute force's
+/// O(N^2) tick passes a second, so it runs just a few checked ticks there.
+inline constexpr std::uint32_t kScalingBruteMaxEntities = 20'000;
+/// (f) with L = 33 at `entities` entities, every one a client, on a square of side
+/// 2048 x sqrt(entities / 10,000): (f)'s density, so the work per entity stays the same.
+[[nodiscard]] BenchScenario scaling_scenario(std::uint32_t entities);
+/// The scaling family, 500 to 50,000 entities, smallest first.
+[[nodiscard]] std::vector<BenchScenario> scaling_scenarios();
 
 /// A World holding one entity per walker, with the first `clients` entities as viewers.
 struct ScenarioWorld {

@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -54,6 +56,18 @@ struct Fixture {
   std::optional<FrameStream> threaded_frames;
   std::uint64_t checked_ticks = 0;
   std::string error;  // non-empty when setup failed or the brute force disagreed
+
+  // Drops the Worlds, the baseline and the frames; what the summary prints stays.
+  void release() {
+    run.reset();
+    idle.reset();
+    brute.reset();
+    threaded.reset();
+    world_frames.reset();
+    brute_frames.reset();
+    idle_frames.reset();
+    threaded_frames.reset();
+  }
 };
 
 // The input of a tick: every entity's position, in one World::set_positions call.
@@ -84,6 +98,7 @@ FrameStream::Frame take(FrameStream& frames) {
 // three frame streams start at the same walk state.
 void set_up(Fixture& f) {
   const BenchScenario& s = f.scenario;
+  f.checked_ticks = 0;
   Result<ScenarioRun> run = build_scenario(s);
   if (!run) {
     f.error = "build_scenario: " + run.status().message();
@@ -201,10 +216,15 @@ std::vector<std::unique_ptr<Fixture>>& fixtures() {
   return all;
 }
 
-// Built on first use, so a filtered run only pays for the scenarios it measures.
+// Built on first use, so a filtered run only pays for the scenarios it measures. One scenario
+// is held at a time: the brute force keeps a flag per client and entity (1 GB for the MMO,
+// 2.5 GB for 50,000 observers).
 Fixture* ready(benchmark::State& state, std::size_t index) {
   Fixture& f = *fixtures()[index];
-  if (!f.run && f.error.empty()) set_up(f);
+  if (!f.run && f.error.empty()) {
+    for (const auto& other : fixtures()) other->release();
+    set_up(f);
+  }
   if (!f.error.empty()) {
     state.SkipWithError(f.error.c_str());
     return nullptr;
@@ -309,14 +329,16 @@ void bm_grid_only(benchmark::State& state, std::size_t index) {
       benchmark::Counter(static_cast<double>(allocations), benchmark::Counter::kAvgIterations);
 }
 
-void register_benchmarks() {
-  for (const BenchScenario& s : all_scenarios()) fixtures().push_back(std::make_unique<Fixture>(s));
+// Every benchmark of the table when `full`; otherwise (the scaling family) only the tick of
+// Sightline and, where the scenario times it, of the brute force.
+void register_benchmarks(const std::vector<BenchScenario>& scenarios, bool full) {
+  for (const BenchScenario& s : scenarios) fixtures().push_back(std::make_unique<Fixture>(s));
   for (std::size_t i = 0; i < fixtures().size(); ++i) {
-    const std::string name = fixtures()[i]->scenario.name;
+    const BenchScenario& scenario = fixtures()[i]->scenario;
     const auto add = [&](const char* what, void (*body)(benchmark::State&, std::size_t),
                          bool manual_time = false) {
       benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
-          (name + "/" + what).c_str(), [body, i](benchmark::State& state) { body(state, i); });
+          (scenario.name + "/" + what).c_str(), [body, i](benchmark::State& state) { body(state, i); });
       if (manual_time) {
         b->UseManualTime();
       } else {
@@ -328,10 +350,12 @@ void register_benchmarks() {
           ->ReportAggregatesOnly(true);
     };
     add("sightline", bm_sightline);
-    add("sightline_2_threads", bm_threads);
-    add("brute_force", bm_brute_force);
-    add("input", bm_input);
-    add("grid_only", bm_grid_only, true);
+    if (full) add("sightline_2_threads", bm_threads);
+    if (scenario.time_brute_force) add("brute_force", bm_brute_force);
+    if (full) {
+      add("input", bm_input);
+      add("grid_only", bm_grid_only, true);
+    }
   }
 }
 
@@ -341,7 +365,50 @@ std::string format(const char* pattern, double value) {
   return buffer;
 }
 
-void print_summary(std::ostream& out, const CollectingReporter& reporter) {
+using Run = benchmark::BenchmarkReporter::Run;
+using Value = std::optional<double>;  // empty: the benchmark was filtered out or failed
+
+Value ms(const Run* run) {
+  return run != nullptr && !run->error_occurred ? Value(real_ns(*run) / 1e6) : std::nullopt;
+}
+Value count(const Run* run, const char* name) {
+  return run != nullptr && !run->error_occurred ? Value(counter(*run, name)) : std::nullopt;
+}
+Value divide(Value a, Value b, double scale = 1.0) { return a && b ? Value(*a / *b * scale) : std::nullopt; }
+std::string cell(Value value, const char* pattern, const char* none = "-") {
+  return value ? format(pattern, *value) : none;
+}
+
+// One line of the summary table, from this run's medians.
+struct SummaryRow {
+  Value sightline_ms, threads_ms, speedup, brute_ms, brute_ratio, ns_per_pair, pairs, tests, brute_tests,
+      input_ms, grid_ns_per_entity, client_passes_ms, allocs, grid_allocs;
+};
+
+SummaryRow summary_row(const Fixture& f, const CollectingReporter& reporter) {
+  const std::string& name = f.scenario.name;
+  const Run* lib = reporter.find(name + "/sightline");
+  const Run* grid = reporter.find(name + "/grid_only");
+  SummaryRow r;
+  r.sightline_ms = ms(lib);
+  r.threads_ms = ms(reporter.find(name + "/sightline_2_threads"));
+  r.speedup = divide(r.sightline_ms, r.threads_ms);
+  r.brute_ms = ms(reporter.find(name + "/brute_force"));
+  r.brute_ratio = divide(r.brute_ms, r.sightline_ms);
+  r.pairs = count(lib, "pairs");
+  r.ns_per_pair = divide(r.sightline_ms, r.pairs, 1e6);
+  r.tests = count(lib, "tests");
+  r.brute_tests = count(reporter.find(name + "/brute_force"), "tests");
+  r.input_ms = ms(reporter.find(name + "/input"));
+  r.grid_ns_per_entity = divide(ms(grid), Value(f.scenario.walk.entities), 1e6);
+  if (r.sightline_ms && r.input_ms && ms(grid)) r.client_passes_ms = *r.sightline_ms - *r.input_ms - *ms(grid);
+  r.allocs = count(lib, "allocs");
+  r.grid_allocs = count(grid, "allocs");
+  return r;
+}
+
+// Prints the summary table and returns its numbers, for --json and --csv.
+std::vector<TableRow> print_summary(std::ostream& out, const CollectingReporter& reporter) {
   out << "\nSummary: medians of " << kRepetitions
       << " repetitions, wall-clock time per steady tick, single thread. A tick here is set_positions\n"
          "for every entity plus World::tick(); brute force gets the same frames. ns/visible pair = "
@@ -354,46 +421,151 @@ void print_summary(std::ostream& out, const CollectingReporter& reporter) {
          "| input ms/tick | grid build ns/entity | client passes ms/tick | allocations/tick | ticks checked "
          "|\n";
   out << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::vector<TableRow> rows;
   for (const auto& fixture : fixtures()) {
     const Fixture& f = *fixture;
-    const std::string name = f.scenario.name;
-    const auto* lib = reporter.find(name + "/sightline");
-    const auto* brute = reporter.find(name + "/brute_force");
-    const auto* threads = reporter.find(name + "/sightline_2_threads");
-    const auto* input = reporter.find(name + "/input");
-    const auto* grid = reporter.find(name + "/grid_only");
-    const auto usable = [](const benchmark::BenchmarkReporter::Run* run) {
-      return run != nullptr && !run->error_occurred;
-    };
-    out << "| " << name << " | " << f.scenario.clients << " x " << f.scenario.walk.entities << " | ";
+    const SummaryRow r = summary_row(f, reporter);
+    out << "| " << f.scenario.name << " | " << f.scenario.clients << " x " << f.scenario.walk.entities << " | ";
     if (!f.error.empty()) {
       out << "error: " << f.error << " |\n";
-      continue;
+    } else {
+      out << cell(r.sightline_ms, "%.4g") << " | " << cell(r.threads_ms, "%.4g") << cell(r.speedup, " (%.2fx)", "")
+          << " | " << cell(r.brute_ms, "%.4g") << " | " << cell(r.brute_ratio, "%.1f") << " | "
+          << cell(r.ns_per_pair, "%.2f") << " | " << cell(r.pairs, "%.0f") << " | " << cell(r.tests, "%.0f")
+          << " / " << cell(r.brute_tests, "%.0f") << " | " << cell(r.input_ms, "%.4g") << " | "
+          << cell(r.grid_ns_per_entity, "%.2f") << " | " << cell(r.client_passes_ms, "%.4g") << " | "
+          << cell(r.allocs, "%.3g") << " / " << cell(r.grid_allocs, "%.3g") << " | " << f.checked_ticks << " |\n";
     }
-    const std::string none = "-";
-    const double entities = f.scenario.walk.entities;
-    out << (usable(lib) ? format("%.4g", real_ns(*lib) / 1e6) : none) << " | "
-        << (usable(threads) ? format("%.4g", real_ns(*threads) / 1e6) : none)
-        << (usable(lib) && usable(threads) ? format(" (%.2fx)", real_ns(*lib) / real_ns(*threads)) : "") << " | "
-        << (usable(brute) ? format("%.4g", real_ns(*brute) / 1e6) : none) << " | "
-        << (usable(lib) && usable(brute) ? format("%.1f", real_ns(*brute) / real_ns(*lib)) : none) << " | "
-        << (usable(lib) ? format("%.2f", real_ns(*lib) / counter(*lib, "pairs")) : none) << " | "
-        << (usable(lib) ? format("%.0f", counter(*lib, "pairs")) : none) << " | "
-        << (usable(lib) ? format("%.0f", counter(*lib, "tests")) : none) << " / "
-        << (usable(brute) ? format("%.0f", counter(*brute, "tests")) : none) << " | "
-        << (usable(input) ? format("%.4g", real_ns(*input) / 1e6) : none) << " | "
-        << (usable(grid) ? format("%.2f", real_ns(*grid) / entities) : none) << " | "
-        << (usable(lib) && usable(input) && usable(grid)
-                ? format("%.4g", (real_ns(*lib) - real_ns(*input) - real_ns(*grid)) / 1e6)
-                : none)
-        << " | " << (usable(lib) ? format("%.3g", counter(*lib, "allocs")) : none) << " / "
-        << (usable(grid) ? format("%.3g", counter(*grid, "allocs")) : none) << " | " << f.checked_ticks
-        << " |\n";
+    rows.push_back({f.scenario.name,
+                    {{"clients", f.scenario.clients},
+                     {"entities", f.scenario.walk.entities},
+                     {"sightline_ms_per_tick", r.sightline_ms},
+                     {"threads_2_ms_per_tick", r.threads_ms},
+                     {"threads_2_speedup", r.speedup},
+                     {"brute_force_ms_per_tick", r.brute_ms},
+                     {"brute_over_sightline", r.brute_ratio},
+                     {"ns_per_visible_pair", r.ns_per_pair},
+                     {"visible_pairs_per_tick", r.pairs},
+                     {"distance_tests_per_tick_sightline", r.tests},
+                     {"distance_tests_per_tick_brute_force", r.brute_tests},
+                     {"input_ms_per_tick", r.input_ms},
+                     {"grid_build_ns_per_entity", r.grid_ns_per_entity},
+                     {"client_passes_ms_per_tick", r.client_passes_ms},
+                     {"allocations_per_tick_sightline", r.allocs},
+                     {"allocations_per_tick_grid_only", r.grid_allocs},
+                     {"ticks_checked", static_cast<double>(f.checked_ticks)}},
+                    f.error});
   }
   out << "\nallocations/tick: heap allocations per timed tick (sightline / grid_only), counted by a "
          "replaced\n"
          "global operator new; issue 2 requires 0. ticks checked: ticks on which the brute force and the\n"
          "library gave equal spawns, updates, despawns and members before timing.\n";
+  return rows;
+}
+
+// Least-squares slope of log(y) against log(x) over the points that have a y; empty below two.
+Value loglog_slope(const std::vector<double>& xs, const std::vector<Value>& ys) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (!ys[i]) continue;
+    const double lx = std::log(xs[i]), ly = std::log(*ys[i]);
+    n += 1;
+    sx += lx;
+    sy += ly;
+    sxx += lx * lx;
+    sxy += lx * ly;
+  }
+  if (n < 2) return std::nullopt;
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+// Prints the scaling table and the fitted slopes, and returns its numbers, for --csv and --json.
+std::vector<TableRow> print_scaling(std::ostream& out, const CollectingReporter& reporter) {
+  out << "\nScaling: (f) everyone observes (R = 30, L = 33, 2 units a tick, every entity a client) at\n"
+         "(f)'s density, on a square of side 2048 x sqrt(N / 10,000). Medians of "
+      << kRepetitions
+      << " repetitions, wall-clock time per\n"
+         "steady tick (set_positions plus World::tick()), single thread. Brute force timed up to N = "
+      << kScalingBruteMaxEntities << ";\nbeyond, it only runs the checked ticks.\n\n";
+  out << "| entities N | world side | sightline ms/tick | brute force ms/tick | brute/sightline "
+         "| sightline ns/entity | visible pairs/client | ticks checked |\n";
+  out << "|---|---|---|---|---|---|---|---|\n";
+  std::vector<TableRow> rows;
+  std::vector<double> counts;
+  std::vector<Value> lib_ms, brute_ms;
+  for (const auto& fixture : fixtures()) {
+    const Fixture& f = *fixture;
+    const double entities = f.scenario.walk.entities;
+    const Run* lib = reporter.find(f.scenario.name + "/sightline");
+    const Value sightline = ms(lib);
+    const Value brute = ms(reporter.find(f.scenario.name + "/brute_force"));
+    const Value ratio = divide(brute, sightline);
+    const Value ns_per_entity = divide(sightline, Value(entities), 1e6);
+    const Value pairs_per_client = divide(count(lib, "pairs"), Value(f.scenario.clients));
+    out << "| " << f.scenario.walk.entities << " | " << format("%.0f", f.scenario.walk.width) << " | ";
+    if (!f.error.empty()) {
+      out << "error: " << f.error << " |\n";
+    } else {
+      out << cell(sightline, "%.4g") << " | " << cell(brute, "%.4g") << " | " << cell(ratio, "%.1f") << " | "
+          << cell(ns_per_entity, "%.1f") << " | " << cell(pairs_per_client, "%.2f") << " | " << f.checked_ticks
+          << " |\n";
+    }
+    rows.push_back({f.scenario.name,
+                    {{"entities", entities},
+                     {"world_side", f.scenario.walk.width},
+                     {"sightline_ms_per_tick", sightline},
+                     {"brute_force_ms_per_tick", brute},
+                     {"brute_over_sightline", ratio},
+                     {"sightline_ns_per_entity", ns_per_entity},
+                     {"visible_pairs_per_client", pairs_per_client},
+                     {"ticks_checked", static_cast<double>(f.checked_ticks)}},
+                    f.error});
+    counts.push_back(entities);
+    lib_ms.push_back(sightline);
+    brute_ms.push_back(brute);
+  }
+  out << "\nFitted slope of log(ms/tick) against log(N), least squares over the timed points: sightline "
+      << cell(loglog_slope(counts, lib_ms), "%.2f") << ", brute force " << cell(loglog_slope(counts, brute_ms), "%.2f")
+      << ".\n";
+  return rows;
+}
+
+// This binary's own flags, taken out of argv before Google Benchmark sees it.
+struct Options {
+  bool scaling = false;
+  std::string json;  // --json FILE: the printed table's numbers as JSON
+  std::string csv;   // --csv FILE: the same as CSV
+};
+
+std::optional<Options> take_options(int& argc, char** argv) {
+  Options options;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--scaling") {
+      options.scaling = true;
+    } else if (arg == "--json" || arg == "--csv") {
+      if (i + 1 == argc) return std::nullopt;
+      (arg == "--json" ? options.json : options.csv) = argv[++i];
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  return options;
+}
+
+// Nothing to do for an empty path; false, with a message, when the file cannot be written.
+bool write_file(const std::string& path, void (*write)(std::ostream&, std::span<const TableRow>),
+                std::span<const TableRow> rows) {
+  if (path.empty()) return true;
+  std::ofstream file(path);
+  write(file, rows);
+  file.close();
+  if (file) return true;
+  std::cerr << "sightline-bench: cannot write " << path << "\n";
+  return false;
 }
 
 }  // namespace
@@ -401,13 +573,18 @@ void print_summary(std::ostream& out, const CollectingReporter& reporter) {
 
 int main(int argc, char** argv) {
   using namespace sightline::bench;
+  const std::optional<Options> options = take_options(argc, argv);
+  if (!options) {
+    std::cerr << "usage: sightline-bench [--scaling] [--json FILE] [--csv FILE] [--benchmark_...]\n";
+    return 2;
+  }
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--benchmark_format=json") json = true;
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  register_benchmarks();
+  register_benchmarks(options->scaling ? scaling_scenarios() : all_scenarios(), !options->scaling);
 
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   if (json) {
@@ -420,7 +597,9 @@ int main(int argc, char** argv) {
   CollectingReporter reporter(std::move(display));
   benchmark::RunSpecifiedBenchmarks(&reporter);
   // With --benchmark_format=json stdout stays one JSON document; the table goes to stderr.
-  print_summary(json ? std::cerr : std::cout, reporter);
+  std::ostream& out = json ? std::cerr : std::cout;
+  const std::vector<TableRow> rows = options->scaling ? print_scaling(out, reporter) : print_summary(out, reporter);
+  const bool written = write_file(options->json, write_json, rows) && write_file(options->csv, write_csv, rows);
   benchmark::Shutdown();
-  return reporter.errors() == 0 ? 0 : 1;
+  return reporter.errors() == 0 && written ? 0 : 1;
 }

@@ -6,6 +6,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,5 +38,27 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
 [[nodiscard]] double real_ns(const benchmark::BenchmarkReporter::Run& run);
 /// A user counter of a result, or 0 when it has none of that name.
 [[nodiscard]] double counter(const benchmark::BenchmarkReporter::Run& run, const std::string& name);
+
+/// One number of a printed table, under its CSV and JSON key; empty when its benchmark did not
+/// run (filtered out) or failed.
+struct Number {
+  const char* key;
+  std::optional<double> value;
+};
+
+/// One line of a printed table: its scenario, its numbers (the same keys on every row), and the
+/// error that replaced them, if any.
+struct TableRow {
+  std::string scenario;
+  std::vector<Number> numbers;
+  std::string error;
+};
+
+/// A header line (scenario, the keys, error), then one line per row; an empty value is an empty
+/// field.
+void write_csv(std::ostream& out, std::span<const TableRow> rows);
+/// One JSON object: "context", the machine as Google Benchmark reports it (CPUInfo, SystemInfo)
+/// with the date, and "rows", one object per row whose empty values are null.
+void write_json(std::ostream& out, std::span<const TableRow> rows);
 
 }  // namespace sightline::bench
