@@ -13,6 +13,13 @@
 // members must match, or the scenario's benchmarks are skipped with the first difference as their
 // error (and the exit status is 1). Frames come from the scenario's walk, continuing it: refills
 // happen outside the timed region, once per frame_block ticks.
+//
+// Own flags, taken out before Google Benchmark's:
+//   --scaling    instead of the scenarios, the scaling family (bench_scenarios.h): (f) at its
+//                density for 500 to 50,000 entities, sightline and brute_force only, and a table
+//                of tick time against entity count with the least-squares log-log slopes;
+//   --json FILE  the printed table's numbers as JSON, with the machine context;
+//   --csv FILE   the same as CSV (what tools/plot/scaling.sh reads).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
