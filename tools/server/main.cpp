@@ -1,0 +1,86 @@
+// sightline-server: the demo world over WebSocket, and its page over HTTP, on one port.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "game.h"
+#include "server.h"
+
+namespace {
+
+constexpr int kBadOption = 2;
+constexpr int kRunFailed = 1;
+
+// validate(GameDef) names GameDef's fields; the user typed options.
+std::string option_of(std::string_view message) {
+  static constexpr std::pair<std::string_view, std::string_view> kOptions[] = {
+      {"scenario", "--scenario"}, {"entities", "--entities"},   {"enter_radius", "--radius"},
+      {"leave_radius", "--leave"}, {"tick_rate", "--tick-rate"}, {"max_radius", "--max-radius"}};
+  const std::string_view field = message.substr(0, message.find(' '));
+  for (const auto& [name, option] : kOptions) {
+    if (name == field) return std::string(option);
+  }
+  return "options";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sightline::demo::GameDef game_def;
+  sightline::demo::ServerDef server_def;
+  server_def.web_root = SIGHTLINE_WEB_ROOT;
+
+  CLI::App app{"sightline-server: seed 000's world streamed to each WebSocket client with interest management, "
+               "and the demo page served over HTTP on the same port"};
+  app.add_option("--host", server_def.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", server_def.port, "Port to listen on (0: any free port, printed at start)")
+      ->capture_default_str();
+  app.add_option("--scenario", game_def.scenario, "reference (walkers spread out) or crowd (4 hotspots)")
+      ->capture_default_str();
+  app.add_option("--entities", game_def.entities, "Walkers, viewers not counted")->capture_default_str();
+  app.add_option("--radius", game_def.enter_radius, "Enter radius R (world units)")->capture_default_str();
+  app.add_option("--leave", game_def.leave_radius, "Leave radius L, in [R, 4R]")->capture_default_str();
+  app.add_option("--tick-rate", game_def.tick_rate, "Ticks per second")->capture_default_str();
+  app.add_option("--seed", game_def.seed, "Seed of the walk and of the viewers' spots")->capture_default_str();
+  app.add_flag("--debug-view", game_def.debug_view, "Let clients ask for what they do not hold (debug frames)");
+  app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")->capture_default_str();
+  app.add_option("--max-connections", server_def.max_connections, "Live WebSockets; more get HTTP 503")
+      ->capture_default_str();
+  app.add_option("--max-frames-per-second", server_def.max_frames_per_second,
+                 "Frames a client may send per second (token bucket of as many)")
+      ->capture_default_str();
+  app.add_option("--idle-seconds", server_def.idle_seconds, "Close a client that sends nothing, pongs included")
+      ->capture_default_str();
+  app.add_option("--web-root", server_def.web_root, "Directory of the page's files")->capture_default_str();
+  app.add_option("--seconds", server_def.seconds, "Stop after this many seconds (0: at SIGINT or SIGTERM)")
+      ->capture_default_str();
+  app.add_option("--stats-json", server_def.stats_json, "Write tick times, connections, frames and memory here at exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kBadOption;
+  }
+
+  if (sightline::Status s = sightline::demo::validate(game_def); !s) {
+    fmt::print(stderr, "sightline-server: {}: {}\n", option_of(s.message()), s.message());
+    return kBadOption;
+  }
+  if (sightline::Status s = sightline::demo::validate(server_def); !s) {
+    fmt::print(stderr, "sightline-server: {}\n", s.message());
+    return kBadOption;
+  }
+  sightline::Result<std::unique_ptr<sightline::demo::Game>> game = sightline::demo::Game::create(game_def);
+  if (!game) {
+    fmt::print(stderr, "sightline-server: {}\n", game.status().message());
+    return kRunFailed;
+  }
+  if (sightline::Status s = sightline::demo::run_server(server_def, **game); !s) {
+    fmt::print(stderr, "sightline-server: {}\n", s.message());
+    return s.code() == sightline::ErrorCode::invalid_def ? kBadOption : kRunFailed;
+  }
+  return 0;
+}

@@ -1,0 +1,719 @@
+// The Beast layer of sightline-server. Everything runs on one io_context thread, the Game
+// included: no handler here needs a strand or a lock.
+#include "server.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <array>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "frames.h"
+#include "server_stats.h"
+#include "token_bucket.h"
+#include "web_files.h"
+
+namespace sightline::demo {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr std::size_t kMaxMessageBytes = 64;
+constexpr std::size_t kMaxCloseReasonBytes = 123;
+constexpr auto kHttpTimeout = 30s;
+constexpr auto kHandshakeTimeout = 30s;
+// A close handshake the peer has not finished by then is cut at the TCP level.
+constexpr auto kCloseGrace = 5s;
+constexpr auto kShutdownGrace = 2s;
+constexpr auto kStatusPeriod = 5s;
+constexpr auto kWarmup = 5s;
+constexpr auto kAcceptRetry = 100ms;
+constexpr std::size_t kSpareBuffers = 4;
+constexpr std::uint32_t kHttpHeaderLimit = 16 * 1024;
+constexpr std::uint64_t kHttpBodyLimit = 16 * 1024;
+
+// Close kinds for the stats, by who or what ended a connection.
+constexpr const char* kClosedByClient = "client";
+constexpr const char* kClosedIdle = "idle";
+constexpr const char* kClosedNetwork = "network error";
+constexpr const char* kClosedShutdown = "shutdown";
+
+std::string close_reason_text(std::string_view text) {
+  return std::string(text.substr(0, kMaxCloseReasonBytes));
+}
+
+std::string fmt_ms(double ms) { return fmt::format("{:.3f}", ms); }
+
+class Server;
+
+// One WebSocket client: the Game's connection, its outbound queue and its read limits.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Server& server, tcp::socket socket);
+
+  void accept(http::request<http::string_body> request);
+  /// Queues one of the Game's frames (copied).
+  void push(std::span<const std::uint8_t> frame);
+  /// Starts the close handshake once the frame being written is out; queued frames are dropped.
+  void close(websocket::close_code code, std::string_view reason, std::string why);
+
+ private:
+  void on_accept(beast::error_code ec);
+  void read();
+  void on_read(beast::error_code ec, std::size_t bytes);
+  void on_message();
+  void write();
+  void on_write(beast::error_code ec, std::size_t bytes);
+  void drop_queued();
+  void cut();
+  void finish(const std::string& why);
+
+  Server& server_;
+  websocket::stream<beast::tcp_stream> ws_;
+  net::steady_timer close_deadline_;
+  TokenBucket bucket_;
+  std::uint32_t id_ = 0;  // 0 until the Game has connected it
+  std::array<std::uint8_t, kMaxMessageBytes + 1> message_{};
+  std::size_t message_bytes_ = 0;
+  std::deque<std::vector<std::uint8_t>> outbound_;  // the front is on the wire while writing_
+  std::vector<std::vector<std::uint8_t>> spare_;
+  std::size_t queued_ticks_ = 0;
+  bool writing_ = false;
+  std::optional<websocket::close_reason> close_due_;
+  std::string close_why_;  // set once the server decided to close
+  bool finished_ = false;
+};
+
+// One HTTP connection: files of the web root, until it asks for a WebSocket.
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(Server& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {}
+  void start() { read(); }
+
+ private:
+  void read();
+  void on_read(beast::error_code ec, std::size_t bytes);
+  void respond(const http::request<http::string_body>& request);
+  void upgrade(http::request<http::string_body> request);
+  http::response<http::string_body> text_response(http::status status, std::string_view text, bool head,
+                                                  unsigned version, bool keep_alive) const;
+  template <class Body>
+  void send(http::response<Body>&& response);
+  void shutdown();
+
+  Server& server_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+};
+
+class Server {
+ public:
+  Server(const ServerDef& def, Game& game, std::filesystem::path web_root)
+      : def_(def),
+        game_(game),
+        web_root_(std::move(web_root)),
+        acceptor_(io_),
+        signals_(io_, SIGINT, SIGTERM),
+        tick_timer_(io_),
+        status_timer_(io_),
+        warmup_timer_(io_),
+        run_timer_(io_),
+        accept_retry_(io_),
+        shutdown_timer_(io_) {}
+
+  [[nodiscard]] Status listen();
+  [[nodiscard]] Status run();
+  const ServerStats& stats() const noexcept { return stats_; }
+
+  // For the sessions.
+  Game& game() noexcept { return game_; }
+  ServerStats& counters() noexcept { return stats_; }
+  const ServerDef& def() const noexcept { return def_; }
+  const std::filesystem::path& web_root() const noexcept { return web_root_; }
+  bool stopping() const noexcept { return stopping_; }
+  /// Tick frames a connection may have queued before it is too slow: about 2 s of them.
+  std::size_t tick_frames_allowed() const noexcept { return std::size_t{2} * game_.def().tick_rate; }
+  /// Holds a place for a WebSocket; false at --max-connections.
+  bool reserve_connection();
+  void opened(std::uint32_t id, std::shared_ptr<Connection> connection);
+  /// Every reserved place ends here once, connected or not.
+  void closed(std::uint32_t id, const std::string& why);
+
+ private:
+  static void deliver(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame);
+  void accept();
+  void schedule_tick();
+  void tick();
+  void schedule_status();
+  void stop();
+  Clock::time_point tick_time(std::uint64_t index) const;
+
+  // Declared first so that it is destroyed last: pending handlers hold sessions that refer to it.
+  net::io_context io_{1};
+  ServerDef def_;
+  Game& game_;
+  std::filesystem::path web_root_;
+  tcp::acceptor acceptor_;
+  net::signal_set signals_;
+  net::steady_timer tick_timer_;
+  net::steady_timer status_timer_;
+  net::steady_timer warmup_timer_;
+  net::steady_timer run_timer_;
+  net::steady_timer accept_retry_;
+  net::steady_timer shutdown_timer_;
+  std::map<std::uint32_t, std::shared_ptr<Connection>> connections_;
+  std::uint32_t reserved_ = 0;
+  ServerStats stats_;
+  Status failure_;
+  bool stopping_ = false;
+  Clock::time_point start_;
+  std::uint64_t tick_index_ = 0;
+  Clock::time_point last_status_;
+  std::uint64_t last_status_bytes_ = 0;
+  std::uint64_t last_status_frames_in_ = 0;
+  Clock::time_point last_accept_error_report_;
+};
+
+// --- Connection ------------------------------------------------------------------------------
+
+Connection::Connection(Server& server, tcp::socket socket)
+    : server_(server),
+      ws_(std::move(socket)),
+      close_deadline_(ws_.get_executor()),
+      bucket_(server.def().max_frames_per_second, server.def().max_frames_per_second, Clock::now()) {}
+
+void Connection::accept(http::request<http::string_body> request) {
+  beast::error_code ignored;
+  beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
+  beast::get_lowest_layer(ws_).expires_never();
+  ws_.set_option(websocket::stream_base::timeout{
+      kHandshakeTimeout, std::chrono::seconds(server_.def().idle_seconds), /*keep_alive_pings=*/true});
+  ws_.set_option(websocket::stream_base::decorator(
+      [](websocket::response_type& response) { response.set(http::field::server, "sightline-server"); }));
+  // The 64-byte limit is checked in on_read, so that the close says 1008 "frame too large";
+  // Beast's own limit would close with 1009 and no reason. read_some into message_ bounds memory.
+  ws_.read_message_max(0);
+  ws_.binary(true);
+  ws_.async_accept(request, beast::bind_front_handler(&Connection::on_accept, shared_from_this()));
+}
+
+void Connection::on_accept(beast::error_code ec) {
+  if (ec) {
+    finish("handshake failed");
+    return;
+  }
+  if (server_.stopping()) {
+    close(websocket::close_code::going_away, "server shutting down", kClosedShutdown);
+    read();
+    return;
+  }
+  std::vector<std::uint8_t> welcome;
+  Result<std::uint32_t> id = server_.game().connect(welcome);
+  if (!id) {
+    close(websocket::close_code::try_again_later, id.status().message(), "game refused");
+    read();
+    return;
+  }
+  id_ = *id;
+  server_.opened(id_, shared_from_this());
+  push(welcome);
+  read();
+}
+
+void Connection::read() {
+  ws_.async_read_some(net::buffer(message_.data() + message_bytes_, message_.size() - message_bytes_),
+                      beast::bind_front_handler(&Connection::on_read, shared_from_this()));
+}
+
+void Connection::on_read(beast::error_code ec, std::size_t bytes) {
+  if (ec) {
+    if (ec == websocket::error::closed) {
+      finish(kClosedByClient);
+    } else if (ec == beast::error::timeout) {
+      finish(kClosedIdle);
+    } else {
+      finish(kClosedNetwork);
+    }
+    return;
+  }
+  if (!close_why_.empty()) {
+    // Draining what the peer sends until its close frame answers ours.
+    message_bytes_ = 0;
+    read();
+    return;
+  }
+  message_bytes_ += bytes;
+  if (ws_.got_text()) {
+    close(websocket::close_code::policy_error, "text frames are not accepted", "text frame");
+  } else if (message_bytes_ > kMaxMessageBytes) {
+    close(websocket::close_code::policy_error, "frame too large", "frame too large");
+  } else if (ws_.is_message_done()) {
+    on_message();
+  } else {
+    read();
+    return;
+  }
+  message_bytes_ = 0;
+  read();
+}
+
+void Connection::on_message() {
+  ++server_.counters().frames_in;
+  if (!bucket_.take(Clock::now())) {
+    close(websocket::close_code::policy_error, "too many frames", "too many frames");
+    return;
+  }
+  const Status status = server_.game().receive(id_, std::span<const std::uint8_t>(message_.data(), message_bytes_));
+  if (!status) close(websocket::close_code::policy_error, status.message(), "refused frame");
+}
+
+void Connection::push(std::span<const std::uint8_t> frame) {
+  if (finished_ || !close_why_.empty() || frame.empty()) return;
+  if (frame[0] == kTickFrame && ++queued_ticks_ > server_.tick_frames_allowed()) {
+    close(websocket::close_code::policy_error, "too slow", "too slow");
+    return;
+  }
+  std::vector<std::uint8_t> buffer;
+  if (!spare_.empty()) {
+    buffer = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  buffer.assign(frame.begin(), frame.end());
+  outbound_.push_back(std::move(buffer));
+  write();
+}
+
+void Connection::write() {
+  if (writing_ || finished_) return;
+  if (!outbound_.empty()) {
+    writing_ = true;
+    ws_.async_write(net::buffer(outbound_.front()),
+                    beast::bind_front_handler(&Connection::on_write, shared_from_this()));
+    return;
+  }
+  if (close_due_) {
+    // Nothing may be written after the close frame, so writing_ stays set.
+    writing_ = true;
+    ws_.async_close(*close_due_, [self = shared_from_this()](beast::error_code) {});
+    close_due_.reset();
+  }
+}
+
+void Connection::on_write(beast::error_code ec, std::size_t bytes) {
+  writing_ = false;
+  std::vector<std::uint8_t> sent = std::move(outbound_.front());
+  outbound_.pop_front();
+  if (sent[0] == kTickFrame && queued_ticks_ > 0) --queued_ticks_;
+  if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(sent));
+  if (ec) {
+    cut();  // the pending read then fails and finishes the connection
+    return;
+  }
+  ++server_.counters().frames_out;
+  server_.counters().bytes_out += bytes;
+  write();
+}
+
+void Connection::close(websocket::close_code code, std::string_view reason, std::string why) {
+  if (finished_ || !close_why_.empty()) return;
+  close_why_ = std::move(why);
+  close_due_.emplace(code, close_reason_text(reason));
+  drop_queued();
+  close_deadline_.expires_after(kCloseGrace);
+  close_deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->cut();
+  });
+  write();
+}
+
+void Connection::drop_queued() {
+  // The front stays while Beast is writing it.
+  const std::size_t keep = writing_ && !outbound_.empty() ? 1 : 0;
+  outbound_.erase(outbound_.begin() + static_cast<std::ptrdiff_t>(keep), outbound_.end());
+  queued_ticks_ = keep == 1 && outbound_.front()[0] == kTickFrame ? 1 : 0;
+}
+
+void Connection::cut() { beast::get_lowest_layer(ws_).close(); }
+
+void Connection::finish(const std::string& why) {
+  if (finished_) return;
+  finished_ = true;
+  close_deadline_.cancel();
+  drop_queued();
+  server_.closed(id_, close_why_.empty() ? why : close_why_);
+}
+
+// --- HttpSession -----------------------------------------------------------------------------
+
+void HttpSession::read() {
+  parser_.emplace();
+  parser_->header_limit(kHttpHeaderLimit);
+  parser_->body_limit(kHttpBodyLimit);
+  stream_.expires_after(kHttpTimeout);
+  http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::on_read, shared_from_this()));
+}
+
+void HttpSession::on_read(beast::error_code ec, std::size_t) {
+  if (ec == http::error::end_of_stream) {
+    shutdown();
+    return;
+  }
+  if (ec) {
+    if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
+      send(text_response(http::status::bad_request, "bad request\n", false, 11, false));
+    }
+    return;
+  }
+  ++server_.counters().http_requests;
+  http::request<http::string_body> request = parser_->release();
+  if (websocket::is_upgrade(request)) {
+    upgrade(std::move(request));
+    return;
+  }
+  respond(request);
+}
+
+http::response<http::string_body> HttpSession::text_response(http::status status, std::string_view text, bool head,
+                                                             unsigned version, bool keep_alive) const {
+  http::response<http::string_body> response{status, version};
+  response.set(http::field::server, "sightline-server");
+  response.set(http::field::content_type, "text/plain");
+  response.keep_alive(keep_alive);
+  response.content_length(text.size());
+  if (!head) response.body() = std::string(text);
+  return response;
+}
+
+void HttpSession::respond(const http::request<http::string_body>& request) {
+  const bool head = request.method() == http::verb::head;
+  const unsigned version = request.version();
+  const bool keep_alive = request.keep_alive();
+  if (!head && request.method() != http::verb::get) {
+    auto response = text_response(http::status::method_not_allowed, "method not allowed\n", false, version, keep_alive);
+    response.set(http::field::allow, "GET, HEAD");
+    send(std::move(response));
+    return;
+  }
+  const std::optional<std::filesystem::path> file = web_file(server_.web_root(), request.target());
+  http::file_body::value_type body;
+  beast::error_code ec;
+  if (file) body.open(file->c_str(), beast::file_mode::scan, ec);
+  if (!file || ec) {
+    send(text_response(http::status::not_found, "not found\n", head, version, keep_alive));
+    return;
+  }
+  const std::uint64_t size = body.size();
+  auto fill = [&](auto& response) {
+    response.set(http::field::server, "sightline-server");
+    response.set(http::field::content_type, content_type(*file));
+    response.set(http::field::cache_control, "no-cache");
+    response.content_length(size);
+    response.keep_alive(keep_alive);
+  };
+  if (head) {
+    http::response<http::empty_body> response{http::status::ok, version};
+    fill(response);
+    send(std::move(response));
+    return;
+  }
+  http::response<http::file_body> response{std::piecewise_construct, std::make_tuple(std::move(body)),
+                                           std::make_tuple(http::status::ok, version)};
+  fill(response);
+  send(std::move(response));
+}
+
+void HttpSession::upgrade(http::request<http::string_body> request) {
+  if (server_.stopping() || !server_.reserve_connection()) {
+    ++server_.counters().upgrades_refused;
+    send(text_response(http::status::service_unavailable, "too many connections\n", false, request.version(), false));
+    return;
+  }
+  stream_.expires_never();
+  std::make_shared<Connection>(server_, stream_.release_socket())->accept(std::move(request));
+}
+
+template <class Body>
+void HttpSession::send(http::response<Body>&& response) {
+  auto message = std::make_shared<http::response<Body>>(std::move(response));
+  http::async_write(stream_, *message, [self = shared_from_this(), message](beast::error_code ec, std::size_t) {
+    if (ec) return;
+    if (message->need_eof()) {
+      self->shutdown();
+    } else {
+      self->read();
+    }
+  });
+}
+
+void HttpSession::shutdown() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+// --- Server ----------------------------------------------------------------------------------
+
+Status Server::listen() {
+  beast::error_code ec;
+  tcp::resolver resolver(io_);
+  const auto endpoints = resolver.resolve(def_.host, std::to_string(def_.port), ec);
+  if (ec || endpoints.empty()) {
+    return {ErrorCode::invalid_def,
+            fmt::format("--host is \"{}\": {}", def_.host, ec ? ec.message() : "no address")};
+  }
+  const tcp::endpoint endpoint = *endpoints.begin();
+  const std::string where = fmt::format("{}:{}", endpoint.address().to_string(), def_.port);
+  auto failed = [&](const char* step) {
+    return Status{ErrorCode::invalid_argument, fmt::format("cannot listen on {} ({}): {}", where, step, ec.message())};
+  };
+  if (acceptor_.open(endpoint.protocol(), ec); ec) return failed("open");
+  if (acceptor_.set_option(net::socket_base::reuse_address(true), ec); ec) return failed("reuse_address");
+  if (acceptor_.bind(endpoint, ec); ec) return failed("bind");
+  if (acceptor_.listen(net::socket_base::max_listen_connections, ec); ec) return failed("listen");
+  const tcp::endpoint local = acceptor_.local_endpoint(ec);
+  if (ec) return failed("local_endpoint");
+  const std::string address = local.address().is_v6() ? "[" + local.address().to_string() + "]"
+                                                       : local.address().to_string();
+  std::printf("sightline-server: http://%s:%u/ (Ctrl-C to stop)\n", address.c_str(), unsigned{local.port()});
+  std::fflush(stdout);
+  return {};
+}
+
+Status Server::run() {
+  signals_.async_wait([this](beast::error_code ec, int) {
+    if (!ec) stop();
+  });
+  start_ = Clock::now();
+  last_status_ = start_;
+  accept();
+  schedule_tick();
+  schedule_status();
+  const auto tenth = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(def_.seconds / 10.0));
+  warmup_timer_.expires_after(std::max<Clock::duration>(kWarmup, tenth));
+  warmup_timer_.async_wait([this](beast::error_code ec) {
+    if (!ec) stats_.rss_kb_after_warmup = resident_kb();
+  });
+  if (def_.seconds > 0.0) {
+    run_timer_.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(def_.seconds)));
+    run_timer_.async_wait([this](beast::error_code ec) {
+      if (!ec) stop();
+    });
+  }
+  io_.run();
+  stats_.rss_kb_end = resident_kb();
+  // A run shorter than the warm-up has its only figure at the end.
+  if (!stats_.rss_kb_after_warmup) stats_.rss_kb_after_warmup = stats_.rss_kb_end;
+  return failure_;
+}
+
+void Server::accept() {
+  acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (stopping_) return;
+    if (ec) {
+      // Typically out of file descriptors: wait for some to close rather than spin.
+      const auto now = Clock::now();
+      if (now - last_accept_error_report_ >= kStatusPeriod) {
+        fmt::print(stderr, "sightline-server: accept: {} (retrying)\n", ec.message());
+        last_accept_error_report_ = now;
+      }
+      accept_retry_.expires_after(kAcceptRetry);
+      accept_retry_.async_wait([this](beast::error_code wait_ec) {
+        if (!wait_ec && !stopping_) accept();
+      });
+      return;
+    }
+    std::make_shared<HttpSession>(*this, std::move(socket))->start();
+    accept();
+  });
+}
+
+Clock::time_point Server::tick_time(std::uint64_t index) const {
+  return start_ + std::chrono::duration_cast<Clock::duration>(
+                      std::chrono::nanoseconds(index * 1'000'000'000ull / game_.def().tick_rate));
+}
+
+void Server::schedule_tick() {
+  tick_timer_.expires_at(tick_time(tick_index_));
+  tick_timer_.async_wait([this](beast::error_code ec) {
+    if (!ec && !stopping_) tick();
+  });
+}
+
+void Server::tick() {
+  const auto began = Clock::now();
+  const double now_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Status status = game_.tick(now_ms, &Server::deliver, this);
+  stats_.tick_ms.add(std::chrono::duration<double, std::milli>(Clock::now() - began).count());
+  ++stats_.ticks;
+  if (!status) {
+    failure_ = Status{status.code(), "tick " + std::to_string(stats_.ticks - 1) + " failed: " + status.message()};
+    stop();
+    return;
+  }
+  ++tick_index_;
+  // More than a tick behind: run the latest due tick now instead of a burst of late ones.
+  const auto elapsed_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(Clock::now() - start_).count());
+  const std::uint64_t due = elapsed_ns / 1'000'000'000ull * game_.def().tick_rate +
+                            elapsed_ns % 1'000'000'000ull * game_.def().tick_rate / 1'000'000'000ull;
+  if (due > tick_index_) {
+    stats_.ticks_skipped += due - tick_index_;
+    tick_index_ = due;
+  }
+  schedule_tick();
+}
+
+void Server::deliver(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame) {
+  Server& server = *static_cast<Server*>(context);
+  const auto it = server.connections_.find(connection);
+  if (it != server.connections_.end()) it->second->push(frame);
+}
+
+void Server::schedule_status() {
+  status_timer_.expires_after(kStatusPeriod);
+  status_timer_.async_wait([this](beast::error_code ec) {
+    if (ec || stopping_) return;
+    const auto now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_status_).count();
+    const double bytes_per_second = static_cast<double>(stats_.bytes_out - last_status_bytes_) / seconds;
+    const double frames_in_per_second = static_cast<double>(stats_.frames_in - last_status_frames_in_) / seconds;
+    fmt::print(stderr,
+               "sightline-server: {} connections, {} ticks ({} skipped), tick p99 {} ms, {:.1f} kB/s out, "
+               "{:.1f} frames/s in\n",
+               connections_.size(), stats_.ticks, stats_.ticks_skipped, fmt_ms(stats_.tick_ms.percentile(0.99)),
+               bytes_per_second / 1000.0, frames_in_per_second);
+    last_status_ = now;
+    last_status_bytes_ = stats_.bytes_out;
+    last_status_frames_in_ = stats_.frames_in;
+    schedule_status();
+  });
+}
+
+bool Server::reserve_connection() {
+  if (reserved_ >= def_.max_connections) return false;
+  ++reserved_;
+  return true;
+}
+
+void Server::opened(std::uint32_t id, std::shared_ptr<Connection> connection) {
+  connections_.emplace(id, std::move(connection));
+  stats_.connections = static_cast<std::uint32_t>(connections_.size());
+  stats_.connections_peak = std::max(stats_.connections_peak, stats_.connections);
+}
+
+void Server::closed(std::uint32_t id, const std::string& why) {
+  if (id != 0) {
+    game_.disconnect(id);
+    connections_.erase(id);
+    stats_.connections = static_cast<std::uint32_t>(connections_.size());
+  }
+  --reserved_;
+  ++stats_.closes[why];
+  if (stopping_ && reserved_ == 0) io_.stop();
+}
+
+void Server::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  beast::error_code ignored;
+  acceptor_.close(ignored);
+  signals_.cancel(ignored);
+  tick_timer_.cancel();
+  status_timer_.cancel();
+  warmup_timer_.cancel();
+  run_timer_.cancel();
+  accept_retry_.cancel();
+  std::vector<std::shared_ptr<Connection>> open;
+  for (const auto& [id, connection] : connections_) open.push_back(connection);
+  for (const auto& connection : open) connection->close(websocket::close_code::going_away, "server shutting down", kClosedShutdown);
+  if (reserved_ == 0) {
+    io_.stop();
+    return;
+  }
+  // Clients that do not finish the close handshake in time are left behind.
+  shutdown_timer_.expires_after(kShutdownGrace);
+  shutdown_timer_.async_wait([this](beast::error_code ec) {
+    if (!ec) io_.stop();
+  });
+}
+
+// Room for --max-connections sockets: the soft descriptor limit (often 1024) raised to the hard one.
+void raise_descriptor_limit(std::uint32_t connections) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  const rlim_t needed = rlim_t{connections} + 64;
+  if (limit.rlim_cur < needed) {
+    fmt::print(stderr, "sightline-server: warning: the file descriptor limit is {}, below --max-connections + 64 = {}\n",
+               static_cast<std::uint64_t>(limit.rlim_cur), static_cast<std::uint64_t>(needed));
+  }
+}
+
+Status bad(const std::string& option, const std::string& value, const std::string& rule) {
+  return {ErrorCode::invalid_def, option + " is " + value + ": " + rule};
+}
+
+}  // namespace
+
+Status validate(const ServerDef& def) {
+  if (def.host.empty()) return bad("--host", "\"\"", "must name an address");
+  if (def.max_connections < 1 || def.max_connections > 100000) {
+    return bad("--max-connections", std::to_string(def.max_connections), "must be in [1, 100000]");
+  }
+  if (def.max_frames_per_second < 1 || def.max_frames_per_second > 10000) {
+    return bad("--max-frames-per-second", std::to_string(def.max_frames_per_second), "must be in [1, 10000]");
+  }
+  if (def.idle_seconds < 1 || def.idle_seconds > 86400) {
+    return bad("--idle-seconds", std::to_string(def.idle_seconds), "must be in [1, 86400]");
+  }
+  if (!(def.seconds >= 0.0 && def.seconds <= 1e7)) {
+    return bad("--seconds", fmt::format("{}", def.seconds), "must be in [0, 1e7] (0: until SIGINT or SIGTERM)");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(def.web_root, ec)) {
+    return bad("--web-root", "\"" + def.web_root + "\"", "not a directory");
+  }
+  return {};
+}
+
+Status run_server(const ServerDef& def, Game& game) {
+  if (Status s = validate(def); !s) return s;
+  std::error_code ec;
+  std::filesystem::path web_root = std::filesystem::canonical(def.web_root, ec);
+  if (ec) return bad("--web-root", "\"" + def.web_root + "\"", ec.message());
+  raise_descriptor_limit(def.max_connections);
+  Server server(def, game, std::move(web_root));
+  if (Status s = server.listen(); !s) return s;
+  Status outcome = server.run();
+  if (!def.stats_json.empty()) {
+    if (Status s = write_stats_json(def.stats_json, server.stats()); !s && outcome) outcome = s;
+  }
+  return outcome;
+}
+
+}  // namespace sightline::demo

@@ -1,0 +1,35 @@
+// sightline-server's network layer: one port, HTTP for the page's files and WebSocket for the
+// demo's frames (docs/demo_protocol.md), around one Game ticked on the same single thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "game.h"
+#include "sightline/status.h"
+
+namespace sightline::demo {
+
+/// What the network layer runs with; the defaults are the documented limits.
+struct ServerDef {
+  std::string host = "127.0.0.1";  ///< An IP address or a name that resolves to one.
+  std::uint16_t port = 8080;       ///< 0: any free port (the URL printed at start names it).
+  std::uint32_t max_connections = 2000;       ///< Live WebSockets; more get HTTP 503. [1, 100000]
+  std::uint32_t max_frames_per_second = 60;   ///< Token bucket per connection, also its capacity. [1, 10000]
+  std::uint32_t idle_seconds = 120;           ///< No data nor pong for this long closes. [1, 86400]
+  std::string web_root;                       ///< Directory of the page's files.
+  double seconds = 0.0;                       ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
+  std::string stats_json;                     ///< Written at exit when not empty.
+};
+
+/// Checks every field; the message names the command-line option and its value.
+[[nodiscard]] Status validate(const ServerDef& def);
+
+/// Listens, prints "sightline-server: http://HOST:PORT/ (Ctrl-C to stop)" on stdout, then ticks
+/// `game` at its tick rate and serves until def.seconds pass or SIGINT/SIGTERM arrives: then
+/// every WebSocket is closed with 1001 (going away) and the stats file written. Returns ok after
+/// such a stop; an error when it cannot listen, a tick fails or the stats cannot be written.
+/// Everything, `game` included, runs on the calling thread.
+[[nodiscard]] Status run_server(const ServerDef& def, Game& game);
+
+}  // namespace sightline::demo

@@ -1,0 +1,77 @@
+#include "server_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace sightline::demo {
+namespace {
+
+constexpr double kSmallestMs = 0.001;
+constexpr double kGrowth = 1.01;
+
+double upper_edge(std::size_t bucket) { return kSmallestMs * std::pow(kGrowth, static_cast<double>(bucket + 1)); }
+
+}  // namespace
+
+void TickTimes::add(double ms) noexcept {
+  std::size_t bucket = 0;
+  if (ms > kSmallestMs) {
+    const double index = std::floor(std::log(ms / kSmallestMs) / std::log(kGrowth));
+    bucket = static_cast<std::size_t>(std::min(index, static_cast<double>(kBuckets - 1)));
+  }
+  ++buckets_[bucket];
+  ++count_;
+  max_ = std::max(max_, ms);
+}
+
+double TickTimes::percentile(double q) const noexcept {
+  if (count_ == 0) return 0.0;
+  const auto rank = static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
+  std::uint64_t seen = 0;
+  for (std::size_t bucket = 0; bucket < kBuckets; ++bucket) {
+    seen += buckets_[bucket];
+    if (seen >= std::max<std::uint64_t>(rank, 1)) return std::min(upper_edge(bucket), max_);
+  }
+  return max_;
+}
+
+std::optional<std::int64_t> resident_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      std::int64_t kb = 0;
+      if (status >> kb) return kb;
+      return std::nullopt;
+    }
+    status.ignore(1 << 12, '\n');
+  }
+  return std::nullopt;
+}
+
+Status write_stats_json(const std::string& path, const ServerStats& stats) {
+  nlohmann::ordered_json out;
+  out["ticks"] = stats.ticks;
+  out["ticks_skipped"] = stats.ticks_skipped;
+  out["tick_ms_p50"] = stats.tick_ms.percentile(0.50);
+  out["tick_ms_p99"] = stats.tick_ms.percentile(0.99);
+  out["tick_ms_max"] = stats.tick_ms.max();
+  out["connections_peak"] = stats.connections_peak;
+  out["upgrades_refused"] = stats.upgrades_refused;
+  out["http_requests"] = stats.http_requests;
+  out["frames_in"] = stats.frames_in;
+  out["frames_out"] = stats.frames_out;
+  out["bytes_out"] = stats.bytes_out;
+  out["rss_kb_after_warmup"] = stats.rss_kb_after_warmup ? nlohmann::ordered_json(*stats.rss_kb_after_warmup) : nullptr;
+  out["rss_kb_end"] = stats.rss_kb_end ? nlohmann::ordered_json(*stats.rss_kb_end) : nullptr;
+  out["closes"] = stats.closes;
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << out.dump(2) << '\n';
+  file.close();
+  if (!file) return {ErrorCode::invalid_argument, "stats_json is \"" + path + "\": cannot be written"};
+  return {};
+}
+
+}  // namespace sightline::demo

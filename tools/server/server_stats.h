@@ -1,0 +1,56 @@
+// What sightline-server counts while it runs, and the --stats-json file written at exit.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "sightline/status.h"
+
+namespace sightline::demo {
+
+/// Tick wall times in logarithmic buckets 1% wide from 1 us to 10 s: constant memory however
+/// long the server runs (so RSS stays flat), percentiles within 1%, the maximum exact.
+class TickTimes {
+ public:
+  void add(double ms) noexcept;
+  [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
+  /// The q-quantile (q in [0, 1]) as its bucket's upper edge, never above max(); 0 when empty.
+  [[nodiscard]] double percentile(double q) const noexcept;
+  [[nodiscard]] double max() const noexcept { return max_; }
+
+ private:
+  static constexpr std::size_t kBuckets = 1620;  // ceil(ln(1e7) / ln(1.01))
+  std::array<std::uint32_t, kBuckets> buckets_{};
+  std::uint64_t count_ = 0;
+  double max_ = 0.0;
+};
+
+struct ServerStats {
+  TickTimes tick_ms;
+  std::uint64_t ticks = 0;
+  /// Ticks the schedule skipped because a tick ran later than one period behind.
+  std::uint64_t ticks_skipped = 0;
+  std::uint32_t connections = 0;  ///< Live WebSocket connections (handshakes included).
+  std::uint32_t connections_peak = 0;
+  std::uint64_t upgrades_refused = 0;  ///< Upgrades answered 503 (--max-connections).
+  std::uint64_t http_requests = 0;
+  std::uint64_t frames_in = 0;   ///< Complete client messages read, refused ones included.
+  std::uint64_t frames_out = 0;  ///< Frames written to clients.
+  std::uint64_t bytes_out = 0;   ///< Their payload bytes.
+  std::optional<std::int64_t> rss_kb_after_warmup;
+  std::optional<std::int64_t> rss_kb_end;
+  /// Closed connections by why (e.g. "client", "idle", "too many frames", "shutdown").
+  std::map<std::string, std::uint64_t> closes;
+};
+
+/// VmRSS of /proc/self/status in kB; nullopt where it cannot be read.
+[[nodiscard]] std::optional<std::int64_t> resident_kb();
+
+/// Writes the stats as one JSON object (flat keys: ticks, tick_ms_p50, tick_ms_p99, tick_ms_max,
+/// connections_peak, frames_in, frames_out, bytes_out, rss_kb_after_warmup, rss_kb_end, closes...).
+[[nodiscard]] Status write_stats_json(const std::string& path, const ServerStats& stats);
+
+}  // namespace sightline::demo
