@@ -53,7 +53,9 @@ asio::awaitable<void> read_frames(std::shared_ptr<Session> s, Shared& shared) {
   for (;;) {
     auto [ec, size] = co_await s->ws.async_read(buffer, nothrow);
     if (ec) {
-      if (!(s->closing && ec == websocket::error::closed)) {
+      // While our close runs, the read ends (closed, or aborted by the close): the close's own
+      // result says whether the connection ended well.
+      if (!s->closing) {
         const websocket::close_reason& why = s->ws.reason();
         s->reader_error = why.code != websocket::close_code::none
                               ? fmt::format("closed by the server: code {} \"{}\"", static_cast<int>(why.code),

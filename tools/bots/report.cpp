@@ -72,7 +72,7 @@ Summary summarize(const RunResult& result) {
 std::string format_table(const Summary& s) {
   std::string out;
   const auto row = [&out](const std::string& name, const std::string& value) {
-    out += fmt::format("  {:<34} {:>28}\n", name, value);
+    out += fmt::format("  {:<36} {:>28}\n", name, value);
   };
   const auto rate = [](const Spread& r, const char* unit) {
     return fmt::format("{:.1f} {} ({:.1f}..{:.1f})", r.mean, unit, r.min, r.max);
