@@ -395,20 +395,22 @@ struct SummaryRow {
 SummaryRow summary_row(const Fixture& f, const CollectingReporter& reporter) {
   const std::string& name = f.scenario.name;
   const Run* lib = reporter.find(name + "/sightline");
+  const Run* brute = reporter.find(name + "/brute_force");
   const Run* grid = reporter.find(name + "/grid_only");
+  const Value grid_ms = ms(grid);
   SummaryRow r;
   r.sightline_ms = ms(lib);
   r.threads_ms = ms(reporter.find(name + "/sightline_2_threads"));
   r.speedup = divide(r.sightline_ms, r.threads_ms);
-  r.brute_ms = ms(reporter.find(name + "/brute_force"));
+  r.brute_ms = ms(brute);
   r.brute_ratio = divide(r.brute_ms, r.sightline_ms);
   r.pairs = count(lib, "pairs");
   r.ns_per_pair = divide(r.sightline_ms, r.pairs, 1e6);
   r.tests = count(lib, "tests");
-  r.brute_tests = count(reporter.find(name + "/brute_force"), "tests");
+  r.brute_tests = count(brute, "tests");
   r.input_ms = ms(reporter.find(name + "/input"));
-  r.grid_ns_per_entity = divide(ms(grid), Value(f.scenario.walk.entities), 1e6);
-  if (r.sightline_ms && r.input_ms && ms(grid)) r.client_passes_ms = *r.sightline_ms - *r.input_ms - *ms(grid);
+  r.grid_ns_per_entity = divide(grid_ms, Value(f.scenario.walk.entities), 1e6);
+  if (r.sightline_ms && r.input_ms && grid_ms) r.client_passes_ms = *r.sightline_ms - *r.input_ms - *grid_ms;
   r.allocs = count(lib, "allocs");
   r.grid_allocs = count(grid, "allocs");
   return r;
