@@ -107,8 +107,8 @@ BenchScenario observers_crowd_scenario() {
 }
 
 std::vector<BenchScenario> all_scenarios() {
-  return {reference_scenario(),      arena_scenario(),           mmo_scenario(),
-          clustered_scenario(),      teleports_scenario(),       observers_scenario(30.0f),
+  return {reference_scenario(),      arena_scenario(),          mmo_scenario(),
+          clustered_scenario(),      teleports_scenario(),      observers_scenario(30.0f),
           observers_scenario(33.0f), observers_crowd_scenario()};
 }
 

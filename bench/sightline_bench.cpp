@@ -250,7 +250,8 @@ void set_tick_counters(benchmark::State& state, double members, double tests, do
 }
 
 // World::set_positions and World::tick() on the fixture's frames, with the tick counters.
-void time_ticks(benchmark::State& state, World& world, std::span<const EntityId> entities, FrameStream& frames) {
+void time_ticks(benchmark::State& state, World& world, std::span<const EntityId> entities,
+                FrameStream& frames) {
   double members = 0, tests = 0, churn = 0;
   bool ok = true;
   const std::uint64_t allocations_before = allocation_count();
@@ -425,7 +426,8 @@ std::vector<TableRow> print_summary(std::ostream& out, const CollectingReporter&
          "tick / pairs. Input = set_positions alone. Grid build = grid_only / entities, where\n"
          "grid_only times World::tick() alone with no clients. Client passes = sightline - input - "
          "grid_only.\n\n";
-  out << "| scenario | clients x entities | sightline ms/tick | 2 threads ms/tick (speed-up) | brute force ms/tick | brute/sightline "
+  out << "| scenario | clients x entities | sightline ms/tick | 2 threads ms/tick (speed-up) | brute force "
+         "ms/tick | brute/sightline "
          "| ns/visible pair | visible pairs/tick | distance tests/tick (sightline / brute) "
          "| input ms/tick | grid build ns/entity | client passes ms/tick | allocations/tick | ticks checked "
          "|\n";
@@ -434,16 +436,18 @@ std::vector<TableRow> print_summary(std::ostream& out, const CollectingReporter&
   for (const auto& fixture : fixtures()) {
     const Fixture& f = *fixture;
     const SummaryRow r = summary_row(f, reporter);
-    out << "| " << f.scenario.name << " | " << f.scenario.clients << " x " << f.scenario.walk.entities << " | ";
+    out << "| " << f.scenario.name << " | " << f.scenario.clients << " x " << f.scenario.walk.entities
+        << " | ";
     if (!f.error.empty()) {
       out << "error: " << f.error << " |\n";
     } else {
-      out << cell(r.sightline_ms, "%.4g") << " | " << cell(r.threads_ms, "%.4g") << cell(r.speedup, " (%.2fx)", "")
-          << " | " << cell(r.brute_ms, "%.4g") << " | " << cell(r.brute_ratio, "%.1f") << " | "
-          << cell(r.ns_per_pair, "%.2f") << " | " << cell(r.pairs, "%.0f") << " | " << cell(r.tests, "%.0f")
-          << " / " << cell(r.brute_tests, "%.0f") << " | " << cell(r.input_ms, "%.4g") << " | "
-          << cell(r.grid_ns_per_entity, "%.2f") << " | " << cell(r.client_passes_ms, "%.4g") << " | "
-          << cell(r.allocs, "%.3g") << " / " << cell(r.grid_allocs, "%.3g") << " | " << f.checked_ticks << " |\n";
+      out << cell(r.sightline_ms, "%.4g") << " | " << cell(r.threads_ms, "%.4g")
+          << cell(r.speedup, " (%.2fx)", "") << " | " << cell(r.brute_ms, "%.4g") << " | "
+          << cell(r.brute_ratio, "%.1f") << " | " << cell(r.ns_per_pair, "%.2f") << " | "
+          << cell(r.pairs, "%.0f") << " | " << cell(r.tests, "%.0f") << " / " << cell(r.brute_tests, "%.0f")
+          << " | " << cell(r.input_ms, "%.4g") << " | " << cell(r.grid_ns_per_entity, "%.2f") << " | "
+          << cell(r.client_passes_ms, "%.4g") << " | " << cell(r.allocs, "%.3g") << " / "
+          << cell(r.grid_allocs, "%.3g") << " | " << f.checked_ticks << " |\n";
     }
     rows.push_back({f.scenario.name,
                     {{"clients", f.scenario.clients},
@@ -516,8 +520,8 @@ std::vector<TableRow> print_scaling(std::ostream& out, const CollectingReporter&
       out << "error: " << f.error << " |\n";
     } else {
       out << cell(sightline, "%.4g") << " | " << cell(brute, "%.4g") << " | " << cell(ratio, "%.1f") << " | "
-          << cell(ns_per_entity, "%.1f") << " | " << cell(pairs_per_client, "%.2f") << " | " << f.checked_ticks
-          << " |\n";
+          << cell(ns_per_entity, "%.1f") << " | " << cell(pairs_per_client, "%.2f") << " | "
+          << f.checked_ticks << " |\n";
     }
     rows.push_back({f.scenario.name,
                     {{"entities", entities},
@@ -534,8 +538,8 @@ std::vector<TableRow> print_scaling(std::ostream& out, const CollectingReporter&
     brute_ms.push_back(brute);
   }
   out << "\nFitted slope of log(ms/tick) against log(N), least squares over the timed points: sightline "
-      << cell(loglog_slope(counts, lib_ms), "%.2f") << ", brute force " << cell(loglog_slope(counts, brute_ms), "%.2f")
-      << ".\n";
+      << cell(loglog_slope(counts, lib_ms), "%.2f") << ", brute force "
+      << cell(loglog_slope(counts, brute_ms), "%.2f") << ".\n";
   return rows;
 }
 
@@ -607,8 +611,10 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   // With --benchmark_format=json stdout stays one JSON document; the table goes to stderr.
   std::ostream& out = json ? std::cerr : std::cout;
-  const std::vector<TableRow> rows = options->scaling ? print_scaling(out, reporter) : print_summary(out, reporter);
-  const bool written = write_file(options->json, write_json, rows) && write_file(options->csv, write_csv, rows);
+  const std::vector<TableRow> rows =
+      options->scaling ? print_scaling(out, reporter) : print_summary(out, reporter);
+  const bool written =
+      write_file(options->json, write_json, rows) && write_file(options->csv, write_csv, rows);
   benchmark::Shutdown();
   return reporter.errors() == 0 && written ? 0 : 1;
 }

@@ -100,14 +100,15 @@ void write_context(std::ostream& out) {
       << "    \"num_cpus\": " << cpu.num_cpus << ",\n"
       << "    \"mhz_per_cpu\": " << number(cpu.cycles_per_second / 1e6, "null") << ",\n"
       << "    \"cpu_scaling_enabled\": "
-      << (cpu.scaling == benchmark::CPUInfo::UNKNOWN ? "null"
+      << (cpu.scaling == benchmark::CPUInfo::UNKNOWN   ? "null"
           : cpu.scaling == benchmark::CPUInfo::ENABLED ? "true"
                                                        : "false")
       << ",\n    \"caches\": [";
   for (std::size_t i = 0; i < cpu.caches.size(); ++i) {
     const benchmark::CPUInfo::CacheInfo& cache = cpu.caches[i];
-    out << (i == 0 ? "\n" : ",\n") << "      {\"type\": " << json_string(cache.type) << ", \"level\": " << cache.level
-        << ", \"size\": " << cache.size << ", \"num_sharing\": " << cache.num_sharing << "}";
+    out << (i == 0 ? "\n" : ",\n") << "      {\"type\": " << json_string(cache.type)
+        << ", \"level\": " << cache.level << ", \"size\": " << cache.size
+        << ", \"num_sharing\": " << cache.num_sharing << "}";
   }
   out << "\n    ],\n    \"load_avg\": [";
   for (std::size_t i = 0; i < cpu.load_avg.size(); ++i) {
@@ -136,7 +137,8 @@ void write_json(std::ostream& out, std::span<const TableRow> rows) {
   out << ",\n  \"rows\": [";
   for (std::size_t r = 0; r < rows.size(); ++r) {
     out << (r == 0 ? "\n" : ",\n") << "    {\"scenario\": " << json_string(rows[r].scenario);
-    for (const Number& n : rows[r].numbers) out << ", " << json_string(n.key) << ": " << number(n.value, "null");
+    for (const Number& n : rows[r].numbers)
+      out << ", " << json_string(n.key) << ": " << number(n.value, "null");
     out << ", \"error\": " << (rows[r].error.empty() ? "null" : json_string(rows[r].error)) << "}";
   }
   out << "\n  ]\n}\n";
