@@ -1,0 +1,607 @@
+// sightline-server end to end, against the real binary: every kind of bad client frame closes
+// that connection alone (1008, with a reason naming it) while a well-behaved client keeps
+// receiving consecutive ticks; the connection limit answers 503; a silent client is closed as
+// idle; the web root refuses traversal; one client's frames change nothing in another's stream.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "frames.h"
+#include "sightline/client_mirror.h"
+#include "sightline/serialize.h"
+
+namespace sightline::demo {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using namespace std::chrono_literals;
+using Bytes = std::vector<std::uint8_t>;
+
+// --- The server process ------------------------------------------------------------------------
+
+class ServerProcess {
+ public:
+  // Starts sightline-server on a free port (--port 0) and waits for the line that names it.
+  explicit ServerProcess(std::vector<std::string> args) {
+    stats_path_ = std::filesystem::temp_directory_path() /
+                  fmt::format("sightline-server-test-{}-{}.json", getpid(), counter_++);
+    args.insert(args.begin(), {SIGHTLINE_SERVER_PATH, "--port", "0", "--stats-json", stats_path_.string()});
+    int out[2];
+    if (pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      std::vector<char*> argv;
+      for (std::string& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    stdout_ = out[0];
+    port_ = wait_for_url();
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (stdout_ >= 0) close(stdout_);
+    std::error_code ignored;
+    std::filesystem::remove(stats_path_, ignored);
+  }
+
+  std::uint16_t port() const { return port_; }
+
+  // SIGTERM, then the exit code (-1 if it did not exit within 10 s) and the stats file.
+  int stop(nlohmann::json* stats) {
+    kill(pid_, SIGTERM);
+    int code = -1;
+    for (int i = 0; i < 1000; ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    if (stats != nullptr) {
+      std::ifstream file(stats_path_);
+      *stats = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+    }
+    return code;
+  }
+
+ private:
+  std::uint16_t wait_for_url() {
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd fd{stdout_, POLLIN, 0};
+      if (poll(&fd, 1, 100) <= 0) continue;
+      char buffer[256];
+      const ssize_t n = read(stdout_, buffer, sizeof buffer);
+      if (n <= 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+      const std::string prefix = "sightline-server: http://127.0.0.1:";
+      const std::size_t at = text.find(prefix);
+      const std::size_t end = at == std::string::npos ? at : text.find("/ (Ctrl-C to stop)\n", at);
+      if (end != std::string::npos) return static_cast<std::uint16_t>(std::stoi(text.substr(at + prefix.size())));
+    }
+    ADD_FAILURE() << "the server printed no URL line; its stdout: " << text;
+    return 0;
+  }
+
+  static inline int counter_ = 0;
+  pid_t pid_ = -1;
+  int stdout_ = -1;
+  std::uint16_t port_ = 0;
+  std::filesystem::path stats_path_;
+};
+
+// --- A WebSocket client with a deadline on every step ------------------------------------------
+
+class Client {
+ public:
+  // Connects and upgrades; on a refused upgrade, `response` holds the server's answer.
+  beast::error_code connect(std::uint16_t port, websocket::response_type* response = nullptr) {
+    beast::error_code ec = run(5s, [&](auto done) {
+      beast::get_lowest_layer(ws_).async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), done);
+    });
+    if (ec) return ec;
+    websocket::response_type ignored;
+    return run(5s, [&](auto done) {
+      ws_.async_handshake(response != nullptr ? *response : ignored, fmt::format("127.0.0.1:{}", port), "/ws", done);
+    });
+  }
+
+  beast::error_code read(Bytes& frame, std::chrono::milliseconds limit = 5s) {
+    beast::flat_buffer buffer;
+    const beast::error_code ec = run(limit, [&](auto done) { ws_.async_read(buffer, done); });
+    const auto* data = static_cast<const std::uint8_t*>(buffer.data().data());
+    frame.assign(data, data + buffer.size());
+    return ec;
+  }
+
+  beast::error_code send(const Bytes& frame) {
+    ws_.binary(true);
+    return run(5s, [&](auto done) { ws_.async_write(net::buffer(frame), done); });
+  }
+
+  beast::error_code send_text(const std::string& text) {
+    ws_.text(true);
+    return run(5s, [&](auto done) { ws_.async_write(net::buffer(text), done); });
+  }
+
+  beast::error_code close() {
+    return run(5s, [&](auto done) { ws_.async_close(websocket::close_code::normal, done); });
+  }
+
+  // Reads (the server keeps sending ticks) until the connection ends; the error and the
+  // server's close frame.
+  std::pair<beast::error_code, websocket::close_reason> read_until_closed(std::chrono::milliseconds limit = 5s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    Bytes frame;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const beast::error_code ec = read(frame, std::max(left, 1ms));
+      if (ec) return {ec, ws_.reason()};
+    }
+  }
+
+  net::io_context& io() { return io_; }
+  // Only from the thread that runs io(): ends every pending operation.
+  void cut() { beast::get_lowest_layer(ws_).close(); }
+
+ private:
+  template <class Start>
+  beast::error_code run(std::chrono::milliseconds limit, Start start) {
+    std::optional<beast::error_code> result;
+    beast::get_lowest_layer(ws_).expires_after(limit);
+    start([&result](beast::error_code ec, auto...) { result = ec; });
+    io_.restart();
+    while (!result && io_.run_one() > 0) {
+    }
+    return result.value_or(net::error::operation_aborted);
+  }
+
+  net::io_context io_;
+  websocket::stream<beast::tcp_stream> ws_{io_};
+};
+
+// A well-behaved client on its own thread: welcome first, then tick frames numbered one apart.
+class GoodClient {
+ public:
+  explicit GoodClient(std::uint16_t port) {
+    if (const beast::error_code ec = client_.connect(port)) {
+      ADD_FAILURE() << "good client: connect: " << ec.message();
+      return;
+    }
+    thread_ = std::thread([this] { receive(); });
+  }
+  GoodClient(const GoodClient&) = delete;
+  GoodClient& operator=(const GoodClient&) = delete;
+  ~GoodClient() { stop(); }
+
+  // Waits until `count` more tick frames arrived; false on a timeout.
+  bool wait_for_ticks(std::uint64_t count, std::chrono::milliseconds limit = 3s) {
+    const std::uint64_t target = ticks_.load() + count;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (ticks_.load() < target) {
+      if (std::chrono::steady_clock::now() > deadline || ended_.load()) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+    return true;
+  }
+
+  std::uint64_t ticks() const { return ticks_.load(); }
+  bool ended() const { return ended_.load(); }
+  std::string problems() {
+    std::lock_guard lock(mutex_);
+    return problems_;
+  }
+
+  // Closes from the client side; the connection must still have been open.
+  void stop() {
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+    net::post(client_.io(), [this] { client_.cut(); });
+    thread_.join();
+  }
+
+ private:
+  void receive() {
+    Bytes frame;
+    bool welcomed = false;
+    std::optional<std::uint32_t> last_tick;
+    for (;;) {
+      if (const beast::error_code ec = client_.read(frame, 10s)) {
+        if (!stopping_) problem(fmt::format("the connection ended: {}", ec.message()));
+        break;
+      }
+      if (!welcomed) {
+        welcomed = true;
+        if (!read_welcome(frame)) problem("the first frame is not a welcome");
+        continue;
+      }
+      const Result<TickFrame> tick = read_tick(frame);
+      if (!tick) {
+        problem(fmt::format("a frame of type {} is not a tick: {}", frame_type(frame), tick.status().message()));
+        continue;
+      }
+      if (last_tick && tick->tick != *last_tick + 1) problem(fmt::format("tick {} after {}", tick->tick, *last_tick));
+      last_tick = tick->tick;
+      ++ticks_;
+    }
+    ended_ = true;
+  }
+
+  void problem(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    problems_ += text + "\n";
+  }
+
+  Client client_;
+  std::thread thread_;
+  std::atomic<std::uint64_t> ticks_{0};
+  std::atomic<bool> ended_{false};
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::string problems_;
+};
+
+std::uint64_t closes(const nlohmann::json& stats, const std::string& why) {
+  if (!stats.contains("closes") || !stats["closes"].contains(why)) return 0;
+  return stats["closes"][why].get<std::uint64_t>();
+}
+
+// --- Bad frames --------------------------------------------------------------------------------
+
+struct BadFrame {
+  std::string name;
+  Bytes bytes;
+  std::string text;          // sent as a text message when not empty
+  std::string reason;        // what the close reason must contain
+  std::size_t repeat = 1;
+};
+
+TEST(HostileClients, EachBadFrameClosesOnlyItsConnection) {
+  ServerProcess server({});
+  ASSERT_NE(server.port(), 0);
+  GoodClient good(server.port());
+  ASSERT_TRUE(good.wait_for_ticks(3)) << good.problems();
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<BadFrame> cases = {
+      {"empty frame", {}, "", "empty frame"},
+      {"unknown type", {9}, "", "frame type 9 is unknown"},
+      {"wrong size", {kMoveFrame, 0, 0, 0}, "", "move frame is 4 bytes"},
+      {"move outside the world", encode_move(13.0f, 1.0f), "", "move frame: x is 13"},
+      {"move NaN", encode_move(1.0f, nan), "", "move frame: z is"},
+      {"unknown option bits", encode_options(0x08), "", "unknown bits"},
+      {"debug view not allowed", encode_options(kDefaultOptions | kOptionDebug), "", "--debug-view"},
+      {"radius below R/4", encode_radius(0.3f), "", "radius frame: enter radius is 0.3"},
+      {"radius above max", encode_radius(7.0f), "", "radius frame: enter radius is 7"},
+      {"65-byte message", Bytes(65, kMoveFrame), "", "frame too large"},
+      {"text message", {}, "hello", "text frames are not accepted"},
+      {"200 frames in a burst", encode_move(1.0f, 1.0f), "", "too many frames", 200},
+  };
+  for (const BadFrame& bad : cases) {
+    SCOPED_TRACE(bad.name);
+    Client client;
+    ASSERT_FALSE(client.connect(server.port()));
+    Bytes welcome;
+    ASSERT_FALSE(client.read(welcome));
+    ASSERT_TRUE(read_welcome(welcome));
+    for (std::size_t i = 0; i < bad.repeat; ++i) {
+      // Writes after the server's close may fail; the close frame is what is checked.
+      if (bad.text.empty() ? client.send(bad.bytes) : client.send_text(bad.text)) break;
+    }
+    const auto [ec, reason] = client.read_until_closed();
+    EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+    EXPECT_EQ(reason.code, websocket::close_code::policy_error);
+    EXPECT_NE(std::string(reason.reason.c_str()).find(bad.reason), std::string::npos)
+        << "reason: \"" << reason.reason.c_str() << "\"";
+    EXPECT_LE(reason.reason.size(), 123u);
+    EXPECT_TRUE(good.wait_for_ticks(2)) << "the good client stopped receiving: " << good.problems();
+  }
+  EXPECT_FALSE(good.ended()) << good.problems();
+  good.stop();
+  EXPECT_EQ(good.problems(), "");
+
+  nlohmann::json stats;
+  EXPECT_EQ(server.stop(&stats), 0);
+  EXPECT_EQ(closes(stats, "refused frame"), 9u) << stats.dump();
+  EXPECT_EQ(closes(stats, "frame too large"), 1u) << stats.dump();
+  EXPECT_EQ(closes(stats, "text frame"), 1u) << stats.dump();
+  EXPECT_EQ(closes(stats, "too many frames"), 1u) << stats.dump();
+}
+
+// --- Limits ------------------------------------------------------------------------------------
+
+TEST(HostileClients, UpgradesBeyondMaxConnectionsGet503) {
+  ServerProcess server({"--max-connections", "2"});
+  ASSERT_NE(server.port(), 0);
+  Client first;
+  Client second;
+  ASSERT_FALSE(first.connect(server.port()));
+  ASSERT_FALSE(second.connect(server.port()));
+  Client third;
+  websocket::response_type refused;
+  EXPECT_EQ(third.connect(server.port(), &refused), websocket::error::upgrade_declined);
+  EXPECT_EQ(refused.result(), http::status::service_unavailable);
+
+  // A closed connection frees its place (Beast's close completes once the server answered).
+  ASSERT_FALSE(first.close());
+  bool admitted = false;
+  for (int attempt = 0; attempt < 50 && !admitted; ++attempt) {
+    Client again;
+    admitted = !again.connect(server.port());
+    if (!admitted) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(admitted);
+  nlohmann::json stats;
+  EXPECT_EQ(server.stop(&stats), 0);
+  EXPECT_GE(stats.value("upgrades_refused", 0), 1) << stats.dump();
+  EXPECT_EQ(stats.value("connections_peak", 0), 2) << stats.dump();
+}
+
+TEST(HostileClients, SilentClientIsClosedAsIdleWhileAReaderStays) {
+  ServerProcess server({"--idle-seconds", "2"});
+  ASSERT_NE(server.port(), 0);
+  GoodClient reader(server.port());  // answers the server's pings while it reads
+  Client silent;
+  ASSERT_FALSE(silent.connect(server.port()));
+  // Neither reads nor answers pings: the server pings after 1 s and gives up after 2 s.
+  std::this_thread::sleep_for(5s);
+  const auto [ec, reason] = silent.read_until_closed(3s);
+  EXPECT_NE(ec, beast::error::timeout) << "the silent client was still open after 5 s";
+  EXPECT_TRUE(reader.wait_for_ticks(2)) << reader.problems();
+  EXPECT_FALSE(reader.ended()) << reader.problems();
+  reader.stop();
+  nlohmann::json stats;
+  EXPECT_EQ(server.stop(&stats), 0);
+  EXPECT_EQ(closes(stats, "idle"), 1u) << stats.dump();
+}
+
+// --- Files -------------------------------------------------------------------------------------
+
+struct HttpAnswer {
+  http::status status{};
+  std::string content_type;
+  std::string body;
+  std::string content_length;
+};
+
+// Several requests on one keep-alive connection.
+std::vector<HttpAnswer> http_requests(std::uint16_t port, const std::vector<std::pair<http::verb, std::string>>& requests) {
+  net::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  beast::flat_buffer buffer;
+  std::vector<HttpAnswer> answers;
+  for (const auto& [verb, target] : requests) {
+    http::request<http::empty_body> request{verb, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    request.keep_alive(true);
+    http::write(socket, request);
+    http::response_parser<http::string_body> parser;
+    parser.skip(verb == http::verb::head);
+    http::read(socket, buffer, parser);
+    const auto& response = parser.get();
+    answers.push_back({response.result(), std::string(response[http::field::content_type]), response.body(),
+                       std::string(response[http::field::content_length])});
+  }
+  return answers;
+}
+
+TEST(HostileClients, WebRootServesFilesAndRefusesTraversal) {
+  ServerProcess server({});
+  ASSERT_NE(server.port(), 0);
+  const std::vector<std::string> outside = {
+      "/../CMakeLists.txt", "/js/../../game.h",    "/%2e%2e/game.h",       "/..%2fgame.h",
+      "/js/..\\..\\game.h", "/%5c..%5cgame.h",     "//etc/passwd",         "/index.html%00.js",
+      "/%zz",               "/no-such-file.html",  "http://127.0.0.1/index.html", "/./index.html"};
+  std::vector<std::pair<http::verb, std::string>> requests;
+  for (const std::string& target : outside) requests.emplace_back(http::verb::get, target);
+  requests.emplace_back(http::verb::get, "/");
+  requests.emplace_back(http::verb::get, "/js/main.js?ws=ws://x");
+  requests.emplace_back(http::verb::get, "/style.css");
+  requests.emplace_back(http::verb::head, "/");
+  requests.emplace_back(http::verb::post, "/");
+  const std::vector<HttpAnswer> answers = http_requests(server.port(), requests);
+  ASSERT_EQ(answers.size(), requests.size());
+  for (std::size_t i = 0; i < outside.size(); ++i) {
+    EXPECT_EQ(answers[i].status, http::status::not_found) << outside[i];
+  }
+  std::ifstream index_file(std::filesystem::path(SIGHTLINE_WEB_ROOT) / "index.html", std::ios::binary);
+  const std::string index((std::istreambuf_iterator<char>(index_file)), std::istreambuf_iterator<char>());
+  const HttpAnswer* answer = &answers[outside.size()];
+  EXPECT_EQ(answer[0].status, http::status::ok);
+  EXPECT_EQ(answer[0].content_type, "text/html");
+  EXPECT_EQ(answer[0].body, index);
+  EXPECT_EQ(answer[1].status, http::status::ok);
+  EXPECT_EQ(answer[1].content_type, "text/javascript");
+  EXPECT_EQ(answer[2].content_type, "text/css");
+  EXPECT_EQ(answer[3].status, http::status::ok);
+  EXPECT_EQ(answer[3].content_length, std::to_string(index.size()));
+  EXPECT_EQ(answer[3].body, "");
+  EXPECT_EQ(answer[4].status, http::status::method_not_allowed);
+  EXPECT_EQ(server.stop(nullptr), 0);
+}
+
+// --- What a good client sees -------------------------------------------------------------------
+
+TEST(HostileClients, GoodClientSeesWelcomeThenTicksOneApart) {
+  ServerProcess server({});
+  ASSERT_NE(server.port(), 0);
+  Client client;
+  ASSERT_FALSE(client.connect(server.port()));
+  Bytes frame;
+  ASSERT_FALSE(client.read(frame));
+  const Result<Welcome> welcome = read_welcome(frame);
+  ASSERT_TRUE(welcome) << welcome.status().message();
+  EXPECT_EQ(welcome->version, kFrameVersion);
+  EXPECT_NE(welcome->connection, 0u);
+  EXPECT_EQ(welcome->tick_rate, 20);
+  EXPECT_EQ(welcome->server_flags, 0);
+
+  Result<ClientMirror> mirror = ClientMirror::create(MirrorDef{});
+  ASSERT_TRUE(mirror);
+  std::optional<std::uint32_t> last;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_FALSE(client.read(frame));
+    const Result<TickFrame> tick = read_tick(frame);
+    ASSERT_TRUE(tick) << tick.status().message();
+    if (last) {
+      EXPECT_EQ(tick->tick, *last + 1);
+    }
+    last = tick->tick;
+    for (const auto packet : tick->packets) {
+      ASSERT_TRUE(mirror->receive(packet)) << "tick " << tick->tick;
+      EXPECT_TRUE(mirror->anomalies().empty());
+    }
+  }
+  EXPECT_GT(mirror->held_count(), 0u);
+  EXPECT_FALSE(client.close());
+  EXPECT_EQ(server.stop(nullptr), 0);
+}
+
+// --- One client cannot reach another's stream --------------------------------------------------
+
+struct Entered {
+  float x = 0.0f;
+  float z = 0.0f;
+  std::uint32_t kind = 0;
+};
+
+// Follows one connection's stream: tick headers, the entities it holds and what they are.
+struct Follower : MirrorListener {
+  explicit Follower(const Welcome& w) : welcome(w), mirror(std::move(ClientMirror::create(MirrorDef{})).value()) {}
+
+  void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> state, std::uint32_t) override {
+    Entered entered;
+    Stream s = Stream::reader(state);
+    EXPECT_TRUE(s.serialize_quantized(entered.x, 0.0f, welcome.width, 1.0f / 256.0f));
+    EXPECT_TRUE(s.serialize_quantized(entered.z, 0.0f, welcome.height, 1.0f / 256.0f));
+    EXPECT_TRUE(s.serialize_uint(entered.kind, 0, 3));
+    entities[e.index] = entered;
+  }
+  void on_exit(EntityId e, ExitKind, DespawnReason) override { entities.erase(e.index); }
+
+  // Applies one frame; the tick frame with its tick number and server time zeroed.
+  Bytes apply(const Bytes& frame) {
+    const Result<TickFrame> tick = read_tick(frame);
+    EXPECT_TRUE(tick) << "frame type " << int{frame_type(frame)};
+    if (!tick) return {};
+    header = *tick;
+    for (const auto packet : tick->packets) EXPECT_TRUE(mirror.receive(packet, this));
+    Bytes masked = frame;
+    std::fill(masked.begin() + 1, masked.begin() + 5, std::uint8_t{0});    // tick
+    std::fill(masked.begin() + 22, masked.begin() + 30, std::uint8_t{0});  // server time
+    return masked;
+  }
+
+  Welcome welcome;
+  ClientMirror mirror;
+  TickFrame header;
+  std::map<std::uint32_t, Entered> entities;
+};
+
+TEST(HostileClients, AnotherClientsFramesDoNotReachThisStream) {
+  // No walkers: A's stream can only change through B's viewer.
+  ServerProcess server({"--entities", "0"});
+  ASSERT_NE(server.port(), 0);
+  Client a;
+  Client b;
+  ASSERT_FALSE(a.connect(server.port()));
+  ASSERT_FALSE(b.connect(server.port()));
+  Bytes frame;
+  ASSERT_FALSE(a.read(frame));
+  const Result<Welcome> welcome_a = read_welcome(frame);
+  ASSERT_TRUE(welcome_a);
+  ASSERT_FALSE(b.read(frame));
+  const Result<Welcome> welcome_b = read_welcome(frame);
+  ASSERT_TRUE(welcome_b);
+  ASSERT_NE(welcome_a->connection, welcome_b->connection);
+  Follower follower(*welcome_a);
+
+  // B never reads: its frames wait in its socket (a few hundred bytes a second, far from the
+  // server's too-slow limit).
+  ASSERT_FALSE(a.send(encode_move(1.0f, 1.0f)));
+  ASSERT_FALSE(b.send(encode_move(10.0f, 6.0f)));
+  // Settled: A at its spot, B beyond L, so A holds nothing.
+  Bytes baseline;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_FALSE(a.read(frame));
+    baseline = follower.apply(frame);
+    if (follower.header.viewer_x == 1.0f && follower.header.viewer_z == 1.0f && follower.entities.empty() && i > 5) break;
+  }
+  ASSERT_EQ(follower.header.viewer_x, 1.0f);
+  ASSERT_TRUE(follower.entities.empty());
+
+  const std::vector<Bytes> b_frames = {encode_options(0),          encode_radius(6.4f), encode_options(kOptionInterest),
+                                       encode_radius(0.5f),        encode_options(kDefaultOptions),
+                                       encode_move(11.0f, 7.0f),   encode_radius(3.0f), encode_move(10.0f, 6.0f)};
+  for (const Bytes& sent : b_frames) {
+    ASSERT_FALSE(b.send(sent));
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_FALSE(a.read(frame));
+      EXPECT_EQ(follower.apply(frame), baseline) << "A's tick " << follower.header.tick << " changed";
+    }
+  }
+  EXPECT_EQ(follower.header.enter_radius, welcome_a->enter_radius);
+  EXPECT_EQ(follower.header.leave_radius, welcome_a->leave_radius);
+  EXPECT_EQ(follower.header.options, kDefaultOptions);
+
+  // B's viewer next to A: A sees it as an ordinary viewer entity, and nothing else changes.
+  ASSERT_FALSE(b.send(encode_move(1.5f, 1.25f)));
+  for (int i = 0; i < 40 && follower.entities.empty(); ++i) {
+    ASSERT_FALSE(a.read(frame));
+    follower.apply(frame);
+  }
+  ASSERT_EQ(follower.entities.size(), 1u);
+  const Entered& seen = follower.entities.begin()->second;
+  EXPECT_EQ(seen.kind, kKindViewer);
+  EXPECT_NEAR(seen.x, 1.5f, 1.0f / 256.0f);
+  EXPECT_NEAR(seen.z, 1.25f, 1.0f / 256.0f);
+  EXPECT_EQ(follower.header.viewer_x, 1.0f);
+  EXPECT_EQ(follower.header.viewer_z, 1.0f);
+  EXPECT_TRUE(follower.mirror.anomalies().empty());
+  EXPECT_EQ(server.stop(nullptr), 0);
+}
+
+}  // namespace
+}  // namespace sightline::demo
