@@ -1,10 +1,10 @@
 #include "bot.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-
-#include <fmt/format.h>
 
 #include "sightline/serialize.h"
 
@@ -42,23 +42,26 @@ void DelayHistogram::add(double ms) noexcept {
 
 double DelayHistogram::quantile(double q) const noexcept {
   if (count_ == 0) return 0.0;
-  const auto rank = static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
+  const auto rank =
+      static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
   std::uint64_t seen = 0;
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     seen += buckets_[b];
     if (seen >= std::max<std::uint64_t>(rank, 1)) {
-      const double edge = b < kFine ? static_cast<double>(b + 1) / 100.0 : 100.0 + static_cast<double>(b - kFine + 1);
+      const double edge =
+          b < kFine ? static_cast<double>(b + 1) / 100.0 : 100.0 + static_cast<double>(b - kFine + 1);
       return std::min(edge, max_);
     }
   }
   return max_;
 }
 
-bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part, float width, float height, float& x,
-                         float& z, std::uint32_t& kind) {
+bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part, float width, float height,
+                         float& x, float& z, std::uint32_t& kind) {
   Stream s = Stream::reader(payload);
   kind = 0;
-  if (!s.serialize_quantized(x, 0.0f, width, kStep) || !s.serialize_quantized(z, 0.0f, height, kStep)) return false;
+  if (!s.serialize_quantized(x, 0.0f, width, kStep) || !s.serialize_quantized(z, 0.0f, height, kStep))
+    return false;
   if (part == StatePart::full && !s.serialize_uint(kind, 0, 3)) return false;
   return s.rest_is_zero();
 }
@@ -101,7 +104,9 @@ void Bot::on_frame(std::span<const std::uint8_t> frame, double receive_ms, Delay
     case demo::kTickFrame: on_tick(frame, receive_ms, delays); break;
     case demo::kResetFrame: on_reset(frame); break;
     case demo::kDebugFrame: problem(Problem::out_of_order, "a debug frame, never asked for"); break;
-    default: problem(Problem::malformed_frame, fmt::format("frame type {} is unknown ({} bytes)", type, frame.size()));
+    default:
+      problem(Problem::malformed_frame,
+              fmt::format("frame type {} is unknown ({} bytes)", type, frame.size()));
   }
 }
 
@@ -150,8 +155,9 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
       continue;
     }
     for (const Anomaly& a : mirror_->anomalies()) {
-      problem(static_cast<Problem>(a.kind), fmt::format("tick {} packet sequence {}: {} {}", tick->tick, a.sequence,
-                                                        anomaly_kind_name(a.kind), describe(a.entity)));
+      problem(static_cast<Problem>(a.kind),
+              fmt::format("tick {} packet sequence {}: {} {}", tick->tick, a.sequence,
+                          anomaly_kind_name(a.kind), describe(a.entity)));
     }
   }
   if ((tick->options & demo::kOptionInterest) == 0) return;  // the send-everything baseline: no radius
@@ -160,13 +166,14 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
   for (const auto& [index, held] : held_) {
     if (held.frame != tick_frames_) continue;
     ++totals_.checked;
-    const double distance = std::hypot(static_cast<double>(held.x) - tick->viewer_x,
-                                       static_cast<double>(held.z) - tick->viewer_z);
-    if (distance > limit) {
-      problem(Problem::out_of_radius,
-              fmt::format("tick {}: entity index {} at ({}, {}) is {:.4f} from the viewer ({}, {}), beyond L {}",
-                          tick->tick, index, held.x, held.z, distance, tick->viewer_x, tick->viewer_z,
-                          tick->leave_radius));
+    const double dx = static_cast<double>(held.x) - tick->viewer_x;
+    const double dz = static_cast<double>(held.z) - tick->viewer_z;
+    if (dx * dx + dz * dz > limit * limit) {
+      problem(
+          Problem::out_of_radius,
+          fmt::format("tick {}: entity index {} at ({}, {}) is {:.4f} from the viewer ({}, {}), beyond L {}",
+                      tick->tick, index, held.x, held.z, std::hypot(dx, dz), tick->viewer_x, tick->viewer_z,
+                      tick->leave_radius));
     }
   }
 }

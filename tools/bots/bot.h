@@ -67,7 +67,7 @@ struct BotTotals {
   std::uint64_t ticks = 0;    ///< Tick frames.
   std::uint64_t packets = 0;  ///< State packets in them.
   std::uint64_t resets = 0;
-  std::uint64_t moves = 0;    ///< Move frames the bot sent.
+  std::uint64_t moves = 0;  ///< Move frames the bot sent.
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;
   std::uint64_t despawns = 0;
@@ -78,8 +78,8 @@ struct BotTotals {
 /// How a bot walks: a seeded random walk of its viewer, kept strictly inside the world.
 struct WalkDef {
   std::uint64_t seed = 1;
-  double speed = 1.5;          ///< World units per second.
-  double turn = 0.6;           ///< Standard deviation of the heading change per move, radians.
+  double speed = 1.5;  ///< World units per second.
+  double turn = 0.6;   ///< Standard deviation of the heading change per move, radians.
 };
 
 /// The bot's side of one connection. Not thread-safe; single-threaded use.
@@ -119,7 +119,8 @@ class Bot final : private MirrorListener {
   void restart_mirror();
   void problem(Problem kind, const std::string& note);
   void record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part);
-  static bool check_payload(EntityId entity, StatePart part, std::span<const std::uint8_t> payload, void* context);
+  static bool check_payload(EntityId entity, StatePart part, std::span<const std::uint8_t> payload,
+                            void* context);
 
   void on_enter(EntityId entity, SpawnReason reason, std::span<const std::uint8_t> full_state,
                 std::uint32_t tick) override;

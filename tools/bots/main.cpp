@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   app.add_option("--bots", def.bots, "Connections, 1..10000")->capture_default_str();
   app.add_option("--seconds", def.seconds, "Length of the run from the first connection, seconds")
       ->capture_default_str();
-  app.add_option("--ramp-seconds", def.ramp_seconds, "Connections start evenly over this many seconds (<= seconds/2)")
+  app.add_option("--ramp-seconds", def.ramp_seconds,
+                 "Connections start evenly over this many seconds (<= seconds/2)")
       ->capture_default_str();
   app.add_option("--move-hz", def.move_hz, "Move frames per second per bot, (0, 30]")->capture_default_str();
   app.add_option("--speed", def.speed, "Viewer walking speed, world units per second")->capture_default_str();
@@ -35,8 +36,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "sightline-bots: {}\n", s.message());
     return 2;
   }
-  fmt::print(stderr, "sightline-bots: {} bots to ws://{}:{}/ws for {} s (ramp {} s)\n", def.bots, def.host, def.port,
-             def.seconds, def.ramp_seconds);
+  fmt::print(stderr, "sightline-bots: {} bots to ws://{}:{}/ws for {} s (ramp {} s)\n", def.bots, def.host,
+             def.port, def.seconds, def.ramp_seconds);
   const sightline::bots::RunResult result = sightline::bots::run_bots(def);
   const sightline::bots::Summary summary = sightline::bots::summarize(result);
   fmt::print("{}", sightline::bots::format_table(summary));

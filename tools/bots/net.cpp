@@ -1,12 +1,13 @@
 // The bots' network (the only Beast TU): one coroutine per bot connects, walks and closes, and
 // one more reads its frames, all on a single io_context thread.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "run.h"
 
@@ -24,8 +25,18 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds_of = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
+}
+
 double epoch_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 struct Shared {
@@ -57,10 +68,11 @@ asio::awaitable<void> read_frames(std::shared_ptr<Session> s, Shared& shared) {
       // result says whether the connection ended well.
       if (!s->closing) {
         const websocket::close_reason& why = s->ws.reason();
-        s->reader_error = why.code != websocket::close_code::none
-                              ? fmt::format("closed by the server: code {} \"{}\"", static_cast<int>(why.code),
-                                            std::string(why.reason.data(), why.reason.size()))
-                              : "read: " + ec.message();
+        s->reader_error =
+            why.code != websocket::close_code::none
+                ? fmt::format("closed by the server: code {} \"{}\"", static_cast<int>(why.code),
+                              std::string(why.reason.data(), why.reason.size()))
+                : "read: " + ec.message();
       }
       break;
     }
@@ -78,7 +90,8 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
   const auto ex = co_await asio::this_coro::executor;
   auto s = std::make_shared<Session>(ex, WalkDef{.seed = def.seed + i, .speed = def.speed});
 
-  s->wake.expires_at(shared.start + seconds(def.ramp_seconds * static_cast<double>(i) / static_cast<double>(def.bots)));
+  s->wake.expires_at(shared.start +
+                     seconds(def.ramp_seconds * static_cast<double>(i) / static_cast<double>(def.bots)));
   co_await s->wake.async_wait(nothrow);
 
   auto& tcp_stream = beast::get_lowest_layer(s->ws);
@@ -89,8 +102,8 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
     co_return;
   }
   tcp_stream.expires_never();  // the WebSocket's own timeouts from here
-  s->ws.set_option(websocket::stream_base::timeout{
-      seconds(def.connect_timeout), seconds(def.idle_timeout), /*keep_alive_pings=*/false});
+  s->ws.set_option(websocket::stream_base::timeout{seconds(def.connect_timeout), seconds(def.idle_timeout),
+                                                   /*keep_alive_pings=*/false});
   s->ws.set_option(websocket::stream_base::decorator(
       [](websocket::request_type& req) { req.set(beast::http::field::user_agent, "sightline-bots"); }));
   s->ws.read_message_max(std::size_t{1} << 24);
@@ -141,7 +154,8 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
 
 asio::awaitable<void> run_all(Shared& shared, asio::io_context& io) {
   tcp::resolver resolver(io);
-  auto [ec, endpoints] = co_await resolver.async_resolve(shared.def.host, std::to_string(shared.def.port), nothrow);
+  auto [ec, endpoints] =
+      co_await resolver.async_resolve(shared.def.host, std::to_string(shared.def.port), nothrow);
   if (ec) {
     for (BotRun& run : shared.result.bots) {
       run.outcome = Outcome::failed;
@@ -177,6 +191,7 @@ RunResult run_bots(const RunDef& def) {
   RunResult result;
   result.bots.resize(def.bots);
   const Clock::time_point began = Clock::now();
+  const double cpu_began = cpu_seconds();
   {
     asio::io_context io(1);
     Shared shared{.def = def, .result = result};
@@ -190,9 +205,11 @@ RunResult run_bots(const RunDef& def) {
     }
   }
   for (BotRun& run : result.bots) {
-    if (run.outcome == Outcome::hung && run.error.empty()) run.error = "still open when the grace time ran out";
+    if (run.outcome == Outcome::hung && run.error.empty())
+      run.error = "still open when the grace time ran out";
   }
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - began).count();
+  result.cpu_seconds = cpu_seconds() - cpu_began;
   return result;
 }
 

@@ -1,8 +1,8 @@
 #include "report.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace sightline::bots {
@@ -46,6 +46,7 @@ Summary summarize(const RunResult& result) {
   Summary s;
   s.bots = static_cast<std::uint32_t>(result.bots.size());
   s.wall_seconds = result.wall_seconds;
+  s.cpu_seconds = result.cpu_seconds;
   for (std::size_t i = 0; i < result.bots.size(); ++i) {
     const BotRun& run = result.bots[i];
     ++s.outcomes[static_cast<std::size_t>(run.outcome)];
@@ -78,6 +79,8 @@ std::string format_table(const Summary& s) {
     return fmt::format("{:.1f} {} ({:.1f}..{:.1f})", r.mean, unit, r.min, r.max);
   };
   out += fmt::format("sightline-bots: {} bots, {:.1f} s\n", s.bots, s.wall_seconds);
+  row("bots' CPU (of one core)",
+      fmt::format("{:.0f}%", s.wall_seconds > 0.0 ? 100.0 * s.cpu_seconds / s.wall_seconds : 0.0));
   row("connections finished", std::to_string(s.outcomes[static_cast<std::size_t>(Outcome::finished)]));
   row("connections failed", std::to_string(s.outcomes[static_cast<std::size_t>(Outcome::failed)]));
   row("connections closed early", std::to_string(s.outcomes[static_cast<std::size_t>(Outcome::closed)]));
@@ -95,7 +98,8 @@ std::string format_table(const Summary& s) {
       fmt::format("{:.2f} / {:.2f} / {:.2f} ms", s.delay_p50_ms, s.delay_p99_ms, s.delay_max_ms));
   row("delay samples (min)", fmt::format("{} ({:.2f} ms)", s.delay_samples, s.delay_min_ms));
   for (std::size_t k = 0; k < kProblemKinds; ++k) {
-    row(fmt::format("anomalies: {}", problem_name(static_cast<Problem>(k))), std::to_string(s.totals.problems[k]));
+    row(fmt::format("anomalies: {}", problem_name(static_cast<Problem>(k))),
+        std::to_string(s.totals.problems[k]));
   }
   row("anomalies, all kinds", std::to_string(s.problems));
   for (const std::string& line : s.failures) out += "  connection: " + line + "\n";
@@ -118,6 +122,7 @@ std::string format_json(const Summary& s, const RunDef& def) {
       {"ramp_seconds", def.ramp_seconds},
       {"move_hz", def.move_hz},
       {"wall_seconds", s.wall_seconds},
+      {"cpu_seconds", s.cpu_seconds},
       {"connections",
        {{"finished", outcome(Outcome::finished)},
         {"failed", outcome(Outcome::failed)},

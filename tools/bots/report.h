@@ -21,6 +21,7 @@ struct Summary {
   std::uint32_t bots = 0;
   std::array<std::uint32_t, 4> outcomes{};  ///< By Outcome.
   double wall_seconds = 0.0;
+  double cpu_seconds = 0.0;   ///< The bots' process (RunResult::cpu_seconds).
   Spread bytes_per_second;    ///< Server frame bytes per second, per client.
   Spread frames_per_second;   ///< Server frames per second, per client.
   Spread packets_per_second;  ///< State packets per second, per client.

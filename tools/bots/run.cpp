@@ -1,8 +1,8 @@
-#include <cmath>
+#include "run.h"
 
 #include <fmt/format.h>
 
-#include "run.h"
+#include <cmath>
 
 namespace sightline::bots {
 namespace {
@@ -17,9 +17,11 @@ Status validate(const RunDef& def) {
   if (def.host.empty()) return {ErrorCode::invalid_argument, "host is empty"};
   if (def.port == 0) return bad("port", def.port, "must be in [1, 65535]");
   if (def.bots < 1 || def.bots > 10000) return bad("bots", def.bots, "must be in [1, 10000]");
-  if (!(def.seconds > 0.0 && def.seconds <= 3600.0)) return bad("seconds", def.seconds, "must be in (0, 3600]");
+  if (!(def.seconds > 0.0 && def.seconds <= 3600.0))
+    return bad("seconds", def.seconds, "must be in (0, 3600]");
   if (!(def.ramp_seconds >= 0.0 && def.ramp_seconds <= def.seconds / 2.0)) {
-    return bad("ramp-seconds", def.ramp_seconds, fmt::format("must be in [0, seconds / 2 = {}]", def.seconds / 2.0));
+    return bad("ramp-seconds", def.ramp_seconds,
+               fmt::format("must be in [0, seconds / 2 = {}]", def.seconds / 2.0));
   }
   if (!(def.move_hz > 0.0 && def.move_hz <= 30.0)) return bad("move-hz", def.move_hz, "must be in (0, 30]");
   if (!(def.speed >= 0.0 && def.speed <= 1000.0)) return bad("speed", def.speed, "must be in [0, 1000]");

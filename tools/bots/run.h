@@ -14,14 +14,14 @@ struct RunDef {
   /// compares the server's clock with this machine's, so it means something on loopback only.
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::uint32_t bots = 1;       ///< Connections, in [1, 10000].
-  double seconds = 10.0;        ///< Length of the run from the first connection, seconds.
-  double ramp_seconds = 1.0;    ///< Connections start evenly over this, in [0, seconds / 2].
-  double move_hz = 10.0;        ///< Move frames per second per bot, in (0, 30].
-  double speed = 1.5;           ///< The viewers' walking speed, world units per second.
-  std::uint64_t seed = 1;       ///< Bot i walks with seed + i.
+  std::uint32_t bots = 1;         ///< Connections, in [1, 10000].
+  double seconds = 10.0;          ///< Length of the run from the first connection, seconds.
+  double ramp_seconds = 1.0;      ///< Connections start evenly over this, in [0, seconds / 2].
+  double move_hz = 10.0;          ///< Move frames per second per bot, in (0, 30].
+  double speed = 1.5;             ///< The viewers' walking speed, world units per second.
+  std::uint64_t seed = 1;         ///< Bot i walks with seed + i.
   double connect_timeout = 10.0;  ///< Seconds for TCP connect and the WebSocket handshake each.
-  double idle_timeout = 5.0;    ///< Seconds without a server frame before a bot gives up.
+  double idle_timeout = 5.0;      ///< Seconds without a server frame before a bot gives up.
   /// Seconds after the run's end for the closing handshakes; then everything stops (hung).
   double grace_seconds = 10.0;
 };
@@ -39,8 +39,8 @@ enum class Outcome : std::uint8_t {
 
 struct BotRun {
   Outcome outcome = Outcome::hung;
-  std::string error;              ///< Why it failed or closed; empty otherwise.
-  double connected_seconds = 0.0; ///< From the handshake to the end of its connection.
+  std::string error;               ///< Why it failed or closed; empty otherwise.
+  double connected_seconds = 0.0;  ///< From the handshake to the end of its connection.
   BotTotals totals;
   std::vector<std::string> notes;  ///< Its first problems (Bot::notes).
 };
@@ -49,6 +49,9 @@ struct RunResult {
   std::vector<BotRun> bots;
   DelayHistogram delays;  ///< Every tick frame of every bot: receive time - server time, ms.
   double wall_seconds = 0.0;
+  /// CPU time (user + system) of this process over the run: near wall_seconds means the bots'
+  /// one thread was saturated, and their delays measure themselves rather than the server.
+  double cpu_seconds = 0.0;
 };
 
 /// Runs the bots on one thread until the run's end (plus the closing handshakes, bounded by

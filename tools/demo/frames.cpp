@@ -69,7 +69,8 @@ class Reader {
 
   bool fail(const char* what, const std::string& why) { return fail_at(pos_, what, why); }
   bool fail_at(std::size_t at, const char* what, const std::string& why) {
-    if (error_.empty()) error_ = std::string(frame_) + " frame: " + what + " at byte " + std::to_string(at) + " " + why;
+    if (error_.empty())
+      error_ = std::string(frame_) + " frame: " + what + " at byte " + std::to_string(at) + " " + why;
     return false;
   }
   /// The frame as a whole (its size, its type).
@@ -190,7 +191,8 @@ Result<Welcome> read_welcome(std::span<const std::uint8_t> frame) {
   if (!check_type(in, kWelcomeFrame) || !exact_size(in, frame.size(), kWelcomeBytes)) return in.status();
   if (!in.get(w.version, "frame version")) return in.status();
   if (w.version != kFrameVersion) {
-    in.fail_at(1, "frame version", "is " + std::to_string(w.version) + ", expected " + std::to_string(kFrameVersion));
+    in.fail_at(1, "frame version",
+               "is " + std::to_string(w.version) + ", expected " + std::to_string(kFrameVersion));
     return in.status();
   }
   const bool read = in.get(w.connection, "connection id") && in.positive(w.width, "world width") &&
@@ -200,13 +202,15 @@ Result<Welcome> read_welcome(std::span<const std::uint8_t> frame) {
                     in.finite(w.max_radius, "largest radius") && in.get(w.entity_count, "entity count");
   if (!read) return in.status();
   if (w.leave_radius < w.enter_radius) {
-    in.fail_at(18, "leave radius", "is " + text(w.leave_radius) + ": below the enter radius " + text(w.enter_radius));
+    in.fail_at(18, "leave radius",
+               "is " + text(w.leave_radius) + ": below the enter radius " + text(w.enter_radius));
   } else if (w.tick_rate == 0) {
     in.fail_at(26, "tick rate", "is 0");
   } else if ((w.server_flags & ~kServerDebugViewAllowed) != 0) {
     in.fail_at(28, "server flags", "are " + hex(w.server_flags) + ": unknown bits set");
   } else if (w.max_radius < w.enter_radius) {
-    in.fail_at(29, "largest radius", "is " + text(w.max_radius) + ": below the enter radius " + text(w.enter_radius));
+    in.fail_at(29, "largest radius",
+               "is " + text(w.max_radius) + ": below the enter radius " + text(w.enter_radius));
   } else {
     return w;
   }
@@ -255,14 +259,15 @@ Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame, 
   Reader in(frame, "debug");
   std::uint32_t at_tick = 0;
   std::uint32_t count = 0;
-  if (!check_type(in, kDebugFrame) || !at_least(in, frame.size(), kDebugHeaderBytes) || !in.get(at_tick, "tick") ||
-      !in.get(count, "count")) {
+  if (!check_type(in, kDebugFrame) || !at_least(in, frame.size(), kDebugHeaderBytes) ||
+      !in.get(at_tick, "tick") || !in.get(count, "count")) {
     return in.status();
   }
   if (std::uint64_t{count} * kDebugEntryBytes != in.remaining()) {
-    in.fail_at(5, "count", "is " + std::to_string(count) + ": needs " +
-                               std::to_string(std::uint64_t{count} * kDebugEntryBytes) + " bytes, " +
-                               std::to_string(in.remaining()) + " follow");
+    in.fail_at(5, "count",
+               "is " + std::to_string(count) + ": needs " +
+                   std::to_string(std::uint64_t{count} * kDebugEntryBytes) + " bytes, " +
+                   std::to_string(in.remaining()) + " follow");
     return in.status();
   }
   std::vector<DebugEntry> entries(count);
@@ -282,7 +287,8 @@ Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const
     case kMoveFrame: size = kMoveBytes; break;
     case kOptionsFrame: size = kOptionsBytes; break;
     case kRadiusFrame: size = kRadiusBytes; break;
-    default: return refuse("frame type " + std::to_string(f.type) + " is unknown (move 1, options 2, radius 3)");
+    default:
+      return refuse("frame type " + std::to_string(f.type) + " is unknown (move 1, options 2, radius 3)");
   }
   const char* name = client_frame_name(f.type);
   if (frame.size() != size) {
@@ -300,17 +306,20 @@ Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const
       f.z = f32_at(5);
       const auto inside = [](float v, float top) { return v >= 0.0f && v <= top; };  // false for NaN
       if (!std::isfinite(f.x) || !inside(f.x, limits.width)) {
-        return refuse("move frame: x is " + text(f.x) + ": outside the world [0, " + text(limits.width) + "]");
+        return refuse("move frame: x is " + text(f.x) + ": outside the world [0, " + text(limits.width) +
+                      "]");
       }
       if (!std::isfinite(f.z) || !inside(f.z, limits.height)) {
-        return refuse("move frame: z is " + text(f.z) + ": outside the world [0, " + text(limits.height) + "]");
+        return refuse("move frame: z is " + text(f.z) + ": outside the world [0, " + text(limits.height) +
+                      "]");
       }
       break;
     }
     case kOptionsFrame:
       f.options = frame[1];
       if ((f.options & ~kOptionBits) != 0) {
-        return refuse("options frame: flags are " + hex(f.options) + ": unknown bits set (only bits 0..2 exist)");
+        return refuse("options frame: flags are " + hex(f.options) +
+                      ": unknown bits set (only bits 0..2 exist)");
       }
       if ((f.options & kOptionDebug) != 0 && !limits.debug_view_allowed) {
         return refuse("options frame: flags " + hex(f.options) +

@@ -89,7 +89,8 @@ struct DebugEntry {
 void write_welcome(std::vector<std::uint8_t>& out, const Welcome& welcome);
 /// Writes the header of a tick frame with its packet count; append the packets with
 /// append_tick_packet. Refused (invalid_argument) above 65535 packets.
-[[nodiscard]] Status write_tick_header(std::vector<std::uint8_t>& out, const TickFrame& tick, std::size_t packets);
+[[nodiscard]] Status write_tick_header(std::vector<std::uint8_t>& out, const TickFrame& tick,
+                                       std::size_t packets);
 /// Refused (invalid_argument) for a packet longer than 65535 bytes.
 [[nodiscard]] Status append_tick_packet(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> packet);
 void write_reset(std::vector<std::uint8_t>& out, std::uint32_t tick);
@@ -107,13 +108,14 @@ void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry)
 /// The packets view `frame`, which must outlive them.
 [[nodiscard]] Result<TickFrame> read_tick(std::span<const std::uint8_t> frame);
 [[nodiscard]] Result<std::uint32_t> read_reset(std::span<const std::uint8_t> frame);
-[[nodiscard]] Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame, std::uint32_t* tick);
+[[nodiscard]] Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame,
+                                                         std::uint32_t* tick);
 
 // --- Client frames --------------------------------------------------------------------------
 
 /// What the server accepts from its clients (docs/demo_protocol.md, "Client to server").
 struct ClientLimits {
-  float width = 12.0f;   ///< Moves must land in [0, width] x [0, height].
+  float width = 12.0f;  ///< Moves must land in [0, width] x [0, height].
   float height = 7.5f;
   float min_radius = 0.4f;  ///< Radius frames must ask for [min_radius, max_radius].
   float max_radius = 6.4f;
@@ -122,10 +124,10 @@ struct ClientLimits {
 
 struct ClientFrame {
   std::uint8_t type = 0;
-  float x = 0.0f;              ///< move
-  float z = 0.0f;              ///< move
-  std::uint8_t options = 0;    ///< options
-  float enter_radius = 0.0f;   ///< radius
+  float x = 0.0f;             ///< move
+  float z = 0.0f;             ///< move
+  std::uint8_t options = 0;   ///< options
+  float enter_radius = 0.0f;  ///< radius
 };
 
 /// Decodes and checks one client frame. Refused (invalid_argument) with a reason fit for a
@@ -133,7 +135,8 @@ struct ClientFrame {
 /// empty frame, an unknown type, a size other than the type's, a move that is not finite or
 /// lands outside the world, unknown option bits, debug view on a server without it, a radius
 /// out of bounds.
-[[nodiscard]] Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const ClientLimits& limits);
+[[nodiscard]] Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame,
+                                                    const ClientLimits& limits);
 
 std::vector<std::uint8_t> encode_move(float x, float z);
 std::vector<std::uint8_t> encode_options(std::uint8_t flags);

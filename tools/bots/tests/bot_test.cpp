@@ -76,8 +76,16 @@ TEST(Bot, FollowsTheGameWithoutAProblem) {
 class HandStream : public ::testing::Test {
  protected:
   void SetUp() override {
-    demo::Welcome w{.connection = 1, .width = 12.0f, .height = 7.5f, .enter_radius = 1.6f, .leave_radius = 2.0f,
-                    .cell_size = 1.6f, .tick_rate = 20, .server_flags = 0, .max_radius = 6.4f, .entity_count = 2};
+    demo::Welcome w{.connection = 1,
+                    .width = 12.0f,
+                    .height = 7.5f,
+                    .enter_radius = 1.6f,
+                    .leave_radius = 2.0f,
+                    .cell_size = 1.6f,
+                    .tick_rate = 20,
+                    .server_flags = 0,
+                    .max_radius = 6.4f,
+                    .entity_count = 2};
     Bytes frame;
     demo::write_welcome(frame, w);
     bot.on_frame(frame, 0.0, delays);

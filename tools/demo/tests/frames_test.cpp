@@ -19,9 +19,17 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr std::size_t kMaxCloseReason = 123;
 
 Welcome sample_welcome() {
-  return {.version = kFrameVersion, .connection = 42, .width = 12.0f, .height = 7.5f, .enter_radius = 1.6f,
-          .leave_radius = 2.0f, .cell_size = 1.6f, .tick_rate = 20, .server_flags = kServerDebugViewAllowed,
-          .max_radius = 6.4f, .entity_count = 121};
+  return {.version = kFrameVersion,
+          .connection = 42,
+          .width = 12.0f,
+          .height = 7.5f,
+          .enter_radius = 1.6f,
+          .leave_radius = 2.0f,
+          .cell_size = 1.6f,
+          .tick_rate = 20,
+          .server_flags = kServerDebugViewAllowed,
+          .max_radius = 6.4f,
+          .entity_count = 121};
 }
 
 TickFrame sample_tick() {
@@ -149,9 +157,11 @@ TEST(DemoFrames, TickCarriesTheLargestPacket) {
 
 TEST(DemoFrames, TickWritersRefuseWhatTheirU16sCannotHold) {
   Bytes out;
-  expect_reason(write_tick_header(out, sample_tick(), 65536), ErrorCode::invalid_argument, "tick", "packet count");
+  expect_reason(write_tick_header(out, sample_tick(), 65536), ErrorCode::invalid_argument, "tick",
+                "packet count");
   EXPECT_TRUE(out.empty());
-  expect_reason(append_tick_packet(out, Bytes(65536, 0)), ErrorCode::invalid_argument, "tick", "packet length");
+  expect_reason(append_tick_packet(out, Bytes(65536, 0)), ErrorCode::invalid_argument, "tick",
+                "packet length");
   EXPECT_TRUE(out.empty());
 }
 
@@ -247,7 +257,8 @@ TEST(DemoFrames, ClientRefusesEverySizeButTheTypes) {
       Bytes frame = good;
       frame.resize(size, 0);
       const Status s = read_client_frame(frame, limits).status();
-      expect_reason(s, ErrorCode::invalid_argument, std::string(name) + " frame", std::to_string(size) + " bytes");
+      expect_reason(s, ErrorCode::invalid_argument, std::string(name) + " frame",
+                    std::to_string(size) + " bytes");
     }
   }
 }
@@ -255,16 +266,16 @@ TEST(DemoFrames, ClientRefusesEverySizeButTheTypes) {
 TEST(DemoFrames, ClientRefusesMovesThatAreNotFiniteOrOutsideTheWorld) {
   const ClientLimits limits;
   for (const float bad : {kNaN, kInf, -kInf, -0.001f, 12.001f, -3.4028235e38f, 3.4028235e38f}) {
-    expect_reason(read_client_frame(encode_move(bad, 1.0f), limits).status(), ErrorCode::invalid_argument, "move",
-                  "x is");
+    expect_reason(read_client_frame(encode_move(bad, 1.0f), limits).status(), ErrorCode::invalid_argument,
+                  "move", "x is");
   }
   for (const float bad : {kNaN, kInf, -kInf, -1e-7f, 7.5001f}) {
-    expect_reason(read_client_frame(encode_move(1.0f, bad), limits).status(), ErrorCode::invalid_argument, "move",
-                  "z is");
+    expect_reason(read_client_frame(encode_move(1.0f, bad), limits).status(), ErrorCode::invalid_argument,
+                  "move", "z is");
   }
   // z inside the width but beyond the height: each axis has its own bound.
-  expect_reason(read_client_frame(encode_move(1.0f, 10.0f), limits).status(), ErrorCode::invalid_argument, "move",
-                "z is 10");
+  expect_reason(read_client_frame(encode_move(1.0f, 10.0f), limits).status(), ErrorCode::invalid_argument,
+                "move", "z is 10");
 }
 
 TEST(DemoFrames, ClientRefusesUnknownOptionBits) {
@@ -277,7 +288,8 @@ TEST(DemoFrames, ClientRefusesUnknownOptionBits) {
 
 TEST(DemoFrames, ClientRefusesDebugViewOnAServerWithoutIt) {
   const ClientLimits without{.debug_view_allowed = false};
-  for (const std::uint8_t flags : {kOptionDebug, kOptionBits, static_cast<std::uint8_t>(kOptionDebug | kOptionInterest)}) {
+  for (const std::uint8_t flags :
+       {kOptionDebug, kOptionBits, static_cast<std::uint8_t>(kOptionDebug | kOptionInterest)}) {
     const Status s = read_client_frame(encode_options(flags), without).status();
     expect_reason(s, ErrorCode::invalid_argument, "options", "debug view");
   }
@@ -288,18 +300,21 @@ TEST(DemoFrames, ClientRefusesDebugViewOnAServerWithoutIt) {
 TEST(DemoFrames, ClientRefusesRadiiOutOfBounds) {
   const ClientLimits limits;
   for (const float bad : {0.0f, 0.39f, -1.0f, 6.41f, 100.0f, kNaN, kInf, -kInf}) {
-    expect_reason(read_client_frame(encode_radius(bad), limits).status(), ErrorCode::invalid_argument, "radius",
-                  "enter radius");
+    expect_reason(read_client_frame(encode_radius(bad), limits).status(), ErrorCode::invalid_argument,
+                  "radius", "enter radius");
   }
 }
 
 TEST(DemoFrames, ClientReasonsFitACloseFrameWhateverTheLimits) {
   const float extreme = -3.4028235e38f;
-  const ClientLimits limits{.width = 1.17549435e-38f, .height = 1.17549435e-38f, .min_radius = 1.17549435e-38f,
-                            .max_radius = 1.17549435e-38f, .debug_view_allowed = false};
-  const Bytes frames[] = {encode_move(extreme, extreme), encode_move(0.0f, extreme), encode_radius(extreme),
-                          encode_options(0xff), encode_options(kOptionDebug), Bytes(64, kMoveFrame),
-                          Bytes(64, kOptionsFrame), Bytes(64, kRadiusFrame), Bytes{200}};
+  const ClientLimits limits{.width = 1.17549435e-38f,
+                            .height = 1.17549435e-38f,
+                            .min_radius = 1.17549435e-38f,
+                            .max_radius = 1.17549435e-38f,
+                            .debug_view_allowed = false};
+  const Bytes frames[] = {encode_move(extreme, extreme), encode_move(0.0f, extreme),   encode_radius(extreme),
+                          encode_options(0xff),          encode_options(kOptionDebug), Bytes(64, kMoveFrame),
+                          Bytes(64, kOptionsFrame),      Bytes(64, kRadiusFrame),      Bytes{200}};
   for (const Bytes& f : frames) {
     const Status s = read_client_frame(f, limits).status();
     ASSERT_FALSE(s.ok());
@@ -358,9 +373,9 @@ TEST(DemoFrames, WelcomeFieldsAreChecked) {
   Bytes b = welcome_bytes(sample_welcome());
   b[1] = 2;
   refused(b, "frame version");
-  const std::pair<std::size_t, const char*> floats[] = {{6, "world width"},  {10, "world height"},
+  const std::pair<std::size_t, const char*> floats[] = {{6, "world width"},   {10, "world height"},
                                                         {14, "enter radius"}, {18, "leave radius"},
-                                                        {22, "cell size"},   {29, "largest radius"}};
+                                                        {22, "cell size"},    {29, "largest radius"}};
   for (const auto& [at, field] : floats) {
     for (const float bad : {kNaN, kInf, -kInf}) {
       b = welcome_bytes(sample_welcome());
@@ -404,7 +419,8 @@ TEST(DemoFrames, TickFieldsAreChecked) {
       refused(b, field);
     }
   }
-  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     Bytes b = tick_bytes(sample_tick(), {});
     put_f64(b, 22, bad);
     refused(b, "server time");
