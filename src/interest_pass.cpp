@@ -1,6 +1,7 @@
 // The tick: index, then per client leave, enter and schedule, then release.
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "world_impl.h"
 
@@ -12,6 +13,12 @@ namespace {
   const float dx = ax - bx;
   const float dz = az - bz;
   return dx * dx + dz * dz;
+}
+
+// The crowd cap's order: distance as a fraction of the admitting radius, then index. A
+// non-negative float's bits order as the float does.
+[[nodiscard]] std::uint64_t crowd_rank(float d2, float reach, std::uint32_t e) noexcept {
+  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(d2 / (reach * reach))) << 32 | e;
 }
 
 // Sizes the scratch to the entity slots, so no pass ever grows it, and starts a fresh epoch;
@@ -29,11 +36,14 @@ void prepare(PassScratch& scratch, std::size_t entity_slots) {
     scratch.unseen.resize(entity_slots, 0);
     scratch.last_seen.resize(entity_slots, 0);
     scratch.hits.resize(entity_slots);
+    scratch.crowd.reserve(entity_slots);
+    scratch.crowded.resize(entity_slots, 0);
   }
   if (++scratch.epoch == 0) {
     std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
     std::fill(scratch.forced.begin(), scratch.forced.end(), 0);
     std::fill(scratch.unseen.begin(), scratch.unseen.end(), 0);
+    std::fill(scratch.crowded.begin(), scratch.crowded.end(), 0);
     scratch.epoch = 1;
   }
 }
@@ -51,6 +61,7 @@ void add_pass_totals(TickStats& to, const TickStats& from) noexcept {
   to.distance_tests += from.distance_tests;
   to.cell_candidates += from.cell_candidates;
   to.members += from.members;
+  to.crowded += from.crowded;
 }
 
 /// Appends `count` elements and returns the first.
@@ -316,6 +327,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   EntityId* kept = pass.kept.data();
   std::uint32_t kept_count = 0;
   pass.child_members.clear();
+  const std::uint32_t cap = culls ? def.crowd_cap : 0;
+  const bool capped = cap != 0;
+  pass.crowd.clear();
   const EntityId* const old_members = members[current].data() + client.members.begin;
   for (std::uint32_t i = 0; i < client.members.count; ++i) {
     const EntityId member = old_members[i];
@@ -324,10 +338,12 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       // The plain path of the rule: a live unattached point in this space with a Global key, no
       // owner, not always relevant, nobody's origin, nothing attached.
       ++stats.distance_tests;
-      if (nearest2(xs[e], zs[e]) > leave2) {
+      const float d2 = nearest2(xs[e], zs[e]);
+      if (d2 > leave2) {
         despawned[despawn_count++] = {member, out_of_range};
         continue;
       }
+      if (capped) pass.crowd.push_back(crowd_rank(d2, leave_r, e));
       stamp[e] = epoch;
       kept[kept_count++] = member;
       continue;
@@ -359,7 +375,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       if (!anywhere) {
         ++stats.distance_tests;
         const float reach = leave_r + bound[e];
-        if (nearest2(xs[e], zs[e]) > reach * reach) {
+        const float d2 = nearest2(xs[e], zs[e]);
+        if (d2 > reach * reach) {
           despawned[despawn_count++] = {member, out_of_range};
           continue;
         }
@@ -372,6 +389,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
           pass.unseen[e] = epoch;
           pass.last_seen[e] = last;
         }
+        if (capped) pass.crowd.push_back(crowd_rank(d2, reach, e));
       }
     }
     stamp[e] = epoch;
@@ -428,8 +446,10 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       if (stamp[e] == epoch || space[e] != client_space || !admits(e)) continue;
       ++stats.distance_tests;
       const float reach = enter_r + bound[e];
-      if (nearest2(xs[e], zs[e]) <= reach * reach) {
+      const float d2 = nearest2(xs[e], zs[e]);
+      if (d2 <= reach * reach) {
         if (sight.needed && !sees(sight, e, pass.occluders)) continue;
+        if (capped) pass.crowd.push_back(crowd_rank(d2, reach, e));
         stamp[e] = epoch;
         enter(e, near_reason(e));
       }
@@ -456,10 +476,40 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
           if (!uniform && space[e] != client_space) continue;
           if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
           if (sight.needed && !sees(sight, e, pass.occluders)) continue;
+          if (capped) pass.crowd.push_back(crowd_rank(nearest2(xs[e], zs[e]), enter_r, e));
           stamp[e] = epoch;
           enter(e, near_reason(e));
         }
       }
+    }
+  }
+
+  // Crowd cap: the roots held by distance beyond the cap nearest are let go (members `left`).
+  const std::uint32_t* const crowded = pass.crowded.data();
+  if (capped && pass.crowd.size() > cap) {
+    const auto cut = pass.crowd.begin() + cap;
+    std::nth_element(pass.crowd.begin(), cut, pass.crowd.end());
+    for (auto at = cut; at != pass.crowd.end(); ++at) {
+      const auto e = static_cast<std::uint32_t>(*at);
+      stamp[e] = epoch - 1;
+      pass.crowded[e] = epoch;
+    }
+    stats.crowded += pass.crowd.end() - cut;
+    std::uint32_t still_kept = 0;
+    bool dropped_member = false;
+    for (std::uint32_t i = 0; i < kept_count; ++i) {
+      if (stamp[kept[i].index] == epoch) {
+        kept[still_kept++] = kept[i];
+      } else {
+        despawned[despawn_count++] = {kept[i], DespawnReason::left};
+        dropped_member = true;
+      }
+    }
+    kept_count = still_kept;
+    std::erase_if(pass.entering, [&](std::uint64_t x) { return stamp[x >> 8] != epoch; });
+    if (dropped_member && !attachments) {
+      std::sort(despawned, despawned + despawn_count,
+                [](const DespawnRecord& x, const DespawnRecord& y) { return x.entity.index < y.entity.index; });
     }
   }
 
@@ -475,7 +525,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
         continue;
       }
       DespawnReason reason = out_of_range;
-      if (space[r] != client_space) {
+      if (capped && crowded[r] == epoch) {
+        reason = DespawnReason::left;
+      } else if (space[r] != client_space) {
         reason = DespawnReason::space_changed;
       } else if (!admits(r)) {
         reason = DespawnReason::key_removed;

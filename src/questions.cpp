@@ -1,6 +1,7 @@
 // The questions a game asks of the last tick: who holds what, and why.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <limits>
 
 #include "world_impl.h"
@@ -47,60 +48,87 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   const SpaceSlot& room = w.space_slots[client_space];
   auto answer = [&](bool held, Rule rule) { return Why{held, rule, EntityId{r, w.generation[r]}}; };
   if (e == c.viewer) return answer(false, Rule::viewer);
-  if (w.space[r] != client_space) return answer(false, Rule::other_space);
-  if (any_in_tree(w, r, [&](std::uint32_t x) { return w.always[x] != 0; })) return answer(true, Rule::always);
-  if (any_in_tree(w, r, [&](std::uint32_t x) { return w.owner[x] == client.index + 1; })) {
-    return answer(true, Rule::owner);
-  }
-  const auto is_origin = [&](std::uint32_t x) {
-    return x == c.viewer || std::binary_search(c.extra_origins.begin(), c.extra_origins.end(), x);
-  };
-  if (any_in_tree(w, r, is_origin)) return answer(true, Rule::origin);
-  const Subscription* subscription = w.key[r] == 0 ? nullptr : find_subscription(c, w.key[r]);
-  if (w.key[r] != 0 && subscription == nullptr) return answer(false, Rule::key_excluded);
-  if (w.presenter[r]) return answer(true, Rule::presenter);
-  if (subscription != nullptr && subscription->bypass_distance) return answer(true, Rule::key_bypass);
-  if (!room.culls) return answer(true, Rule::unculled);
+
   std::array<float, kMaxOrigins + 1> origin_x;
   std::array<float, kMaxOrigins + 1> origin_z;
   std::size_t origins = 0;
-  float best = std::numeric_limits<float>::infinity();
-  auto consider = [&](std::uint32_t o) {
+  auto add_origin = [&](std::uint32_t o) {
     origin_x[origins] = w.xs[o];
     origin_z[origins] = w.zs[o];
     ++origins;
-    const float dx = w.xs[r] - w.xs[o];
-    const float dz = w.zs[r] - w.zs[o];
-    best = std::min(best, dx * dx + dz * dz);
   };
-  consider(c.viewer);
+  add_origin(c.viewer);
   for (const std::uint32_t o : c.extra_origins) {
-    if (w.space[o] == client_space) consider(o);
-  }
-  const std::int64_t at = member_at(w, c, r);
-  const bool member = at >= 0;
-  const float enter = room.enter + w.bound[r];
-  const float leave = room.leave + w.bound[r];
-  Rule rule = Rule::out_of_range;
-  if (best <= enter * enter) {
-    rule = Rule::near;
-  } else if (member && best <= leave * leave) {
-    rule = Rule::within_leave;
-  } else {
-    return answer(false, Rule::out_of_range);
+    if (w.space[o] == client_space) add_origin(o);
   }
   const Sight sight = w.sight_of(c, client.index, origins, origin_x.data(), origin_z.data());
-  if (sight.needed) {
-    OccluderScratch occluders;
-    if (!w.sees(sight, r, occluders)) {
-      if (!member) return answer(false, Rule::hidden);
+  OccluderScratch occluders;
+  const auto is_origin = [&](std::uint32_t x) {
+    return x == c.viewer || std::binary_search(c.extra_origins.begin(), c.extra_origins.end(), x);
+  };
+
+  // Rules b to k for a root; `rank` orders the roots held by distance (j, k) for the crowd cap.
+  struct Decision {
+    bool held = false;
+    Rule rule = Rule::out_of_range;
+    bool by_distance = false;
+    std::uint64_t rank = 0;
+  };
+  auto decide = [&](std::uint32_t x) -> Decision {
+    auto rule = [](bool held, Rule which) { return Decision{held, which}; };
+    if (w.space[x] != client_space) return rule(false, Rule::other_space);
+    if (any_in_tree(w, x, [&](std::uint32_t y) { return w.always[y] != 0; })) return rule(true, Rule::always);
+    if (any_in_tree(w, x, [&](std::uint32_t y) { return w.owner[y] == client.index + 1; })) {
+      return rule(true, Rule::owner);
+    }
+    if (any_in_tree(w, x, is_origin)) return rule(true, Rule::origin);
+    const Subscription* subscription = w.key[x] == 0 ? nullptr : find_subscription(c, w.key[x]);
+    if (w.key[x] != 0 && subscription == nullptr) return rule(false, Rule::key_excluded);
+    if (w.presenter[x]) return rule(true, Rule::presenter);
+    if (subscription != nullptr && subscription->bypass_distance) return rule(true, Rule::key_bypass);
+    if (!room.culls) return rule(true, Rule::unculled);
+    float best = std::numeric_limits<float>::infinity();
+    for (std::size_t o = 0; o < origins; ++o) {
+      const float dx = w.xs[x] - origin_x[o];
+      const float dz = w.zs[x] - origin_z[o];
+      best = std::min(best, dx * dx + dz * dz);
+    }
+    const std::int64_t at = member_at(w, c, x);
+    const bool member = at >= 0;
+    const float enter = room.enter + w.bound[x];
+    const float leave = room.leave + w.bound[x];
+    Decision d{true, Rule::near, true, 0};
+    if (best <= enter * enter) {
+      d.rule = Rule::near;
+    } else if (member && best <= leave * leave) {
+      d.rule = Rule::within_leave;
+    } else {
+      return rule(false, Rule::out_of_range);
+    }
+    if (sight.needed && !w.sees(sight, x, occluders)) {
+      if (!member) return rule(false, Rule::hidden);
       const std::uint64_t last_tick = w.ticks == 0 ? 0 : w.ticks - 1;
       const std::uint64_t last =
           c.sighted ? w.seen[w.current][c.seen.begin + static_cast<std::uint32_t>(at)] : last_tick;
-      if (last_tick - last > sight.hold_ticks) return answer(false, Rule::hidden);
+      if (last_tick - last > sight.hold_ticks) return rule(false, Rule::hidden);
     }
+    const float reach = member ? leave : enter;
+    d.rank = static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(best / (reach * reach))) << 32 | x;
+    return d;
+  };
+
+  const Decision d = decide(r);
+  if (d.by_distance && w.def.crowd_cap != 0) {
+    // Held only if fewer than crowd_cap roots held by distance rank before it.
+    std::uint32_t ahead = 0;
+    for (std::uint32_t x = 0; x < w.alive.size() && ahead < w.def.crowd_cap; ++x) {
+      if (x == r || !w.alive[x] || w.parent[x] != WorldImpl::kNone) continue;
+      const Decision other = decide(x);
+      if (other.by_distance && other.rank < d.rank) ++ahead;
+    }
+    if (ahead >= w.def.crowd_cap) return answer(false, Rule::crowded);
   }
-  return answer(true, rule);
+  return answer(d.held, d.rule);
 }
 
 Result<std::uint32_t> World::holder_count(EntityId entity) const {

@@ -437,6 +437,9 @@ Status World::set_radii(float enter_radius, float leave_radius) {
 float World::enter_radius() const noexcept { return impl_->enter_radius; }
 float World::leave_radius() const noexcept { return impl_->leave_radius; }
 
+void World::set_crowd_cap(std::uint32_t cap) noexcept { impl_->def.crowd_cap = cap; }
+std::uint32_t World::crowd_cap() const noexcept { return impl_->def.crowd_cap; }
+
 TickStats World::tick() {
   TickStats stats;
   impl_->run_tick(stats);

@@ -97,6 +97,10 @@ struct PassScratch {
   std::vector<std::uint32_t> unseen;
   std::vector<std::uint64_t> last_seen;
   std::vector<std::uint32_t> hits;  // offsets into one grid run found within the enter radius
+  // Crowd cap: (rank bits << 32 | root index) of the roots held by distance, and per entity slot
+  // == epoch when the cap left the root out.
+  std::vector<std::uint64_t> crowd;
+  std::vector<std::uint32_t> crowded;
   OccluderScratch occluders;
 };
 

@@ -48,6 +48,7 @@ struct SteadyWorldDef {
   float height = 0.0f;
   float enter_radius = 0.0f;
   float leave_radius = 0.0f;
+  std::uint32_t crowd_cap = 0;
 };
 
 // The brief's arena: 2000 entities in 200 x 200, R = 10, L = 12.5, 200 clients (~16 per R-disc).
@@ -55,6 +56,8 @@ constexpr SteadyWorldDef kArena{200.0f, 200.0f, 10.0f, 12.5f};
 // Denser and faster-changing: 2000 entities in 120 x 75, R = 4, L = 5; at the walk's speed
 // members cross R far more often, so spawns and despawns run at a high steady rate.
 constexpr SteadyWorldDef kDense{120.0f, 75.0f, 4.0f, 5.0f};
+// The arena with a crowd cap under its ~16 per R-disc, so the cap selects every tick.
+constexpr SteadyWorldDef kCappedArena{200.0f, 200.0f, 10.0f, 12.5f, 6};
 
 struct SteadyWorld {
   /// With `keys`, entities carry Area, User and Global keys and every client has area
@@ -75,6 +78,7 @@ struct SteadyWorld {
     WorldDef def = default_world_def();
     def.enter_radius = steady_def.enter_radius;
     def.leave_radius = steady_def.leave_radius;
+    def.crowd_cap = steady_def.crowd_cap;
     def.tiers = default_distance_tiers();
     def.threads = threads;
     world.emplace(std::move(World::create(def).value()));
@@ -241,6 +245,10 @@ TEST(AllocationTest, SteadyTicksOnThreeThreadsAllocateNothingInTheArena) {
 }
 TEST(AllocationTest, SteadyTicksOnTwoThreadsAllocateNothingInTheDenseWorld) {
   expect_steady_ticks_allocate_nothing(kDense, true, true, 2);
+}
+TEST(AllocationTest, SteadyTicksWithACrowdCapAllocateNothing) {
+  expect_steady_ticks_allocate_nothing(kCappedArena);
+  expect_steady_ticks_allocate_nothing(kCappedArena, true, true, 2);
 }
 
 // Entities are destroyed and created between ticks at a steady rate (20 a tick, the same slots

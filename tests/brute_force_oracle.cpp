@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -38,6 +39,7 @@ std::string to_string(Rule rule) {
     case Rule::within_leave: return "within_leave";
     case Rule::out_of_range: return "out_of_range";
     case Rule::hidden: return "hidden";
+    case Rule::crowded: return "crowded";
   }
   return "rule " + std::to_string(static_cast<int>(rule));
 }
@@ -896,6 +898,8 @@ TickStats BruteForceOracle::tick() {
     std::map<std::uint32_t, std::uint64_t> unseen_since;  // root members held unseen: last visible tick
     std::map<std::uint32_t, char> ahead_entries;          // roots admitted by k through look-ahead only
     std::map<std::uint32_t, char> hidden_within_leave;    // members beyond R hidden past their hold
+    std::map<std::uint32_t, char> crowded_within_leave;   // members beyond R left out by the crowd cap
+    std::map<std::uint32_t, char> crowded_unseen;         // members within R, held unseen, left out by it
 
     auto decide = [&](const Entity& e) -> Why {
       const Entity& r = *root_at[e.id.index];
@@ -951,12 +955,35 @@ TickStats BruteForceOracle::tick() {
     };
 
     std::map<std::uint32_t, Why> decided;
-    std::vector<EntityId> members;
     for (const auto& [index, e] : entities_) {
-      if (!e.alive) continue;
-      const Why why = decide(e);
-      decided[index] = why;
-      if (why.held) members.push_back(e.id);
+      if (e.alive) decided[index] = decide(e);
+    }
+    // Rule l: of the roots held by distance, the crowd_cap first by (d2 / reach^2, index).
+    if (crowd_cap_ != 0 && space.culls) {
+      std::vector<std::pair<float, std::uint32_t>> ranked;
+      for (const auto& [index, why] : decided) {
+        if (why.root.index != index || !why.held) continue;
+        if (why.rule != Rule::near && why.rule != Rule::within_leave) continue;
+        const Entity& r = entities_.at(index);
+        const float radius = was_member(r.id) ? space.leave : space.enter;
+        const float reach = r.bound > 0.0f ? radius + r.bound : radius;
+        ranked.emplace_back(nearest2(r) / (reach * reach), index);
+      }
+      std::sort(ranked.begin(), ranked.end());
+      std::set<std::uint32_t> crowded;
+      for (std::size_t i = crowd_cap_; i < ranked.size(); ++i) crowded.insert(ranked[i].second);
+      for (const std::uint32_t index : crowded) {
+        if (decided[index].rule == Rule::within_leave) crowded_within_leave[index] = 1;
+        if (decided[index].rule == Rule::near && unseen_since.contains(index)) crowded_unseen[index] = 1;
+      }
+      stats.crowded += crowded.size();
+      for (auto& [index, why] : decided) {
+        if (crowded.contains(why.root.index)) why = Why{false, Rule::crowded, why.root};
+      }
+    }
+    std::vector<EntityId> members;
+    for (const auto& [index, why] : decided) {
+      if (why.held) members.push_back(entities_.at(index).id);
     }
 
     for (const EntityId m : out.members) {
@@ -1033,10 +1060,13 @@ TickStats BruteForceOracle::tick() {
     }
     client.last_visible = std::move(last_visible);
     // why() after the tick reads the new set for membership (world.h): a member beyond R that
-    // left `hidden` is no member then, and rule k finds it out of range.
+    // left `hidden`, or was left out by the crowd cap, is no member then, and rule k finds it out
+    // of range (or, within R and held unseen, hidden).
     for (auto& [index, why] : decided) {
       if (why.rule == Rule::hidden && hidden_within_leave.contains(why.root.index))
         why.rule = Rule::out_of_range;
+      if (why.rule == Rule::crowded && crowded_within_leave.contains(why.root.index)) why.rule = Rule::out_of_range;
+      if (why.rule == Rule::crowded && crowded_unseen.contains(why.root.index)) why.rule = Rule::hidden;
     }
     out.members = std::move(members);
     client.why = std::move(decided);

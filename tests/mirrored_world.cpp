@@ -10,7 +10,9 @@ namespace sightline::testing {
 
 MirroredWorld::MirroredWorld(const WorldDef& def)
     : world_(std::move(World::create(def).value())),
-      oracle_(def.enter_radius, def.leave_radius, def.tiers, world_.default_space()) {}
+      oracle_(def.enter_radius, def.leave_radius, def.tiers, world_.default_space()) {
+  oracle_.set_crowd_cap(def.crowd_cap);
+}
 
 void MirroredWorld::note(std::string message) {
   if (error_.empty() && !message.empty()) {
@@ -161,6 +163,12 @@ Status MirroredWorld::set_radii(float enter_radius, float leave_radius) {
   }
   oracle_.set_radii(enter_radius, leave_radius);
   return status;
+}
+
+void MirroredWorld::set_crowd_cap(std::uint32_t cap) {
+  world_.set_crowd_cap(cap);
+  oracle_.set_crowd_cap(cap);
+  if (world_.crowd_cap() != cap) note("crowd_cap() is " + std::to_string(world_.crowd_cap()) + " after set_crowd_cap(" + std::to_string(cap) + ")");
 }
 
 namespace {
@@ -801,13 +809,14 @@ TickStats MirroredWorld::tick() {
   std::string problem;
   if (actual.tick != expected.tick || actual.spawns != expected.spawns ||
       actual.updates != expected.updates || actual.despawns != expected.despawns ||
-      actual.members != expected.members) {
+      actual.members != expected.members || actual.crowded != expected.crowded) {
     problem = "TickStats differ at tick " + std::to_string(expected.tick) +
-              ": expected spawns/updates/despawns/members " + std::to_string(expected.spawns) + "/" +
+              ": expected spawns/updates/despawns/members/crowded " + std::to_string(expected.spawns) + "/" +
               std::to_string(expected.updates) + "/" + std::to_string(expected.despawns) + "/" +
-              std::to_string(expected.members) + ", got " + std::to_string(actual.spawns) + "/" +
-              std::to_string(actual.updates) + "/" + std::to_string(actual.despawns) + "/" +
-              std::to_string(actual.members);
+              std::to_string(expected.members) + "/" + std::to_string(expected.crowded) + ", got " +
+              std::to_string(actual.spawns) + "/" + std::to_string(actual.updates) + "/" +
+              std::to_string(actual.despawns) + "/" + std::to_string(actual.members) + "/" +
+              std::to_string(actual.crowded);
   }
   const std::string records = oracle_.compare(world_);
   if (!records.empty()) problem += (problem.empty() ? "" : "; ") + records;

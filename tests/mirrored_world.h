@@ -30,6 +30,7 @@ class MirroredWorld {
   Status destroy_client(ClientId client);
   Status set_viewer(ClientId client, EntityId viewer);
   Status set_radii(float enter_radius, float leave_radius);
+  void set_crowd_cap(std::uint32_t cap);
 
   // Interest keys. Each call must be accepted exactly when its handle is live and its keys and
   // rates are valid (null_handle / stale_handle / invalid_argument otherwise; an entity key setter

@@ -1054,6 +1054,12 @@ class RandomInputs {
     if (chance(0.08f)) (void)mirror_.create_client(pick(mirror_.oracle().entities()));
     if (!clients.empty() && chance(0.06f)) (void)mirror_.destroy_client(pick(clients));
     if (chance(0.05f)) set_random_radii();
+    if (def_.crowd_cap && chance(0.1f)) mirror_.set_crowd_cap(random_crowd_cap());
+  }
+
+  std::uint32_t random_crowd_cap() {
+    const std::uint32_t caps[] = {0, 1, 2, 3, 5, 8};
+    return caps[rng_.below(6)];
   }
 
   // --- Interest keys ---
@@ -1254,6 +1260,10 @@ void run_random(const RandomRunDef& def,
   if (def.tiers == TierMode::preset) world_def.tiers = default_distance_tiers();
   if (def.tiers == TierMode::custom) world_def.tiers = custom_tiers();
   world_def.threads = def.threads;
+  if (def.crowd_cap) {
+    const std::uint32_t caps[] = {0, 1, 2, 3, 5, 8};
+    world_def.crowd_cap = caps[1 + rng.below(5)];
+  }
 
   SightFilterState filter;  // outlives the mirror, whose World may call the filter
   MirroredWorld mirror(world_def);

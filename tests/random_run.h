@@ -62,6 +62,9 @@ struct RandomRunDef {
   bool sight = false;
   /// WorldDef::threads: the same inputs must give the same records whatever the count.
   std::uint32_t threads = 1;
+  /// Crowd cap: WorldDef::crowd_cap drawn from {0, 1, 2, 3, 5, 8}, changed now and then
+  /// between ticks (to 0 too). Off leaves the other inputs unchanged.
+  bool crowd_cap = false;
 };
 
 /// The context of run_random's visibility filter: it hides (client, entity) when a hash of their

@@ -22,6 +22,7 @@ enum class Rule : std::uint8_t {
   within_leave = 10,  ///< Held: a member beyond the enter radius, within the leave radius (hysteresis).
   out_of_range = 11,  ///< Not held: beyond the enter radius (or the leave radius, for a member).
   hidden = 12,        ///< Not held: in range but out of sight (walls, filter; beyond the hold).
+  crowded = 13,       ///< Not held: in range and in sight, but beyond the crowd cap (WorldDef::crowd_cap).
 };
 
 /// World::why's answer.

@@ -80,6 +80,10 @@ class WorldImpl;
 ///      root's bound radius and L the space's leave radius, and r is in sight;
 ///   k. otherwise held when nearest2(r) <= (R + b)^2 and r is visible (`near`, or `teleport` when
 ///      an entity of the tree was teleported since the last tick).
+///   l. crowd cap (WorldDef::crowd_cap > 0): of the roots held by j or k, only the crowd_cap
+///      smallest by (nearest2(r) / reach^2, r's index) are held, reach being L + b for a root
+///      that was in c's set after the last tick and R + b otherwise (float, as written); the
+///      others are not held (`left` for a member).
 /// Sight applies in a culling space with walls (set_walls) or when a visibility filter is set;
 /// elsewhere every entity is visible. r is visible at a tick when some origin of c sees r's
 /// bounding disc past the walls of the space (the centre, and with b > 0 the two points b from it
@@ -322,8 +326,10 @@ class World {
   /// they are now, with the set of the last tick standing for membership (rule j). Called right
   /// after tick(), held == is_relevant_to() and the rule is the one that tick applied to what it
   /// held (an entity that tick let go is no longer a member, so it is answered by rule k: a
-  /// member despawned `hidden` beyond R reads out_of_range). In a
-  /// space that needs sight it runs the sight test (and the filter), and allocates.
+  /// member despawned `hidden`, or left out by the crowd cap, beyond R reads out_of_range, and
+  /// one the cap left out while held out of sight reads hidden). With a crowd cap it ranks the
+  /// entity against every root the distance rules hold (O(entities)). In a space that needs
+  /// sight it runs the sight test (and the filter), and allocates.
   [[nodiscard]] Result<Why> why(ClientId client, EntityId entity) const;
   /// How many clients hold the entity after the last tick (a game can slow NPCs nobody sees).
   [[nodiscard]] Result<std::uint32_t> holder_count(EntityId entity) const;
@@ -337,6 +343,10 @@ class World {
   [[nodiscard]] Status set_radii(float enter_radius, float leave_radius);
   [[nodiscard]] float enter_radius() const noexcept;
   [[nodiscard]] float leave_radius() const noexcept;
+  /// Changes WorldDef::crowd_cap from the next tick (0: no cap). A member beyond the new cap
+  /// despawns `left` at that tick.
+  void set_crowd_cap(std::uint32_t cap) noexcept;
+  [[nodiscard]] std::uint32_t crowd_cap() const noexcept;
 
   // --- Events (events.h, docs/events.md) -------------------------------------------------
 

@@ -70,6 +70,19 @@ struct WorldDef {
   /// than 2 clients per thread run on the calling thread. The visibility filter (occlusion.h) is
   /// then called from several threads at once and must be safe for that.
   std::uint32_t threads = 1;
+  /// Crowd cap: at most this many entities per client held by distance (rules j and k of
+  /// World's rule; a tree counts once, by its root), the rest of a crowd left out; 0 (the
+  /// default) means no cap. What a client holds by any other rule (always relevant, owned,
+  /// origins, presenters, bypass keys, unculled spaces) neither counts nor is limited. The cap
+  /// keeps the members nearest the client's origins, each ranked by its distance as a fraction of
+  /// the radius that admits it (L + b for a member, R + b for a newcomer), so a newcomer displaces
+  /// a member only when it is nearer by the hysteresis ratio and a crowd's edge does not
+  /// flicker. It bounds the sets, and so the updates, the membership diff and everything the
+  /// Replicator does per member; the grid scan still visits the crowd (vectorised). What a
+  /// client loses: the far part of a dense crowd (it sees the nearest `crowd_cap`, which
+  /// return as the crowd thins); a member pushed out despawns with reason `left`.
+  /// Changeable later with World::set_crowd_cap.
+  std::uint32_t crowd_cap = 0;
 
   /// Capacity hints: slots reserved up front so early growth does not allocate. Not limits.
   std::uint32_t entity_capacity = 0;
