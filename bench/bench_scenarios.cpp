@@ -68,6 +68,13 @@ BenchScenario clustered_scenario() {
   return s;
 }
 
+BenchScenario clustered_capped_scenario() {
+  BenchScenario s = clustered_scenario();
+  s.name = "clustered_capped";
+  s.crowd_cap = 128;
+  return s;
+}
+
 BenchScenario teleports_scenario() {
   BenchScenario s = arena_scenario();
   s.name = "teleports";
@@ -108,8 +115,8 @@ BenchScenario observers_crowd_scenario() {
 
 std::vector<BenchScenario> all_scenarios() {
   return {reference_scenario(),      arena_scenario(),          mmo_scenario(),
-          clustered_scenario(),      teleports_scenario(),      observers_scenario(30.0f),
-          observers_scenario(33.0f), observers_crowd_scenario()};
+          clustered_scenario(),      clustered_capped_scenario(), teleports_scenario(),
+          observers_scenario(30.0f), observers_scenario(33.0f),  observers_crowd_scenario()};
 }
 
 BenchScenario scaling_scenario(std::uint32_t entities) {
@@ -145,6 +152,7 @@ Result<ScenarioWorld> build_world(const BenchScenario& scenario, std::span<const
   def.entity_capacity = static_cast<std::uint32_t>(xs.size());
   def.client_capacity = clients;
   def.threads = scenario.threads;
+  def.crowd_cap = scenario.crowd_cap;
   Result<World> world = World::create(def);
   if (!world) return world.status();
   ScenarioWorld out{std::move(world).value(), {}, {}};

@@ -24,6 +24,7 @@ struct BenchScenario {
   std::uint32_t checked_steady = 0;      ///< Then ticks checked against brute force from that state.
   std::uint32_t frame_block = 0;         ///< Frames generated per refill of a FrameStream, >= 1.
   std::uint32_t threads = 1;             ///< WorldDef::threads of the World build_world makes.
+  std::uint32_t crowd_cap = 0;           ///< WorldDef::crowd_cap (0: none).
   bool time_brute_force = true;          ///< False: the brute force only runs the checked ticks.
 };
 
@@ -40,6 +41,8 @@ struct BenchScenario {
 [[nodiscard]] BenchScenario mmo_scenario();
 /// (d) clustered: the arena with 80% of the entities in 8 hotspots of 200 x 200 (the O(N^2) case).
 [[nodiscard]] BenchScenario clustered_scenario();
+/// (d) with a crowd cap of 128 per client (issue 5's item 5): the work per client bounded.
+[[nodiscard]] BenchScenario clustered_capped_scenario();
 /// (e) teleports: the arena with 1% of the entities jumping to a random point each tick.
 [[nodiscard]] BenchScenario teleports_scenario();
 /// (f) everyone observes: 10,000 entities that are all clients, 2048 x 2048, R = 30, 2 units a

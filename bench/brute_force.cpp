@@ -16,11 +16,12 @@ namespace {
 }  // namespace
 
 BruteForce::BruteForce(std::uint32_t entities, std::span<const std::uint32_t> viewers, float enter_radius,
-                       float leave_radius)
+                       float leave_radius, std::uint32_t crowd_cap)
     : xs_(entities, 0.0f),
       zs_(entities, 0.0f),
       enter2_(enter_radius * enter_radius),
-      leave2_(leave_radius * leave_radius) {
+      leave2_(leave_radius * leave_radius),
+      crowd_cap_(crowd_cap) {
   clients_.resize(viewers.size());
   for (std::size_t c = 0; c < viewers.size(); ++c) {
     clients_[c].viewer = viewers[c];
@@ -71,6 +72,26 @@ TickStats BruteForce::tick() {
       if (distance2(xs[e], zs[e], vx, vz) <= enter2_ && !is_member[e] && e != client.viewer) {
         client.spawns.push_back(e);
       }
+    }
+    if (crowd_cap_ != 0 && client.kept.size() + client.spawns.size() > crowd_cap_) {
+      client.ranked.clear();
+      for (const std::uint32_t e : client.kept) client.ranked.emplace_back(distance2(xs[e], zs[e], vx, vz) / leave2_, e);
+      for (const std::uint32_t e : client.spawns) client.ranked.emplace_back(distance2(xs[e], zs[e], vx, vz) / enter2_, e);
+      std::sort(client.ranked.begin(), client.ranked.end());
+      for (std::size_t i = crowd_cap_; i < client.ranked.size(); ++i) is_member[client.ranked[i].second] = 2;
+      stats.crowded += client.ranked.size() - crowd_cap_;
+      // 2 marks the left-out: kept ones despawn, new ones never enter.
+      std::erase_if(client.kept, [&](std::uint32_t e) {
+        if (is_member[e] != 2) return false;
+        client.despawns.push_back(e);
+        is_member[e] = 0;
+        return true;
+      });
+      std::erase_if(client.spawns, [&](std::uint32_t e) {
+        if (is_member[e] != 2) return false;
+        is_member[e] = 0;
+        return true;
+      });
     }
     for (const std::uint32_t e : client.spawns) is_member[e] = 1;
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sightline/stream.h"
@@ -11,13 +12,15 @@ namespace sightline::bench {
 
 /// Per client and tick: drop members farther than the leave radius (despawn), then test every
 /// other entity that is not a member against the enter radius (spawn, d == R inside), then emit
-/// an update for every member. Sets are sorted vectors plus a per-client member flag per entity.
+/// an update for every member; with a crowd cap, keep the cap nearest of the kept and new members
+/// by (d2 / L^2 for a member, d2 / R^2 for a newcomer, index), as WorldDef::crowd_cap does.
+/// Sets are sorted vectors plus a per-client member flag per entity.
 /// Entities never die here; clients never change viewer. Buffers keep their capacity.
 class BruteForce {
  public:
   /// `viewers[c]` is the entity client c views from; entity indices are 0 .. entities-1.
   BruteForce(std::uint32_t entities, std::span<const std::uint32_t> viewers, float enter_radius,
-             float leave_radius);
+             float leave_radius, std::uint32_t crowd_cap = 0);
 
   /// Copies this tick's positions in; both spans hold one value per entity.
   void set_positions(std::span<const float> xs, std::span<const float> zs);
@@ -39,6 +42,7 @@ class BruteForce {
     std::vector<std::uint32_t> spawns;
     std::vector<std::uint32_t> despawns;
     std::vector<std::uint32_t> updates;
+    std::vector<std::pair<float, std::uint32_t>> ranked;
   };
 
   std::vector<float> xs_;
@@ -46,6 +50,7 @@ class BruteForce {
   std::vector<Client> clients_;
   float enter2_;
   float leave2_;
+  std::uint32_t crowd_cap_;
   std::uint64_t ticks_ = 0;
 };
 

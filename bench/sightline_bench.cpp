@@ -119,7 +119,7 @@ void set_up(Fixture& f) {
 
   std::vector<std::uint32_t> viewers(clients.size());
   std::iota(viewers.begin(), viewers.end(), 0u);
-  f.brute.emplace(s.walk.entities, viewers, s.enter_radius, s.leave_radius);
+  f.brute.emplace(s.walk.entities, viewers, s.enter_radius, s.leave_radius, s.crowd_cap);
   BruteForce& brute = *f.brute;
   brute.set_positions(walk.xs(), walk.zs());
 
