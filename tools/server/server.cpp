@@ -619,15 +619,13 @@ bool Server::reserve_connection() {
 
 void Server::opened(std::uint32_t id, std::shared_ptr<Connection> connection) {
   connections_.emplace(id, std::move(connection));
-  stats_.connections = static_cast<std::uint32_t>(connections_.size());
-  stats_.connections_peak = std::max(stats_.connections_peak, stats_.connections);
+  stats_.connections_peak = std::max(stats_.connections_peak, static_cast<std::uint32_t>(connections_.size()));
 }
 
 void Server::closed(std::uint32_t id, const std::string& why) {
   if (id != 0) {
     game_.disconnect(id);
     connections_.erase(id);
-    stats_.connections = static_cast<std::uint32_t>(connections_.size());
   }
   --reserved_;
   ++stats_.closes[why];

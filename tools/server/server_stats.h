@@ -33,8 +33,7 @@ struct ServerStats {
   std::uint64_t ticks = 0;
   /// Ticks the schedule skipped because a tick ran later than one period behind.
   std::uint64_t ticks_skipped = 0;
-  std::uint32_t connections = 0;  ///< Live WebSocket connections (handshakes included).
-  std::uint32_t connections_peak = 0;
+  std::uint32_t connections_peak = 0;  ///< Most WebSockets open at once (handshakes done).
   std::uint64_t upgrades_refused = 0;  ///< Upgrades answered 503 (--max-connections).
   std::uint64_t http_requests = 0;
   std::uint64_t frames_in = 0;   ///< Complete client messages read, refused ones included.
