@@ -79,7 +79,6 @@ TickStats BruteForce::tick() {
       for (const std::uint32_t e : client.spawns) client.ranked.emplace_back(distance2(xs[e], zs[e], vx, vz) / enter2_, e);
       std::sort(client.ranked.begin(), client.ranked.end());
       for (std::size_t i = crowd_cap_; i < client.ranked.size(); ++i) is_member[client.ranked[i].second] = 2;
-      stats.crowded += client.ranked.size() - crowd_cap_;
       // 2 marks the left-out: kept ones despawn, new ones never enter.
       std::erase_if(client.kept, [&](std::uint32_t e) {
         if (is_member[e] != 2) return false;

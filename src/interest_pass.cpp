@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 
 #include "world_impl.h"
 
@@ -61,7 +62,6 @@ void add_pass_totals(TickStats& to, const TickStats& from) noexcept {
   to.distance_tests += from.distance_tests;
   to.cell_candidates += from.cell_candidates;
   to.members += from.members;
-  to.crowded += from.crowded;
 }
 
 /// Appends `count` elements and returns the first.
@@ -458,18 +458,33 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
     const float* const item_x = grid.item_x().data();
     const float* const item_z = grid.item_z().data();
     std::uint32_t* const hits = pass.hits.data();
+    // Once the cap is full without the grid's newcomers, one ranked after the cap-th candidate
+    // cannot get in: scan no farther than such a newcomer could stand (a hair farther, for the
+    // rounding of the rank), so a steady crowd costs about the cap, not the crowd.
+    float scan_radius = enter_r;
+    float scan2 = enter2;
+    if (capped && pass.crowd.size() >= cap) {
+      const auto nth = pass.crowd.begin() + (cap - 1);
+      std::nth_element(pass.crowd.begin(), nth, pass.crowd.end());
+      const float worst = std::bit_cast<float>(static_cast<std::uint32_t>(*nth >> 32));
+      const float bound2 = worst * enter2 * (1.0f + 0x1.0p-20f);
+      if (bound2 < enter2) {
+        scan2 = bound2;
+        scan_radius = std::sqrt(bound2) * (1.0f + 0x1.0p-20f);
+      }
+    }
     // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
     for (std::size_t o = 0; o < origins; ++o) {
       const float ox = origin_x[o];
       const float oz = origin_z[o];
-      const Grid::Range range = grid.cell_range(ox, oz, enter_r);
+      const Grid::Range range = grid.cell_range(ox, oz, scan_radius);
       for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
         const std::uint32_t begin = grid.run_begin(row, range.x0);
         const std::uint32_t end = grid.run_end(row, range.x1);
         stats.cell_candidates += end - begin;
         stats.distance_tests += end - begin;
         // Distance first, on the contiguous run (vectorised); only the hits touch per-entity state.
-        const std::uint32_t found = scan(item_x + begin, item_z + begin, end - begin, ox, oz, enter2, hits);
+        const std::uint32_t found = scan(item_x + begin, item_z + begin, end - begin, ox, oz, scan2, hits);
         for (std::uint32_t h = 0; h < found; ++h) {
           const std::uint32_t e = items[begin + hits[h]];
           if (stamp[e] == epoch) continue;
@@ -494,7 +509,6 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       stamp[e] = epoch - 1;
       pass.crowded[e] = epoch;
     }
-    stats.crowded += pass.crowd.end() - cut;
     std::uint32_t still_kept = 0;
     bool dropped_member = false;
     for (std::uint32_t i = 0; i < kept_count; ++i) {

@@ -976,7 +976,7 @@ TickStats BruteForceOracle::tick() {
         if (decided[index].rule == Rule::within_leave) crowded_within_leave[index] = 1;
         if (decided[index].rule == Rule::near && unseen_since.contains(index)) crowded_unseen[index] = 1;
       }
-      stats.crowded += crowded.size();
+      crowded_total_ += crowded.size();
       for (auto& [index, why] : decided) {
         if (crowded.contains(why.root.index)) why = Why{false, Rule::crowded, why.root};
       }

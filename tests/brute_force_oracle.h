@@ -131,6 +131,8 @@ class BruteForceOracle {
   void set_radii(float enter_radius, float leave_radius);
   /// WorldDef::crowd_cap (0: none).
   void set_crowd_cap(std::uint32_t cap) { crowd_cap_ = cap; }
+  /// (client, root) pairs the crowd cap has left out, over all ticks so far.
+  [[nodiscard]] std::uint64_t crowded_total() const noexcept { return crowded_total_; }
 
   // Bounds, owners and origins. The caller validates arguments (the oracle records accepted
   // inputs only); each returns an empty string, or why the call is inconsistent with the rule.
@@ -334,6 +336,7 @@ class BruteForceOracle {
   float enter_radius_;
   float leave_radius_;
   std::uint32_t crowd_cap_ = 0;
+  std::uint64_t crowded_total_ = 0;
   std::vector<DistanceTier> tiers_;
   SpaceId default_space_;
   std::map<std::uint32_t, Entity> entities_;          // by slot index

@@ -809,14 +809,13 @@ TickStats MirroredWorld::tick() {
   std::string problem;
   if (actual.tick != expected.tick || actual.spawns != expected.spawns ||
       actual.updates != expected.updates || actual.despawns != expected.despawns ||
-      actual.members != expected.members || actual.crowded != expected.crowded) {
+      actual.members != expected.members) {
     problem = "TickStats differ at tick " + std::to_string(expected.tick) +
-              ": expected spawns/updates/despawns/members/crowded " + std::to_string(expected.spawns) + "/" +
+              ": expected spawns/updates/despawns/members " + std::to_string(expected.spawns) + "/" +
               std::to_string(expected.updates) + "/" + std::to_string(expected.despawns) + "/" +
-              std::to_string(expected.members) + "/" + std::to_string(expected.crowded) + ", got " +
-              std::to_string(actual.spawns) + "/" + std::to_string(actual.updates) + "/" +
-              std::to_string(actual.despawns) + "/" + std::to_string(actual.members) + "/" +
-              std::to_string(actual.crowded);
+              std::to_string(expected.members) + ", got " + std::to_string(actual.spawns) + "/" +
+              std::to_string(actual.updates) + "/" + std::to_string(actual.despawns) + "/" +
+              std::to_string(actual.members);
   }
   const std::string records = oracle_.compare(world_);
   if (!records.empty()) problem += (problem.empty() ? "" : "; ") + records;

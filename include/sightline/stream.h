@@ -85,9 +85,6 @@ struct TickStats {
   /// Every entity found in the scanned cells, members and the viewer included.
   std::uint64_t cell_candidates = 0;
   std::uint64_t members = 0;         ///< Sum of interest set sizes after the tick.
-  /// Roots (client, root pairs) the distance rules held but the crowd cap left out this tick
-  /// (WorldDef::crowd_cap): what the clients lost to it.
-  std::uint64_t crowded = 0;
   std::uint64_t events = 0;          ///< Events delivered this tick (emitted since the last one).
   std::uint64_t event_records = 0;   ///< Event records over all clients.
 };

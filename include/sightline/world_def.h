@@ -78,7 +78,8 @@ struct WorldDef {
   /// the radius that admits it (L + b for a member, R + b for a newcomer), so a newcomer displaces
   /// a member only when it is nearer by the hysteresis ratio and a crowd's edge does not
   /// flicker. It bounds the sets, and so the updates, the membership diff and everything the
-  /// Replicator does per member; the grid scan still visits the crowd (vectorised). What a
+  /// Replicator does per member; once a client holds its cap, its scan looks only as far as a
+  /// newcomer could still rank ahead of the cap-th member. What a
   /// client loses: the far part of a dense crowd (it sees the nearest `crowd_cap`, which
   /// return as the crowd thins); a member pushed out despawns with reason `left`.
   /// Changeable later with World::set_crowd_cap.
