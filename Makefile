@@ -6,8 +6,12 @@ FUZZ_BUILD ?= build-fuzz
 TSAN_BUILD ?= build-tsan
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?=
+# make demo's server: DEMO_FLAGS takes any sightline-server option (--help lists them).
+DEMO_HOST ?= 127.0.0.1
+DEMO_PORT ?= 8080
+DEMO_FLAGS ?=
 
-.PHONY: all build demo test test-release test-asan test-tsan test-fuzz bench deps clean format
+.PHONY: all build demo load test test-release test-asan test-tsan test-fuzz bench deps clean format
 
 all: build
 
@@ -20,8 +24,12 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
+# The simulator's report of seed 000, then the demo server with its page (Ctrl-C stops it).
 demo: build
 	$(BUILD)/bin/sightline-sim
+	@echo
+	@echo "sightline-server: seed 000's world, streamed to a browser; open the URL below."
+	$(BUILD)/bin/sightline-server --host $(DEMO_HOST) --port $(DEMO_PORT) $(DEMO_FLAGS)
 
 test: test-release test-asan test-tsan test-fuzz
 
@@ -47,15 +55,16 @@ test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/threads_test
 
 # Every parser of untrusted bytes is fuzzed for a fixed time (the trace reader; the packet decoder
-# with the ClientMirror); new inputs go to the build folder, the committed seed corpus is only read.
+# with the ClientMirror; the demo's frame readers); new inputs go to the build folder, the committed
+# seed corpus is only read.
 $(FUZZ_BUILD)/CMakeCache.txt: | deps
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSIGHTLINE_SANITIZE=address,undefined -DSIGHTLINE_BUILD_FUZZ=ON -DSIGHTLINE_BUILD_TESTS=OFF \
 	  -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 
 test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
-	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target sightline-fuzz-trace sightline-fuzz-packet
-	@for target in trace packet; do \
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target sightline-fuzz-trace sightline-fuzz-packet sightline-fuzz-demo-frames
+	@for target in trace packet demo-frames; do \
 	  mkdir -p $(FUZZ_BUILD)/corpus-$$target; \
 	  $(FUZZ_BUILD)/bin/sightline-fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	    $(FUZZ_BUILD)/corpus-$$target fuzz/corpus/$$target > $(FUZZ_BUILD)/fuzz-$$target.log 2>&1 \
@@ -64,9 +73,17 @@ test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	  echo "fuzz: $$target ran $(FUZZ_SECONDS) s with no crash"; \
 	done
 
+# The six scenarios beside brute force (numbers also in $(BUILD)/bench.json), the Replicator's
+# send, then tick time against entity count and its log-log plot ($(BUILD)/scaling.svg).
 bench: build
-	$(BUILD)/bin/sightline-bench
+	$(BUILD)/bin/sightline-bench --json $(BUILD)/bench.json
 	$(BUILD)/bin/sightline-bench-send
+	$(BUILD)/bin/sightline-bench --scaling --csv $(BUILD)/scaling.csv --json $(BUILD)/scaling.json
+	tools/plot/scaling.sh $(BUILD)/scaling.csv $(BUILD)/scaling.svg
+
+# 1,000 bots for 60 s against the demo server on loopback: tick p99, anomalies, memory (BENCHMARKS.md).
+load: build
+	SIGHTLINE_BIN=$(BUILD)/bin tools/bots/load.sh 1000 60 $(BUILD)/load
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

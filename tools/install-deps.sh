@@ -2,12 +2,18 @@
 # Installs the Debian packages the build needs, only those that are missing.
 set -euo pipefail
 
+# libboost1.81-dev: the demo server and bots (Beast); Boost 1.74 breaks with g++ 12 coroutines.
+# chromium: the page's browser test. node and npm run it (playwright-core, installed by npm ci).
 needed=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-        libcli11-dev libfmt-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev librapidcheck-dev)
+        libcli11-dev libfmt-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev librapidcheck-dev
+        libboost1.81-dev chromium gnuplot-nox)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+# Node.js may come from Debian (nodejs, npm) or elsewhere: only its commands matter.
+command -v node > /dev/null || missing+=(nodejs)
+command -v npm > /dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "installing: ${missing[*]}" >&2
