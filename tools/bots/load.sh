@@ -80,8 +80,7 @@ for _ in $(seq 1 150); do
   fi
   sleep 0.1
 done
-server_pid_was="$server_pid"
-[ -n "$server_rc" ] || { echo "$0: the server (pid $server_pid_was) did not stop within 15 s of SIGINT" >&2; exit 1; }
+[ -n "$server_rc" ] || { echo "$0: the server (pid $server_pid) did not stop within 15 s of SIGINT" >&2; exit 1; }
 server_pid=""
 
 failed=0
