@@ -17,7 +17,7 @@ constexpr int kRunFailed = 1;
 // validate(GameDef) names GameDef's fields; the user typed options.
 std::string option_of(std::string_view message) {
   static constexpr std::pair<std::string_view, std::string_view> kOptions[] = {
-      {"scenario", "--scenario"}, {"entities", "--entities"},   {"enter_radius", "--radius"},
+      {"scenario", "--scenario"},  {"entities", "--entities"},   {"enter_radius", "--radius"},
       {"leave_radius", "--leave"}, {"tick_rate", "--tick-rate"}, {"max_radius", "--max-radius"}};
   const std::string_view field = message.substr(0, message.find(' '));
   for (const auto& [name, option] : kOptions) {
@@ -33,8 +33,9 @@ int main(int argc, char** argv) {
   sightline::demo::ServerDef server_def;
   server_def.web_root = SIGHTLINE_WEB_ROOT;
 
-  CLI::App app{"sightline-server: seed 000's world streamed to each WebSocket client with interest management, "
-               "and the demo page served over HTTP on the same port"};
+  CLI::App app{
+      "sightline-server: seed 000's world streamed to each WebSocket client with interest management, "
+      "and the demo page served over HTTP on the same port"};
   app.add_option("--host", server_def.host, "Address to listen on")->capture_default_str();
   app.add_option("--port", server_def.port, "Port to listen on (0: any free port, printed at start)")
       ->capture_default_str();
@@ -44,20 +45,25 @@ int main(int argc, char** argv) {
   app.add_option("--radius", game_def.enter_radius, "Enter radius R (world units)")->capture_default_str();
   app.add_option("--leave", game_def.leave_radius, "Leave radius L, in [R, 4R]")->capture_default_str();
   app.add_option("--tick-rate", game_def.tick_rate, "Ticks per second")->capture_default_str();
-  app.add_option("--seed", game_def.seed, "Seed of the walk and of the viewers' spots")->capture_default_str();
-  app.add_flag("--debug-view", game_def.debug_view, "Let clients ask for what they do not hold (debug frames)");
-  app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")->capture_default_str();
+  app.add_option("--seed", game_def.seed, "Seed of the walk and of the viewers' spots")
+      ->capture_default_str();
+  app.add_flag("--debug-view", game_def.debug_view,
+               "Let clients ask for what they do not hold (debug frames)");
+  app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")
+      ->capture_default_str();
   app.add_option("--max-connections", server_def.max_connections, "Live WebSockets; more get HTTP 503")
       ->capture_default_str();
   app.add_option("--max-frames-per-second", server_def.max_frames_per_second,
                  "Frames a client may send per second (token bucket of as many)")
       ->capture_default_str();
-  app.add_option("--idle-seconds", server_def.idle_seconds, "Close a client that sends nothing, pongs included")
+  app.add_option("--idle-seconds", server_def.idle_seconds,
+                 "Close a client that sends nothing, pongs included")
       ->capture_default_str();
   app.add_option("--web-root", server_def.web_root, "Directory of the page's files")->capture_default_str();
   app.add_option("--seconds", server_def.seconds, "Stop after this many seconds (0: at SIGINT or SIGTERM)")
       ->capture_default_str();
-  app.add_option("--stats-json", server_def.stats_json, "Write tick times, connections, frames and memory here at exit");
+  app.add_option("--stats-json", server_def.stats_json,
+                 "Write tick times, connections, frames and memory here at exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

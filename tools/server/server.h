@@ -12,14 +12,14 @@ namespace sightline::demo {
 
 /// What the network layer runs with; the defaults are the documented limits.
 struct ServerDef {
-  std::string host = "127.0.0.1";  ///< An IP address or a name that resolves to one.
-  std::uint16_t port = 8080;       ///< 0: any free port (the URL printed at start names it).
-  std::uint32_t max_connections = 2000;       ///< Live WebSockets; more get HTTP 503. [1, 100000]
-  std::uint32_t max_frames_per_second = 60;   ///< Token bucket per connection, also its capacity. [1, 10000]
-  std::uint32_t idle_seconds = 120;           ///< No data nor pong for this long closes. [1, 86400]
-  std::string web_root;                       ///< Directory of the page's files.
-  double seconds = 0.0;                       ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
-  std::string stats_json;                     ///< Written at exit when not empty.
+  std::string host = "127.0.0.1";            ///< An IP address or a name that resolves to one.
+  std::uint16_t port = 8080;                 ///< 0: any free port (the URL printed at start names it).
+  std::uint32_t max_connections = 2000;      ///< Live WebSockets; more get HTTP 503. [1, 100000]
+  std::uint32_t max_frames_per_second = 60;  ///< Token bucket per connection, also its capacity. [1, 10000]
+  std::uint32_t idle_seconds = 120;          ///< No data nor pong for this long closes. [1, 86400]
+  std::string web_root;                      ///< Directory of the page's files.
+  double seconds = 0.0;                      ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
+  std::string stats_json;                    ///< Written at exit when not empty.
 };
 
 /// Checks every field; the message names the command-line option and its value.

@@ -11,7 +11,9 @@ namespace {
 constexpr double kSmallestMs = 0.001;
 constexpr double kGrowth = 1.01;
 
-double upper_edge(std::size_t bucket) { return kSmallestMs * std::pow(kGrowth, static_cast<double>(bucket + 1)); }
+double upper_edge(std::size_t bucket) {
+  return kSmallestMs * std::pow(kGrowth, static_cast<double>(bucket + 1));
+}
 
 }  // namespace
 
@@ -28,7 +30,8 @@ void TickTimes::add(double ms) noexcept {
 
 double TickTimes::percentile(double q) const noexcept {
   if (count_ == 0) return 0.0;
-  const auto rank = static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
+  const auto rank =
+      static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
   std::uint64_t seen = 0;
   for (std::size_t bucket = 0; bucket < kBuckets; ++bucket) {
     seen += buckets_[bucket];
@@ -64,7 +67,8 @@ Status write_stats_json(const std::string& path, const ServerStats& stats) {
   out["frames_in"] = stats.frames_in;
   out["frames_out"] = stats.frames_out;
   out["bytes_out"] = stats.bytes_out;
-  out["rss_kb_after_warmup"] = stats.rss_kb_after_warmup ? nlohmann::ordered_json(*stats.rss_kb_after_warmup) : nullptr;
+  out["rss_kb_after_warmup"] =
+      stats.rss_kb_after_warmup ? nlohmann::ordered_json(*stats.rss_kb_after_warmup) : nullptr;
   out["rss_kb_end"] = stats.rss_kb_end ? nlohmann::ordered_json(*stats.rss_kb_end) : nullptr;
   out["closes"] = stats.closes;
   std::ofstream file(path, std::ios::binary | std::ios::trunc);

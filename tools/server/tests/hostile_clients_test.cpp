@@ -120,7 +120,8 @@ class ServerProcess {
       const std::string prefix = "sightline-server: http://127.0.0.1:";
       const std::size_t at = text.find(prefix);
       const std::size_t end = at == std::string::npos ? at : text.find("/ (Ctrl-C to stop)\n", at);
-      if (end != std::string::npos) return static_cast<std::uint16_t>(std::stoi(text.substr(at + prefix.size())));
+      if (end != std::string::npos)
+        return static_cast<std::uint16_t>(std::stoi(text.substr(at + prefix.size())));
     }
     ADD_FAILURE() << "the server printed no URL line; its stdout: " << text;
     return 0;
@@ -146,12 +147,14 @@ class Client {
       socket.set_option(net::socket_base::receive_buffer_size(receive_buffer_bytes));
     }
     beast::error_code ec = run(5s, [&](auto done) {
-      beast::get_lowest_layer(ws_).async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), done);
+      beast::get_lowest_layer(ws_).async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port),
+                                                 done);
     });
     if (ec) return ec;
     websocket::response_type ignored;
     return run(5s, [&](auto done) {
-      ws_.async_handshake(response != nullptr ? *response : ignored, fmt::format("127.0.0.1:{}", port), "/ws", done);
+      ws_.async_handshake(response != nullptr ? *response : ignored, fmt::format("127.0.0.1:{}", port), "/ws",
+                          done);
     });
   }
 
@@ -179,11 +182,13 @@ class Client {
 
   // Reads (the server keeps sending ticks) until the connection ends; the error and the
   // server's close frame.
-  std::pair<beast::error_code, websocket::close_reason> read_until_closed(std::chrono::milliseconds limit = 5s) {
+  std::pair<beast::error_code, websocket::close_reason> read_until_closed(
+      std::chrono::milliseconds limit = 5s) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     Bytes frame;
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       const beast::error_code ec = read(frame, std::max(left, 1ms));
       if (ec) return {ec, ws_.reason()};
     }
@@ -266,10 +271,12 @@ class GoodClient {
       }
       const Result<TickFrame> tick = read_tick(frame);
       if (!tick) {
-        problem(fmt::format("a frame of type {} is not a tick: {}", frame_type(frame), tick.status().message()));
+        problem(
+            fmt::format("a frame of type {} is not a tick: {}", frame_type(frame), tick.status().message()));
         continue;
       }
-      if (last_tick && tick->tick != *last_tick + 1) problem(fmt::format("tick {} after {}", tick->tick, *last_tick));
+      if (last_tick && tick->tick != *last_tick + 1)
+        problem(fmt::format("tick {} after {}", tick->tick, *last_tick));
       last_tick = tick->tick;
       ++ticks_;
     }
@@ -300,8 +307,8 @@ std::uint64_t closes(const nlohmann::json& stats, const std::string& why) {
 struct BadFrame {
   std::string name;
   Bytes bytes;
-  std::string text;          // sent as a text message when not empty
-  std::string reason;        // what the close reason must contain
+  std::string text;    // sent as a text message when not empty
+  std::string reason;  // what the close reason must contain
   std::size_t repeat = 1;
 };
 
@@ -437,7 +444,8 @@ struct HttpAnswer {
 };
 
 // Several requests on one keep-alive connection.
-std::vector<HttpAnswer> http_requests(std::uint16_t port, const std::vector<std::pair<http::verb, std::string>>& requests) {
+std::vector<HttpAnswer> http_requests(std::uint16_t port,
+                                      const std::vector<std::pair<http::verb, std::string>>& requests) {
   net::io_context io;
   tcp::socket socket(io);
   socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
@@ -461,10 +469,18 @@ std::vector<HttpAnswer> http_requests(std::uint16_t port, const std::vector<std:
 TEST(HostileClients, WebRootServesFilesAndRefusesTraversal) {
   ServerProcess server({});
   ASSERT_NE(server.port(), 0);
-  const std::vector<std::string> outside = {
-      "/../CMakeLists.txt", "/js/../../game.h",    "/%2e%2e/game.h",       "/..%2fgame.h",
-      "/js/..\\..\\game.h", "/%5c..%5cgame.h",     "//etc/passwd",         "/index.html%00.js",
-      "/%zz",               "/no-such-file.html",  "http://127.0.0.1/index.html", "/./index.html"};
+  const std::vector<std::string> outside = {"/../CMakeLists.txt",
+                                            "/js/../../game.h",
+                                            "/%2e%2e/game.h",
+                                            "/..%2fgame.h",
+                                            "/js/..\\..\\game.h",
+                                            "/%5c..%5cgame.h",
+                                            "//etc/passwd",
+                                            "/index.html%00.js",
+                                            "/%zz",
+                                            "/no-such-file.html",
+                                            "http://127.0.0.1/index.html",
+                                            "/./index.html"};
   std::vector<std::pair<http::verb, std::string>> requests;
   for (const std::string& target : outside) requests.emplace_back(http::verb::get, target);
   requests.emplace_back(http::verb::get, "/");
@@ -548,7 +564,8 @@ struct Entered {
 
 // Follows one connection's stream: tick headers, the entities it holds and what they are.
 struct Follower : MirrorListener {
-  explicit Follower(const Welcome& w) : welcome(w), mirror(std::move(ClientMirror::create(MirrorDef{})).value()) {}
+  explicit Follower(const Welcome& w)
+      : welcome(w), mirror(std::move(ClientMirror::create(MirrorDef{})).value()) {}
 
   void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> state, std::uint32_t) override {
     Entered entered;
@@ -606,14 +623,21 @@ TEST(HostileClients, AnotherClientsFramesDoNotReachThisStream) {
   for (int i = 0; i < 200; ++i) {
     ASSERT_FALSE(a.read(frame));
     baseline = follower.apply(frame);
-    if (follower.header.viewer_x == 1.0f && follower.header.viewer_z == 1.0f && follower.entities.empty() && i > 5) break;
+    if (follower.header.viewer_x == 1.0f && follower.header.viewer_z == 1.0f && follower.entities.empty() &&
+        i > 5)
+      break;
   }
   ASSERT_EQ(follower.header.viewer_x, 1.0f);
   ASSERT_TRUE(follower.entities.empty());
 
-  const std::vector<Bytes> b_frames = {encode_options(0),          encode_radius(6.4f), encode_options(kOptionInterest),
-                                       encode_radius(0.5f),        encode_options(kDefaultOptions),
-                                       encode_move(11.0f, 7.0f),   encode_radius(3.0f), encode_move(10.0f, 6.0f)};
+  const std::vector<Bytes> b_frames = {encode_options(0),
+                                       encode_radius(6.4f),
+                                       encode_options(kOptionInterest),
+                                       encode_radius(0.5f),
+                                       encode_options(kDefaultOptions),
+                                       encode_move(11.0f, 7.0f),
+                                       encode_radius(3.0f),
+                                       encode_move(10.0f, 6.0f)};
   for (const Bytes& sent : b_frames) {
     ASSERT_FALSE(b.send(sent));
     for (int i = 0; i < 3; ++i) {

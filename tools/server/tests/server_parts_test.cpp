@@ -78,10 +78,10 @@ TEST_F(WebFile, NamesFilesUnderTheRoot) {
 }
 
 TEST_F(WebFile, RefusesWhatCouldLeaveTheRoot) {
-  for (const char* target : {"", "index.html", "/../secret.txt", "/js/../../secret.txt", "/%2e%2e/secret.txt",
-                             "/..%2Fsecret.txt", "/js\\..\\..\\secret.txt", "/%5C..%5Csecret.txt", "//etc/passwd",
-                             "/%2Fetc/passwd", "/index.html%00", "/%", "/%4", "/%zz", "/./index.html", "/js",
-                             "/missing.html", "http://host/index.html"}) {
+  for (const char* target :
+       {"", "index.html", "/../secret.txt", "/js/../../secret.txt", "/%2e%2e/secret.txt", "/..%2Fsecret.txt",
+        "/js\\..\\..\\secret.txt", "/%5C..%5Csecret.txt", "//etc/passwd", "/%2Fetc/passwd", "/index.html%00",
+        "/%", "/%4", "/%zz", "/./index.html", "/js", "/missing.html", "http://host/index.html"}) {
     EXPECT_FALSE(web_file(root_, target)) << target;
   }
 }
