@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
                  "Frames a client may send per second (token bucket of as many)")
       ->capture_default_str();
   app.add_option("--idle-seconds", server_def.idle_seconds,
-                 "Close a client that sends nothing, pongs included")
+                 "Close a client that sends nothing, not even a pong to the server's pings, for this long")
       ->capture_default_str();
   app.add_option("--web-root", server_def.web_root, "Directory of the page's files")->capture_default_str();
   app.add_option("--seconds", server_def.seconds, "Stop after this many seconds (0: at SIGINT or SIGTERM)")
