@@ -74,10 +74,11 @@ test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	done
 
 # The six scenarios beside brute force (numbers also in $(BUILD)/bench.json), the Replicator's
-# send, then tick time against entity count and its log-log plot ($(BUILD)/scaling.svg).
+# send, the enter test's scalar and AVX2 scans, then tick time against entity count and its log-log plot ($(BUILD)/scaling.svg).
 bench: build
 	$(BUILD)/bin/sightline-bench --json $(BUILD)/bench.json
 	$(BUILD)/bin/sightline-bench-send
+	$(BUILD)/bin/sightline-bench-scan
 	$(BUILD)/bin/sightline-bench --scaling --csv $(BUILD)/scaling.csv --json $(BUILD)/scaling.json
 	tools/plot/scaling.sh $(BUILD)/scaling.csv $(BUILD)/scaling.svg
 
