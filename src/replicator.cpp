@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -116,16 +117,19 @@ struct EntryOrder {
   }
 };
 
+// `order` packs the accumulator (> 0, so its bits order as the float does, +infinity on top)
+// over the complement of the entity index: one integer compare gives highest accumulator first,
+// then lowest index, a total order, so selection is deterministic.
 struct Candidate {
-  float acc = 0.0f;
-  std::uint32_t index = 0;
+  std::uint64_t order = 0;
   std::uint32_t member = 0;
 };
 
-// Highest accumulator first, then lowest index: a total order, so selection is deterministic.
-bool higher(const Candidate& a, const Candidate& b) noexcept {
-  return a.acc != b.acc ? a.acc > b.acc : a.index < b.index;
+Candidate candidate(float acc, std::uint32_t index, std::uint32_t member) noexcept {
+  return {static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(acc)) << 32 | (0xFFFFFFFFu - index), member};
 }
+
+bool higher(const Candidate& a, const Candidate& b) noexcept { return a.order > b.order; }
 
 /// Room for `extra` more elements, with headroom and at least `floor`: per-client tables creep
 /// past their early highs for a long while, and each step of std::vector's own growth from a
@@ -183,6 +187,7 @@ class ReplicatorImpl {
   ReplicatorImpl(WorldImpl& world, const ReplicatorDef& settings) : w(world), def(settings) {
     if (def.mode == UpdateMode::priority) w.record_periods = true;
     max_payload = def.packet_bytes - kStateHeaderBytes - kMaxRecordFraming;
+    writing.resize(max_payload);
   }
 
   Status send();
@@ -212,6 +217,7 @@ class ReplicatorImpl {
 
   // Per send.
   std::vector<std::uint8_t> payloads;       // shared payloads of this send
+  std::vector<std::uint8_t> writing;        // one payload being written (max_payload bytes)
   std::vector<std::uint8_t> out;            // every packet of this send
   std::vector<std::uint32_t> packet_offsets;  // begin, end of each packet in `out`
   std::vector<std::span<const std::uint8_t>> packet_spans;
@@ -267,20 +273,19 @@ bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::ui
     }
     stats.serialized_bytes += measure.bytes();
   }
-  const std::size_t begin = payloads.size();
-  make_room(payloads, max_payload);
-  payloads.resize(begin + max_payload);
-  Stream s = Stream::writer({payloads.data() + begin, max_payload});
+  // Written aside and appended: growing `payloads` by max_payload would zero it on every call.
+  Stream s = Stream::writer({writing.data(), max_payload});
   ++stats.serialize_calls;
   const bool ok = def.serialize(s, e, part, def.serialize_context) && s.ok();
   if (!ok) {
-    payloads.resize(begin);
     note_error(e, part, s.ok() ? "the serializer returned false"
                                : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
                                   " bytes at this packet_bytes)").c_str());
     return false;
   }
-  payloads.resize(begin + s.bytes());
+  const std::size_t begin = payloads.size();
+  make_room(payloads, max_payload);
+  payloads.insert(payloads.end(), writing.begin(), writing.begin() + static_cast<std::ptrdiff_t>(s.bytes()));
   stats.serialized_bytes += s.bytes();
   cache_send[p][e.index] = sends + 1;
   cache_begin[p][e.index] = static_cast<std::uint32_t>(begin);
@@ -606,7 +611,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
       m.acc = std::min(m.acc + base * dt, std::numeric_limits<float>::max());
       // A teleported tree jumps the queue: the client must not draw it where it was.
       const float acc = teleport_send[r] == now + 1 ? std::numeric_limits<float>::infinity() : m.acc;
-      if (acc > 0.0f) candidates.push_back({acc, e, i});
+      if (acc > 0.0f) candidates.push_back(candidate(acc, e, i));
     }
     // The rule (checked against a full sort by tests/replicator_oracle_test.cpp): candidates in
     // order of (accumulator descending, index ascending); each that fits is written, each that
