@@ -16,12 +16,6 @@ namespace {
   return dx * dx + dz * dz;
 }
 
-// The crowd cap's order: distance as a fraction of the admitting radius, then index. A
-// non-negative float's bits order as the float does.
-[[nodiscard]] std::uint64_t crowd_rank(float d2, float reach, std::uint32_t e) noexcept {
-  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(d2 / (reach * reach))) << 32 | e;
-}
-
 // Sizes the scratch to the entity slots, so no pass ever grows it, and starts a fresh epoch;
 // on wrap-around the stamps are cleared so old ones cannot match.
 void prepare(PassScratch& scratch, std::size_t entity_slots) {

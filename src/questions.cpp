@@ -1,7 +1,6 @@
 // The questions a game asks of the last tick: who holds what, and why.
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <limits>
 
 #include "world_impl.h"
@@ -112,8 +111,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
           c.sighted ? w.seen[w.current][c.seen.begin + static_cast<std::uint32_t>(at)] : last_tick;
       if (last_tick - last > sight.hold_ticks) return rule(false, Rule::hidden);
     }
-    const float reach = member ? leave : enter;
-    d.rank = static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(best / (reach * reach))) << 32 | x;
+    d.rank = crowd_rank(best, member ? leave : enter, x);
     return d;
   };
 

@@ -1,6 +1,7 @@
 // The World's private state: entities and clients as structure of arrays, the grid, scratch.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -80,6 +81,13 @@ void settle_radii(SpaceSlot& slot, float world_enter, float world_leave);
 
 /// The subscription of `client` to `stored_key`, or null.
 [[nodiscard]] const Subscription* find_subscription(const ClientSlot& client, std::uint64_t stored_key) noexcept;
+
+/// The crowd cap's order of a root held by distance (WorldDef::crowd_cap): its squared distance
+/// over the squared radius that admits it, then its index. A non-negative float's bits order as
+/// the float does, so one integer compare ranks two roots.
+[[nodiscard]] inline std::uint64_t crowd_rank(float d2, float reach, std::uint32_t e) noexcept {
+  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(d2 / (reach * reach))) << 32 | e;
+}
 
 /// Reusable per-pass scratch, sized to the entity slots. One per worker when passes run in
 /// parallel.
