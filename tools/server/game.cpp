@@ -226,7 +226,8 @@ class GameImpl {
         c.move.reset();
       }
       if (!(c.group->setting == setting_of(c))) {
-        if (Status s = regroup(c); !s) return s;
+        leave(c);
+        if (Status s = join(c); !s) return s;
       }
     }
     std::erase_if(groups_, [](const std::unique_ptr<Group>& g) { return g->connections == 0; });
@@ -292,6 +293,7 @@ class GameImpl {
  private:
   float leave_of(const Connection& c) const {
     if ((c.options & kOptionHysteresis) == 0) return c.enter;
+    // The server's own R keeps its L exactly (the product of the ratio may round off it).
     if (c.enter == def_.enter_radius) return def_.leave_radius;
     return c.enter * (def_.leave_radius / def_.enter_radius);
   }
@@ -369,11 +371,6 @@ class GameImpl {
     (void)c.group->world->destroy_client(c.client);
     --c.group->connections;
     c.group = nullptr;
-  }
-
-  Status regroup(Connection& c) {
-    leave(c);
-    return join(c);
   }
 
   void drop(std::uint32_t id) {
