@@ -23,6 +23,23 @@ std::uint32_t scan_within_scalar(const float* xs, const float* zs, std::uint32_t
 #ifdef SIGHTLINE_HAS_AVX2_SCAN
 namespace {
 
+// For each 8-bit hit mask, the set bits' lane numbers packed low byte first: one load turns a
+// mask into the offsets to store, with no branch on how many lanes hit.
+struct LanePack {
+  std::uint64_t lanes[256] = {};
+};
+constexpr LanePack make_lane_pack() {
+  LanePack pack;
+  for (std::uint32_t mask = 0; mask < 256; ++mask) {
+    std::uint32_t k = 0;
+    for (std::uint32_t lane = 0; lane < 8; ++lane) {
+      if (mask >> lane & 1u) pack.lanes[mask] |= static_cast<std::uint64_t>(lane) << (8 * k++);
+    }
+  }
+  return pack;
+}
+alignas(64) constexpr LanePack kLanePack = make_lane_pack();
+
 // The library is built with -ffp-contract=off, so the multiplies and the add below stay three
 // rounded operations, as in the scalar loop, even where FMA is available.
 __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const float* zs, std::uint32_t count,
@@ -37,11 +54,12 @@ __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const f
     const __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xs + i), vox);
     const __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(zs + i), voz);
     const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dz, dz));
-    auto mask = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(d2, vr2, _CMP_LE_OQ)));
-    while (mask != 0) {
-      hits[n++] = i + static_cast<std::uint32_t>(__builtin_ctz(mask));
-      mask &= mask - 1;
-    }
+    const auto mask = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(d2, vr2, _CMP_LE_OQ)));
+    // All eight offsets are stored, the hits first; n <= i keeps the store inside hits[0, count).
+    const __m256i lanes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kLanePack.lanes[mask])));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hits + n),
+                        _mm256_add_epi32(lanes, _mm256_set1_epi32(static_cast<int>(i))));
+    n += static_cast<std::uint32_t>(__builtin_popcount(mask));
   }
   for (; i < count; ++i) {
     const float dx = xs[i] - ox;
