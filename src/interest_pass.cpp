@@ -43,8 +43,8 @@ void prepare(PassScratch& scratch, std::size_t entity_slots) {
   }
 }
 
-template <class T>
-[[nodiscard]] std::uint32_t size32(const std::vector<T>& v) noexcept {
+template <class Array>
+[[nodiscard]] std::uint32_t size32(const Array& v) noexcept {
   return static_cast<std::uint32_t>(v.size());
 }
 
@@ -58,12 +58,6 @@ void add_pass_totals(TickStats& to, const TickStats& from) noexcept {
   to.members += from.members;
 }
 
-/// Appends `count` elements and returns the first.
-template <class T>
-[[nodiscard]] T* grow(std::vector<T>& v, std::size_t count) {
-  v.resize(v.size() + count);
-  return v.data() + v.size() - count;
-}
 
 }  // namespace
 
@@ -123,11 +117,12 @@ void WorldImpl::run_tick(TickStats& stats) {
   spawns.clear();
   updates.clear();
   despawns.clear();
-  if (pool != nullptr && live_clients.size() >= 2 * shares.size()) {
+  order_passes();
+  if (pool != nullptr && pass_order.size() >= 2 * shares.size()) {
     parallel_passes(stats);
   } else {
     PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns};
-    for (const ClientId id : live_clients) client_pass(client_slots[id.index], scratch, shared, stats);
+    for (const std::uint32_t slot : pass_order) client_pass(client_slots[slot], scratch, shared, stats);
   }
   // Holder counts after every pass: a pass only writes what its own client owns.
   for (const ClientId id : live_clients) {
@@ -146,23 +141,42 @@ void WorldImpl::run_tick(TickStats& stats) {
   ++ticks;
 }
 
-// Clients split into contiguous runs of about equal work (members at the last tick, plus a
-// fixed cost per client), one per thread, so the records land in slot order whatever the count.
+// Clients pass in the grid's cell order of their viewers, not in slot order: neighbours share
+// most candidates and members, so each pass finds the positions, items and stamps it reads still
+// in cache from the last one. Only the layout of the shared arrays follows this order; every
+// client reads its own slices, and the order depends on nothing but positions and clients.
+void WorldImpl::order_passes() {
+  const std::uint32_t cells = grid.cells_x() * grid.cells_z();
+  pass_cursor.assign(static_cast<std::size_t>(cells) + 1, 0);
+  pass_cell.resize(live_clients.size());
+  for (std::size_t i = 0; i < live_clients.size(); ++i) {
+    const std::uint32_t v = client_slots[live_clients[i].index].viewer;
+    pass_cell[i] = grid.cell_of_point(xs[v], zs[v]);
+    ++pass_cursor[pass_cell[i] + 1];
+  }
+  for (std::uint32_t c = 0; c < cells; ++c) pass_cursor[c + 1] += pass_cursor[c];
+  pass_order.resize(live_clients.size());
+  for (std::size_t i = 0; i < live_clients.size(); ++i) pass_order[pass_cursor[pass_cell[i]]++] = live_clients[i].index;
+}
+
+// Clients split into contiguous runs of pass_order of about equal work (members at the last
+// tick, plus a fixed cost per client), one per thread, so the records land in pass order
+// whatever the count.
 void WorldImpl::parallel_passes(TickStats& stats) {
   const auto n = static_cast<std::uint32_t>(shares.size());
   std::uint64_t total = 0;
-  for (const ClientId id : live_clients) total += client_slots[id.index].members.count + 16;
+  for (const std::uint32_t slot : pass_order) total += client_slots[slot].members.count + 16;
   std::uint64_t acc = 0;
   std::uint32_t share = 0;
   shares[0].first = 0;
-  for (std::uint32_t i = 0; i < live_clients.size(); ++i) {
-    acc += client_slots[live_clients[i].index].members.count + 16;
+  for (std::uint32_t i = 0; i < pass_order.size(); ++i) {
+    acc += client_slots[pass_order[i]].members.count + 16;
     while (share + 1 < n && acc * n >= total * (share + 1)) {
       shares[share].last = i + 1;
       shares[++share].first = i + 1;
     }
   }
-  shares[share].last = static_cast<std::uint32_t>(live_clients.size());
+  shares[share].last = static_cast<std::uint32_t>(pass_order.size());
   for (std::uint32_t s = share + 1; s < n; ++s) shares[s].first = shares[s].last = shares[share].last;
 
   pool->run(n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->run_share(s); }, this);
@@ -193,12 +207,12 @@ void WorldImpl::parallel_passes(TickStats& stats) {
     at_despawns += w.despawns.size();
     add_pass_totals(stats, w.stats);
   }
-  members[1 - current].resize(at_members);
-  seen[1 - current].resize(at_seen);
-  periods.resize(at_periods);
-  spawns.resize(at_spawns);
-  updates.resize(at_updates);
-  despawns.resize(at_despawns);
+  members[1 - current].resize_unwritten(at_members);
+  seen[1 - current].resize_unwritten(at_seen);
+  periods.resize_unwritten(at_periods);
+  spawns.resize_unwritten(at_spawns);
+  updates.resize_unwritten(at_updates);
+  despawns.resize_unwritten(at_despawns);
   pool->run(n - 1, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->place_share(s + 1); }, this);
 }
 
@@ -207,12 +221,12 @@ void WorldImpl::run_share(std::uint32_t s) {
   if (s == 0) {
     w.stats = TickStats{};
     PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns};
-    for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[live_clients[i].index], w.scratch, shared, w.stats);
+    for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[pass_order[i]], w.scratch, shared, w.stats);
     return;
   }
   // The same headroom policy as reserve_outputs, on this share's part of the sets.
   std::uint64_t old_total = 0;
-  for (std::uint32_t i = w.first; i < w.last; ++i) old_total += client_slots[live_clients[i].index].members.count;
+  for (std::uint32_t i = w.first; i < w.last; ++i) old_total += client_slots[pass_order[i]].members.count;
   const std::uint64_t high = std::max<std::uint64_t>(old_total, w.stats.members);
   if (high > w.reserved_for_members) {
     const std::size_t capacity = 3 * high + 192;
@@ -232,7 +246,7 @@ void WorldImpl::run_share(std::uint32_t s) {
   w.despawns.clear();
   w.stats = TickStats{};
   PassOutputs out = w.outputs();
-  for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[live_clients[i].index], w.scratch, out, w.stats);
+  for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[pass_order[i]], w.scratch, out, w.stats);
 }
 
 void WorldImpl::place_share(std::uint32_t s) {
@@ -244,7 +258,7 @@ void WorldImpl::place_share(std::uint32_t s) {
   std::copy(w.updates.begin(), w.updates.end(), updates.begin() + static_cast<std::ptrdiff_t>(w.at_updates));
   std::copy(w.despawns.begin(), w.despawns.end(), despawns.begin() + static_cast<std::ptrdiff_t>(w.at_despawns));
   for (std::uint32_t i = w.first; i < w.last; ++i) {
-    ClientSlot& c = client_slots[live_clients[i].index];
+    ClientSlot& c = client_slots[pass_order[i]];
     c.members.begin += static_cast<std::uint32_t>(w.at_members);
     if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at_seen);
     c.spawns.begin += static_cast<std::uint32_t>(w.at_spawns);
@@ -315,7 +329,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   // Outputs are sized for the worst case first and trimmed after: no capacity test per record.
   // Despawns cannot outgrow the reserve: with this client's old set they stay within the old total.
   const std::uint32_t despawns_begin = size32(out.despawns);
-  out.despawns.resize(despawns_begin + client.members.count);
+  out.despawns.resize_unwritten(despawns_begin + client.members.count);
   DespawnRecord* const despawned = out.despawns.data() + despawns_begin;
   std::uint32_t despawn_count = 0;
   EntityId* kept = pass.kept.data();
@@ -584,23 +598,23 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       kept_count = n;
     }
   }
-  out.despawns.resize(despawns_begin + despawn_count);
+  out.despawns.resize_unwritten(despawns_begin + despawn_count);
 
   // The new set: entering entities sorted by index, merged into the kept members.
   std::sort(pass.entering.begin(), pass.entering.end());
   const std::uint32_t spawns_begin = size32(out.spawns);
   const std::uint32_t spawn_count = size32(pass.entering);
-  out.spawns.resize(spawns_begin + spawn_count);
+  out.spawns.resize_unwritten(spawns_begin + spawn_count);
   SpawnRecord* const spawned = out.spawns.data() + spawns_begin;
   for (std::uint32_t i = 0; i < spawn_count; ++i) {
     const std::uint64_t entering = pass.entering[i];
     const auto e = static_cast<std::uint32_t>(entering >> 8);
     spawned[i] = {EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)};
   }
-  std::vector<EntityId>& next = out.members;
+  RecordBuffer<EntityId>& next = out.members;
   const std::uint32_t members_begin = size32(next);
   const std::uint32_t member_count = kept_count + spawn_count;
-  next.resize(members_begin + member_count);
+  next.resize_unwritten(members_begin + member_count);
   EntityId* const merged = next.data() + members_begin;
   // An entering entity was not stamped before, so it is never a kept member: indices never tie.
   std::uint32_t a = 0;
@@ -612,9 +626,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   for (; a < kept_count; ++a) merged[n++] = kept[a];
   for (; b < spawn_count; ++b) merged[n++] = spawned[b].entity;
   if (sight.needed) {
-    std::vector<std::uint64_t>& next_seen = out.seen;
+    RecordBuffer<std::uint64_t>& next_seen = out.seen;
     const std::uint32_t seen_begin = size32(next_seen);
-    next_seen.resize(seen_begin + member_count);
+    next_seen.resize_unwritten(seen_begin + member_count);
     std::uint64_t* const sightings = next_seen.data() + seen_begin;
     for (std::uint32_t i = 0; i < member_count; ++i) {
       const std::uint32_t e = merged[i].index;
@@ -638,7 +652,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
 
   // Schedule: by the root's distance tier and key rate, staggered by the root's index.
   const std::uint32_t updates_begin = size32(out.updates);
-  out.updates.resize(updates_begin + member_count);
+  out.updates.resize_unwritten(updates_begin + member_count);
   UpdateRecord* const updated = out.updates.data() + updates_begin;
   std::uint32_t update_count = 0;
   const std::size_t tiers = culls ? tier_period.size() : 0;
@@ -646,7 +660,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   const float* const point_limits = enter_r == enter_radius ? tier_limit2.data() : nullptr;
   // Without tiers and keys every period is 1: every member is due.
   const bool all_due = tiers == 0 && !any_keys;
-  std::uint32_t* const period_of = record_periods ? grow(out.periods, member_count) : nullptr;
+  std::uint32_t* const period_of = record_periods ? out.periods.extend(member_count) : nullptr;
   if (all_due) {
     for (std::uint32_t i = 0; i < member_count; ++i) updated[i] = {merged[i]};
     update_count = member_count;
@@ -678,7 +692,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
     if (period != 1 && !refresh && !tree_teleported[r] && (ticks + r) % period != 0) continue;
     updated[update_count++] = {member};
   }
-  out.updates.resize(updates_begin + update_count);
+  out.updates.resize_unwritten(updates_begin + update_count);
 
   client.refresh = false;
   client.origins_changed = refresh;

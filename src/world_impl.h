@@ -10,6 +10,7 @@
 #include "distance_scan.h"
 #include "grid.h"
 #include "occluder_grid.h"
+#include "record_buffer.h"
 #include "sightline/space_def.h"
 #include "sightline/world.h"
 #include "worker_pool.h"
@@ -126,26 +127,26 @@ struct Sight {
 
 /// Where one run of client passes writes: the World's shared arrays, or a worker's own.
 struct PassOutputs {
-  std::vector<EntityId>& members;
-  std::vector<std::uint64_t>& seen;
-  std::vector<std::uint32_t>& periods;
-  std::vector<SpawnRecord>& spawns;
-  std::vector<UpdateRecord>& updates;
-  std::vector<DespawnRecord>& despawns;
+  RecordBuffer<EntityId>& members;
+  RecordBuffer<std::uint64_t>& seen;
+  RecordBuffer<std::uint32_t>& periods;
+  RecordBuffer<SpawnRecord>& spawns;
+  RecordBuffer<UpdateRecord>& updates;
+  RecordBuffer<DespawnRecord>& despawns;
 };
 
-/// One worker's share of a threaded tick: a contiguous run of clients (in slot order), its own
+/// One worker's share of a threaded tick: a contiguous run of clients (in pass order), its own
 /// scratch and outputs, copied into the shared arrays at its offset once every worker is done.
 struct WorkerShare {
-  std::uint32_t first = 0;  // into live_clients
+  std::uint32_t first = 0;  // into pass_order
   std::uint32_t last = 0;
   PassScratch scratch;
-  std::vector<EntityId> members;
-  std::vector<std::uint64_t> seen;
-  std::vector<std::uint32_t> periods;
-  std::vector<SpawnRecord> spawns;
-  std::vector<UpdateRecord> updates;
-  std::vector<DespawnRecord> despawns;
+  RecordBuffer<EntityId> members;
+  RecordBuffer<std::uint64_t> seen;
+  RecordBuffer<std::uint32_t> periods;
+  RecordBuffer<SpawnRecord> spawns;
+  RecordBuffer<UpdateRecord> updates;
+  RecordBuffer<DespawnRecord> despawns;
   TickStats stats;
   std::uint64_t reserved_for_members = 0;
   // Offsets of its outputs in the shared arrays.
@@ -254,7 +255,7 @@ class WorldImpl {
   std::vector<float> vel_z;
   VisibilityFilter filter = nullptr;
   void* filter_context = nullptr;
-  std::vector<std::uint64_t> seen[2];
+  RecordBuffer<std::uint64_t> seen[2];
 
   // Spaces: per entity slot its space slot and its position in that space's entity list.
   std::vector<std::uint32_t> space;
@@ -265,18 +266,22 @@ class WorldImpl {
   std::vector<ClientSlot> client_slots;
   std::vector<std::uint32_t> free_clients;
   std::vector<ClientId> live_clients;      // sorted by index
+  // Per tick: live client slots in the order their passes run (order_passes), and its scratch.
+  std::vector<std::uint32_t> pass_order;
+  std::vector<std::uint32_t> pass_cell;
+  std::vector<std::uint32_t> pass_cursor;
 
   // Shared per-tick outputs. Sets are double-buffered: a tick reads members[current] and
   // writes members[1 - current].
-  std::vector<EntityId> members[2];
+  RecordBuffer<EntityId> members[2];
   int current = 0;
-  std::vector<SpawnRecord> spawns;
-  std::vector<UpdateRecord> updates;
-  std::vector<DespawnRecord> despawns;
+  RecordBuffer<SpawnRecord> spawns;
+  RecordBuffer<UpdateRecord> updates;
+  RecordBuffer<DespawnRecord> despawns;
   // Per member of members[current], its update period at the last tick (schedule, class comment),
   // kept only while a Replicator asks for it (record_periods).
   bool record_periods = false;
-  std::vector<std::uint32_t> periods;
+  RecordBuffer<std::uint32_t> periods;
   std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
 
   Grid grid;
@@ -325,6 +330,7 @@ class WorldImpl {
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
+  void order_passes();                      // pass_order for this tick
   void parallel_passes(TickStats& stats);   // phase 3 and 4 over the pool's threads
   void run_share(std::uint32_t share);      // one worker's clients, into its own outputs
   void place_share(std::uint32_t share);    // its outputs into the shared arrays, slices moved
