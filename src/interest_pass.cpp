@@ -22,6 +22,7 @@ void prepare(PassScratch& scratch, std::size_t entity_slots) {
   if (scratch.stamp.size() < entity_slots) {
     scratch.stamp.resize(entity_slots, 0);
     scratch.kept.resize(entity_slots);
+    scratch.gaps.resize(entity_slots);
     scratch.merge.resize(entity_slots);
     scratch.forced.resize(entity_slots, 0);
     scratch.forced_reason.resize(entity_slots, 0);
@@ -339,60 +340,49 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   const bool capped = cap != 0;
   pass.crowd.clear();
   const EntityId* const old_members = members[current].data() + client.members.begin;
-  for (std::uint32_t i = 0; i < client.members.count; ++i) {
-    const EntityId member = old_members[i];
+  const std::uint32_t old_count = client.members.count;
+  // Every rule of the leave test but the plain path's; writes the despawn of a member let go.
+  enum class Fate : std::uint8_t { stays, goes, deferred };
+  auto decide = [&](std::uint32_t i, EntityId member) -> Fate {
     const std::uint32_t e = member.index;
-    if (entity_traits[e] == 0 && plain_path && e != viewer) {
-      // The plain path of the rule: a live unattached point in this space with a Global key, no
-      // owner, not always relevant, nobody's origin, nothing attached.
-      ++stats.distance_tests;
-      const float d2 = nearest2(xs[e], zs[e]);
-      if (d2 > leave2) {
-        despawned[despawn_count++] = {member, out_of_range};
-        continue;
-      }
-      if (capped) pass.crowd.push_back(crowd_rank(d2, leave_r, e));
-      stamp[e] = epoch;
-      kept[kept_count++] = member;
-      continue;
-    }
     if (!alive[e]) {
       despawned[despawn_count++] = {member, DespawnReason::destroyed};
-      continue;
+      return Fate::goes;
     }
     if (e == viewer) {
       despawned[despawn_count++] = {member, DespawnReason::left};
-      continue;
+      return Fate::goes;
     }
     if (entity_traits[e] & kChild) {
       pass.child_members.push_back(member);
-      continue;
+      return Fate::deferred;
     }
     if (space[e] != client_space) {
       despawned[despawn_count++] = {member, DespawnReason::space_changed};
-      continue;
+      return Fate::goes;
     }
     if (!tree_always[e] && forced[e] != epoch) {
       const std::uint64_t k = key[e];
       const Subscription* subscription = k == 0 ? nullptr : find_subscription(client, k);
       if (k != 0 && subscription == nullptr) {
         despawned[despawn_count++] = {member, DespawnReason::key_removed};
-        continue;
+        return Fate::goes;
       }
-      const bool anywhere = presenter[e] || (subscription != nullptr && subscription->bypass_distance) || !culls;
+      const bool anywhere =
+          presenter[e] || (subscription != nullptr && subscription->bypass_distance) || !culls;
       if (!anywhere) {
         ++stats.distance_tests;
         const float reach = leave_r + bound[e];
         const float d2 = nearest2(xs[e], zs[e]);
         if (d2 > reach * reach) {
           despawned[despawn_count++] = {member, out_of_range};
-          continue;
+          return Fate::goes;
         }
         if (sight.needed && !sees(sight, e, pass.occluders)) {
           const std::uint64_t last = old_seen != nullptr ? old_seen[i] : last_tick;
           if (ticks - last > sight.hold_ticks) {
             despawned[despawn_count++] = {member, DespawnReason::hidden};
-            continue;
+            return Fate::goes;
           }
           pass.unseen[e] = epoch;
           pass.last_seen[e] = last;
@@ -400,8 +390,69 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
         if (capped) pass.crowd.push_back(crowd_rank(d2, reach, e));
       }
     }
-    stamp[e] = epoch;
-    kept[kept_count++] = member;
+    return Fate::stays;
+  };
+  // The lean pass: the plain path with no cap and nothing attached anywhere, so a member only
+  // stays or goes. The kept members are not copied out: the positions that went are noted, and
+  // the merge below copies the runs between them.
+  const bool lean = plain_path && !capped && !attachments;
+  std::uint32_t* const gaps = pass.gaps.data();
+  std::uint32_t gap_count = 0;
+  if (lean) {
+    std::uint32_t off_path = 0;
+    auto leave = [&](auto&& near2) __attribute__((always_inline)) {
+      for (std::uint32_t i = 0; i < old_count; ++i) {
+        const EntityId member = old_members[i];
+        const std::uint32_t e = member.index;
+        if (entity_traits[e] != 0 || e == viewer) [[unlikely]] {
+          ++off_path;
+          if (decide(i, member) == Fate::stays) {
+            stamp[e] = epoch;
+          } else {
+            gaps[gap_count++] = i;
+          }
+          continue;
+        }
+        if (near2(xs[e], zs[e]) > leave2) {
+          despawned[despawn_count++] = {member, out_of_range};
+          gaps[gap_count++] = i;
+          continue;
+        }
+        stamp[e] = epoch;
+      }
+    };
+    if (origins == 1) {
+      const float ox = origin_x[0];
+      const float oz = origin_z[0];
+      leave([ox, oz](float x, float z) { return distance2(x, z, ox, oz); });
+    } else {
+      leave(nearest2);
+    }
+    stats.distance_tests += old_count - off_path;
+    kept_count = old_count - gap_count;
+  } else {
+    for (std::uint32_t i = 0; i < old_count; ++i) {
+      const EntityId member = old_members[i];
+      const std::uint32_t e = member.index;
+      if (entity_traits[e] == 0 && plain_path && e != viewer) {
+        // The plain path of the rule: a live unattached point in this space with a Global key, no
+        // owner, not always relevant, nobody's origin, nothing attached.
+        ++stats.distance_tests;
+        const float d2 = nearest2(xs[e], zs[e]);
+        if (d2 > leave2) {
+          despawned[despawn_count++] = {member, out_of_range};
+          continue;
+        }
+        if (capped) pass.crowd.push_back(crowd_rank(d2, leave_r, e));
+        stamp[e] = epoch;
+        kept[kept_count++] = member;
+        continue;
+      }
+      if (decide(i, member) == Fate::stays) {
+        stamp[e] = epoch;
+        kept[kept_count++] = member;
+      }
+    }
   }
 
   // Enter, in rule order so the first rule that admits a root names its reason.
@@ -617,14 +668,37 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   next.resize_unwritten(members_begin + member_count);
   EntityId* const merged = next.data() + members_begin;
   // An entering entity was not stamped before, so it is never a kept member: indices never tie.
-  std::uint32_t a = 0;
-  std::uint32_t b = 0;
-  std::uint32_t n = 0;
-  while (a < kept_count && b < spawn_count) {
-    merged[n++] = kept[a].index < spawned[b].entity.index ? kept[a++] : spawned[b++].entity;
+  if (lean) {
+    // Spawns are few: each is placed by a binary search, the kept runs around it copied whole.
+    EntityId* to = merged;
+    std::uint32_t a = 0;
+    std::uint32_t g = 0;
+    auto copy_kept = [&](std::uint32_t end) {
+      for (; g < gap_count && gaps[g] < end; ++g) {
+        to = std::copy(old_members + a, old_members + gaps[g], to);
+        a = gaps[g] + 1;
+      }
+      to = std::copy(old_members + a, old_members + end, to);
+      a = end;
+    };
+    for (std::uint32_t b = 0; b < spawn_count; ++b) {
+      const std::uint32_t e = spawned[b].entity.index;
+      const EntityId* const at = std::lower_bound(old_members + a, old_members + old_count, e,
+                                                  [](EntityId m, std::uint32_t x) { return m.index < x; });
+      copy_kept(static_cast<std::uint32_t>(at - old_members));
+      *to++ = spawned[b].entity;
+    }
+    copy_kept(old_count);
+  } else {
+    std::uint32_t a = 0;
+    std::uint32_t b = 0;
+    std::uint32_t n = 0;
+    while (a < kept_count && b < spawn_count) {
+      merged[n++] = kept[a].index < spawned[b].entity.index ? kept[a++] : spawned[b++].entity;
+    }
+    for (; a < kept_count; ++a) merged[n++] = kept[a];
+    for (; b < spawn_count; ++b) merged[n++] = spawned[b].entity;
   }
-  for (; a < kept_count; ++a) merged[n++] = kept[a];
-  for (; b < spawn_count; ++b) merged[n++] = spawned[b].entity;
   if (sight.needed) {
     RecordBuffer<std::uint64_t>& next_seen = out.seen;
     const std::uint32_t seen_begin = size32(next_seen);

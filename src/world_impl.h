@@ -96,6 +96,7 @@ struct PassScratch {
   std::vector<std::uint32_t> stamp;     // per entity slot: == epoch when already handled this pass
   std::uint32_t epoch = 0;
   std::vector<EntityId> kept;           // members that survive the leave phase
+  std::vector<std::uint32_t> gaps;      // lean pass: positions in the old set of the members let go
   std::vector<std::uint64_t> entering;  // (entity index << 8) | SpawnReason: sorts by index
   std::vector<std::uint32_t> forced;    // per entity slot: == epoch when a root forced by owner or origin
   std::vector<std::uint8_t> forced_reason;
