@@ -263,7 +263,7 @@ void WorldImpl::place_share(std::uint32_t s) {
     c.members.begin += static_cast<std::uint32_t>(w.at_members);
     if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at_seen);
     c.spawns.begin += static_cast<std::uint32_t>(w.at_spawns);
-    c.updates.begin += static_cast<std::uint32_t>(w.at_updates);
+    c.updates.begin += static_cast<std::uint32_t>(c.updates_in_set ? w.at_members : w.at_updates);
     c.despawns.begin += static_cast<std::uint32_t>(w.at_despawns);
   }
 }
@@ -724,10 +724,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
     });
   }
 
-  // Schedule: by the root's distance tier and key rate, staggered by the root's index.
+  // Schedule: by the root's distance tier and key rate, staggered by the root's index. When every
+  // member is due the updates are the set's own slice, not a copy of it.
   const std::uint32_t updates_begin = size32(out.updates);
-  out.updates.resize_unwritten(updates_begin + member_count);
-  UpdateRecord* const updated = out.updates.data() + updates_begin;
   std::uint32_t update_count = 0;
   const std::size_t tiers = culls ? tier_period.size() : 0;
   // The squared tier bounds of a point, precomputed for the world's radius (the same float steps).
@@ -736,10 +735,12 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   const bool all_due = tiers == 0 && !any_keys;
   std::uint32_t* const period_of = record_periods ? out.periods.extend(member_count) : nullptr;
   if (all_due) {
-    for (std::uint32_t i = 0; i < member_count; ++i) updated[i] = {merged[i]};
     update_count = member_count;
     if (period_of != nullptr) std::fill(period_of, period_of + member_count, 1u);
+  } else {
+    out.updates.resize_unwritten(updates_begin + member_count);
   }
+  EntityId* const updated = out.updates.data() + updates_begin;
   for (std::uint32_t i = 0; !all_due && i < member_count; ++i) {
     const EntityId member = merged[i];
     const std::uint32_t r = attachments ? root_of(member.index) : member.index;
@@ -764,15 +765,17 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
     }
     if (period_of != nullptr) period_of[i] = period;
     if (period != 1 && !refresh && !tree_teleported[r] && (ticks + r) % period != 0) continue;
-    updated[update_count++] = {member};
+    updated[update_count++] = member;
   }
-  out.updates.resize_unwritten(updates_begin + update_count);
+  const bool updates_in_set = update_count == member_count;
+  out.updates.resize_unwritten(updates_in_set ? updates_begin : updates_begin + update_count);
 
   client.refresh = false;
   client.origins_changed = refresh;
   client.members = {members_begin, member_count};
   client.spawns = {spawns_begin, spawn_count};
-  client.updates = {updates_begin, update_count};
+  client.updates = {updates_in_set ? members_begin : updates_begin, update_count};
+  client.updates_in_set = updates_in_set;
   client.despawns = {despawns_begin, despawn_count};
   stats.spawns += client.spawns.count;
   stats.updates += client.updates.count;

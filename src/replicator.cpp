@@ -564,10 +564,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
 
   // Updates.
   if (def.mode == UpdateMode::fixed_rate) {
-    const UpdateRecord* const due = w.updates.data() + slot.updates.begin;
     std::size_t m = 0;
-    for (std::uint32_t i = 0; i < slot.updates.count; ++i) {
-      const EntityId e = due[i].entity;
+    for (const EntityId e : w.updates_of(slot)) {
       while (m < c.members.size() && c.members[m].id.index < e.index) ++m;
       if (m == c.members.size() || c.members[m].id != e) continue;
       Member& member = c.members[m];

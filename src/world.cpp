@@ -452,9 +452,9 @@ Result<ClientStream> World::stream(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   const ClientSlot& slot = w.client_slots[client.index];
-  return ClientStream{std::span(w.spawns).subspan(slot.spawns.begin, slot.spawns.count),
-                      std::span(w.updates).subspan(slot.updates.begin, slot.updates.count),
-                      std::span(w.despawns).subspan(slot.despawns.begin, slot.despawns.count),
+  return ClientStream{w.spawns.span().subspan(slot.spawns.begin, slot.spawns.count),
+                      w.updates_of(slot),
+                      w.despawns.span().subspan(slot.despawns.begin, slot.despawns.count),
                       std::span(w.events.records).subspan(slot.events.begin, slot.events.count)};
 }
 
@@ -462,7 +462,7 @@ Result<std::span<const EntityId>> World::interest_set(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   const Slice members = w.client_slots[client.index].members;
-  return std::span<const EntityId>(w.members[w.current]).subspan(members.begin, members.count);
+  return w.members[w.current].span().subspan(members.begin, members.count);
 }
 
 std::span<const ClientId> World::clients() const noexcept { return impl_->live_clients; }

@@ -40,7 +40,8 @@ struct ClientSlot {
   std::uint32_t viewer = 0;  // entity index
   Slice members;             // into WorldImpl::members[current], sorted by index
   Slice spawns;
-  Slice updates;
+  Slice updates;             // into WorldImpl::updates, or into members[current] when updates_in_set
+  bool updates_in_set = false;  // every member was due: the updates are the set itself
   Slice despawns;
   Slice events;              // into WorldImpl::events.records
   std::vector<Subscription> subscriptions;  // sorted by stored_key, unique
@@ -132,7 +133,7 @@ struct PassOutputs {
   RecordBuffer<std::uint64_t>& seen;
   RecordBuffer<std::uint32_t>& periods;
   RecordBuffer<SpawnRecord>& spawns;
-  RecordBuffer<UpdateRecord>& updates;
+  RecordBuffer<EntityId>& updates;
   RecordBuffer<DespawnRecord>& despawns;
 };
 
@@ -146,7 +147,7 @@ struct WorkerShare {
   RecordBuffer<std::uint64_t> seen;
   RecordBuffer<std::uint32_t> periods;
   RecordBuffer<SpawnRecord> spawns;
-  RecordBuffer<UpdateRecord> updates;
+  RecordBuffer<EntityId> updates;
   RecordBuffer<DespawnRecord> despawns;
   TickStats stats;
   std::uint64_t reserved_for_members = 0;
@@ -277,7 +278,7 @@ class WorldImpl {
   RecordBuffer<EntityId> members[2];
   int current = 0;
   RecordBuffer<SpawnRecord> spawns;
-  RecordBuffer<UpdateRecord> updates;
+  RecordBuffer<EntityId> updates;
   RecordBuffer<DespawnRecord> despawns;
   // Per member of members[current], its update period at the last tick (schedule, class comment),
   // kept only while a Replicator asks for it (record_periods).
@@ -302,6 +303,11 @@ class WorldImpl {
   [[nodiscard]] Status check_root(EntityId id, const char* what) const;
   /// The client's origins in its viewer's space, the viewer first: at most kMaxOrigins + 1.
   [[nodiscard]] std::size_t origins_of(const ClientSlot& client, float* origin_x, float* origin_z) const noexcept;
+  /// The client's updates of the last tick (ClientStream::updates).
+  [[nodiscard]] std::span<const EntityId> updates_of(const ClientSlot& client) const noexcept {
+    const RecordBuffer<EntityId>& from = client.updates_in_set ? members[current] : updates;
+    return from.span().subspan(client.updates.begin, client.updates.count);
+  }
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
     while (parent[e] != kNone) e = parent[e];
     return e;

@@ -183,7 +183,7 @@ struct SteadyWorld {
       const Result<std::span<const EntityId>> set = world->interest_set(client);
       if (!stream.ok() || !set.ok()) std::abort();
       for (const SpawnRecord& s : stream->spawns) records += s.entity.index;
-      for (const UpdateRecord& u : stream->updates) records += u.entity.index;
+      for (const EntityId u : stream->updates) records += u.index;
       for (const DespawnRecord& d : stream->despawns) records += d.entity.index;
       records += set->size();
     }

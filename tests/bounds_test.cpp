@@ -61,7 +61,7 @@ TEST(BoundsTest, TiersMeasureToTheSurface) {
     world.tick();
     const ClientStream stream = *world.stream(client);
     ASSERT_EQ(stream.updates.size(), 1u) << "tick " << t;
-    EXPECT_EQ(stream.updates[0].entity, big);
+    EXPECT_EQ(stream.updates[0], big);
   }
 }
 

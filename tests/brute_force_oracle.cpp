@@ -1033,7 +1033,7 @@ TickStats BruteForceOracle::tick() {
         if (const Subscription* sub = subscription(r)) period = std::max(period, sub->send_rate);
       }
       if (period == 1 || (ticks_ + r.id.index) % period == 0 || tree_teleported[r.id.index] != 0 || all_due) {
-        out.updates.push_back({m});
+        out.updates.push_back(m);
       }
     }
     std::sort(out.spawns.begin(), out.spawns.end(), [&](const SpawnRecord& a, const SpawnRecord& b) {
@@ -1111,7 +1111,6 @@ namespace {
 
 bool same(const SpawnRecord& a, const SpawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
 bool same(const DespawnRecord& a, const DespawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
-bool same(const UpdateRecord& a, const UpdateRecord& b) { return a.entity == b.entity; }
 bool same(const EntityId& a, const EntityId& b) { return a == b; }
 
 // Describes the first difference of two lists, or returns empty.
@@ -1164,8 +1163,8 @@ std::string BruteForceOracle::compare(const World& world) const {
                                              });
     }
     if (diff.empty()) {
-      diff = first_difference<UpdateRecord>("updates", client.id, want.updates, stream->updates,
-                                            [](const UpdateRecord& r) { return to_string(r.entity); });
+      diff = first_difference<EntityId>("updates", client.id, want.updates, stream->updates,
+                                        [](const EntityId& r) { return to_string(r); });
     }
     if (diff.empty()) {
       diff = first_difference<EntityId>("interest_set", client.id, want.members, *set,

@@ -109,7 +109,7 @@ class BruteForceOracle {
  public:
   struct ClientRecords {
     std::vector<SpawnRecord> spawns;
-    std::vector<UpdateRecord> updates;
+    std::vector<EntityId> updates;
     std::vector<DespawnRecord> despawns;
     std::vector<EntityId> members;  ///< The interest set after the last tick.
   };

@@ -125,7 +125,7 @@ TEST(HandlesTest, ReusedSlotIsSpawnedAfreshAndOldRecordsNeverNameIt) {
   ASSERT_EQ(stream.spawns.size(), 1u);
   EXPECT_EQ(stream.spawns[0].entity, reused);
   ASSERT_EQ(stream.updates.size(), 1u);
-  EXPECT_EQ(stream.updates[0].entity, reused);
+  EXPECT_EQ(stream.updates[0], reused);
   EXPECT_TRUE(stream.despawns.empty());
 }
 
@@ -153,9 +153,9 @@ TEST(HandlesTest, DestroyingAnEntityDespawnsItFromEveryHolderInTheNextTick) {
     EXPECT_EQ(stream.despawns[0].reason, DespawnReason::destroyed);
     EXPECT_EQ(stream.despawns[1].entity, objective);
     EXPECT_EQ(stream.despawns[1].reason, DespawnReason::destroyed);
-    for (const UpdateRecord& u : stream.updates) {
-      EXPECT_NE(u.entity, target);
-      EXPECT_NE(u.entity, objective);
+    for (const EntityId u : stream.updates) {
+      EXPECT_NE(u, target);
+      EXPECT_NE(u, objective);
     }
   }
   ASSERT_EQ(world.stream(far_client)->despawns.size(), 1u);
@@ -187,7 +187,7 @@ TEST(HandlesTest, OwnViewerIsNeverInItsSetOrStream) {
     const ClientStream stream = *world.stream(client);
     EXPECT_EQ(std::count(set.begin(), set.end(), viewer), 0);
     for (const SpawnRecord& s : stream.spawns) EXPECT_NE(s.entity, viewer);
-    for (const UpdateRecord& u : stream.updates) EXPECT_NE(u.entity, viewer);
+    for (const EntityId u : stream.updates) EXPECT_NE(u, viewer);
   };
   (void)world.tick();
   expect_absent(a);
@@ -333,9 +333,9 @@ TEST(HandlesTest, NoUpdateOutsideSpawnAndDespawnOverLongRandomRuns) {
           if (on) problem = where + "second spawn of " + testing::to_string(s.entity);
           on = true;
         }
-        for (const UpdateRecord& u : stream.updates) {
+        for (const EntityId u : stream.updates) {
           ++updates;
-          if (!held[key(client, u.entity)]) problem = where + "update outside spawn..despawn of " + testing::to_string(u.entity);
+          if (!held[key(client, u)]) problem = where + "update outside spawn..despawn of " + testing::to_string(u);
         }
       }
     });

@@ -72,7 +72,7 @@ class InterestKeysTest : public ::testing::Test {
   }
   bool updated(ClientId c, EntityId e) {
     const ClientStream s = stream(c);
-    return std::any_of(s.updates.begin(), s.updates.end(), [&](const UpdateRecord& r) { return r.entity == e; });
+    return std::any_of(s.updates.begin(), s.updates.end(), [&](const EntityId r) { return r == e; });
   }
   std::vector<Spawn> spawns(ClientId c) {
     std::vector<Spawn> out;

@@ -435,7 +435,7 @@ TEST(OracleTest, TierBoundaryUsesFloatArithmeticOfTheDocumentedRule) {
       std::vector<EntityId> expected = {at_limit};
       if (past2 <= limit2) expected.push_back(past_limit);
       ASSERT_EQ(stream.updates.size(), expected.size()) << "fraction " << fraction << " R " << r;
-      for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(stream.updates[i].entity, expected[i]);
+      for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(stream.updates[i], expected[i]);
     }
   }
   // The float rule and a double-then-float rule must disagree on some of these cases, or the

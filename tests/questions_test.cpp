@@ -110,8 +110,8 @@ TEST(QuestionsTest, ATeleportTakesEffectAtTheNextTickWhateverTheTier) {
   world.tick();  // tick 0: spawns and their first updates
   auto due = [&](EntityId e) {
     const ClientStream s = *world.stream(c);
-    for (const UpdateRecord& u : s.updates) {
-      if (u.entity == e) return true;
+    for (const EntityId u : s.updates) {
+      if (u == e) return true;
     }
     return false;
   };

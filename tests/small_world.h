@@ -57,7 +57,7 @@ struct SmallWorld {
   std::vector<EntityId> updates(ClientId c) const {
     const ClientStream s = *world.stream(c);
     std::vector<EntityId> out;
-    for (const UpdateRecord& r : s.updates) out.push_back(r.entity);
+    for (const EntityId r : s.updates) out.push_back(r);
     return out;
   }
 

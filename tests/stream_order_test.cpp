@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "random_run.h"
@@ -14,10 +16,16 @@
 namespace sightline::testing {
 namespace {
 
+EntityId id_of(EntityId e) { return e; }
+template <class Record>
+EntityId id_of(const Record& r) {
+  return r.entity;
+}
+
 template <class Record>
 bool sorted_by_index(std::span<const Record> records) {
   return std::adjacent_find(records.begin(), records.end(), [](const Record& a, const Record& b) {
-           return a.entity.index >= b.entity.index;
+           return id_of(a).index >= id_of(b).index;
          }) == records.end();
 }
 
@@ -37,8 +45,8 @@ std::string check_one_tick(const ClientStream& stream, std::span<const EntityId>
     }
     if (member(d.entity)) return to_string(d.entity) + " despawned but still a member";
   }
-  for (const UpdateRecord& u : stream.updates) {
-    if (!member(u.entity)) return to_string(u.entity) + " updated but not a member after the tick";
+  for (const EntityId u : stream.updates) {
+    if (!member(u)) return to_string(u) + " updated but not a member after the tick";
   }
   for (const SpawnRecord& s : stream.spawns) {
     if (!member(s.entity)) return to_string(s.entity) + " spawned but not a member after the tick";
@@ -76,8 +84,8 @@ TEST(StreamOrderTest, StreamsObeyTheOrderGuaranteesOnRandomRuns) {
         for (const EntityId e : set) {
           if (e == viewer) problem = "viewer " + to_string(e) + " in its own set";
         }
-        for (const UpdateRecord& u : stream.updates) {
-          if (u.entity == viewer) problem = "viewer " + to_string(u.entity) + " updated to itself";
+        for (const EntityId u : stream.updates) {
+          if (u == viewer) problem = "viewer " + to_string(u) + " updated to itself";
         }
         // Apply despawns, then spawns, then updates, pair by pair.
         for (const DespawnRecord& d : stream.despawns) {
@@ -94,9 +102,9 @@ TEST(StreamOrderTest, StreamsObeyTheOrderGuaranteesOnRandomRuns) {
           if (!world.is_valid(s.entity)) problem = "spawn of dead " + to_string(s.entity);
           on = true;
         }
-        for (const UpdateRecord& u : stream.updates) {
-          if (!spawned[key(client, u.entity)]) problem = "update of " + to_string(u.entity) + " outside spawn..despawn";
-          if (!world.is_valid(u.entity)) problem = "update of dead " + to_string(u.entity);
+        for (const EntityId u : stream.updates) {
+          if (!spawned[key(client, u)]) problem = "update of " + to_string(u) + " outside spawn..despawn";
+          if (!world.is_valid(u)) problem = "update of dead " + to_string(u);
         }
         // The replica, fed only by the stream, equals the interest set.
         if (replica_owner[client.index] != client) {
@@ -134,6 +142,37 @@ TEST(StreamOrderTest, DestroyedClientProducesNoRecordsAndItsReplacementStartsEmp
   EXPECT_EQ(stats.spawns, 1u) << "the replacement must be spawned everything afresh";
   ASSERT_EQ(world.stream(second)->spawns.size(), 1u);
   EXPECT_EQ(world.stream(second)->spawns[0].entity, b);
+}
+
+// Every member due (no tiers, or a refresh): the updates are the set's own memory. With tiers,
+// a tick where some member rests gets its own list, still a sorted part of the set.
+TEST(StreamOrderTest, UpdatesAreTheInterestSetItselfWhenEveryMemberIsDue) {
+  for (const bool tiers : {false, true}) {
+    WorldDef def = default_world_def();
+    def.enter_radius = 10.0f;
+    def.leave_radius = 12.0f;
+    if (tiers) def.tiers = {{0.3f, 1}, {std::numeric_limits<float>::infinity(), 4}};
+    World world = std::move(World::create(def).value());
+    const EntityId viewer = *world.create_entity({0.0f, 0.0f, false});
+    for (int i = 1; i <= 9; ++i) (void)*world.create_entity({static_cast<float>(i), 0.0f, false});
+    const ClientId client = *world.create_client(viewer);
+    int own_lists = 0;
+    for (int t = 0; t < 8; ++t) {
+      (void)world.tick();
+      const std::span<const EntityId> set = *world.interest_set(client);
+      const std::span<const EntityId> updates = world.stream(client)->updates;
+      ASSERT_EQ(set.size(), 9u);
+      if (updates.size() == set.size()) {
+        EXPECT_EQ(updates.data(), set.data()) << "tick " << t << (tiers ? " with tiers" : "");
+      } else {
+        ++own_lists;
+        EXPECT_TRUE(tiers) << "tick " << t << ": without tiers every member is due";
+        EXPECT_TRUE(std::includes(set.begin(), set.end(), updates.begin(), updates.end(),
+                                  [](EntityId a, EntityId b) { return a.index < b.index; }));
+      }
+    }
+    EXPECT_EQ(own_lists > 0, tiers) << "the far tier rests three ticks in four";
+  }
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads) {
       f.add((std::uint64_t{c.index} << 32) | c.generation);
       const ClientStream s = *world.stream(c);
       for (const SpawnRecord& r : s.spawns) f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
-      for (const UpdateRecord& r : s.updates) f.add(r.entity);
+      for (const EntityId r : s.updates) f.add(r);
       for (const DespawnRecord& r : s.despawns) f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
       for (const EventRecord& r : s.events) f.add(r.event);
       for (const EntityId e : *world.interest_set(c)) f.add(e);

@@ -39,13 +39,6 @@ struct SpawnRecord {
   SpawnReason reason = SpawnReason::near;
 };
 
-/// The entity is a member and is due for an update this tick (a delta is enough).
-/// A member spawned this tick also gets one, so that updates per tick equal the sum of set sizes
-/// (tiers off); a serializer may fold it into the spawn's full state.
-struct UpdateRecord {
-  EntityId entity;
-};
-
 /// The entity left the set this tick; the client should forget it.
 struct DespawnRecord {
   EntityId entity;
@@ -65,7 +58,12 @@ struct DespawnRecord {
 /// moved; do not store them.
 struct ClientStream {
   std::span<const SpawnRecord> spawns;
-  std::span<const UpdateRecord> updates;
+  /// The members due for an update this tick (a delta is enough). A member spawned this tick
+  /// also gets one, so that updates per tick equal the sum of set sizes (tiers off); a serializer
+  /// may fold it into the spawn's full state. When every member is due (no tiers and no key
+  /// rates) this is the interest set itself, the same memory as World::interest_set(): an update
+  /// list costs nothing to build.
+  std::span<const EntityId> updates;
   std::span<const DespawnRecord> despawns;
   /// The events this client received at the tick (World::emit_event), sorted by event index, at
   /// most one record per event.
