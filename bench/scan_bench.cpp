@@ -23,7 +23,7 @@ Run make_run(std::uint32_t count) {
     run.xs.push_back(rng.uniform(-1.5f, 1.5f));
     run.zs.push_back(rng.uniform(-1.5f, 1.5f));
   }
-  run.hits.resize(count);
+  run.hits.resize(count + 8);
   return run;
 }
 

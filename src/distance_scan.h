@@ -9,7 +9,9 @@ namespace sightline {
 
 /// Writes to `hits`, in increasing order, every offset i in [0, count) with
 /// (xs[i] - ox)^2 + (zs[i] - oz)^2 <= r2, computed in float as dx * dx + dz * dz (rounded after
-/// each operation), and returns how many. `hits` must hold `count` values.
+/// each operation), and returns how many. `hits` must hold `count + 8` values: a wide scan
+/// stores eight offsets at a time, past the last hit (what lies after the returned count is
+/// unspecified).
 using DistanceScan = std::uint32_t (*)(const float* xs, const float* zs, std::uint32_t count, float ox, float oz,
                                        float r2, std::uint32_t* hits) noexcept;
 

@@ -31,7 +31,7 @@ void prepare(PassScratch& scratch, std::size_t entity_slots) {
     scratch.forced_roots.reserve(entity_slots);
     scratch.unseen.resize(entity_slots, 0);
     scratch.last_seen.resize(entity_slots, 0);
-    scratch.hits.resize(entity_slots);
+    scratch.hits.resize(entity_slots + 8);
     scratch.crowd.reserve(entity_slots);
     scratch.crowded.resize(entity_slots, 0);
   }

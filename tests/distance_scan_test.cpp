@@ -28,7 +28,7 @@ std::vector<std::uint32_t> brute_hits(const std::vector<float>& xs, const std::v
 
 std::vector<std::uint32_t> run(DistanceScan scan, const std::vector<float>& xs, const std::vector<float>& zs, float ox,
                                float oz, float r2) {
-  std::vector<std::uint32_t> hits(xs.size() + 1, 0xFFFFFFFFu);
+  std::vector<std::uint32_t> hits(xs.size() + 8, 0xFFFFFFFFu);
   const std::uint32_t n = scan(xs.data(), zs.data(), static_cast<std::uint32_t>(xs.size()), ox, oz, r2, hits.data());
   EXPECT_LE(n, xs.size());
   hits.resize(n);
