@@ -13,6 +13,7 @@ namespace {
 
 struct Run {
   std::vector<float> xs, zs;
+  std::vector<std::uint32_t> ids;
   std::vector<std::uint32_t> hits;
 };
 
@@ -22,6 +23,7 @@ Run make_run(std::uint32_t count) {
   for (std::uint32_t i = 0; i < count; ++i) {
     run.xs.push_back(rng.uniform(-1.5f, 1.5f));
     run.zs.push_back(rng.uniform(-1.5f, 1.5f));
+    run.ids.push_back(i);
   }
   run.hits.resize(count + 8);
   return run;
@@ -36,7 +38,8 @@ void scan(benchmark::State& state, sightline::DistanceScan fn) {
   Run run = make_run(count);
   std::uint64_t hits = 0;
   for (auto _ : state) {
-    hits += fn(run.xs.data(), run.zs.data(), count, 0.0f, 0.0f, 1.0f, run.hits.data());
+    const sightline::ScanRun whole{0, count};
+    hits += fn(run.xs.data(), run.zs.data(), run.ids.data(), &whole, 1, 0.0f, 0.0f, 1.0f, run.hits.data());
     benchmark::DoNotOptimize(run.hits.data());
     benchmark::ClobberMemory();
   }

@@ -16,9 +16,11 @@ namespace {
   return dx * dx + dz * dz;
 }
 
-// Sizes the scratch to the entity slots, so no pass ever grows it, and starts a fresh epoch;
-// on wrap-around the stamps are cleared so old ones cannot match.
-void prepare(PassScratch& scratch, std::size_t entity_slots) {
+// Sizes the scratch to the entity slots and the grid's rows, so no pass ever grows it (the rows
+// grow only with the grid, which then allocates anyway), and starts a fresh epoch; on wrap-around
+// the stamps are cleared so old ones cannot match.
+void prepare(PassScratch& scratch, std::size_t entity_slots, std::uint32_t grid_rows) {
+  if (scratch.runs.size() < grid_rows) scratch.runs.resize(grid_rows);
   if (scratch.stamp.size() < entity_slots) {
     scratch.stamp.resize(entity_slots, 0);
     scratch.kept.resize(entity_slots);
@@ -270,7 +272,7 @@ void WorldImpl::place_share(std::uint32_t s) {
 
 void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const auto client_slot = static_cast<std::uint32_t>(&client - client_slots.data());
-  prepare(pass, alive.size());
+  prepare(pass, alive.size(), grid.cells_z());
   const std::uint32_t epoch = pass.epoch;
   std::uint32_t* const stamp = pass.stamp.data();
   std::uint32_t* const forced = pass.forced.data();
@@ -533,27 +535,31 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       }
     }
     // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
+    // Distance first, over the contiguous runs of its rows (vectorised); only the entities found
+    // touch per-entity state.
     for (std::size_t o = 0; o < origins; ++o) {
       const float ox = origin_x[o];
       const float oz = origin_z[o];
       const Grid::Range range = grid.cell_range(ox, oz, scan_radius);
-      for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
-        const std::uint32_t begin = grid.run_begin(row, range.x0);
-        const std::uint32_t end = grid.run_end(row, range.x1);
-        stats.cell_candidates += end - begin;
-        stats.distance_tests += end - begin;
-        // Distance first, on the contiguous run (vectorised); only the hits touch per-entity state.
-        const std::uint32_t found = scan(item_x + begin, item_z + begin, end - begin, ox, oz, scan2, hits);
-        for (std::uint32_t h = 0; h < found; ++h) {
-          const std::uint32_t e = items[begin + hits[h]];
-          if (stamp[e] == epoch) continue;
-          if (!uniform && space[e] != client_space) continue;
-          if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
-          if (sight.needed && !sees(sight, e, pass.occluders)) continue;
-          if (capped) pass.crowd.push_back(crowd_rank(nearest2(xs[e], zs[e]), enter_r, e));
-          stamp[e] = epoch;
-          enter(e, near_reason(e));
-        }
+      const std::uint32_t rows = range.z1 - range.z0 + 1;
+      ScanRun* const runs = pass.runs.data();
+      std::uint32_t candidates = 0;
+      for (std::uint32_t row = 0; row < rows; ++row) {
+        runs[row] = {grid.run_begin(range.z0 + row, range.x0), grid.run_end(range.z0 + row, range.x1)};
+        candidates += runs[row].end - runs[row].begin;
+      }
+      stats.cell_candidates += candidates;
+      stats.distance_tests += candidates;
+      const std::uint32_t found = scan(item_x, item_z, items, runs, rows, ox, oz, scan2, hits);
+      for (std::uint32_t h = 0; h < found; ++h) {
+        const std::uint32_t e = hits[h];
+        if (stamp[e] == epoch) continue;
+        if (!uniform && space[e] != client_space) continue;
+        if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
+        if (sight.needed && !sees(sight, e, pass.occluders)) continue;
+        if (capped) pass.crowd.push_back(crowd_rank(nearest2(xs[e], zs[e]), enter_r, e));
+        stamp[e] = epoch;
+        enter(e, near_reason(e));
       }
     }
   }

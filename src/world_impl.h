@@ -107,7 +107,8 @@ struct PassScratch {
   // Sight: per entity slot, == epoch when a member is kept out of sight, with its last sighting.
   std::vector<std::uint32_t> unseen;
   std::vector<std::uint64_t> last_seen;
-  std::vector<std::uint32_t> hits;  // offsets into one grid run found within the enter radius
+  std::vector<std::uint32_t> hits;  // entities one origin's scan found within the enter radius
+  std::vector<ScanRun> runs;        // the grid runs that scan reads, one per row
   // Crowd cap: (rank bits << 32 | root index) of the roots held by distance, and per entity slot
   // == epoch when the cap left the root out.
   std::vector<std::uint64_t> crowd;
