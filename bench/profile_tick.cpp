@@ -2,9 +2,13 @@
 //
 //   valgrind --tool=callgrind --instr-atstart=no build/bin/sightline-bench-profile arena 60 20
 //
-// Arguments: scenario (any of bench_scenarios.h: reference, arena, mmo, observers, ...), warm-up ticks (default 60), measured ticks (default 20).
+// Arguments: scenario (any of bench_scenarios.h: reference, arena, mmo, observers, ...), warm-up ticks
+// (default 60), measured ticks (default 20), threads (WorldDef::threads, default 1).
+// Prints the measured ticks' wall-clock time per tick (set_positions and tick), for a quick look;
+// sightline-bench is the measurement.
 // Only World::set_positions and World::tick() of the measured ticks are instrumented
 // (when built with valgrind's callgrind.h); frame generation is not.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
   }
   const long warmup = argc > 2 ? std::atol(argv[2]) : 60;
   const long measured = argc > 3 ? std::atol(argv[3]) : 20;
+  scenario.threads = argc > 4 ? static_cast<std::uint32_t>(std::atol(argv[4])) : 1;
 
   Result<ScenarioRun> run = build_scenario(scenario);
   if (!run) {
@@ -49,20 +54,25 @@ int main(int argc, char** argv) {
   const std::span<const EntityId> entities = run->world.entities;
   FrameStream frames(run->walk, scenario.frame_block);
   TickStats totals;
+  std::chrono::steady_clock::duration timed{};
   for (long t = 0; t < warmup + measured; ++t) {
     if (!frames.ready()) frames.refill();
     const FrameStream::Frame frame = frames.next();
     if (t >= warmup) SIGHTLINE_PROFILE_START();
+    const auto start = std::chrono::steady_clock::now();
     if (!world.set_positions(entities, frame.xs, frame.zs).ok()) return 1;
     const TickStats stats = world.tick();
     if (t >= warmup) {
+      timed += std::chrono::steady_clock::now() - start;
       SIGHTLINE_PROFILE_STOP();
       totals.members += stats.members;
       totals.distance_tests += stats.distance_tests;
     }
   }
-  std::printf("%s: %ld measured ticks after %ld, %llu visible pairs, %llu distance tests\n", scenario.name.c_str(),
-              measured, warmup, static_cast<unsigned long long>(totals.members),
-              static_cast<unsigned long long>(totals.distance_tests));
+  const double ms_per_tick = std::chrono::duration<double, std::milli>(timed).count() / static_cast<double>(measured);
+  std::printf("%s on %u thread(s): %ld measured ticks after %ld, %llu visible pairs, %llu distance tests, %.4f ms/tick\n",
+              scenario.name.c_str(), scenario.threads, measured, warmup,
+              static_cast<unsigned long long>(totals.members), static_cast<unsigned long long>(totals.distance_tests),
+              ms_per_tick);
   return 0;
 }

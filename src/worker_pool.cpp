@@ -4,7 +4,7 @@ namespace sightline {
 
 WorkerPool::WorkerPool(std::uint32_t threads) {
   for (std::uint32_t t = 1; t < threads; ++t) {
-    workers_.emplace_back([this](std::stop_token stop) { work(stop); });
+    workers_.emplace_back([this, t](std::stop_token stop) { work(stop, t); });
   }
 }
 
@@ -19,19 +19,20 @@ WorkerPool::~WorkerPool() {
   workers_.clear();  // joins
 }
 
-// Takes tasks until none is left; each task index goes to exactly one thread.
-void WorkerPool::drain() {
-  std::unique_lock lock(mutex_);
-  while (next_ < count_) {
-    const std::uint32_t index = next_++;
-    lock.unlock();
-    task_(context_, index);
-    lock.lock();
-    if (++finished_ == count_) done_.notify_all();
+void WorkerPool::run_own(std::uint32_t thread, Task task, void* context, std::uint32_t count) {
+  const std::uint32_t stride = threads();
+  std::uint32_t done = 0;
+  for (std::uint32_t index = thread; index < count; index += stride) {
+    task(context, index);
+    ++done;
   }
+  if (done == 0) return;
+  const std::lock_guard lock(mutex_);
+  finished_ += done;
+  if (finished_ == count_) done_.notify_all();
 }
 
-void WorkerPool::work(std::stop_token stop) {
+void WorkerPool::work(std::stop_token stop, std::uint32_t thread) {
   std::uint64_t seen = 0;
   while (true) {
     // A tick runs its batches back to back: spin a little before sleeping, since waking a
@@ -39,13 +40,21 @@ void WorkerPool::work(std::stop_token stop) {
     for (int spin = 0; spin < 2000 && published_.load(std::memory_order_acquire) == seen; ++spin) {
       std::this_thread::yield();
     }
+    Task task = nullptr;
+    void* context = nullptr;
+    std::uint32_t count = 0;
     {
+      // The batch is read under the lock: a batch where this thread has no task may be followed
+      // by the next before it wakes, and then it takes that one.
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return batch_ != seen || stop.stop_requested(); });
       if (stop.stop_requested()) return;
       seen = batch_;
+      task = task_;
+      context = context_;
+      count = count_;
     }
-    drain();
+    run_own(thread, task, context, count);
   }
 }
 
@@ -59,13 +68,12 @@ void WorkerPool::run(std::uint32_t count, Task task, void* context) {
     task_ = task;
     context_ = context;
     count_ = count;
-    next_ = 0;
     finished_ = 0;
     ++batch_;
     published_.store(batch_, std::memory_order_release);
   }
   wake_.notify_all();
-  drain();
+  run_own(0, task, context, count);
   std::unique_lock lock(mutex_);
   done_.wait(lock, [&] { return finished_ == count_; });
 }

@@ -128,7 +128,10 @@ struct Sight {
   std::uint32_t hold_ticks = 0;
 };
 
-/// Where one run of client passes writes: the World's shared arrays, or a worker's own.
+/// Where one run of client passes writes (the World's shared arrays, or a worker's own), and the
+/// last tick's sets it reads. Those two pointers are copied here, on the running thread's stack:
+/// read through members[current] they would share a cache line with the headers the first share
+/// grows at every pass, and the line bouncing between cores made two threads slower than one.
 struct PassOutputs {
   RecordBuffer<EntityId>& members;
   RecordBuffer<std::uint64_t>& seen;
@@ -136,12 +139,15 @@ struct PassOutputs {
   RecordBuffer<SpawnRecord>& spawns;
   RecordBuffer<EntityId>& updates;
   RecordBuffer<DespawnRecord>& despawns;
+  const EntityId* previous_members = nullptr;  // members[current].data()
+  const std::uint64_t* previous_seen = nullptr;  // seen[current].data()
 };
 
-/// One worker's share of a threaded tick: a contiguous run of clients (in pass order), its own
+/// One worker's share of a threaded tick: a contiguous run of client slots, its own
 /// scratch and outputs, copied into the shared arrays at its offset once every worker is done.
-struct WorkerShare {
-  std::uint32_t first = 0;  // into pass_order
+/// Its thread writes all of it: aligned, so no line holds two shares.
+struct alignas(64) WorkerShare {
+  std::uint32_t first = 0;  // into live_clients, and the same positions of pass_order
   std::uint32_t last = 0;
   PassScratch scratch;
   RecordBuffer<EntityId> members;
@@ -154,7 +160,9 @@ struct WorkerShare {
   std::uint64_t reserved_for_members = 0;
   // Offsets of its outputs in the shared arrays.
   std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
-  [[nodiscard]] PassOutputs outputs() noexcept { return {members, seen, periods, spawns, updates, despawns}; }
+  [[nodiscard]] PassOutputs outputs(const EntityId* previous_members, const std::uint64_t* previous_seen) noexcept {
+    return {members, seen, periods, spawns, updates, despawns, previous_members, previous_seen};
+  }
 };
 
 struct EventClassSlot {
@@ -252,13 +260,11 @@ class WorldImpl {
   // Per tick: roots of trees holding an always-relevant entity.
   std::vector<std::uint8_t> tree_always;
   std::vector<std::uint32_t> always_roots;
-  // Sight: velocities for look-ahead, the game's filter, and per member its last sighting
-  // (double-buffered beside members, for clients whose space needs sight).
+  // Sight: velocities for look-ahead and the game's filter (the last sightings are outputs, below).
   std::vector<float> vel_x;
   std::vector<float> vel_z;
   VisibilityFilter filter = nullptr;
   void* filter_context = nullptr;
-  RecordBuffer<std::uint64_t> seen[2];
 
   // Spaces: per entity slot its space slot and its position in that space's entity list.
   std::vector<std::uint32_t> space;
@@ -276,18 +282,21 @@ class WorldImpl {
 
   // Shared per-tick outputs. Sets are double-buffered: a tick reads members[current] and
   // writes members[1 - current].
-  RecordBuffer<EntityId> members[2];
   int current = 0;
-  RecordBuffer<SpawnRecord> spawns;
-  RecordBuffer<EntityId> updates;
-  RecordBuffer<DespawnRecord> despawns;
   // Per member of members[current], its update period at the last tick (schedule, class comment),
   // kept only while a Replicator asks for it (record_periods).
   bool record_periods = false;
-  RecordBuffer<std::uint32_t> periods;
   std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
+  // The first share's passes grow these while other threads read the fields around them: they
+  // sit on cache lines of their own (sharing lines made every thread's passes about 1.2x slower).
+  alignas(64) RecordBuffer<EntityId> members[2];
+  RecordBuffer<std::uint64_t> seen[2];  // last sighting per member, beside members (sight)
+  RecordBuffer<SpawnRecord> spawns;
+  RecordBuffer<EntityId> updates;
+  RecordBuffer<DespawnRecord> despawns;
+  RecordBuffer<std::uint32_t> periods;
 
-  Grid grid;
+  alignas(64) Grid grid;
   DistanceScan scan = best_distance_scan();  // the enter phase's distance test (AVX2 or scalar)
   PassScratch scratch;
   // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.
@@ -338,7 +347,8 @@ class WorldImpl {
 
  private:
   void client_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
-  void order_passes();                      // pass_order for this tick
+  void split_shares();                      // each thread's run of live_clients
+  void order_passes(std::uint32_t share_count);  // pass_order for this tick
   void parallel_passes(TickStats& stats);   // phase 3 and 4 over the pool's threads
   void run_share(std::uint32_t share);      // one worker's clients, into its own outputs
   void place_share(std::uint32_t share);    // its outputs into the shared arrays, slices moved
