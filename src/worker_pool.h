@@ -12,9 +12,9 @@ namespace sightline {
 
 /// run(count, fn, context) calls fn(context, i) for every i in [0, count) and returns when all
 /// are done. Thread t (the calling thread is 0) always takes the tasks t, t + threads, ...: a
-/// task index keeps its thread from run to run, so the memory a task works in stays in that
-/// core's cache (handing tasks to whichever thread came first made each World share run 1.7x
-/// slower, its scratch and outputs moving between cores every tick). No allocation per run.
+/// task index keeps its thread from run to run, so the memory a task works in (a World share's
+/// scratch and outputs) stays with one core instead of following whichever thread came first.
+/// No allocation per run.
 class WorkerPool {
  public:
   using Task = void (*)(void* context, std::uint32_t index);

@@ -288,7 +288,7 @@ class WorldImpl {
   bool record_periods = false;
   std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
   // The first share's passes grow these while other threads read the fields around them: they
-  // sit on cache lines of their own (sharing lines made every thread's passes about 1.2x slower).
+  // sit on cache lines of their own.
   alignas(64) RecordBuffer<EntityId> members[2];
   RecordBuffer<std::uint64_t> seen[2];  // last sighting per member, beside members (sight)
   RecordBuffer<SpawnRecord> spawns;
