@@ -4,6 +4,10 @@
 #include <cmath>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace sightline {
 
 void Grid::build(std::span<const float> xs, std::span<const float> zs,
@@ -25,6 +29,23 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   float lo_z[4] = {kInf, kInf, kInf, kInf}, hi_z[4] = {-kInf, -kInf, -kInf, -kInf};
   std::size_t i = 0;
   if (all) {
+#if defined(__SSE2__)
+    // GCC keeps the lane loop below scalar (13 instructions an entity by callgrind); minps/maxps
+    // take 2. Positions are finite (checked on input), so min and max need no NaN rule.
+    __m128 lx = _mm_loadu_ps(lo_x), hx = _mm_loadu_ps(hi_x), lz = _mm_loadu_ps(lo_z), hz = _mm_loadu_ps(hi_z);
+    for (; i + 4 <= slots; i += 4) {
+      const __m128 vx = _mm_loadu_ps(x + i);
+      const __m128 vz = _mm_loadu_ps(z + i);
+      lx = _mm_min_ps(lx, vx);
+      hx = _mm_max_ps(hx, vx);
+      lz = _mm_min_ps(lz, vz);
+      hz = _mm_max_ps(hz, vz);
+    }
+    _mm_storeu_ps(lo_x, lx);
+    _mm_storeu_ps(hi_x, hx);
+    _mm_storeu_ps(lo_z, lz);
+    _mm_storeu_ps(hi_z, hz);
+#else
     for (; i + 4 <= slots; i += 4) {
       for (std::size_t l = 0; l < 4; ++l) {
         lo_x[l] = x[i + l] < lo_x[l] ? x[i + l] : lo_x[l];
@@ -33,6 +54,7 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
         hi_z[l] = z[i + l] > hi_z[l] ? z[i + l] : hi_z[l];
       }
     }
+#endif
   }
   for (; i < slots; ++i) {
     if (!binned[i]) continue;
@@ -83,14 +105,27 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   // Locals, not members: a store into start[] could otherwise alias them and force reloads.
   const float ox = origin_x_, oz = origin_z_, inv = inv_cell_size_, last_x = last_x_, last_z = last_z_;
   const std::uint32_t cx = cells_x_, cz = cells_z_;
-  for (i = 0; i < slots; ++i) {
-    if (!all && !binned[i]) {
-      cell_of[i] = kNotBinned;
-      continue;
+  constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
+  if (all && cx <= kExactAxis && cz <= kExactAxis) {
+    // bin_axis() as a clamp then a cast (equal for t >= 0), in a loop of its own that vectorises;
+    // the counts follow in a second, short loop.
+    for (i = 0; i < slots; ++i) {
+      const float tz = std::min((z[i] - oz) * inv, last_z);
+      const float tx = std::min((x[i] - ox) * inv, last_x);
+      cell_of[i] = static_cast<std::uint32_t>(static_cast<std::int32_t>(tz)) * cx +
+                   static_cast<std::uint32_t>(static_cast<std::int32_t>(tx));
     }
-    const std::uint32_t c = bin_axis(z[i], oz, inv, cz, last_z) * cx + bin_axis(x[i], ox, inv, cx, last_x);
-    cell_of[i] = c;
-    ++start[c + 1];
+    for (i = 0; i < slots; ++i) ++start[cell_of[i] + 1];
+  } else {
+    for (i = 0; i < slots; ++i) {
+      if (!all && !binned[i]) {
+        cell_of[i] = kNotBinned;
+        continue;
+      }
+      const std::uint32_t c = bin_axis(z[i], oz, inv, cz, last_z) * cx + bin_axis(x[i], ox, inv, cx, last_x);
+      cell_of[i] = c;
+      ++start[c + 1];
+    }
   }
   for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
 
