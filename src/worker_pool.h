@@ -40,6 +40,7 @@ class WorkerPool {
   std::atomic<std::uint64_t> published_{0};  // batch_, readable without the lock, for spinning
   std::uint32_t count_ = 0;
   std::uint32_t finished_ = 0;   // tasks done in this batch
+  std::atomic<bool> batch_done_{false};  // finished_ == count_, readable without the lock, for spinning
   Task task_ = nullptr;
   void* context_ = nullptr;
   std::vector<std::jthread> workers_;  // last: they start once the rest is set up
