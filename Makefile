@@ -55,8 +55,9 @@ $(TSAN_BUILD)/CMakeCache.txt: | deps
 	  $(SANITIZER_FLAGS) -DSIGHTLINE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 
 test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
-	cmake --build $(TSAN_BUILD) -j$(JOBS) --target threads_test
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target threads_test plain_pass_test
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/threads_test
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/plain_pass_test --gtest_filter=*Mixed*
 
 # Every parser of untrusted bytes is fuzzed for a fixed time (the trace reader; the packet decoder
 # with the ClientMirror; the demo's frame readers); new inputs go to the build folder, the committed

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 
+#include "pass_steps.h"
 #include "world_impl.h"
 
 namespace sightline {
@@ -14,36 +15,6 @@ namespace {
   const float dx = ax - bx;
   const float dz = az - bz;
   return dx * dx + dz * dz;
-}
-
-// Sizes the scratch to the entity slots and the grid's rows, so no pass ever grows it (the rows
-// grow only with the grid, which then allocates anyway), and starts a fresh epoch; on wrap-around
-// the stamps are cleared so old ones cannot match.
-void prepare(PassScratch& scratch, std::size_t entity_slots, std::uint32_t grid_rows) {
-  if (scratch.runs.size() < grid_rows) scratch.runs.resize(grid_rows);
-  if (scratch.stamp.size() < entity_slots) {
-    scratch.stamp.resize(entity_slots, 0);
-    scratch.kept.resize(entity_slots);
-    scratch.gaps.resize(entity_slots);
-    scratch.merge.resize(entity_slots);
-    scratch.forced.resize(entity_slots, 0);
-    scratch.forced_reason.resize(entity_slots, 0);
-    scratch.entering.reserve(entity_slots);
-    scratch.child_members.reserve(entity_slots);
-    scratch.forced_roots.reserve(entity_slots);
-    scratch.unseen.resize(entity_slots, 0);
-    scratch.last_seen.resize(entity_slots, 0);
-    scratch.hits.resize(entity_slots + 8);
-    scratch.crowd.reserve(entity_slots);
-    scratch.crowded.resize(entity_slots, 0);
-  }
-  if (++scratch.epoch == 0) {
-    std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
-    std::fill(scratch.forced.begin(), scratch.forced.end(), 0);
-    std::fill(scratch.unseen.begin(), scratch.unseen.end(), 0);
-    std::fill(scratch.crowded.begin(), scratch.crowded.end(), 0);
-    scratch.epoch = 1;
-  }
 }
 
 template <class Array>
@@ -59,10 +30,30 @@ void add_pass_totals(TickStats& to, const TickStats& from) noexcept {
   to.distance_tests += from.distance_tests;
   to.cell_candidates += from.cell_candidates;
   to.members += from.members;
+  to.plain_passes += from.plain_passes;
 }
 
 
 }  // namespace
+
+void size_scratch(PassScratch& scratch, std::size_t entity_slots, std::uint32_t grid_rows) {
+  if (scratch.runs.size() < grid_rows) scratch.runs.resize(grid_rows);
+  if (scratch.stamp.size() >= entity_slots) return;
+  scratch.stamp.resize(entity_slots, 0);
+  scratch.kept.resize(entity_slots);
+  scratch.gaps.resize(entity_slots);
+  scratch.merge.resize(entity_slots);
+  scratch.forced.resize(entity_slots, 0);
+  scratch.forced_reason.resize(entity_slots, 0);
+  scratch.entering.reserve(entity_slots);
+  scratch.child_members.reserve(entity_slots);
+  scratch.forced_roots.reserve(entity_slots);
+  scratch.unseen.resize(entity_slots, 0);
+  scratch.last_seen.resize(entity_slots, 0);
+  scratch.hits.resize(entity_slots + 8);
+  scratch.crowd.reserve(entity_slots);
+  scratch.crowded.resize(entity_slots, 0);
+}
 
 // Every output array is bounded by a total set size (spawns and updates by the new one, despawns
 // by the old one). On a new high h beyond what the last reserve covers, every array is reserved
@@ -120,6 +111,7 @@ void WorldImpl::run_tick(TickStats& stats) {
   spawns.clear();
   updates.clear();
   despawns.clear();
+  plain_tick = plain_world();
   const bool threaded = pool != nullptr && live_clients.size() >= 2 * shares.size();
   if (threaded) split_shares();
   order_passes(threaded ? static_cast<std::uint32_t>(shares.size()) : 1);
@@ -128,7 +120,7 @@ void WorldImpl::run_tick(TickStats& stats) {
   } else {
     PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns,
                        members[current].data(), seen[current].data()};
-    for (const std::uint32_t slot : pass_order) client_pass(client_slots[slot], scratch, shared, stats);
+    run_passes(0, size32(pass_order), scratch, shared, stats);
   }
   // Holder counts after every pass: a pass only writes what its own client owns.
   for (const ClientId id : live_clients) {
@@ -241,7 +233,7 @@ void WorldImpl::run_share(std::uint32_t s) {
     w.stats = TickStats{};
     PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns,
                        members[current].data(), seen[current].data()};
-    for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[pass_order[i]], w.scratch, shared, w.stats);
+    run_passes(w.first, w.last, w.scratch, shared, w.stats);
     return;
   }
   // The same headroom policy as reserve_outputs, on this share's part of the sets.
@@ -266,7 +258,7 @@ void WorldImpl::run_share(std::uint32_t s) {
   w.despawns.clear();
   w.stats = TickStats{};
   PassOutputs out = w.outputs(members[current].data(), seen[current].data());
-  for (std::uint32_t i = w.first; i < w.last; ++i) client_pass(client_slots[pass_order[i]], w.scratch, out, w.stats);
+  run_passes(w.first, w.last, w.scratch, out, w.stats);
 }
 
 void WorldImpl::place_share(std::uint32_t s) {
@@ -288,10 +280,22 @@ void WorldImpl::place_share(std::uint32_t s) {
   }
 }
 
+void WorldImpl::run_passes(std::uint32_t first, std::uint32_t last, PassScratch& pass, PassOutputs& out,
+                           TickStats& stats) {
+  size_scratch(pass, alive.size(), grid.cells_z());
+  for (std::uint32_t i = first; i < last; ++i) {
+    ClientSlot& client = client_slots[pass_order[i]];
+    if (plain_tick && plain_client(client)) {
+      plain_pass(client, pass, out, stats);
+    } else {
+      client_pass(client, pass, out, stats);
+    }
+  }
+}
+
 void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const auto client_slot = static_cast<std::uint32_t>(&client - client_slots.data());
-  prepare(pass, alive.size(), grid.cells_z());
-  const std::uint32_t epoch = pass.epoch;
+  const std::uint32_t epoch = begin_pass(pass);
   std::uint32_t* const stamp = pass.stamp.data();
   std::uint32_t* const forced = pass.forced.data();
   const std::uint32_t viewer = client.viewer;
@@ -533,10 +537,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
         enter(e, near_reason(e));
       }
     }
-    const std::uint32_t* const items = grid.items().data();
-    const float* const item_x = grid.item_x().data();
-    const float* const item_z = grid.item_z().data();
-    std::uint32_t* const hits = pass.hits.data();
+    const std::uint32_t* const hits = pass.hits.data();
     // Once the cap is full without the grid's newcomers, one ranked after the cap-th candidate
     // cannot get in: scan no farther than such a newcomer could stand (a hair farther, for the
     // rounding of the rank), so a steady crowd costs about the cap, not the crowd.
@@ -553,22 +554,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       }
     }
     // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
-    // Distance first, over the contiguous runs of its rows (vectorised); only the entities found
-    // touch per-entity state.
     for (std::size_t o = 0; o < origins; ++o) {
-      const float ox = origin_x[o];
-      const float oz = origin_z[o];
-      const Grid::Range range = grid.cell_range(ox, oz, scan_radius);
-      const std::uint32_t rows = range.z1 - range.z0 + 1;
-      ScanRun* const runs = pass.runs.data();
-      std::uint32_t candidates = 0;
-      for (std::uint32_t row = 0; row < rows; ++row) {
-        runs[row] = {grid.run_begin(range.z0 + row, range.x0), grid.run_end(range.z0 + row, range.x1)};
-        candidates += runs[row].end - runs[row].begin;
-      }
-      stats.cell_candidates += candidates;
-      stats.distance_tests += candidates;
-      const std::uint32_t found = scan(item_x, item_z, items, runs, rows, ox, oz, scan2, hits);
+      const std::uint32_t found = scan_near(grid, scan, pass, origin_x[o], origin_z[o], scan_radius, scan2, stats);
       for (std::uint32_t h = 0; h < found; ++h) {
         const std::uint32_t e = hits[h];
         if (stamp[e] == epoch) continue;
@@ -693,26 +680,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   EntityId* const merged = next.data() + members_begin;
   // An entering entity was not stamped before, so it is never a kept member: indices never tie.
   if (lean) {
-    // Spawns are few: each is placed by a binary search, the kept runs around it copied whole.
-    EntityId* to = merged;
-    std::uint32_t a = 0;
-    std::uint32_t g = 0;
-    auto copy_kept = [&](std::uint32_t end) {
-      for (; g < gap_count && gaps[g] < end; ++g) {
-        to = std::copy(old_members + a, old_members + gaps[g], to);
-        a = gaps[g] + 1;
-      }
-      to = std::copy(old_members + a, old_members + end, to);
-      a = end;
-    };
-    for (std::uint32_t b = 0; b < spawn_count; ++b) {
-      const std::uint32_t e = spawned[b].entity.index;
-      const EntityId* const at = std::lower_bound(old_members + a, old_members + old_count, e,
-                                                  [](EntityId m, std::uint32_t x) { return m.index < x; });
-      copy_kept(static_cast<std::uint32_t>(at - old_members));
-      *to++ = spawned[b].entity;
-    }
-    copy_kept(old_count);
+    merge_set(old_members, old_count, gaps, gap_count, spawned, spawn_count, merged);
   } else {
     std::uint32_t a = 0;
     std::uint32_t b = 0;

@@ -299,6 +299,7 @@ class WorldImpl {
   alignas(64) Grid grid;
   DistanceScan scan = best_distance_scan();  // the enter phase's distance test (AVX2 or scalar)
   PassScratch scratch;
+  bool plain_tick = false;  // plain_world() at this tick's start
   // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.
   std::unique_ptr<WorkerPool> pool;
   std::vector<WorkerShare> shares;
@@ -346,7 +347,14 @@ class WorldImpl {
   void refresh_traits(std::uint32_t entity_index);            // after any change to the arrays it reads
 
  private:
+  /// Passes pass_order[first, last), each by the plain pass where it applies, else the general.
+  void run_passes(std::uint32_t first, std::uint32_t last, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   void client_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
+  /// Whether nothing in the world takes a client off the plain pass this tick (plain_pass.cpp).
+  [[nodiscard]] bool plain_world() const noexcept;
+  /// In a plain world: whether nothing of this client's does.
+  [[nodiscard]] bool plain_client(const ClientSlot& client) const noexcept;
+  void plain_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   void split_shares();                      // each thread's run of live_clients
   void order_passes(std::uint32_t share_count);  // pass_order for this tick
   void parallel_passes(TickStats& stats);   // phase 3 and 4 over the pool's threads

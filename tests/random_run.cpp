@@ -106,7 +106,7 @@ class RandomInputs {
     EntityDef entity_def;
     entity_def.x = p.x;
     entity_def.z = p.z;
-    entity_def.always_relevant = chance(0.08f);
+    entity_def.always_relevant = chance(0.08f) && def_.always_relevant;
     if (def_.relevance) {
       if (chance(0.01f)) {  // A bad bound: refused, nothing created.
         EntityDef bad = entity_def;
@@ -1045,7 +1045,7 @@ class RandomInputs {
     }
     if (chance(0.15f)) {
       const std::vector<EntityId> live = mirror_.oracle().entities();
-      (void)mirror_.set_always_relevant(pick(live), chance(0.5f));
+      (void)mirror_.set_always_relevant(pick(live), chance(0.5f) && def_.always_relevant);
     }
     const std::vector<ClientId> clients = mirror_.oracle().clients();
     if (!clients.empty() && chance(0.1f)) {
@@ -1284,6 +1284,9 @@ void run_random(const RandomRunDef& def,
   if (def.relevance) inputs.initial_relevance();
   if (def.structure) inputs.initial_structure();
   if (def.sight) inputs.initial_sight();
+  if (def.general_pass && !def.sight) {
+    mirror.world().set_visibility_filter([](void*, ClientId, EntityId) { return true; }, nullptr);
+  }
 
   for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
     if (t > 0) inputs.between_ticks();

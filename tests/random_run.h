@@ -25,7 +25,10 @@ struct RandomRunDef {
   std::uint32_t max_entities = 60;  ///< Initial entity count is drawn in 1..max_entities.
   std::uint32_t max_clients = 25;
   bool churn = true;            ///< Create/destroy entities and clients, set_viewer, set_radii.
-  bool vary_grid = true;        ///< Sometimes a larger cell_size; max_grid_cells mostly small.
+  bool vary_grid = true;
+  /// Always-relevant entities: 8% of those created, and toggles between ticks. Off, none is (the
+  /// draws stay the same, so the other inputs do not change).
+  bool always_relevant = true;        ///< Sometimes a larger cell_size; max_grid_cells mostly small.
   /// Interest keys: entities get Area, User and Global keys from a small key space (1..5 and
   /// kMaxInterestKey), clients random area sets (duplicates, re-set unchanged), user keys added
   /// and removed (absent ones too), clears, send rates 0..4, bypass flags; plus refused calls
@@ -60,6 +63,10 @@ struct RandomRunDef {
   /// calls (bad wall coordinates, velocities, look-aheads and holds, dead and null handles). Off
   /// leaves the other inputs unchanged.
   bool sight = false;
+  /// Sets a visibility filter that hides nothing on the World (not the oracle) before the first
+  /// tick, unless sight sets its own: the records do not change, but every client takes the
+  /// general pass (TickStats::plain_passes stays 0).
+  bool general_pass = false;
   /// WorldDef::threads: the same inputs must give the same records whatever the count.
   std::uint32_t threads = 1;
   /// Crowd cap: WorldDef::crowd_cap drawn from {0, 1, 2, 3, 5, 8}, changed now and then

@@ -7,22 +7,11 @@
 #include <vector>
 
 #include "random_run.h"
+#include "tick_fingerprint.h"
 #include "sightline/world.h"
 
 namespace sightline {
 namespace {
-
-// FNV-1a over everything a tick produced.
-struct Fingerprint {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  }
-  void add(EntityId e) { add((std::uint64_t{e.index} << 32) | e.generation); }
-};
 
 std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads) {
   testing::RandomRunDef def;
@@ -38,26 +27,7 @@ std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads) {
   def.threads = threads;
   std::vector<std::uint64_t> prints;
   testing::run_random(def, [&](testing::MirroredWorld& mirror, const TickStats& stats) {
-    World& world = mirror.world();
-    Fingerprint f;
-    f.add(stats.tick);
-    f.add(stats.spawns);
-    f.add(stats.updates);
-    f.add(stats.despawns);
-    f.add(stats.distance_tests);
-    f.add(stats.cell_candidates);
-    f.add(stats.members);
-    f.add(stats.event_records);
-    for (const ClientId c : world.clients()) {
-      f.add((std::uint64_t{c.index} << 32) | c.generation);
-      const ClientStream s = *world.stream(c);
-      for (const SpawnRecord& r : s.spawns) f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
-      for (const EntityId r : s.updates) f.add(r);
-      for (const DespawnRecord& r : s.despawns) f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
-      for (const EventRecord& r : s.events) f.add(r.event);
-      for (const EntityId e : *world.interest_set(c)) f.add(e);
-    }
-    prints.push_back(f.h);
+    prints.push_back(testing::tick_fingerprint(mirror.world(), stats));
   });
   return prints;
 }

@@ -1,0 +1,75 @@
+// Steps both client passes take (the general one in interest_pass.cpp, the plain one in
+// plain_pass.cpp): scratch sizing, the pass's epoch, the grid scan of one origin, the merge of
+// the new set.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "world_impl.h"
+
+namespace sightline {
+
+/// Sizes the scratch to the entity slots and the grid's rows, so no pass ever grows it (the rows
+/// grow only with the grid, which then allocates anyway). Once per run of passes: neither count
+/// changes within a tick.
+void size_scratch(PassScratch& scratch, std::size_t entity_slots, std::uint32_t grid_rows);
+
+/// Starts a pass: a fresh epoch, so no stamp of an earlier pass matches. On wrap-around the
+/// stamps are cleared so old ones cannot match.
+inline std::uint32_t begin_pass(PassScratch& scratch) {
+  if (++scratch.epoch == 0) [[unlikely]] {
+    std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
+    std::fill(scratch.forced.begin(), scratch.forced.end(), 0);
+    std::fill(scratch.unseen.begin(), scratch.unseen.end(), 0);
+    std::fill(scratch.crowded.begin(), scratch.crowded.end(), 0);
+    scratch.epoch = 1;
+  }
+  return scratch.epoch;
+}
+
+/// The grid's entities within sqrt(r2) of (ox, oz), in scratch.hits; `radius` (>= sqrt(r2))
+/// picks the cells. Distance first, over the contiguous runs of the cells' rows (vectorised):
+/// only the entities found touch per-entity state. Counts the candidates in `stats`.
+inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch& scratch, float ox, float oz,
+                               float radius, float r2, TickStats& stats) {
+  const Grid::Range range = grid.cell_range(ox, oz, radius);
+  const std::uint32_t rows = range.z1 - range.z0 + 1;
+  ScanRun* const runs = scratch.runs.data();
+  std::uint32_t candidates = 0;
+  for (std::uint32_t row = 0; row < rows; ++row) {
+    runs[row] = {grid.run_begin(range.z0 + row, range.x0), grid.run_end(range.z0 + row, range.x1)};
+    candidates += runs[row].end - runs[row].begin;
+  }
+  stats.cell_candidates += candidates;
+  stats.distance_tests += candidates;
+  return scan(grid.item_x().data(), grid.item_z().data(), grid.items().data(), runs, rows, ox, oz, r2,
+              scratch.hits.data());
+}
+
+/// Writes the new set at `to`: the old members but those at the sorted positions `gaps`, and the
+/// spawned entities (sorted by index, none of them kept) placed by index. Spawns are few: each is
+/// placed by a binary search, the kept runs around it copied whole.
+inline void merge_set(const EntityId* old_members, std::uint32_t old_count, const std::uint32_t* gaps,
+                      std::uint32_t gap_count, const SpawnRecord* spawned, std::uint32_t spawn_count, EntityId* to) {
+  std::uint32_t a = 0;
+  std::uint32_t g = 0;
+  auto copy_kept = [&](std::uint32_t end) {
+    for (; g < gap_count && gaps[g] < end; ++g) {
+      to = std::copy(old_members + a, old_members + gaps[g], to);
+      a = gaps[g] + 1;
+    }
+    to = std::copy(old_members + a, old_members + end, to);
+    a = end;
+  };
+  for (std::uint32_t b = 0; b < spawn_count; ++b) {
+    const std::uint32_t e = spawned[b].entity.index;
+    const EntityId* const at = std::lower_bound(old_members + a, old_members + old_count, e,
+                                                [](EntityId m, std::uint32_t x) { return m.index < x; });
+    copy_kept(static_cast<std::uint32_t>(at - old_members));
+    *to++ = spawned[b].entity;
+  }
+  copy_kept(old_count);
+}
+
+}  // namespace sightline

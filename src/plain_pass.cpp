@@ -1,0 +1,123 @@
+// The plain pass: the client pass of a client every rule of which takes its plain path, which is
+// most clients of most worlds. It gives exactly the general pass's records (the tests run both)
+// at a fraction of its fixed cost, which dominates small sets: a client seeing a handful of
+// entities paid more for the general pass's setup than for its distance tests.
+#include <algorithm>
+
+#include "pass_steps.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+// What the plain pass leaves out, world by world: attachments, the crowd cap, always-relevant
+// entities, presenters, bounded entities, interest keys (and with them key rates and bypass
+// subscriptions, which admit only keyed entities), distance tiers and the visibility filter.
+bool WorldImpl::plain_world() const noexcept {
+  return attached_entities == 0 && deep_destroyed == 0 && def.crowd_cap == 0 && always_roots.empty() &&
+         presenter_list.empty() && bounded_list.empty() && keyed_entities == 0 && tier_period.empty() &&
+         filter == nullptr;
+}
+
+// And client by client: owned entities and extra origins (forced trees, several origins); a space
+// that does not cull, has walls or does not hold every live entity (space tests per candidate).
+// An entity owned by another client, or its origin, is a plain point to this one.
+bool WorldImpl::plain_client(const ClientSlot& client) const noexcept {
+  const SpaceSlot& room = space_slots[space[client.viewer]];
+  return client.owned.empty() && client.extra_origins.empty() && room.culls &&
+         room.entities.size() == live_entities && room.walls.wall_count() == 0;
+}
+
+void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
+  const std::uint32_t epoch = begin_pass(pass);
+  std::uint32_t* const stamp = pass.stamp.data();
+  const std::uint32_t viewer = client.viewer;
+  const SpaceSlot& room = space_slots[space[viewer]];
+  const float enter2 = room.enter * room.enter;
+  const float leave2 = room.leave * room.leave;
+  const float ox = xs[viewer];
+  const float oz = zs[viewer];
+  const std::uint8_t* const entity_traits = traits.data();
+  // The viewer is never its own member: stamped, it neither stays nor enters.
+  stamp[viewer] = epoch;
+
+  // Leave: the despawns keep the set's order; the positions let go are noted for the merge.
+  const EntityId* const old_members = out.previous_members + client.members.begin;
+  const std::uint32_t old_count = client.members.count;
+  const auto despawns_begin = static_cast<std::uint32_t>(out.despawns.size());
+  out.despawns.resize_unwritten(despawns_begin + old_count);
+  DespawnRecord* const despawned = out.despawns.data() + despawns_begin;
+  std::uint32_t despawn_count = 0;
+  std::uint32_t* const gaps = pass.gaps.data();
+  std::uint32_t gap_count = 0;
+  std::uint32_t untested = 0;  // the destroyed and the viewer go without a distance test
+  const DespawnReason out_of_range = room.switched_on ? DespawnReason::culling_switched : DespawnReason::left;
+  for (std::uint32_t i = 0; i < old_count; ++i) {
+    const EntityId member = old_members[i];
+    const std::uint32_t e = member.index;
+    const float dx = xs[e] - ox;
+    const float dz = zs[e] - oz;
+    const bool dead = (entity_traits[e] & kDead) != 0;
+    if (dx * dx + dz * dz > leave2 || dead || e == viewer) [[unlikely]] {
+      DespawnReason reason = out_of_range;
+      if (dead || e == viewer) {
+        reason = dead ? DespawnReason::destroyed : DespawnReason::left;
+        ++untested;
+      }
+      despawned[despawn_count++] = {member, reason};
+      gaps[gap_count++] = i;
+      continue;
+    }
+    stamp[e] = epoch;
+  }
+  stats.distance_tests += old_count - untested;
+  out.despawns.resize_unwritten(despawns_begin + despawn_count);
+
+  // Enter: the grid's entities within R not already held.
+  pass.entering.clear();
+  const std::uint32_t found = scan_near(grid, scan, pass, ox, oz, room.enter, enter2, stats);
+  const std::uint32_t* const hits = pass.hits.data();
+  for (std::uint32_t h = 0; h < found; ++h) {
+    const std::uint32_t e = hits[h];
+    if (stamp[e] == epoch) continue;
+    stamp[e] = epoch;
+    const SpawnReason reason = tree_teleported[e] ? SpawnReason::teleport : SpawnReason::near;
+    pass.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
+  }
+
+  // The new set: spawns sorted by index, merged into the kept members.
+  std::sort(pass.entering.begin(), pass.entering.end());
+  const auto spawns_begin = static_cast<std::uint32_t>(out.spawns.size());
+  const auto spawn_count = static_cast<std::uint32_t>(pass.entering.size());
+  out.spawns.resize_unwritten(spawns_begin + spawn_count);
+  SpawnRecord* const spawned = out.spawns.data() + spawns_begin;
+  for (std::uint32_t i = 0; i < spawn_count; ++i) {
+    const std::uint64_t entering = pass.entering[i];
+    const auto e = static_cast<std::uint32_t>(entering >> 8);
+    spawned[i] = {EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)};
+  }
+  const auto members_begin = static_cast<std::uint32_t>(out.members.size());
+  const std::uint32_t member_count = old_count - gap_count + spawn_count;
+  out.members.resize_unwritten(members_begin + member_count);
+  merge_set(old_members, old_count, gaps, gap_count, spawned, spawn_count, out.members.data() + members_begin);
+
+  // Without tiers and keys every member is due every tick: the updates are the set itself.
+  if (record_periods) {
+    std::uint32_t* const period_of = out.periods.extend(member_count);
+    std::fill(period_of, period_of + member_count, 1u);
+  }
+  client.sighted = false;
+  client.origins_changed = client.refresh || teleported[viewer];
+  client.refresh = false;
+  client.members = {members_begin, member_count};
+  client.spawns = {spawns_begin, spawn_count};
+  client.updates = {members_begin, member_count};
+  client.updates_in_set = true;
+  client.despawns = {despawns_begin, despawn_count};
+  stats.spawns += spawn_count;
+  stats.updates += member_count;
+  stats.despawns += despawn_count;
+  stats.members += member_count;
+  ++stats.plain_passes;
+}
+
+}  // namespace sightline
