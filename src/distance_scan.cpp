@@ -23,6 +23,21 @@ std::uint32_t scan_within_scalar(const float* xs, const float* zs, const std::ui
   return n;
 }
 
+std::uint32_t leave_test_scalar(const EntityId* members, std::uint32_t count, const float* xs, const float* zs,
+                                float ox, float oz, float r2, std::uint32_t viewer, std::uint32_t* stamp,
+                                std::uint32_t epoch, std::uint32_t* gone) noexcept {
+  std::uint32_t n = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint32_t e = members[i].index;
+    stamp[e] = epoch;
+    const float dx = xs[e] - ox;
+    const float dz = zs[e] - oz;
+    gone[n] = i;
+    n += dx * dx + dz * dz > r2 || e == viewer ? 1u : 0u;
+  }
+  return n;
+}
+
 #ifdef SIGHTLINE_HAS_AVX2_SCAN
 namespace {
 
@@ -88,14 +103,76 @@ __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const f
   return n;
 }
 
+// Eight members: their indices are the even 32-bit words of eight EntityIds, gathered into
+// positions; a partial step masks its loads and gathers, so nothing past the set is read. The
+// stamps stay scalar stores (AVX2 has no scatter); the few that go are found by the mask's bits.
+__attribute__((target("avx2"))) std::uint32_t leave_avx2(const EntityId* members, std::uint32_t count,
+                                                          const float* xs, const float* zs, float ox, float oz,
+                                                          float r2, std::uint32_t viewer, std::uint32_t* stamp,
+                                                          std::uint32_t epoch, std::uint32_t* gone) noexcept {
+  static_assert(sizeof(EntityId) == 8);
+  const __m256 vox = _mm256_set1_ps(ox);
+  const __m256 voz = _mm256_set1_ps(oz);
+  const __m256 vr2 = _mm256_set1_ps(r2);
+  const __m256i vviewer = _mm256_set1_epi32(static_cast<int>(viewer));
+  const __m256i lane_numbers = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i low_pairs = _mm256_setr_epi64x(0, 1, 2, 3);
+  const __m256i high_pairs = _mm256_setr_epi64x(4, 5, 6, 7);
+  std::uint32_t n = 0;
+  for (std::uint32_t i = 0; i < count; i += 8) {
+    const std::uint32_t rest = count - i < 8 ? count - i : 8;
+    const auto* at = reinterpret_cast<const long long*>(members + i);
+    __m256i lo;
+    __m256i hi;
+    __m256i in;
+    if (rest == 8) {
+      lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+      hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 4));
+      in = _mm256_set1_epi32(-1);
+    } else {
+      const __m256i left = _mm256_set1_epi64x(rest);
+      lo = _mm256_maskload_epi64(at, _mm256_cmpgt_epi64(left, low_pairs));
+      hi = _mm256_maskload_epi64(at + 4, _mm256_cmpgt_epi64(left, high_pairs));
+      in = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), lane_numbers);
+    }
+    // Even words of lo and hi: lanes 0 1 4 5 2 3 6 7, then put in member order.
+    const __m256i mixed = _mm256_castps_si256(
+        _mm256_shuffle_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi), _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m256i idx = _mm256_permute4x64_epi64(mixed, _MM_SHUFFLE(3, 1, 2, 0));
+    const __m256 x = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xs, idx, _mm256_castsi256_ps(in), 4);
+    const __m256 z = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), zs, idx, _mm256_castsi256_ps(in), 4);
+    const __m256 dx = _mm256_sub_ps(x, vox);
+    const __m256 dz = _mm256_sub_ps(z, voz);
+    const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dz, dz));
+    const __m256 goes = _mm256_or_ps(_mm256_cmp_ps(d2, vr2, _CMP_GT_OQ),
+                                     _mm256_castsi256_ps(_mm256_cmpeq_epi32(idx, vviewer)));
+    auto mask = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_and_ps(goes, _mm256_castsi256_ps(in))));
+    for (std::uint32_t k = 0; k < rest; ++k) stamp[members[i + k].index] = epoch;
+    while (mask != 0) {
+      gone[n++] = i + static_cast<std::uint32_t>(__builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+  return n;
+}
+
 }  // namespace
 #endif
 
 #ifdef SIGHTLINE_HAS_AVX2_SCAN
 const DistanceScan scan_within_avx2 = &scan_avx2;
+const LeaveTest leave_test_avx2 = &leave_avx2;
 #else
 const DistanceScan scan_within_avx2 = nullptr;
+const LeaveTest leave_test_avx2 = nullptr;
 #endif
+
+LeaveTest best_leave_test() noexcept {
+#ifdef SIGHTLINE_HAS_AVX2_SCAN
+  if (__builtin_cpu_supports("avx2")) return leave_test_avx2;
+#endif
+  return &leave_test_scalar;
+}
 
 DistanceScan best_distance_scan() noexcept {
 #ifdef SIGHTLINE_HAS_AVX2_SCAN

@@ -1,9 +1,11 @@
-// The hot loop of the enter phase: which candidates of a few grid runs lie within a radius of a
-// point. Two implementations give exactly the same answer (the same float operations, in the
+// The hot loops of a client pass: which candidates of a few grid runs lie within a radius of a
+// point (enter), and which members of a set lie beyond one (leave). Two implementations give exactly the same answer (the same float operations, in the
 // same order, never fused); the World picks the widest the CPU runs at start-up.
 #pragma once
 
 #include <cstdint>
+
+#include "sightline/handles.h"
 
 namespace sightline {
 
@@ -32,5 +34,26 @@ extern const DistanceScan scan_within_avx2;
 
 /// The AVX2 scan when this CPU has AVX2, else the scalar one.
 [[nodiscard]] DistanceScan best_distance_scan() noexcept;
+
+/// The leave phase's hot loop, over a client's sorted set: for every i < count with
+/// e = members[i].index, sets stamp[e] = epoch, and writes i to `gone` (in increasing order) when
+/// (xs[e] - ox)^2 + (zs[e] - oz)^2 > r2 (float, rounded as DistanceScan) or e == viewer. Returns
+/// how many went. Stamping the ones that go too is what a caller wants when r2 is at least the
+/// enter radius's square: no entity beyond it can enter this pass anyway. `gone` must hold
+/// `count` values.
+using LeaveTest = std::uint32_t (*)(const EntityId* members, std::uint32_t count, const float* xs, const float* zs,
+                                    float ox, float oz, float r2, std::uint32_t viewer, std::uint32_t* stamp,
+                                    std::uint32_t epoch, std::uint32_t* gone) noexcept;
+
+/// One member at a time. Every build has it.
+std::uint32_t leave_test_scalar(const EntityId* members, std::uint32_t count, const float* xs, const float* zs,
+                                float ox, float oz, float r2, std::uint32_t viewer, std::uint32_t* stamp,
+                                std::uint32_t epoch, std::uint32_t* gone) noexcept;
+
+/// Eight members at a time (AVX2 gathers); null where the build has no AVX2 code.
+extern const LeaveTest leave_test_avx2;
+
+/// The AVX2 leave test when this CPU has AVX2, else the scalar one.
+[[nodiscard]] LeaveTest best_leave_test() noexcept;
 
 }  // namespace sightline

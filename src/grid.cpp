@@ -164,12 +164,4 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   kept_all_ = all;
 }
 
-Grid::Range Grid::cell_range(float x, float z, float radius) const noexcept {
-  const float padded = radius * 1.0001f;
-  return Range{axis_cell(x - padded, origin_x_, cells_x_, last_x_),
-               axis_cell(x + padded, origin_x_, cells_x_, last_x_),
-               axis_cell(z - padded, origin_z_, cells_z_, last_z_),
-               axis_cell(z + padded, origin_z_, cells_z_, last_z_)};
-}
-
 }  // namespace sightline

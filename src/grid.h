@@ -29,7 +29,11 @@ class Grid {
   /// The cells that can hold an entity within `radius` of (x, z) by the float distance test
   /// dx*dx + dz*dz <= radius*radius. The box is padded by a relative 1e-4 so that rounding in
   /// that test can never admit an entity from an unscanned cell.
-  [[nodiscard]] Range cell_range(float x, float z, float radius) const noexcept;
+  [[nodiscard]] Range cell_range(float x, float z, float radius) const noexcept {
+    const float padded = radius * 1.0001f;
+    return Range{axis_cell(x - padded, origin_x_, last_x_), axis_cell(x + padded, origin_x_, last_x_),
+                 axis_cell(z - padded, origin_z_, last_z_), axis_cell(z + padded, origin_z_, last_z_)};
+  }
 
   /// Items of cells [x0, x1] in row z, as a half-open range of positions into items().
   [[nodiscard]] std::uint32_t run_begin(std::uint32_t z, std::uint32_t x0) const noexcept {
@@ -48,13 +52,12 @@ class Grid {
   [[nodiscard]] std::uint32_t cells_x() const noexcept { return cells_x_; }
   [[nodiscard]] std::uint32_t cells_z() const noexcept { return cells_z_; }
   [[nodiscard]] std::uint32_t cell_of_point(float x, float z) const noexcept {
-    return axis_cell(z, origin_z_, cells_z_, last_z_) * cells_x_ + axis_cell(x, origin_x_, cells_x_, last_x_);
+    return axis_cell(z, origin_z_, last_z_) * cells_x_ + axis_cell(x, origin_x_, last_x_);
   }
 
  private:
-  [[nodiscard]] std::uint32_t axis_cell(float v, float origin, std::uint32_t count,
-                                        float last) const noexcept {
-    return clamped_cell(v, origin, inv_cell_size_, count, last);
+  [[nodiscard]] std::uint32_t axis_cell(float v, float origin, float last) const noexcept {
+    return clamped_cell(v, origin, inv_cell_size_, last);
   }
 
   // axis_cell() for a coordinate of the binned box: v >= origin, so t >= 0 and only the top end

@@ -72,15 +72,14 @@ class OccluderGrid {
  private:
   // Walls and queries go through this one mapping; that is what makes the candidate selection
   // conservative.
-  [[nodiscard]] std::uint32_t axis_cell(float v, float origin, std::uint32_t count,
-                                        float last) const noexcept {
-    return clamped_cell(v, origin, inv_cell_size_, count, last);
+  [[nodiscard]] std::uint32_t axis_cell(float v, float origin, float last) const noexcept {
+    return clamped_cell(v, origin, inv_cell_size_, last);
   }
   [[nodiscard]] std::uint32_t column_of(float x) const noexcept {
-    return axis_cell(x, origin_x_, cells_x_, last_x_);
+    return axis_cell(x, origin_x_, last_x_);
   }
   [[nodiscard]] std::uint32_t row_of(float z) const noexcept {
-    return axis_cell(z, origin_z_, cells_z_, last_z_);
+    return axis_cell(z, origin_z_, last_z_);
   }
   void set_cell_size(double cell, double extent_x, double extent_z);
   [[nodiscard]] std::uint64_t count_entries() const noexcept;

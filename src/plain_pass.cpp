@@ -27,6 +27,10 @@ bool WorldImpl::plain_client(const ClientSlot& client) const noexcept {
          room.entities.size() == live_entities && room.walls.wall_count() == 0;
 }
 
+// Below two full steps of eight the gathers cost more than the scalar loop saves (profile binary:
+// observers, 7 members a client, 3-5% slower with it throughout; MMO, 100 a client, 8% faster).
+constexpr std::uint32_t kVectorLeave = 16;
+
 void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const std::uint32_t epoch = begin_pass(pass);
   std::uint32_t* const stamp = pass.stamp.data();
@@ -51,23 +55,36 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   std::uint32_t gap_count = 0;
   std::uint32_t untested = 0;  // the destroyed and the viewer go without a distance test
   const DespawnReason out_of_range = room.switched_on ? DespawnReason::culling_switched : DespawnReason::left;
-  for (std::uint32_t i = 0; i < old_count; ++i) {
-    const EntityId member = old_members[i];
-    const std::uint32_t e = member.index;
-    const float dx = xs[e] - ox;
-    const float dz = zs[e] - oz;
-    const bool dead = (entity_traits[e] & kDead) != 0;
-    if (dx * dx + dz * dz > leave2 || dead || e == viewer) [[unlikely]] {
-      DespawnReason reason = out_of_range;
-      if (dead || e == viewer) {
-        reason = dead ? DespawnReason::destroyed : DespawnReason::left;
-        ++untested;
-      }
-      despawned[despawn_count++] = {member, reason};
-      gaps[gap_count++] = i;
-      continue;
+  if (destroyed.empty() && old_count >= kVectorLeave) {
+    // No member can be dead: the leave test (vectorised) over the whole set, the few that went
+    // named after. Stamping those too is harmless: beyond L >= R, none can enter.
+    gap_count = leave_test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, viewer, stamp, epoch, gaps);
+    for (std::uint32_t g = 0; g < gap_count; ++g) {
+      const EntityId member = old_members[gaps[g]];
+      const bool own = member.index == viewer;
+      untested += own ? 1 : 0;
+      despawned[g] = {member, own ? DespawnReason::left : out_of_range};
     }
-    stamp[e] = epoch;
+    despawn_count = gap_count;
+  } else {
+    for (std::uint32_t i = 0; i < old_count; ++i) {
+      const EntityId member = old_members[i];
+      const std::uint32_t e = member.index;
+      const float dx = xs[e] - ox;
+      const float dz = zs[e] - oz;
+      const bool dead = (entity_traits[e] & kDead) != 0;
+      if (dx * dx + dz * dz > leave2 || dead || e == viewer) [[unlikely]] {
+        DespawnReason reason = out_of_range;
+        if (dead || e == viewer) {
+          reason = dead ? DespawnReason::destroyed : DespawnReason::left;
+          ++untested;
+        }
+        despawned[despawn_count++] = {member, reason};
+        gaps[gap_count++] = i;
+        continue;
+      }
+      stamp[e] = epoch;
+    }
   }
   stats.distance_tests += old_count - untested;
   out.despawns.resize_unwritten(despawns_begin + despawn_count);

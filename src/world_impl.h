@@ -298,6 +298,7 @@ class WorldImpl {
 
   alignas(64) Grid grid;
   DistanceScan scan = best_distance_scan();  // the enter phase's distance test (AVX2 or scalar)
+  LeaveTest leave_test = best_leave_test();   // the plain pass's leave test (AVX2 or scalar)
   PassScratch scratch;
   bool plain_tick = false;  // plain_world() at this tick's start
   // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.

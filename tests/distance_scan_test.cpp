@@ -1,5 +1,6 @@
 // The enter phase's distance scan: the AVX2 path must give exactly the scalar path's hits, and
-// both exactly the plain rule dx * dx + dz * dz <= r2, on every run length and at the boundary.
+// both exactly the plain rule dx * dx + dz * dz <= r2, on every run length and at the boundary;
+// and the same of the plain pass's leave test (d2 > r2, or the viewer).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -150,6 +151,83 @@ TEST(DistanceScan, RunsAreScannedInOrderFromTheirOwnStart) {
 TEST(DistanceScan, BestIsOneOfThem) {
   const DistanceScan best = best_distance_scan();
   EXPECT_TRUE(best == &scan_within_scalar || (best != nullptr && best == scan_within_avx2));
+  const LeaveTest leave = best_leave_test();
+  EXPECT_TRUE(leave == &leave_test_scalar || (leave != nullptr && leave == leave_test_avx2));
+}
+
+// The leave test over a set of members (sorted distinct slots of `xs`), against the plain rule:
+// every member stamped, and the positions of those beyond r2 or equal to the viewer, in order.
+struct LeaveResult {
+  std::vector<std::uint32_t> gone;
+  std::vector<std::uint32_t> stamp;
+  bool operator==(const LeaveResult&) const = default;
+};
+
+LeaveResult leave(LeaveTest test, const std::vector<EntityId>& members, const std::vector<float>& xs,
+                  const std::vector<float>& zs, float ox, float oz, float r2, std::uint32_t viewer) {
+  LeaveResult out;
+  out.stamp.assign(xs.size(), 3);
+  // Exactly `count` values, so ASan sees any store beyond them.
+  std::vector<std::uint32_t> gone(members.size());
+  const std::uint32_t n = test(members.data(), static_cast<std::uint32_t>(members.size()), xs.data(), zs.data(), ox,
+                               oz, r2, viewer, out.stamp.data(), 7, gone.data());
+  EXPECT_LE(n, members.size());
+  gone.resize(n);
+  out.gone = gone;
+  return out;
+}
+
+LeaveResult brute_leave(const std::vector<EntityId>& members, const std::vector<float>& xs,
+                        const std::vector<float>& zs, float ox, float oz, float r2, std::uint32_t viewer) {
+  LeaveResult out;
+  out.stamp.assign(xs.size(), 3);
+  for (std::uint32_t i = 0; i < members.size(); ++i) {
+    const std::uint32_t e = members[i].index;
+    out.stamp[e] = 7;
+    const float dx = xs[e] - ox;
+    const float dz = zs[e] - oz;
+    const float dx2 = dx * dx;
+    const float dz2 = dz * dz;
+    if (dx2 + dz2 > r2 || e == viewer) out.gone.push_back(i);
+  }
+  return out;
+}
+
+TEST(DistanceScan, LeaveTestsEqualThePlainRule) {
+  const bool avx2 = leave_test_avx2 != nullptr && __builtin_cpu_supports("avx2");
+  scenarios::Rng rng(0x1ea4e);
+  std::vector<float> xs;
+  std::vector<float> zs;
+  std::uint64_t gone_seen = 0;
+  std::uint64_t kept_seen = 0;
+  for (std::uint32_t count = 0; count <= 70; ++count) {
+    for (int trial = 0; trial < 40; ++trial) {
+      const float ox = rng.uniform(0.0f, 2000.0f);
+      const float oz = rng.uniform(0.0f, 2000.0f);
+      const float radius = rng.uniform(0.5f, 200.0f);
+      fill(rng, 2 * count + 9, ox, oz, radius, xs, zs);
+      // A sorted subset of the slots, the viewer among them in some trials.
+      std::vector<EntityId> members;
+      for (std::uint32_t e = 0; e < xs.size() && members.size() < count; ++e) {
+        if (rng.below(2) == 0) members.push_back({e, 1 + rng.below(9)});
+      }
+      const std::uint32_t viewer =
+          !members.empty() && rng.below(3) == 0 ? members[rng.below(static_cast<std::uint32_t>(members.size()))].index
+                                                : static_cast<std::uint32_t>(xs.size() - 1);
+      const float r2 = radius * radius;
+      const LeaveResult want = brute_leave(members, xs, zs, ox, oz, r2, viewer);
+      ASSERT_EQ(leave(&leave_test_scalar, members, xs, zs, ox, oz, r2, viewer), want)
+          << "count " << count << " trial " << trial;
+      if (avx2) {
+        ASSERT_EQ(leave(leave_test_avx2, members, xs, zs, ox, oz, r2, viewer), want)
+            << "count " << count << " trial " << trial;
+      }
+      gone_seen += want.gone.size();
+      kept_seen += members.size() - want.gone.size();
+    }
+  }
+  EXPECT_GT(gone_seen, 5000u);
+  EXPECT_GT(kept_seen, 5000u);
 }
 
 }  // namespace

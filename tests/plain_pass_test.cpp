@@ -67,12 +67,13 @@ TEST(PlainPassTest, RandomRunsGiveTheGeneralPassRecords) {
 }
 
 // A world where some clients take the plain pass and others do not (extra origins, owned
-// entities), with walking, teleports, destroyed and new entities, viewer changes and culling
-// switched between ticks.
+// entities), with walking, teleports, destroyed and new entities (ticks with a destroyed entity
+// take the scalar leave loop), viewer changes, a second space and radius changes.
 Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
   WorldDef def = default_world_def();
-  def.enter_radius = 4.0f;
-  def.leave_radius = 5.0f;
+  // About 25 members a client (the vectorised leave test), 7 after the radii shrink at tick 50.
+  def.enter_radius = 10.0f;
+  def.leave_radius = 12.5f;
   def.threads = threads;
   World world = *World::create(def);
   if (general) world.set_visibility_filter(&hides_nothing, nullptr);
@@ -109,7 +110,7 @@ Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
     // An entity in another space takes every client off the plain pass for as long as it stays.
     if (t == 30) must(world.set_space(entities[200], lobby));
     if (t == 34) must(world.set_space(entities[200], world.default_space()));
-    if (t == 50) must(world.set_radii(3.0f, 3.0f));
+    if (t == 50) must(world.set_radii(6.0f, 6.0f));
     const TickStats stats = world.tick();
     out.ticks.push_back(testing::tick_fingerprint(world, stats));
     out.plain_passes += stats.plain_passes;
