@@ -37,6 +37,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   zs.reserve(def.entity_capacity);
   generation.reserve(def.entity_capacity);
   alive.reserve(def.entity_capacity);
+  live_generation.reserve(def.entity_capacity);
   always.reserve(def.entity_capacity);
   viewer_refs.reserve(def.entity_capacity);
   key.reserve(def.entity_capacity);
@@ -128,6 +129,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.xs[index] = def.x;
     w.zs[index] = def.z;
     w.generation[index] = next_generation;
+    w.live_generation[index] = next_generation;
     w.alive[index] = 1;
     w.always[index] = 0;
     w.viewer_refs[index] = 0;
@@ -146,6 +148,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
     w.generation.push_back(next_generation);
+    w.live_generation.push_back(next_generation);
     w.alive.push_back(1);
     w.always.push_back(0);
     w.viewer_refs.push_back(0);
@@ -199,6 +202,7 @@ Status World::destroy_entity(EntityId entity) {
   w.clear_owner(entity.index);
   w.forget_origin(entity.index);
   w.alive[entity.index] = 0;
+  w.live_generation[entity.index] = 0;
   w.set_bound(entity.index, 0.0f);
   w.destroyed.push_back(entity.index);
   --w.live_entities;
@@ -222,18 +226,13 @@ Status World::set_positions(std::span<const EntityId> entities, std::span<const 
                                              " entities but " + std::to_string(xs.size()) + " xs and " +
                                              std::to_string(zs.size()) + " zs"};
   }
-  // A plain boolean pass first; Status objects are built only for the entity that fails.
-  auto coordinate_ok = [](float v) { return std::fabs(v) <= kMaxCoordinate; };  // false for NaN
-  const std::uint32_t* const generation = w.generation.data();
-  const std::uint8_t* const alive = w.alive.data();
-  const std::size_t slots = w.generation.size();
-  for (std::size_t i = 0; i < entities.size(); ++i) {
-    const EntityId id = entities[i];
-    const bool handle_ok = id.generation != 0 && id.index < slots && generation[id.index] == id.generation &&
-                           alive[id.index];
-    if (handle_ok && coordinate_ok(xs[i]) && coordinate_ok(zs[i])) continue;
-    if (Status s = w.check(id); !s) return s;
-    return validate_position(id, xs[i], zs[i]);
+  // A plain boolean pass first (vectorised); Status objects are built only for the entry that
+  // fails, and nothing is written unless every entry passes.
+  const std::size_t bad = w.position_check(entities.data(), xs.data(), zs.data(), entities.size(),
+                                           w.live_generation.data(), w.live_generation.size(), kMaxCoordinate);
+  if (bad != entities.size()) {
+    if (Status s = w.check(entities[bad]); !s) return s;
+    return validate_position(entities[bad], xs[bad], zs[bad]);
   }
   float* const to_x = w.xs.data();
   float* const to_z = w.zs.data();

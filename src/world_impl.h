@@ -10,6 +10,7 @@
 #include "distance_scan.h"
 #include "grid.h"
 #include "occluder_grid.h"
+#include "position_batch.h"
 #include "record_buffer.h"
 #include "sightline/space_def.h"
 #include "sightline/world.h"
@@ -214,6 +215,8 @@ class WorldImpl {
   std::vector<float> zs;
   std::vector<std::uint32_t> generation;
   std::vector<std::uint8_t> alive;
+  // generation while alive, 0 once destroyed: one load (or one gather) checks a handle.
+  std::vector<std::uint32_t> live_generation;
   std::vector<std::uint8_t> always;
   std::vector<std::uint32_t> viewer_refs;  // clients viewing from this entity
   std::vector<std::uint32_t> origin_refs;  // clients with this entity as an extra origin
@@ -299,6 +302,7 @@ class WorldImpl {
   alignas(64) Grid grid;
   DistanceScan scan = best_distance_scan();  // the enter phase's distance test (AVX2 or scalar)
   LeaveTest leave_test = best_leave_test();   // the plain pass's leave test (AVX2 or scalar)
+  PositionBatchCheck position_check = best_position_batch_check();  // set_positions' (AVX2 or scalar)
   PassScratch scratch;
   bool plain_tick = false;  // plain_world() at this tick's start
   // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.

@@ -1,0 +1,85 @@
+#include "position_batch.h"
+
+#include <cmath>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIGHTLINE_HAS_AVX2_BATCH 1
+#include <immintrin.h>
+#endif
+
+namespace sightline {
+
+std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs, const float* zs, std::size_t count,
+                                      const std::uint32_t* live_generation, std::size_t slots,
+                                      float max_coordinate) noexcept {
+  for (std::size_t i = 0; i < count; ++i) {
+    const EntityId id = entities[i];
+    const bool handle_ok = id.generation != 0 && id.index < slots && live_generation[id.index] == id.generation;
+    // Written as <= so that NaN fails.
+    if (!(handle_ok && std::fabs(xs[i]) <= max_coordinate && std::fabs(zs[i]) <= max_coordinate)) return i;
+  }
+  return count;
+}
+
+#ifdef SIGHTLINE_HAS_AVX2_BATCH
+namespace {
+
+// Eight entries a step: indices and generations are the even and odd words of eight EntityIds;
+// an index out of range is masked out of the gather (and fails). The rare failing step is handed
+// to the scalar loop, which names the first entry.
+__attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entities, const float* xs,
+                                                            const float* zs, std::size_t count,
+                                                            const std::uint32_t* live_generation, std::size_t slots,
+                                                            float max_coordinate) noexcept {
+  static_assert(sizeof(EntityId) == 8);
+  // Unsigned compare as signed, both sides biased by 2^31. Slots above 2^31 (never, in practice)
+  // clamp to 2^31: an index beyond it then fails here and the scalar loop decides.
+  const auto bias = static_cast<int>(0x80000000u);
+  const auto limit = static_cast<std::uint32_t>(slots < 0x80000000u ? slots : 0x80000000u);
+  const __m256i vslots = _mm256_set1_epi32(static_cast<int>(limit ^ 0x80000000u));
+  const __m256i vbias = _mm256_set1_epi32(bias);
+  const __m256 vmax = _mm256_set1_ps(max_coordinate);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const auto* at = reinterpret_cast<const __m256*>(entities + i);
+    const __m256 lo = _mm256_loadu_ps(reinterpret_cast<const float*>(at));
+    const __m256 hi = _mm256_loadu_ps(reinterpret_cast<const float*>(at) + 8);
+    // Lanes 0 1 4 5 2 3 6 7 of the even (index) and odd (generation) words; the same lane order
+    // for both, so each lane holds one entry (which lane does not matter to the verdict).
+    const __m256i idx = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m256i gen = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m256i in_range = _mm256_cmpgt_epi32(vslots, _mm256_xor_si256(idx, vbias));
+    const __m256i live = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(live_generation),
+                                                     idx, in_range, 4);
+    const __m256i handle_bad = _mm256_or_si256(
+        _mm256_andnot_si256(in_range, _mm256_set1_epi32(-1)),
+        _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi32(live, gen), _mm256_set1_epi32(-1)),
+                        _mm256_cmpeq_epi32(gen, _mm256_setzero_si256())));
+    const __m256 x = _mm256_andnot_ps(sign, _mm256_loadu_ps(xs + i));
+    const __m256 z = _mm256_andnot_ps(sign, _mm256_loadu_ps(zs + i));
+    // Not (<=), unordered: NaN fails.
+    const __m256 coordinate_bad =
+        _mm256_or_ps(_mm256_cmp_ps(x, vmax, _CMP_NLE_UQ), _mm256_cmp_ps(z, vmax, _CMP_NLE_UQ));
+    const __m256 bad = _mm256_or_ps(_mm256_castsi256_ps(handle_bad), coordinate_bad);
+    if (_mm256_movemask_ps(bad) != 0) break;
+  }
+  return i + first_bad_position_scalar(entities + i, xs + i, zs + i, count - i, live_generation, slots,
+                                       max_coordinate);
+}
+
+}  // namespace
+
+const PositionBatchCheck first_bad_position_avx2 = &first_bad_avx2;
+#else
+const PositionBatchCheck first_bad_position_avx2 = nullptr;
+#endif
+
+PositionBatchCheck best_position_batch_check() noexcept {
+#ifdef SIGHTLINE_HAS_AVX2_BATCH
+  if (__builtin_cpu_supports("avx2")) return first_bad_position_avx2;
+#endif
+  return &first_bad_position_scalar;
+}
+
+}  // namespace sightline
