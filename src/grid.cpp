@@ -7,6 +7,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 namespace sightline {
 
@@ -14,6 +17,8 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
                  std::span<const std::uint8_t> alive, float min_cell_size,
                  std::uint32_t max_cells) {
   const std::size_t slots = alive.size();
+  const std::uint32_t last_cells_x = cells_x_;
+  const std::uint32_t last_cells_z = cells_z_;
   const float* const x = xs.data();
   const float* const z = zs.data();
   const std::uint8_t* const binned = alive.data();
@@ -97,15 +102,28 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   last_x_ = static_cast<float>(cells_x_ - 1);
   last_z_ = static_cast<float>(cells_z_ - 1);
   const std::uint32_t cells = cells_x_ * cells_z_;
+  constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
+
+  // The same slots in the same cell counts: last build's items, in their cells, are this build's
+  // but for the few that changed cell (none may have: cells are compared by index, so a shifted
+  // origin costs only the entities it carries over an edge). Beyond a sixteenth, sorting all is
+  // as cheap as moving them.
+  if (incremental && all && kept_all_ && live != 0 && items_.size() == slots && cells_x_ == last_cells_x &&
+      cells_z_ == last_cells_z && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis &&
+      refresh(x, z, slots / 16 + 8)) {
+    last_incremental_ = true;
+    return;
+  }
+  last_incremental_ = false;
 
   cell_of_.resize(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
+  start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
   std::uint32_t* const cell_of = cell_of_.data();
   std::uint32_t* const start = cell_start_.data();
   // Locals, not members: a store into start[] could otherwise alias them and force reloads.
   const float ox = origin_x_, oz = origin_z_, inv = inv_cell_size_, last_x = last_x_, last_z = last_z_;
   const std::uint32_t cx = cells_x_, cz = cells_z_;
-  constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
   if (all && cx <= kExactAxis && cz <= kExactAxis) {
     // bin_axis() as a clamp then a cast (equal for t >= 0), in a loop of its own that vectorises;
     // the counts follow in a second, short loop.
@@ -134,22 +152,28 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   const bool keep_order = all && kept_all_ && items_.size() == slots;
   items_.swap(previous_items_);
   if (items_.capacity() < slots) {
-    items_.reserve(slots);
-    item_x_.reserve(slots);
-    item_z_.reserve(slots);
+    // The incremental build's arrays too: it must not allocate in a steady tick either.
+    for (auto* v : {&items_, &previous_items_, &item_cell_, &spare_cell_}) v->reserve(slots);
+    for (auto* v : {&item_x_, &item_z_, &spare_x_, &spare_z_}) v->reserve(slots);
+    moved_.reserve(slots / 16 + 8);
+    placed_.reserve(slots / 16 + 8);
   }
   items_.resize(live);
   item_x_.resize(live);
   item_z_.resize(live);
+  item_cell_.resize(live);
   std::uint32_t* const items = items_.data();
   float* const item_x = item_x_.data();
   float* const item_z = item_z_.data();
+  std::uint32_t* const item_cell = item_cell_.data();
   // Scatter using cell_start_ as running cursors, then shift back: keeps one prefix array.
   auto place = [&](std::uint32_t e) __attribute__((always_inline)) {
-    const std::uint32_t at = start[cell_of[e]]++;
+    const std::uint32_t c = cell_of[e];
+    const std::uint32_t at = start[c]++;
     items[at] = e;
     item_x[at] = x[e];
     item_z[at] = z[e];
+    item_cell[at] = c;
   };
   if (keep_order) {
     const std::uint32_t* const order = previous_items_.data();
@@ -162,6 +186,166 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   for (std::uint32_t c = cells; c > 0; --c) start[c] = start[c - 1];
   start[0] = 0;
   kept_all_ = all;
+}
+
+namespace {
+
+// One item of the incremental build: its position refreshed, its cell as the sort's fast path
+// bins it (v >= origin, so a clamp at the top then a cast). False when it left its cell.
+struct Refresher {
+  float ox, oz, inv, last_x, last_z;
+  std::uint32_t cx;
+  [[nodiscard]] std::uint32_t cell(float px, float pz) const noexcept {
+    const float tz = std::min((pz - oz) * inv, last_z);
+    const float tx = std::min((px - ox) * inv, last_x);
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(tz)) * cx +
+           static_cast<std::uint32_t>(static_cast<std::int32_t>(tx));
+  }
+};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIGHTLINE_HAS_AVX2_REFRESH 1
+// Eight items a step: positions gathered by entity and stored in item order, cells computed as
+// Refresher::cell does (the same rounded operations; minps returns the same value as std::min),
+// compared with the items' cells. Returns where it stopped (a multiple of 8), or SIZE_MAX when
+// more than max_moved changed cell.
+__attribute__((target("avx2"))) std::size_t refresh_avx2(const Refresher& r, const std::uint32_t* items,
+                                                          const float* x, const float* z, float* item_x,
+                                                          float* item_z, const std::uint32_t* item_cell,
+                                                          std::size_t n, Grid::Moved* moved, std::size_t& moved_count,
+                                                          std::size_t max_moved) noexcept {
+  const __m256 vox = _mm256_set1_ps(r.ox);
+  const __m256 voz = _mm256_set1_ps(r.oz);
+  const __m256 vinv = _mm256_set1_ps(r.inv);
+  const __m256 vlast_x = _mm256_set1_ps(r.last_x);
+  const __m256 vlast_z = _mm256_set1_ps(r.last_z);
+  const __m256i vcx = _mm256_set1_epi32(static_cast<int>(r.cx));
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(items + k));
+    const __m256 px = _mm256_i32gather_ps(x, e, 4);
+    const __m256 pz = _mm256_i32gather_ps(z, e, 4);
+    _mm256_storeu_ps(item_x + k, px);
+    _mm256_storeu_ps(item_z + k, pz);
+    const __m256 tx = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(px, vox), vinv), vlast_x);
+    const __m256 tz = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(pz, voz), vinv), vlast_z);
+    const __m256i c = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(tz), vcx), _mm256_cvttps_epi32(tx));
+    const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(item_cell + k));
+    const auto same = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(c, old))));
+    if (same != 0xffu) [[unlikely]] {
+      alignas(32) std::uint32_t cells[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(cells), c);
+      for (std::uint32_t m = ~same & 0xffu; m != 0; m &= m - 1) {
+        if (moved_count == max_moved) return SIZE_MAX;
+        const auto lane = static_cast<std::uint32_t>(__builtin_ctz(m));
+        moved[moved_count++] = {static_cast<std::uint32_t>(k) + lane, cells[lane]};
+      }
+    }
+  }
+  return k;
+}
+#endif
+
+}  // namespace
+
+bool Grid::refresh(const float* x, const float* z, std::size_t max_moved) {
+  const Refresher r{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
+  const std::size_t n = items_.size();
+  const std::uint32_t* const items = items_.data();
+  float* const item_x = item_x_.data();
+  float* const item_z = item_z_.data();
+  const std::uint32_t* const item_cell = item_cell_.data();
+  moved_.resize(max_moved);  // within the capacity reserved with the items
+  Moved* const moved = moved_.data();
+  std::size_t moved_count = 0;
+  std::size_t k = 0;
+#ifdef SIGHTLINE_HAS_AVX2_REFRESH
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    k = refresh_avx2(r, items, x, z, item_x, item_z, item_cell, n, moved, moved_count, max_moved);
+    if (k == SIZE_MAX) return false;
+  }
+#endif
+  for (; k < n; ++k) {
+    const std::uint32_t e = items[k];
+    item_x[k] = x[e];
+    item_z[k] = z[e];
+    const std::uint32_t c = r.cell(x[e], z[e]);
+    if (c == item_cell[k]) continue;
+    if (moved_count == max_moved) return false;
+    moved[moved_count++] = {static_cast<std::uint32_t>(k), c};
+  }
+  moved_.resize(moved_count);
+  if (moved_count != 0) move_changed();
+  return true;
+}
+
+// The counting sort over last build's order puts an entity that changed cell at the front of its
+// new cell's run when it came from a lower cell (it was met before every entity of the run) and
+// at the end when from a higher one; several at one place in the order they were met, the lower
+// cell's first. The runs between them move whole.
+void Grid::move_changed() {
+  const auto n = static_cast<std::uint32_t>(items_.size());
+  const std::uint32_t cells = cells_x_ * cells_z_;
+  std::uint32_t* const start = cell_start_.data();
+  auto goes_to = [start](const Moved& m) { return m.at < start[m.cell] ? start[m.cell] : start[m.cell + 1]; };
+  placed_.assign(moved_.begin(), moved_.end());
+  std::sort(placed_.begin(), placed_.end(), [&](const Moved& a, const Moved& b) {
+    const std::uint32_t to_a = goes_to(a);
+    const std::uint32_t to_b = goes_to(b);
+    if (to_a != to_b) return to_a < to_b;
+    return a.cell != b.cell ? a.cell < b.cell : a.at < b.at;
+  });
+
+  previous_items_.resize(n);
+  spare_x_.resize(n);
+  spare_z_.resize(n);
+  spare_cell_.resize(n);
+  std::uint32_t read = 0;
+  std::uint32_t write = 0;
+  std::size_t gap = 0;
+  auto copy_run = [&](std::uint32_t end) {
+    std::copy(items_.begin() + read, items_.begin() + end, previous_items_.begin() + write);
+    std::copy(item_x_.begin() + read, item_x_.begin() + end, spare_x_.begin() + write);
+    std::copy(item_z_.begin() + read, item_z_.begin() + end, spare_z_.begin() + write);
+    std::copy(item_cell_.begin() + read, item_cell_.begin() + end, spare_cell_.begin() + write);
+    write += end - read;
+  };
+  // The items before `end`, but those that moved.
+  auto copy_to = [&](std::uint32_t end) {
+    for (; gap < moved_.size() && moved_[gap].at < end; ++gap) {
+      copy_run(moved_[gap].at);
+      read = moved_[gap].at + 1;
+    }
+    copy_run(end);
+    read = end;
+  };
+  for (const Moved& m : placed_) {
+    copy_to(goes_to(m));
+    previous_items_[write] = items_[m.at];
+    spare_x_[write] = item_x_[m.at];
+    spare_z_[write] = item_z_[m.at];
+    spare_cell_[write] = m.cell;
+    ++write;
+  }
+  copy_to(n);
+
+  // A cell's run starts later by the entities that joined cells below it, earlier by those that
+  // left them.
+  start_delta_.assign(static_cast<std::size_t>(cells) + 1, 0);
+  for (const Moved& m : moved_) {
+    ++start_delta_[m.cell + 1];
+    --start_delta_[item_cell_[m.at] + 1];
+  }
+  std::int32_t shift = 0;
+  for (std::uint32_t c = 0; c <= cells; ++c) {
+    shift += start_delta_[c];
+    start[c] = static_cast<std::uint32_t>(static_cast<std::int32_t>(start[c]) + shift);
+  }
+  items_.swap(previous_items_);
+  item_x_.swap(spare_x_);
+  item_z_.swap(spare_z_);
+  item_cell_.swap(spare_cell_);
 }
 
 }  // namespace sightline
