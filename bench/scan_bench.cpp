@@ -15,6 +15,7 @@ struct Run {
   std::vector<float> xs, zs;
   std::vector<std::uint32_t> ids;
   std::vector<std::uint32_t> hits;
+  std::vector<std::uint32_t> stamp;  // none stamped with the scan's epoch (1): every hit is fresh
 };
 
 Run make_run(std::uint32_t count) {
@@ -26,6 +27,7 @@ Run make_run(std::uint32_t count) {
     run.ids.push_back(i);
   }
   run.hits.resize(count + 8);
+  run.stamp.assign(count, 0);
   return run;
 }
 
@@ -39,7 +41,8 @@ void scan(benchmark::State& state, sightline::DistanceScan fn) {
   std::uint64_t hits = 0;
   for (auto _ : state) {
     const sightline::ScanRun whole{0, count};
-    hits += fn(run.xs.data(), run.zs.data(), run.ids.data(), &whole, 1, 0.0f, 0.0f, 1.0f, run.hits.data());
+    hits += fn(run.xs.data(), run.zs.data(), run.ids.data(), &whole, 1, 0.0f, 0.0f, 1.0f, run.stamp.data(), 1,
+               run.hits.data());
     benchmark::DoNotOptimize(run.hits.data());
     benchmark::ClobberMemory();
   }

@@ -9,15 +9,16 @@ namespace sightline {
 
 std::uint32_t scan_within_scalar(const float* xs, const float* zs, const std::uint32_t* ids, const ScanRun* runs,
                                  std::uint32_t run_count, float ox, float oz, float r2,
-                                 std::uint32_t* found) noexcept {
-  // Branch-free: a hit rate near a third would defeat the branch predictor.
+                                 const std::uint32_t* stamp, std::uint32_t epoch, std::uint32_t* found) noexcept {
+  // Branch-free: a hit rate near a third would defeat the branch predictor. The stamp is read
+  // only for a hit (most candidates are not).
   std::uint32_t n = 0;
   for (std::uint32_t r = 0; r < run_count; ++r) {
     for (std::uint32_t i = runs[r].begin; i < runs[r].end; ++i) {
       const float dx = xs[i] - ox;
       const float dz = zs[i] - oz;
       found[n] = ids[i];
-      n += dx * dx + dz * dz <= r2 ? 1u : 0u;
+      n += dx * dx + dz * dz <= r2 && stamp[ids[i]] != epoch ? 1u : 0u;
     }
   }
   return n;
@@ -63,13 +64,20 @@ alignas(64) constexpr LanePack kLanePack = make_lane_pack();
 // depends on how many lanes hit.
 // The library is built with -ffp-contract=off, so the multiplies and the add below stay three
 // rounded operations, as in the scalar loop, even where FMA is available.
+// The lanes within reach then gather their stamps (the others are masked out, never read), and
+// those already stamped drop out.
 __attribute__((target("avx2"), always_inline)) inline void pack_hits(__m256 x, __m256 z, __m256i ids, __m256 ox,
-                                                                    __m256 oz, __m256 r2, std::uint32_t lanes_in,
+                                                                    __m256 oz, __m256 r2, __m256i lanes_in,
+                                                                    const std::uint32_t* stamp, __m256i epoch,
                                                                     std::uint32_t* found, std::uint32_t& n) noexcept {
   const __m256 dx = _mm256_sub_ps(x, ox);
   const __m256 dz = _mm256_sub_ps(z, oz);
   const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dz, dz));
-  const auto mask = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(d2, r2, _CMP_LE_OQ))) & lanes_in;
+  const __m256 near = _mm256_and_ps(_mm256_cmp_ps(d2, r2, _CMP_LE_OQ), _mm256_castsi256_ps(lanes_in));
+  const __m256i stamps = _mm256_mask_i32gather_epi32(epoch, reinterpret_cast<const int*>(stamp), ids,
+                                                     _mm256_castps_si256(near), 4);
+  const __m256 fresh = _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(stamps, epoch)), near);
+  const auto mask = static_cast<std::uint32_t>(_mm256_movemask_ps(fresh));
   const __m256i lanes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kLanePack.lanes[mask])));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(found + n), _mm256_permutevar8x32_epi32(ids, lanes));
   n += static_cast<std::uint32_t>(__builtin_popcount(mask));
@@ -77,10 +85,13 @@ __attribute__((target("avx2"), always_inline)) inline void pack_hits(__m256 x, _
 
 __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const float* zs, const std::uint32_t* ids,
                                                          const ScanRun* runs, std::uint32_t run_count, float ox,
-                                                         float oz, float r2, std::uint32_t* found) noexcept {
+                                                         float oz, float r2, const std::uint32_t* stamp,
+                                                         std::uint32_t epoch, std::uint32_t* found) noexcept {
   const __m256 vox = _mm256_set1_ps(ox);
   const __m256 voz = _mm256_set1_ps(oz);
   const __m256 vr2 = _mm256_set1_ps(r2);
+  const __m256i vepoch = _mm256_set1_epi32(static_cast<int>(epoch));
+  const __m256i all_lanes = _mm256_set1_epi32(-1);
   const __m256i lane_numbers = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   std::uint32_t n = 0;
   for (std::uint32_t r = 0; r < run_count; ++r) {
@@ -88,7 +99,8 @@ __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const f
     const std::uint32_t end = runs[r].end;
     for (; i + 8 <= end; i += 8) {
       pack_hits(_mm256_loadu_ps(xs + i), _mm256_loadu_ps(zs + i),
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ids + i)), vox, voz, vr2, 0xffu, found, n);
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ids + i)), vox, voz, vr2, all_lanes, stamp,
+                vepoch, found, n);
     }
     // The last 1 to 7 in one masked step: a masked-off lane is never read, so nothing past the
     // run is touched, and a small run (a few entities per cell) costs one step, not a loop.
@@ -96,7 +108,7 @@ __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const f
       const std::uint32_t rest = end - i;
       const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), lane_numbers);
       pack_hits(_mm256_maskload_ps(xs + i, in), _mm256_maskload_ps(zs + i, in),
-                _mm256_maskload_epi32(reinterpret_cast<const int*>(ids + i), in), vox, voz, vr2, (1u << rest) - 1u,
+                _mm256_maskload_epi32(reinterpret_cast<const int*>(ids + i), in), vox, voz, vr2, in, stamp, vepoch,
                 found, n);
     }
   }

@@ -558,7 +558,6 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
       const std::uint32_t found = scan_near(grid, scan, pass, origin_x[o], origin_z[o], scan_radius, scan2, stats);
       for (std::uint32_t h = 0; h < found; ++h) {
         const std::uint32_t e = hits[h];
-        if (stamp[e] == epoch) continue;
         if (!uniform && space[e] != client_space) continue;
         if (any_keys && key[e] != 0 && find_subscription(client, key[e]) == nullptr) continue;
         if (sight.needed && !sees(sight, e, pass.occluders)) continue;

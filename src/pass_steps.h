@@ -28,9 +28,9 @@ inline std::uint32_t begin_pass(PassScratch& scratch) {
   return scratch.epoch;
 }
 
-/// The grid's entities within sqrt(r2) of (ox, oz), in scratch.hits; `radius` (>= sqrt(r2))
-/// picks the cells. Distance first, over the contiguous runs of the cells' rows (vectorised):
-/// only the entities found touch per-entity state. Counts the candidates in `stats`.
+/// The grid's entities within sqrt(r2) of (ox, oz) not stamped this pass, in scratch.hits;
+/// `radius` (>= sqrt(r2)) picks the cells. Distance first, over the contiguous runs of the cells'
+/// rows (vectorised), then the stamp of those in reach. Counts the candidates in `stats`.
 inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch& scratch, float ox, float oz,
                                float radius, float r2, TickStats& stats) {
   const Grid::Range range = grid.cell_range(ox, oz, radius);
@@ -44,7 +44,7 @@ inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch&
   stats.cell_candidates += candidates;
   stats.distance_tests += candidates;
   return scan(grid.item_x().data(), grid.item_z().data(), grid.items().data(), runs, rows, ox, oz, r2,
-              scratch.hits.data());
+              scratch.stamp.data(), scratch.epoch, scratch.hits.data());
 }
 
 /// Writes the new set at `to`: the old members but those at the sorted positions `gaps`, and the

@@ -89,13 +89,12 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   stats.distance_tests += old_count - untested;
   out.despawns.resize_unwritten(despawns_begin + despawn_count);
 
-  // Enter: the grid's entities within R not already held.
+  // Enter: the grid's entities within R not already held (the scan leaves out the stamped).
   pass.entering.clear();
   const std::uint32_t found = scan_near(grid, scan, pass, ox, oz, room.enter, enter2, stats);
   const std::uint32_t* const hits = pass.hits.data();
   for (std::uint32_t h = 0; h < found; ++h) {
     const std::uint32_t e = hits[h];
-    if (stamp[e] == epoch) continue;
     stamp[e] = epoch;
     const SpawnReason reason = tree_teleported[e] ? SpawnReason::teleport : SpawnReason::near;
     pass.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
