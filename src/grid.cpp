@@ -13,6 +13,10 @@
 
 namespace sightline {
 
+// Builds to wait after an incremental try that found too many moved: where most entities cross a
+// cell edge every tick, a failed try (about half a refresh pass) then comes once in nine builds.
+constexpr std::uint32_t kIncrementalWait = 8;
+
 void Grid::build(std::span<const float> xs, std::span<const float> zs,
                  std::span<const std::uint8_t> alive, float min_cell_size,
                  std::uint32_t max_cells) {
@@ -108,13 +112,17 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   // but for the few that changed cell (none may have: cells are compared by index, so a shifted
   // origin costs only the entities it carries over an edge). Beyond a sixteenth, sorting all is
   // as cheap as moving them.
-  if (incremental && all && kept_all_ && live != 0 && items_.size() == slots && cells_x_ == last_cells_x &&
-      cells_z_ == last_cells_z && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis &&
-      refresh(x, z, slots / 16 + 8)) {
-    last_incremental_ = true;
-    return;
-  }
   last_incremental_ = false;
+  if (incremental_wait_ != 0) {
+    --incremental_wait_;
+  } else if (incremental && all && kept_all_ && live != 0 && items_.size() == slots && cells_x_ == last_cells_x &&
+             cells_z_ == last_cells_z && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis) {
+    if (refresh(x, z, slots / 16 + 8)) {
+      last_incremental_ = true;
+      return;
+    }
+    incremental_wait_ = kIncrementalWait;
+  }
 
   cell_of_.resize(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);

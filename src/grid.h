@@ -106,6 +106,9 @@ class Grid {
   std::vector<std::uint32_t> previous_items_;  // last build's items: this build's scatter order
   bool kept_all_ = false;                      // every slot was binned at the last build
   bool last_incremental_ = false;
+  // Builds to wait before trying the incremental one again, after one found too many moved: in a
+  // world where most entities cross a cell edge each tick, the try would cost half a pass a tick.
+  std::uint32_t incremental_wait_ = 0;
   std::vector<float> item_x_;
   std::vector<float> item_z_;
   std::vector<std::uint32_t> item_cell_;  // the cell of items_[k]
