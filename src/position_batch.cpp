@@ -9,16 +9,30 @@
 
 namespace sightline {
 
-std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs, const float* zs, std::size_t count,
-                                      const std::uint32_t* live_generation, std::size_t slots,
-                                      float max_coordinate) noexcept {
-  for (std::size_t i = 0; i < count; ++i) {
+namespace {
+
+// The check of entries [from, count), and whether their indices run on from entities[0]'s.
+std::size_t check_from(std::size_t from, const EntityId* entities, const float* xs, const float* zs,
+                       std::size_t count, const std::uint32_t* live_generation, std::size_t slots,
+                       float max_coordinate, bool& contiguous) noexcept {
+  const std::uint32_t base = count == 0 ? 0 : entities[0].index;
+  for (std::size_t i = from; i < count; ++i) {
     const EntityId id = entities[i];
     const bool handle_ok = id.generation != 0 && id.index < slots && live_generation[id.index] == id.generation;
     // Written as <= so that NaN fails.
     if (!(handle_ok && std::fabs(xs[i]) <= max_coordinate && std::fabs(zs[i]) <= max_coordinate)) return i;
+    contiguous = contiguous && id.index == base + i;
   }
   return count;
+}
+
+}  // namespace
+
+std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs, const float* zs, std::size_t count,
+                                      const std::uint32_t* live_generation, std::size_t slots,
+                                      float max_coordinate, bool* contiguous) noexcept {
+  *contiguous = true;
+  return check_from(0, entities, xs, zs, count, live_generation, slots, max_coordinate, *contiguous);
 }
 
 #ifdef SIGHTLINE_HAS_AVX2_BATCH
@@ -30,7 +44,7 @@ namespace {
 __attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entities, const float* xs,
                                                             const float* zs, std::size_t count,
                                                             const std::uint32_t* live_generation, std::size_t slots,
-                                                            float max_coordinate) noexcept {
+                                                            float max_coordinate, bool* contiguous) noexcept {
   static_assert(sizeof(EntityId) == 8);
   // Unsigned compare as signed, both sides biased by 2^31. Slots above 2^31 (never, in practice)
   // clamp to 2^31: an index beyond it then fails here and the scalar loop decides.
@@ -40,6 +54,11 @@ __attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entit
   const __m256i vbias = _mm256_set1_epi32(bias);
   const __m256 vmax = _mm256_set1_ps(max_coordinate);
   const __m256 sign = _mm256_set1_ps(-0.0f);
+  // The indices a contiguous batch has, in the lanes' order (see below); unsigned wrap-around
+  // compares as the scalar loop's does.
+  const std::uint32_t base = count == 0 ? 0 : entities[0].index;
+  __m256i expected = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+  __m256i runs_on = _mm256_set1_epi32(-1);
   std::size_t i = 0;
   for (; i + 8 <= count; i += 8) {
     const auto* at = reinterpret_cast<const __m256*>(entities + i);
@@ -63,9 +82,11 @@ __attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entit
         _mm256_or_ps(_mm256_cmp_ps(x, vmax, _CMP_NLE_UQ), _mm256_cmp_ps(z, vmax, _CMP_NLE_UQ));
     const __m256 bad = _mm256_or_ps(_mm256_castsi256_ps(handle_bad), coordinate_bad);
     if (_mm256_movemask_ps(bad) != 0) break;
+    runs_on = _mm256_and_si256(runs_on, _mm256_cmpeq_epi32(idx, expected));
+    expected = _mm256_add_epi32(expected, _mm256_set1_epi32(8));
   }
-  return i + first_bad_position_scalar(entities + i, xs + i, zs + i, count - i, live_generation, slots,
-                                       max_coordinate);
+  *contiguous = _mm256_movemask_ps(_mm256_castsi256_ps(runs_on)) == 0xff;
+  return check_from(i, entities, xs, zs, count, live_generation, slots, max_coordinate, *contiguous);
 }
 
 }  // namespace

@@ -228,14 +228,22 @@ Status World::set_positions(std::span<const EntityId> entities, std::span<const 
   }
   // A plain boolean pass first (vectorised); Status objects are built only for the entry that
   // fails, and nothing is written unless every entry passes.
+  bool contiguous = false;
   const std::size_t bad = w.position_check(entities.data(), xs.data(), zs.data(), entities.size(),
-                                           w.live_generation.data(), w.live_generation.size(), kMaxCoordinate);
+                                           w.live_generation.data(), w.live_generation.size(), kMaxCoordinate,
+                                           &contiguous);
   if (bad != entities.size()) {
     if (Status s = w.check(entities[bad]); !s) return s;
     return validate_position(entities[bad], xs[bad], zs[bad]);
   }
   float* const to_x = w.xs.data();
   float* const to_z = w.zs.data();
+  if (contiguous && !entities.empty()) {
+    // One run of slots (every entity, in creation order, is the usual batch): two block copies.
+    std::copy(xs.begin(), xs.end(), to_x + entities[0].index);
+    std::copy(zs.begin(), zs.end(), to_z + entities[0].index);
+    return {};
+  }
   for (std::size_t i = 0; i < entities.size(); ++i) {
     to_x[entities[i].index] = xs[i];
     to_z[entities[i].index] = zs[i];
