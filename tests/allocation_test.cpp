@@ -81,6 +81,7 @@ struct SteadyWorld {
     def.crowd_cap = steady_def.crowd_cap;
     def.tiers = default_distance_tiers();
     def.threads = threads;
+    def.thread_min_work = 0;  // the pool's buffers are what a threaded run must not grow
     world.emplace(std::move(World::create(def).value()));
     for (std::size_t i = 0; i < walk->xs().size(); ++i) {
       ids.push_back(*world->create_entity({walk->xs()[i], walk->zs()[i], i % 500 == 7}));

@@ -75,6 +75,7 @@ Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
   def.enter_radius = 10.0f;
   def.leave_radius = 12.5f;
   def.threads = threads;
+  def.thread_min_work = 0;
   World world = *World::create(def);
   if (general) world.set_visibility_filter(&hides_nothing, nullptr);
   std::mt19937 rng(seed);

@@ -1260,6 +1260,7 @@ void run_random(const RandomRunDef& def,
   if (def.tiers == TierMode::preset) world_def.tiers = default_distance_tiers();
   if (def.tiers == TierMode::custom) world_def.tiers = custom_tiers();
   world_def.threads = def.threads;
+  world_def.thread_min_work = 0;  // these worlds are small: run them on the pool all the same
   if (def.crowd_cap) {
     const std::uint32_t caps[] = {0, 1, 2, 3, 5, 8};
     world_def.crowd_cap = caps[1 + rng.below(5)];

@@ -43,6 +43,54 @@ TEST(ThreadsTest, RecordsAreIdenticalForAnyThreadCount) {
   }
 }
 
+// WorldDef::thread_min_work: a world whose work crosses the threshold back and forth (the radius
+// grows and shrinks) switches between the pool and the calling thread, with the same records as
+// one thread throughout.
+std::vector<std::uint64_t> crossing_run(std::uint32_t threads) {
+  WorldDef def = default_world_def();
+  def.enter_radius = 3.0f;
+  def.leave_radius = 4.0f;
+  def.threads = threads;
+  World world = *World::create(def);
+  std::vector<EntityId> entities;
+  for (int i = 0; i < 400; ++i) {
+    const float x = static_cast<float>(i % 20) * 2.5f + 0.3f * static_cast<float>(i % 7);
+    const float z = static_cast<float>(i / 20) * 2.5f + 0.2f * static_cast<float>(i % 5);
+    entities.push_back(*world.create_entity(EntityDef{x, z, false}));
+  }
+  for (int i = 0; i < 80; ++i) (void)*world.create_client(entities[static_cast<std::size_t>(i) * 5]);
+  std::vector<std::uint64_t> prints;
+  for (int t = 0; t < 60; ++t) {
+    // About 5 members a client (work 1,646 at tick 9), then about 135 (12,095 at tick 19).
+    if (t % 20 == 0) {
+      EXPECT_TRUE(world.set_radii(3.0f, 4.0f).ok());
+    }
+    if (t % 20 == 10) {
+      EXPECT_TRUE(world.set_radii(20.0f, 22.0f).ok());
+    }
+    for (std::size_t i = 0; i < entities.size(); ++i) {
+      const Position p = *world.position(entities[i]);
+      const float step = 0.1f * static_cast<float>((i * 7 + static_cast<std::size_t>(t)) % 5) - 0.2f;
+      EXPECT_TRUE(world.set_position(entities[i], p.x + step, p.z - step).ok());
+    }
+    const TickStats stats = world.tick();
+    prints.push_back(testing::tick_fingerprint(world, stats));
+    if (t == 9) {
+      EXPECT_LT(stats.members + 16 * 80, def.thread_min_work);
+    }
+    if (t == 19) {
+      EXPECT_GT(stats.members + 16 * 80, def.thread_min_work);
+    }
+  }
+  return prints;
+}
+
+TEST(ThreadsTest, RecordsAreIdenticalAcrossThePoolThreshold) {
+  const std::vector<std::uint64_t> one = crossing_run(1);
+  EXPECT_EQ(crossing_run(2), one);
+  EXPECT_EQ(crossing_run(3), one);
+}
+
 TEST(ThreadsTest, AThreadCountOutsideItsRangeIsRefused) {
   WorldDef def = default_world_def();
   def.threads = 0;
