@@ -664,16 +664,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   out.despawns.resize_unwritten(despawns_begin + despawn_count);
 
   // The new set: entering entities sorted by index, merged into the kept members.
-  std::sort(pass.entering.begin(), pass.entering.end());
-  const std::uint32_t spawns_begin = size32(out.spawns);
+  const std::uint32_t spawns_begin = write_spawns(pass, out.spawns, generation.data());
   const std::uint32_t spawn_count = size32(pass.entering);
-  out.spawns.resize_unwritten(spawns_begin + spawn_count);
   SpawnRecord* const spawned = out.spawns.data() + spawns_begin;
-  for (std::uint32_t i = 0; i < spawn_count; ++i) {
-    const std::uint64_t entering = pass.entering[i];
-    const auto e = static_cast<std::uint32_t>(entering >> 8);
-    spawned[i] = {EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)};
-  }
   RecordBuffer<EntityId>& next = out.members;
   const std::uint32_t members_begin = size32(next);
   const std::uint32_t member_count = kept_count + spawn_count;

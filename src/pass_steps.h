@@ -47,6 +47,23 @@ inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch&
               scratch.stamp.data(), scratch.epoch, scratch.hits.data());
 }
 
+/// The entering entities ((index << 8) | SpawnReason, in scratch.entering) sorted by index and
+/// appended to `spawns` as records; returns where they start.
+inline std::uint32_t write_spawns(PassScratch& scratch, RecordBuffer<SpawnRecord>& spawns,
+                                  const std::uint32_t* generation) {
+  std::sort(scratch.entering.begin(), scratch.entering.end());
+  const auto begin = static_cast<std::uint32_t>(spawns.size());
+  const auto count = static_cast<std::uint32_t>(scratch.entering.size());
+  spawns.resize_unwritten(begin + count);
+  SpawnRecord* const spawned = spawns.data() + begin;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint64_t entering = scratch.entering[i];
+    const auto e = static_cast<std::uint32_t>(entering >> 8);
+    spawned[i] = {EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)};
+  }
+  return begin;
+}
+
 /// Writes the new set at `to`: the old members but those at the sorted positions `gaps`, and the
 /// spawned entities (sorted by index, none of them kept) placed by index. Spawns are few: each is
 /// placed by a binary search, the kept runs around it copied whole.

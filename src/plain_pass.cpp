@@ -103,16 +103,9 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   }
 
   // The new set: spawns sorted by index, merged into the kept members.
-  std::sort(pass.entering.begin(), pass.entering.end());
-  const auto spawns_begin = static_cast<std::uint32_t>(out.spawns.size());
+  const std::uint32_t spawns_begin = write_spawns(pass, out.spawns, generation.data());
   const auto spawn_count = static_cast<std::uint32_t>(pass.entering.size());
-  out.spawns.resize_unwritten(spawns_begin + spawn_count);
-  SpawnRecord* const spawned = out.spawns.data() + spawns_begin;
-  for (std::uint32_t i = 0; i < spawn_count; ++i) {
-    const std::uint64_t entering = pass.entering[i];
-    const auto e = static_cast<std::uint32_t>(entering >> 8);
-    spawned[i] = {EntityId{e, generation[e]}, static_cast<SpawnReason>(entering & 0xff)};
-  }
+  const SpawnRecord* const spawned = out.spawns.data() + spawns_begin;
   const auto members_begin = static_cast<std::uint32_t>(out.members.size());
   const std::uint32_t member_count = old_count - gap_count + spawn_count;
   out.members.resize_unwritten(members_begin + member_count);
