@@ -68,7 +68,8 @@ TEST(PlainPassTest, RandomRunsGiveTheGeneralPassRecords) {
 
 // A world where some clients take the plain pass and others do not (extra origins, owned
 // entities), with walking, teleports, destroyed and new entities (ticks with a destroyed entity
-// take the scalar leave loop), viewer changes, a second space and radius changes.
+// take the scalar leave loop), viewer changes, a second space, radius changes and culling
+// switched off and on.
 Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
   WorldDef def = default_world_def();
   // About 25 members a client (the vectorised leave test), 7 after the radii shrink at tick 50.
@@ -112,6 +113,13 @@ Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
     if (t == 30) must(world.set_space(entities[200], lobby));
     if (t == 34) must(world.set_space(entities[200], world.default_space()));
     if (t == 50) must(world.set_radii(6.0f, 6.0f));
+    // Culling off for a tick (every client takes the general pass and holds everything), then on
+    // again: the plain pass lets the far go with reason culling_switched.
+    if (t == 40 || t == 41) {
+      SpaceDef room = *world.space_def(world.default_space());
+      room.culling = t == 40 ? Culling::off : Culling::on;
+      must(world.set_space_def(world.default_space(), room));
+    }
     const TickStats stats = world.tick();
     out.ticks.push_back(testing::tick_fingerprint(world, stats));
     out.plain_passes += stats.plain_passes;
@@ -127,9 +135,10 @@ TEST(PlainPassTest, MixedWorldsGiveTheGeneralPassRecords) {
       const Prints general = mixed_run(seed, threads, true);
       EXPECT_EQ(fast.ticks, general.ticks) << "seed " << seed << ", " << threads << " threads";
       EXPECT_EQ(general.plain_passes, 0u);
-      // 14 of the 48 clients have origins or owned entities; ticks 30-33 have a second space.
+      // 14 of the 48 clients have origins or owned entities; ticks 30-33 have a second space and
+      // tick 40 no culling.
       EXPECT_GT(fast.plain_passes, 0u);
-      EXPECT_LT(fast.plain_passes, fast.client_passes - 4 * 48);
+      EXPECT_LT(fast.plain_passes, fast.client_passes - 5 * 48);
       if (HasFailure()) return;
     }
   }
