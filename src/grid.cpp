@@ -110,8 +110,8 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
 
   // The same slots in the same cell counts: last build's items, in their cells, are this build's
   // but for the few that changed cell (none may have: cells are compared by index, so a shifted
-  // origin costs only the entities it carries over an edge). Beyond a sixteenth, sorting all is
-  // as cheap as moving them.
+  // origin costs only the entities it carries over an edge). Beyond a sixteenth moved the sort
+  // runs instead: a bound on the moving's cost, not a measured break-even.
   last_incremental_ = false;
   if (incremental_wait_ != 0) {
     --incremental_wait_;
@@ -198,8 +198,8 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
 
 namespace {
 
-// One item of the incremental build: its position refreshed, its cell as the sort's fast path
-// bins it (v >= origin, so a clamp at the top then a cast). False when it left its cell.
+// The cell of a position as the sort's fast path bins it (v >= origin, so a clamp at the top then
+// a cast): the incremental build compares it with the cell the item was in.
 struct Refresher {
   float ox, oz, inv, last_x, last_z;
   std::uint32_t cx;
