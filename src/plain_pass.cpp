@@ -1,7 +1,7 @@
-// The plain pass: the client pass of a client every rule of which takes its plain path, which is
-// most clients of most worlds. It gives exactly the general pass's records (the tests run both)
-// at a fraction of its fixed cost, which dominates small sets: a client seeing a handful of
-// entities paid more for the general pass's setup than for its distance tests.
+// The plain pass: the client pass of a client every rule of which takes its plain path (every
+// client of the benchmark's worlds). It gives exactly the general pass's records (the tests run
+// both) at a fraction of its fixed cost, which dominates small sets: a client seeing a handful
+// of entities paid more for the general pass's setup than for its distance tests.
 #include <algorithm>
 
 #include "pass_steps.h"
