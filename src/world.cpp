@@ -74,7 +74,9 @@ void WorldImpl::set_radii(float enter, float leave) {
 
 Status WorldImpl::check(EntityId id) const {
   if (id.is_null()) return {ErrorCode::null_handle, "entity handle is null"};
-  if (id.index >= generation.size() || generation[id.index] != id.generation || !alive[id.index]) {
+  // The same rule as set_positions' batch check (position_batch.h): a live slot holds its
+  // generation in live_generation, a destroyed one 0, which no handle that passed is_null() has.
+  if (id.index >= live_generation.size() || live_generation[id.index] != id.generation) {
     return {ErrorCode::stale_handle, describe(id) + " is stale: destroyed or never created"};
   }
   return {};
