@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,21 @@ class BruteForce {
   /// tested against R (all entities but the viewer).
   TickStats tick();
 
+  /// What send() wrote, over every client.
+  struct SendTotals {
+    std::uint64_t bytes = 0;
+    std::uint64_t updates = 0;
+  };
+
+  /// The baseline of a Replicator send after tick(), the straightforward way: per client, every
+  /// despawn and every spawn (full state) of the tick, then updates by priority accumulator
+  /// (the Replicator's default rule with no bounds or speed: base 1 / (1 + d / (R / 10)), added
+  /// times `tick_seconds` each send), all members scored and fully sorted (highest first, then
+  /// lowest index), each written while it fits in `budget_bytes`, its accumulator reset.
+  /// Accumulators live in a hash map per client; every record's state is serialized for that
+  /// client alone (the walker's state: position to 1/256 unit, a spawn 18 bytes more).
+  SendTotals send(float tick_seconds, std::uint32_t budget_bytes);
+
  private:
   struct Client {
     std::uint32_t viewer = 0;
@@ -43,11 +59,15 @@ class BruteForce {
     std::vector<std::uint32_t> despawns;
     std::vector<std::uint32_t> updates;
     std::vector<std::pair<float, std::uint32_t>> ranked;
+    std::unordered_map<std::uint32_t, float> accumulators;  // send()'s, by member
   };
 
   std::vector<float> xs_;
   std::vector<float> zs_;
   std::vector<Client> clients_;
+  std::vector<std::pair<float, std::uint32_t>> candidates_;  // send()'s, one client at a time
+  std::vector<std::uint8_t> packet_;
+  float enter_radius_;
   float enter2_;
   float leave2_;
   std::uint32_t crowd_cap_;

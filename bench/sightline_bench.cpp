@@ -1,13 +1,22 @@
 // sightline-bench: each scenario's full steady tick, beside the brute-force baseline on the same
 // frames, then a summary table built from this run's measurements.
 //
-// Per scenario, four benchmarks:
+// Per scenario, these benchmarks:
 //   <name>/sightline    World::set_positions for every entity, then World::tick(), clients as in the
 //                       scenario;
+//   <name>/sightline_2_threads  the same on a World with two threads;
 //   <name>/brute_force  the same frames through BruteForce (same rule, no grid);
 //   <name>/input        World::set_positions for every entity alone (a world without clients);
 //   <name>/grid_only    World::tick() with no clients, timed alone (the frame is applied untimed): the
-//                       grid build.
+//                       grid build;
+//   <name>/sightline_send    the tick, then Replicator::send() at a 1200-byte budget (priorities,
+//                            budget, packets), on a World and walk of its own (sending_run.h);
+//   <name>/brute_force_send  the brute force's tick, then BruteForce::send(): every member scored,
+//                            fully sorted and serialized per client.
+// The table's second row per scenario ("+ send") is the pair of *_send benchmarks. Heap bytes per
+// entity and per client come from a replaced operator new that tracks live bytes
+// (support/alloc_counter.h), around the making and warm-up of the World without clients, with
+// them, and of the Replicator.
 // Before any timing, each scenario's World and BruteForce run in lock-step from empty sets, and
 // again from the World's warmed-up sets; every checked tick's spawns, updates, despawns and
 // members must match, or the scenario's benchmarks are skipped with the first difference as their
@@ -33,34 +42,41 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "alloc_counter.h"
 #include "bench_scenarios.h"
 #include "brute_force.h"
+#include "sending_run.h"
 #include "summary_reporter.h"
 
 namespace sightline::bench {
 namespace {
 
 using support::allocation_count;
+using support::live_heap_bytes;
 
 constexpr int kRepetitions = 5;
 constexpr double kMinTimeSeconds = 0.2;
 constexpr std::uint32_t kThreads = 2;  // the machine's cores
 
 struct Fixture {
-  explicit Fixture(BenchScenario s) : scenario(s) {}
+  Fixture(BenchScenario s, bool table) : scenario(std::move(s)), full(table) {}
   BenchScenario scenario;
+  bool full;  // every benchmark of the table, the send row's World included
   std::optional<ScenarioRun> run;
   std::optional<ScenarioWorld> idle;  // the same entities, no clients
   std::optional<BruteForce> brute;
   std::optional<ScenarioWorld> threaded;  // the same World on kThreads threads, ticked in step
+  std::unique_ptr<SendingRun> sending;    // the send row's World and Replicator
+  std::optional<HeapFigures> heap;        // once the send row's World is warmed up
   // One stream per consumer, all made from the same walk state: each sees the same frames.
   std::optional<FrameStream> world_frames;
   std::optional<FrameStream> brute_frames;
   std::optional<FrameStream> idle_frames;
   std::optional<FrameStream> threaded_frames;
+  std::optional<FrameStream> sending_frames;
   std::uint64_t checked_ticks = 0;
   std::string error;  // non-empty when setup failed or the brute force disagreed
 
@@ -70,10 +86,12 @@ struct Fixture {
     idle.reset();
     brute.reset();
     threaded.reset();
+    sending.reset();
     world_frames.reset();
     brute_frames.reset();
     idle_frames.reset();
     threaded_frames.reset();
+    sending_frames.reset();
   }
 };
 
@@ -195,6 +213,7 @@ void set_up(Fixture& f) {
     if (!tick_both()) return;
   }
 
+  const std::int64_t before_idle = live_heap_bytes();
   Result<ScenarioWorld> idle = build_world(s, walk.xs(), walk.zs(), 0);
   if (!idle) {
     f.error = "build_world without clients: " + idle.status().message();
@@ -206,6 +225,19 @@ void set_up(Fixture& f) {
     (void)apply(f.idle->world, f.idle->entities, frame.xs, frame.zs);
     (void)f.idle->world.tick();
   }
+  const std::int64_t idle_bytes = live_heap_bytes() - before_idle -
+                                  static_cast<std::int64_t>(f.idle->entities.capacity() * sizeof(EntityId));
+
+  if (!f.full) return;
+  HeapFigures heap;
+  Result<std::unique_ptr<SendingRun>> sending = start_sending(s, idle_bytes, heap);
+  if (!sending) {
+    f.error = "start_sending: " + sending.status().message();
+    return;
+  }
+  f.sending = std::move(sending).value();
+  f.heap = heap;
+  f.sending_frames.emplace(f.sending->walk, s.frame_block);
 }
 
 // Refills outside the timed region: once per frame_block iterations.
@@ -298,6 +330,53 @@ void bm_brute_force(benchmark::State& state, std::size_t index) {
   set_tick_counters(state, members, tests, churn, allocations);
 }
 
+// The tick of bm_sightline, then a send; on the send row's own World.
+void bm_sightline_send(benchmark::State& state, std::size_t index) {
+  Fixture* f = ready(state, index);
+  if (f == nullptr) return;
+  SendingRun& run = *f->sending;
+  FrameStream& frames = *f->sending_frames;
+  double members = 0, tests = 0, churn = 0, bytes = 0;
+  bool ok = true;
+  const std::uint64_t allocations_before = allocation_count();
+  for (auto _ : state) {
+    const FrameStream::Frame frame = next_frame(state, frames);
+    if (!apply(run.world.world, run.world.entities, frame.xs, frame.zs)) ok = false;
+    const TickStats stats = run.world.world.tick();
+    if (!run.replicator->send().ok()) ok = false;
+    members += static_cast<double>(stats.members);
+    tests += static_cast<double>(stats.distance_tests);
+    churn += static_cast<double>(stats.spawns + stats.despawns);
+    bytes += static_cast<double>(run.replicator->stats().bytes);
+  }
+  const std::uint64_t allocations = allocation_count() - allocations_before;
+  if (!ok) state.SkipWithError("set_positions or send refused");
+  set_tick_counters(state, members, tests, churn, allocations);
+  state.counters["bytes"] = benchmark::Counter(bytes, benchmark::Counter::kAvgIterations);
+}
+
+void bm_brute_force_send(benchmark::State& state, std::size_t index) {
+  Fixture* f = ready(state, index);
+  if (f == nullptr) return;
+  BruteForce& brute = *f->brute;
+  FrameStream& frames = *f->brute_frames;
+  const float tick_seconds = 1.0f / f->scenario.walk.hz;
+  double members = 0, tests = 0, churn = 0, bytes = 0;
+  const std::uint64_t allocations_before = allocation_count();
+  for (auto _ : state) {
+    const FrameStream::Frame frame = next_frame(state, frames);
+    brute.set_positions(frame.xs, frame.zs);
+    const TickStats stats = brute.tick();
+    bytes += static_cast<double>(brute.send(tick_seconds, kSendBudgetBytes).bytes);
+    members += static_cast<double>(stats.members);
+    tests += static_cast<double>(stats.distance_tests);
+    churn += static_cast<double>(stats.spawns + stats.despawns);
+  }
+  const std::uint64_t allocations = allocation_count() - allocations_before;
+  set_tick_counters(state, members, tests, churn, allocations);
+  state.counters["bytes"] = benchmark::Counter(bytes, benchmark::Counter::kAvgIterations);
+}
+
 void bm_input(benchmark::State& state, std::size_t index) {
   Fixture* f = ready(state, index);
   if (f == nullptr) return;
@@ -340,7 +419,7 @@ void bm_grid_only(benchmark::State& state, std::size_t index) {
 // Every benchmark of the table when `full`; otherwise (the scaling family) only the tick of
 // Sightline and, where the scenario times it, of the brute force.
 void register_benchmarks(const std::vector<BenchScenario>& scenarios, bool full) {
-  for (const BenchScenario& s : scenarios) fixtures().push_back(std::make_unique<Fixture>(s));
+  for (const BenchScenario& s : scenarios) fixtures().push_back(std::make_unique<Fixture>(s, full));
   for (std::size_t i = 0; i < fixtures().size(); ++i) {
     const BenchScenario& scenario = fixtures()[i]->scenario;
     const auto add = [&](const char* what, void (*body)(benchmark::State&, std::size_t),
@@ -363,6 +442,8 @@ void register_benchmarks(const std::vector<BenchScenario>& scenarios, bool full)
     if (full) {
       add("input", bm_input);
       add("grid_only", bm_grid_only, true);
+      add("sightline_send", bm_sightline_send);
+      if (scenario.time_brute_force) add("brute_force_send", bm_brute_force_send);
     }
   }
 }
@@ -390,7 +471,10 @@ std::string cell(Value value, const char* pattern, const char* none = "-") {
 // One line of the summary table, from this run's medians.
 struct SummaryRow {
   Value sightline_ms, threads_ms, speedup, brute_ms, brute_ratio, ns_per_pair, pairs, tests, brute_tests,
-      input_ms, grid_ns_per_entity, client_passes_ms, allocs, grid_allocs;
+      input_ms, grid_ns_per_entity, client_passes_ms, allocs, grid_allocs, bytes_per_entity, bytes_per_client;
+  // The second row: the tick and a send.
+  Value send_ms, brute_send_ms, send_ratio, send_ns_per_pair, send_pairs, send_allocs, send_bytes,
+      send_bytes_per_client;
 };
 
 SummaryRow summary_row(const Fixture& f, const CollectingReporter& reporter) {
@@ -414,6 +498,20 @@ SummaryRow summary_row(const Fixture& f, const CollectingReporter& reporter) {
   if (r.sightline_ms && r.input_ms && grid_ms) r.client_passes_ms = *r.sightline_ms - *r.input_ms - *grid_ms;
   r.allocs = count(lib, "allocs");
   r.grid_allocs = count(grid, "allocs");
+  if (f.heap) {
+    r.bytes_per_entity = f.heap->world_per_entity;
+    r.bytes_per_client = f.heap->world_per_client;
+    r.send_bytes_per_client = f.heap->world_per_client + f.heap->replicator_per_client;
+  }
+  const Run* send = reporter.find(name + "/sightline_send");
+  const Run* brute_send = reporter.find(name + "/brute_force_send");
+  r.send_ms = ms(send);
+  r.brute_send_ms = ms(brute_send);
+  r.send_ratio = divide(r.brute_send_ms, r.send_ms);
+  r.send_pairs = count(send, "pairs");
+  r.send_ns_per_pair = divide(r.send_ms, r.send_pairs, 1e6);
+  r.send_allocs = count(send, "allocs");
+  r.send_bytes = count(send, "bytes");
   return r;
 }
 
@@ -425,13 +523,20 @@ std::vector<TableRow> print_summary(std::ostream& out, const CollectingReporter&
          "sightline\n"
          "tick / pairs. Input = set_positions alone. Grid build = grid_only / entities, where\n"
          "grid_only times World::tick() alone with no clients. Client passes = sightline - input - "
-         "grid_only.\n\n";
+         "grid_only.\n"
+         "Each scenario's second row (+ send) is the tick followed by Replicator::send() at a "
+         "1200-byte budget\n"
+         "(priorities, budget, packets), beside the brute force's tick and a send that scores, sorts "
+         "and\n"
+         "serializes every member per client. Heap bytes: kept by a World without clients per "
+         "entity, and\n"
+         "added per client by its clients (in the + send row, with the Replicator's).\n\n";
   out << "| scenario | clients x entities | sightline ms/tick | 2 threads ms/tick (speed-up) | brute force "
          "ms/tick | brute/sightline "
          "| ns/visible pair | visible pairs/tick | distance tests/tick (sightline / brute) "
-         "| input ms/tick | grid build ns/entity | client passes ms/tick | allocations/tick | ticks checked "
-         "|\n";
-  out << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "| input ms/tick | grid build ns/entity | client passes ms/tick | allocations/tick "
+         "| heap bytes/entity | heap bytes/client | ticks checked |\n";
+  out << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::vector<TableRow> rows;
   for (const auto& fixture : fixtures()) {
     const Fixture& f = *fixture;
@@ -447,7 +552,15 @@ std::vector<TableRow> print_summary(std::ostream& out, const CollectingReporter&
           << cell(r.pairs, "%.0f") << " | " << cell(r.tests, "%.0f") << " / " << cell(r.brute_tests, "%.0f")
           << " | " << cell(r.input_ms, "%.4g") << " | " << cell(r.grid_ns_per_entity, "%.2f") << " | "
           << cell(r.client_passes_ms, "%.4g") << " | " << cell(r.allocs, "%.3g") << " / "
-          << cell(r.grid_allocs, "%.3g") << " | " << f.checked_ticks << " |\n";
+          << cell(r.grid_allocs, "%.3g") << " | " << cell(r.bytes_per_entity, "%.0f") << " | "
+          << cell(r.bytes_per_client, "%.0f") << " | " << f.checked_ticks << " |\n";
+      if (r.send_ms) {
+        out << "| " << f.scenario.name << " + send | | " << cell(r.send_ms, "%.4g") << " | - | "
+            << cell(r.brute_send_ms, "%.4g") << " | " << cell(r.send_ratio, "%.1f") << " | "
+            << cell(r.send_ns_per_pair, "%.2f") << " | " << cell(r.send_pairs, "%.0f") << " | "
+            << cell(r.send_bytes, "%.0f") << " bytes sent | - | - | - | " << cell(r.send_allocs, "%.3g")
+            << " | | " << cell(r.send_bytes_per_client, "%.0f") << " | |\n";
+      }
     }
     rows.push_back({f.scenario.name,
                     {{"clients", f.scenario.clients},
@@ -466,6 +579,15 @@ std::vector<TableRow> print_summary(std::ostream& out, const CollectingReporter&
                      {"client_passes_ms_per_tick", r.client_passes_ms},
                      {"allocations_per_tick_sightline", r.allocs},
                      {"allocations_per_tick_grid_only", r.grid_allocs},
+                     {"heap_bytes_per_entity", r.bytes_per_entity},
+                     {"heap_bytes_per_client", r.bytes_per_client},
+                     {"with_send_ms_per_tick", r.send_ms},
+                     {"with_send_brute_force_ms_per_tick", r.brute_send_ms},
+                     {"with_send_brute_over_sightline", r.send_ratio},
+                     {"with_send_ns_per_visible_pair", r.send_ns_per_pair},
+                     {"with_send_allocations_per_tick", r.send_allocs},
+                     {"with_send_bytes_sent_per_tick", r.send_bytes},
+                     {"with_send_heap_bytes_per_client", r.send_bytes_per_client},
                      {"ticks_checked", static_cast<double>(f.checked_ticks)}},
                     f.error});
   }

@@ -9,4 +9,9 @@ namespace sightline::support {
 /// and after a region; the difference is what the region allocated. Thread-safe (relaxed atomic).
 [[nodiscard]] std::uint64_t allocation_count() noexcept;
 
+/// Bytes of every block allocated through the global operator new and not yet deleted (as
+/// malloc_usable_size gives them: the request rounded up to the allocator's size class). The
+/// difference across a region is what it kept on the heap. Thread-safe (relaxed atomic).
+[[nodiscard]] std::int64_t live_heap_bytes() noexcept;
+
 }  // namespace sightline::support
