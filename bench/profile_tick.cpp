@@ -67,12 +67,19 @@ int main(int argc, char** argv) {
       SIGHTLINE_PROFILE_STOP();
       totals.members += stats.members;
       totals.distance_tests += stats.distance_tests;
+      totals.spawns += stats.spawns;
+      totals.despawns += stats.despawns;
     }
   }
-  const double ms_per_tick = std::chrono::duration<double, std::milli>(timed).count() / static_cast<double>(measured);
-  std::printf("%s on %u thread(s): %ld measured ticks after %ld, %llu visible pairs, %llu distance tests, %.4f ms/tick\n",
-              scenario.name.c_str(), scenario.threads, measured, warmup,
-              static_cast<unsigned long long>(totals.members), static_cast<unsigned long long>(totals.distance_tests),
-              ms_per_tick);
+  const double ms_per_tick =
+      std::chrono::duration<double, std::milli>(timed).count() / static_cast<double>(measured);
+  std::printf(
+      "%s on %u thread(s): %ld measured ticks after %ld, %llu visible pairs, %llu distance tests, %llu "
+      "spawns, "
+      "%llu despawns, %.4f ms/tick\n",
+      scenario.name.c_str(), scenario.threads, measured, warmup,
+      static_cast<unsigned long long>(totals.members), static_cast<unsigned long long>(totals.distance_tests),
+      static_cast<unsigned long long>(totals.spawns), static_cast<unsigned long long>(totals.despawns),
+      ms_per_tick);
   return 0;
 }

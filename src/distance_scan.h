@@ -1,6 +1,8 @@
 // The hot loops of a client pass: which candidates of a few grid runs lie within a radius of a
-// point (enter), and which members of a set lie beyond one (leave). Two implementations give exactly the same answer (the same float operations, in the
-// same order, never fused); the World picks the widest the CPU runs at start-up.
+// point (enter), how many do (the count that tells a pass whether anything can enter at all),
+// and which members of a set lie beyond one (leave). Two implementations of each give exactly
+// the same answer (the same float operations, in the same order, never fused); the World picks
+// the widest the CPU runs at start-up.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +29,10 @@ using DistanceScan = std::uint32_t (*)(const float* xs, const float* zs, const s
                                        std::uint32_t* found) noexcept;
 
 /// One candidate at a time. Every build has it.
-std::uint32_t scan_within_scalar(const float* xs, const float* zs, const std::uint32_t* ids, const ScanRun* runs,
-                                 std::uint32_t run_count, float ox, float oz, float r2,
-                                 const std::uint32_t* stamp, std::uint32_t epoch, std::uint32_t* found) noexcept;
+std::uint32_t scan_within_scalar(const float* xs, const float* zs, const std::uint32_t* ids,
+                                 const ScanRun* runs, std::uint32_t run_count, float ox, float oz, float r2,
+                                 const std::uint32_t* stamp, std::uint32_t epoch,
+                                 std::uint32_t* found) noexcept;
 
 /// Eight candidates at a time with AVX2; null where the build has no AVX2 code (not x86-64).
 extern const DistanceScan scan_within_avx2;
@@ -37,20 +40,37 @@ extern const DistanceScan scan_within_avx2;
 /// The AVX2 scan when this CPU has AVX2, else the scalar one.
 [[nodiscard]] DistanceScan best_distance_scan() noexcept;
 
+/// How many positions i of the runs have (xs[i] - ox)^2 + (zs[i] - oz)^2 <= r2, computed as
+/// DistanceScan computes it: the hits a scan with no stamps would return, without reading ids or
+/// writing anything.
+using DistanceCount = std::uint32_t (*)(const float* xs, const float* zs, const ScanRun* runs,
+                                        std::uint32_t run_count, float ox, float oz, float r2) noexcept;
+
+/// One candidate at a time. Every build has it.
+std::uint32_t count_within_scalar(const float* xs, const float* zs, const ScanRun* runs,
+                                  std::uint32_t run_count, float ox, float oz, float r2) noexcept;
+
+/// Eight candidates at a time with AVX2; null where the build has no AVX2 code.
+extern const DistanceCount count_within_avx2;
+
+/// The AVX2 count when this CPU has AVX2, else the scalar one.
+[[nodiscard]] DistanceCount best_distance_count() noexcept;
+
 /// The leave phase's hot loop, over a client's sorted set: for every i < count with
-/// e = members[i].index, sets stamp[e] = epoch, and writes i to `gone` (in increasing order) when
-/// (xs[e] - ox)^2 + (zs[e] - oz)^2 > r2 (float, rounded as DistanceScan) or e == viewer. Returns
-/// how many went. Stamping the ones that go too is what a caller wants when r2 is at least the
-/// enter radius's square: no entity beyond it can enter this pass anyway. `gone` must hold
-/// `count` values.
-using LeaveTest = std::uint32_t (*)(const EntityId* members, std::uint32_t count, const float* xs, const float* zs,
-                                    float ox, float oz, float r2, std::uint32_t viewer, std::uint32_t* stamp,
-                                    std::uint32_t epoch, std::uint32_t* gone) noexcept;
+/// e = members[i].index and d2 = (xs[e] - ox)^2 + (zs[e] - oz)^2 (float, rounded as
+/// DistanceScan), writes i to `gone` (in increasing order) when d2 > leave_r2 or e == viewer, and
+/// returns how many went; `inside` gets how many of the others have d2 <= enter_r2 (with
+/// enter_r2 <= leave_r2, the members an enter scan around the same point finds again). Writes
+/// nothing else. `gone` must hold `count` values.
+using LeaveTest = std::uint32_t (*)(const EntityId* members, std::uint32_t count, const float* xs,
+                                    const float* zs, float ox, float oz, float leave_r2, float enter_r2,
+                                    std::uint32_t viewer, std::uint32_t* gone,
+                                    std::uint32_t& inside) noexcept;
 
 /// One member at a time. Every build has it.
-std::uint32_t leave_test_scalar(const EntityId* members, std::uint32_t count, const float* xs, const float* zs,
-                                float ox, float oz, float r2, std::uint32_t viewer, std::uint32_t* stamp,
-                                std::uint32_t epoch, std::uint32_t* gone) noexcept;
+std::uint32_t leave_test_scalar(const EntityId* members, std::uint32_t count, const float* xs,
+                                const float* zs, float ox, float oz, float leave_r2, float enter_r2,
+                                std::uint32_t viewer, std::uint32_t* gone, std::uint32_t& inside) noexcept;
 
 /// Eight members at a time (AVX2 gathers); null where the build has no AVX2 code.
 extern const LeaveTest leave_test_avx2;

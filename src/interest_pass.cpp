@@ -33,7 +33,6 @@ void add_pass_totals(TickStats& to, const TickStats& from) noexcept {
   to.plain_passes += from.plain_passes;
 }
 
-
 }  // namespace
 
 void size_scratch(PassScratch& scratch, std::size_t entity_slots, std::uint32_t grid_rows) {
@@ -114,13 +113,14 @@ void WorldImpl::run_tick(TickStats& stats) {
   plain_tick = plain_world();
   // Last tick's sets and clients: the same measure of work as split_shares uses.
   const std::uint64_t work = members[current].size() + 16 * static_cast<std::uint64_t>(live_clients.size());
-  const bool threaded = pool != nullptr && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
+  const bool threaded =
+      pool != nullptr && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
   if (threaded) split_shares();
   order_passes(threaded ? static_cast<std::uint32_t>(shares.size()) : 1);
   if (threaded) {
     parallel_passes(stats);
   } else {
-    PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns,
+    PassOutputs shared{members[1 - current],    seen[1 - current],   periods, spawns, updates, despawns,
                        members[current].data(), seen[current].data()};
     run_passes(0, size32(pass_order), scratch, shared, stats);
   }
@@ -128,9 +128,13 @@ void WorldImpl::run_tick(TickStats& stats) {
   for (const ClientId id : live_clients) {
     const ClientSlot& c = client_slots[id.index];
     for (std::uint32_t i = 0; i < c.spawns.count; ++i) ++holders[spawns[c.spawns.begin + i].entity.index];
-    for (std::uint32_t i = 0; i < c.despawns.count; ++i) --holders[despawns[c.despawns.begin + i].entity.index];
+    for (std::uint32_t i = 0; i < c.despawns.count; ++i)
+      --holders[despawns[c.despawns.begin + i].entity.index];
   }
   current = 1 - current;
+  // Spawns arrive about at random, so a pass finds none with probability near exp(-spawns per
+  // pass); the count costs about half the scan it can save, so it pays while that is over half.
+  count_enters = stats.spawns * 3 < 2 * static_cast<std::uint64_t>(live_clients.size());
   reserve_outputs(stats.members);
   deliver_events(stats);
   finish_tick();
@@ -183,13 +187,15 @@ void WorldImpl::order_passes(std::uint32_t share_count) {
   }
   for (std::size_t k = 0; k + 1 < pass_cursor.size(); ++k) pass_cursor[k + 1] += pass_cursor[k];
   pass_order.resize(live_clients.size());
-  for (std::size_t i = 0; i < live_clients.size(); ++i) pass_order[pass_cursor[pass_cell[i]]++] = live_clients[i].index;
+  for (std::size_t i = 0; i < live_clients.size(); ++i)
+    pass_order[pass_cursor[pass_cell[i]]++] = live_clients[i].index;
 }
 
 // One share per thread (split_shares), each writing its own outputs; placed in share order after.
 void WorldImpl::parallel_passes(TickStats& stats) {
   const auto n = static_cast<std::uint32_t>(shares.size());
-  pool->run(n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->run_share(s); }, this);
+  pool->run(
+      n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->run_share(s); }, this);
   // Share 0 wrote straight into the shared arrays; the others are placed after it.
   std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
   for (WorkerShare& w : shares) {
@@ -233,7 +239,7 @@ void WorldImpl::run_share(std::uint32_t s) {
   WorkerShare& w = shares[s];
   if (s == 0) {
     w.stats = TickStats{};
-    PassOutputs shared{members[1 - current], seen[1 - current], periods, spawns, updates, despawns,
+    PassOutputs shared{members[1 - current],    seen[1 - current],   periods, spawns, updates, despawns,
                        members[current].data(), seen[current].data()};
     run_passes(w.first, w.last, w.scratch, shared, w.stats);
     return;
@@ -266,12 +272,14 @@ void WorldImpl::run_share(std::uint32_t s) {
 void WorldImpl::place_share(std::uint32_t s) {
   if (s == 0) return;  // share 0 wrote in place
   WorkerShare& w = shares[s];
-  std::copy(w.members.begin(), w.members.end(), members[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_members));
+  std::copy(w.members.begin(), w.members.end(),
+            members[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_members));
   std::copy(w.seen.begin(), w.seen.end(), seen[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_seen));
   std::copy(w.periods.begin(), w.periods.end(), periods.begin() + static_cast<std::ptrdiff_t>(w.at_periods));
   std::copy(w.spawns.begin(), w.spawns.end(), spawns.begin() + static_cast<std::ptrdiff_t>(w.at_spawns));
   std::copy(w.updates.begin(), w.updates.end(), updates.begin() + static_cast<std::ptrdiff_t>(w.at_updates));
-  std::copy(w.despawns.begin(), w.despawns.end(), despawns.begin() + static_cast<std::ptrdiff_t>(w.at_despawns));
+  std::copy(w.despawns.begin(), w.despawns.end(),
+            despawns.begin() + static_cast<std::ptrdiff_t>(w.at_despawns));
   for (std::uint32_t i = w.first; i < w.last; ++i) {
     ClientSlot& c = client_slots[pass_order[i]];
     c.members.begin += static_cast<std::uint32_t>(w.at_members);
@@ -324,7 +332,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   for (const std::uint32_t o : client.extra_origins) refresh = refresh || teleported[o];
   auto nearest2 = [&](float x, float z) __attribute__((always_inline)) {
     float best = distance2(x, z, origin_x[0], origin_z[0]);
-    for (std::size_t o = 1; o < origins; ++o) best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
+    for (std::size_t o = 1; o < origins; ++o)
+      best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
     return best;
   };
   const Sight sight = sight_of(client, client_slot, origins, origin_x.data(), origin_z.data());
@@ -557,7 +566,8 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
     }
     // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
     for (std::size_t o = 0; o < origins; ++o) {
-      const std::uint32_t found = scan_near(grid, scan, pass, origin_x[o], origin_z[o], scan_radius, scan2, stats);
+      const std::uint32_t found =
+          scan_near(grid, scan, pass, origin_x[o], origin_z[o], scan_radius, scan2, stats);
       for (std::uint32_t h = 0; h < found; ++h) {
         const std::uint32_t e = hits[h];
         if (!uniform && space[e] != client_space) continue;
@@ -593,8 +603,9 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
     kept_count = still_kept;
     std::erase_if(pass.entering, [&](std::uint64_t x) { return stamp[x >> 8] != epoch; });
     if (dropped_member && !attachments) {
-      std::sort(despawned, despawned + despawn_count,
-                [](const DespawnRecord& x, const DespawnRecord& y) { return x.entity.index < y.entity.index; });
+      std::sort(despawned, despawned + despawn_count, [](const DespawnRecord& x, const DespawnRecord& y) {
+        return x.entity.index < y.entity.index;
+      });
     }
   }
 

@@ -28,11 +28,10 @@ inline std::uint32_t begin_pass(PassScratch& scratch) {
   return scratch.epoch;
 }
 
-/// The grid's entities within sqrt(r2) of (ox, oz) not stamped this pass, in scratch.hits;
-/// `radius` (>= sqrt(r2)) picks the cells. Distance first, over the contiguous runs of the cells'
-/// rows (vectorised), then the stamp of those in reach. Counts the candidates in `stats`.
-inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch& scratch, float ox, float oz,
-                               float radius, float r2, TickStats& stats) {
+/// The runs of the grid's rows (in scratch.runs) that a scan of `radius` around (ox, oz) reads;
+/// returns how many. Counts their candidates in `stats` as distance tests.
+inline std::uint32_t near_runs(const Grid& grid, PassScratch& scratch, float ox, float oz, float radius,
+                               TickStats& stats) {
   const Grid::Range range = grid.cell_range(ox, oz, radius);
   const std::uint32_t rows = range.z1 - range.z0 + 1;
   ScanRun* const runs = scratch.runs.data();
@@ -43,8 +42,17 @@ inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch&
   }
   stats.cell_candidates += candidates;
   stats.distance_tests += candidates;
-  return scan(grid.item_x().data(), grid.item_z().data(), grid.items().data(), runs, rows, ox, oz, r2,
-              scratch.stamp.data(), scratch.epoch, scratch.hits.data());
+  return rows;
+}
+
+/// The grid's entities within sqrt(r2) of (ox, oz) not stamped this pass, in scratch.hits;
+/// `radius` (>= sqrt(r2)) picks the cells. Distance first, over the contiguous runs of the cells'
+/// rows (vectorised), then the stamp of those in reach. Counts the candidates in `stats`.
+inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch& scratch, float ox, float oz,
+                               float radius, float r2, TickStats& stats) {
+  const std::uint32_t rows = near_runs(grid, scratch, ox, oz, radius, stats);
+  return scan(grid.item_x().data(), grid.item_z().data(), grid.items().data(), scratch.runs.data(), rows, ox,
+              oz, r2, scratch.stamp.data(), scratch.epoch, scratch.hits.data());
 }
 
 /// The entering entities ((index << 8) | SpawnReason, in scratch.entering) sorted by index and
@@ -68,7 +76,8 @@ inline std::uint32_t write_spawns(PassScratch& scratch, RecordBuffer<SpawnRecord
 /// spawned entities (sorted by index, none of them kept) placed by index. Spawns are few: each is
 /// placed by a binary search, the kept runs around it copied whole.
 inline void merge_set(const EntityId* old_members, std::uint32_t old_count, const std::uint32_t* gaps,
-                      std::uint32_t gap_count, const SpawnRecord* spawned, std::uint32_t spawn_count, EntityId* to) {
+                      std::uint32_t gap_count, const SpawnRecord* spawned, std::uint32_t spawn_count,
+                      EntityId* to) {
   std::uint32_t a = 0;
   std::uint32_t g = 0;
   auto copy_kept = [&](std::uint32_t end) {

@@ -55,12 +55,15 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   std::uint32_t gap_count = 0;
   std::uint32_t untested = 0;  // the destroyed and the viewer go without a distance test
   const DespawnReason out_of_range = room.switched_on ? DespawnReason::culling_switched : DespawnReason::left;
-  if (destroyed.empty()) {
+  std::uint32_t inside = 0;  // kept members within R
+  const bool none_dead = destroyed.empty();
+  if (none_dead) {
     // No member can be dead: the leave test (vectorised for a large set, branch-free for a small
-    // one) over the whole set, the few that went named after. Stamping those too is harmless:
-    // beyond L >= R, none can enter.
+    // one) over the whole set, the few that went named after. It stamps nothing: the enter
+    // count below decides whether any stamp is needed.
     const LeaveTest test = old_count >= kVectorLeave ? leave_test : &leave_test_scalar;
-    gap_count = test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, viewer, stamp, epoch, gaps);
+    gap_count =
+        test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, enter2, viewer, gaps, inside);
     for (std::uint32_t g = 0; g < gap_count; ++g) {
       const EntityId member = old_members[gaps[g]];
       const bool own = member.index == viewer;
@@ -92,8 +95,26 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   out.despawns.resize_unwritten(despawns_begin + despawn_count);
 
   // Enter: the grid's entities within R not already held (the scan leaves out the stamped).
+  // In a plain world every live entity is binned, so with no member dead those within R are the
+  // members counted inside, the viewer, and whatever may enter: a count that finds no more than
+  // that settles the pass without a stamp or a scan (most passes, where sets change slowly;
+  // count_enters turns it off where most find something).
   pass.entering.clear();
-  const std::uint32_t found = scan_near(grid, scan, pass, ox, oz, room.enter, enter2, stats);
+  const std::uint32_t rows = near_runs(grid, pass, ox, oz, room.enter, stats);
+  const float* const item_x = grid.item_x().data();
+  const float* const item_z = grid.item_z().data();
+  bool newcomers = true;
+  if (none_dead) {
+    newcomers = !count_enters ||
+                count_near(item_x, item_z, pass.runs.data(), rows, ox, oz, enter2) != inside + binned[viewer];
+    if (newcomers) {
+      // Every member, those that went too: beyond L >= R none can enter.
+      for (std::uint32_t i = 0; i < old_count; ++i) stamp[old_members[i].index] = epoch;
+    }
+  }
+  const std::uint32_t found = newcomers ? scan(item_x, item_z, grid.items().data(), pass.runs.data(), rows,
+                                               ox, oz, enter2, stamp, epoch, pass.hits.data())
+                                        : 0;
   const std::uint32_t* const hits = pass.hits.data();
   for (std::uint32_t h = 0; h < found; ++h) {
     const std::uint32_t e = hits[h];
@@ -109,7 +130,8 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   const auto members_begin = static_cast<std::uint32_t>(out.members.size());
   const std::uint32_t member_count = old_count - gap_count + spawn_count;
   out.members.resize_unwritten(members_begin + member_count);
-  merge_set(old_members, old_count, gaps, gap_count, spawned, spawn_count, out.members.data() + members_begin);
+  merge_set(old_members, old_count, gaps, gap_count, spawned, spawn_count,
+            out.members.data() + members_begin);
 
   // Without tiers and keys every member is due every tick: the updates are the set itself.
   if (record_periods) {

@@ -3,9 +3,8 @@
 
 #include <bit>
 #include <cstdint>
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "distance_scan.h"
 #include "grid.h"
@@ -41,20 +40,20 @@ struct ClientSlot {
   std::uint32_t viewer = 0;  // entity index
   Slice members;             // into WorldImpl::members[current], sorted by index
   Slice spawns;
-  Slice updates;             // into WorldImpl::updates, or into members[current] when updates_in_set
+  Slice updates;                // into WorldImpl::updates, or into members[current] when updates_in_set
   bool updates_in_set = false;  // every member was due: the updates are the set itself
   Slice despawns;
-  Slice events;              // into WorldImpl::events.records
+  Slice events;                             // into WorldImpl::events.records
   std::vector<Subscription> subscriptions;  // sorted by stored_key, unique
   std::uint32_t bypass_subscriptions = 0;   // how many have bypass_distance
   std::uint64_t subscription_revision = 0;
   std::vector<std::uint32_t> owned;          // entity indices this client owns, sorted
   std::vector<std::uint32_t> extra_origins;  // origins besides the viewer, sorted, at most kMaxOrigins
-  bool refresh = false;  // origins changed since the last tick: every member is due
-  bool origins_changed = false;  // refresh was in force at the last tick (read by the Replicator)
-  float look_ahead = 0.0f;  // seconds
-  bool sighted = false;     // sight applied at the last tick: `seen` runs beside `members`
-  Slice seen;               // into WorldImpl::seen[current]: last tick each member was in sight
+  bool refresh = false;                      // origins changed since the last tick: every member is due
+  bool origins_changed = false;              // refresh was in force at the last tick (read by the Replicator)
+  float look_ahead = 0.0f;                   // seconds
+  bool sighted = false;                      // sight applied at the last tick: `seen` runs beside `members`
+  Slice seen;  // into WorldImpl::seen[current]: last tick each member was in sight
 };
 
 /// Per-space state. Settled at the start of every tick (phase 1), read by every client pass.
@@ -70,10 +69,10 @@ struct SpaceSlot {
   // Settled by settle_spaces():
   bool culls = false;
   bool culled_last_tick = false;
-  bool switched_on = false;  // culls now and did not at the last tick
-  bool drilled = false;             // the drill was in force at the last tick
+  bool switched_on = false;          // culls now and did not at the last tick
+  bool drilled = false;              // the drill was in force at the last tick
   bool showed_broadcasting = false;  // SpaceState::broadcasting at the last tick
-  float enter = 0.0f;        // radii used when culls
+  float enter = 0.0f;                // radii used when culls
   float leave = 0.0f;
   std::uint32_t clients = 0;
   OccluderGrid walls;
@@ -83,7 +82,8 @@ struct SpaceSlot {
 void settle_radii(SpaceSlot& slot, float world_enter, float world_leave);
 
 /// The subscription of `client` to `stored_key`, or null.
-[[nodiscard]] const Subscription* find_subscription(const ClientSlot& client, std::uint64_t stored_key) noexcept;
+[[nodiscard]] const Subscription* find_subscription(const ClientSlot& client,
+                                                    std::uint64_t stored_key) noexcept;
 
 /// The crowd cap's order of a root held by distance (WorldDef::crowd_cap): its squared distance
 /// over the squared radius that admits it, then its index. A non-negative float's bits order as
@@ -95,15 +95,15 @@ void settle_radii(SpaceSlot& slot, float world_enter, float world_leave);
 /// Reusable per-pass scratch, sized to the entity slots. One per worker when passes run in
 /// parallel.
 struct PassScratch {
-  std::vector<std::uint32_t> stamp;     // per entity slot: == epoch when already handled this pass
+  std::vector<std::uint32_t> stamp;  // per entity slot: == epoch when already handled this pass
   std::uint32_t epoch = 0;
   std::vector<EntityId> kept;           // members that survive the leave phase
   std::vector<std::uint32_t> gaps;      // lean pass: positions in the old set of the members let go
   std::vector<std::uint64_t> entering;  // (entity index << 8) | SpawnReason: sorts by index
   std::vector<std::uint32_t> forced;    // per entity slot: == epoch when a root forced by owner or origin
   std::vector<std::uint8_t> forced_reason;
-  std::vector<EntityId> child_members;  // attached members of the old set, deferred to their root
-  std::vector<EntityId> merge;          // room to merge kept roots and kept attached members
+  std::vector<EntityId> child_members;      // attached members of the old set, deferred to their root
+  std::vector<EntityId> merge;              // room to merge kept roots and kept attached members
   std::vector<std::uint32_t> forced_roots;  // roots this client holds by owner or origin
   // Sight: per entity slot, == epoch when a member is kept out of sight, with its last sighting.
   std::vector<std::uint32_t> unseen;
@@ -140,7 +140,7 @@ struct PassOutputs {
   RecordBuffer<SpawnRecord>& spawns;
   RecordBuffer<EntityId>& updates;
   RecordBuffer<DespawnRecord>& despawns;
-  const EntityId* previous_members = nullptr;  // members[current].data()
+  const EntityId* previous_members = nullptr;    // members[current].data()
   const std::uint64_t* previous_seen = nullptr;  // seen[current].data()
 };
 
@@ -161,7 +161,8 @@ struct alignas(64) WorkerShare {
   std::uint64_t reserved_for_members = 0;
   // Offsets of its outputs in the shared arrays.
   std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
-  [[nodiscard]] PassOutputs outputs(const EntityId* previous_members, const std::uint64_t* previous_seen) noexcept {
+  [[nodiscard]] PassOutputs outputs(const EntityId* previous_members,
+                                    const std::uint64_t* previous_seen) noexcept {
     return {members, seen, periods, spawns, updates, despawns, previous_members, previous_seen};
   }
 };
@@ -175,26 +176,26 @@ struct EventClassSlot {
 /// delivery phase. Every array keeps its high-water mark, so a steady event rate allocates nothing.
 struct EventState {
   std::vector<EventClassSlot> classes;
-  std::vector<EventDef> pending;        // emitted since the last tick
-  std::vector<EventDef> delivered;      // World::events(): the last tick's, in emit order
-  std::vector<EventRecord> records;     // every client's ClientSlot::events slice, in slot order
+  std::vector<EventDef> pending;     // emitted since the last tick
+  std::vector<EventDef> delivered;   // World::events(): the last tick's, in emit order
+  std::vector<EventRecord> records;  // every client's ClientSlot::events slice, in slot order
   // Scratch of the delivery phase.
-  std::vector<std::uint64_t> order;            // (space slot << 32) | event index, sorted
-  std::vector<std::uint32_t> space_events;     // per space slot: events in it this tick
-  std::vector<std::uint32_t> space_origins;    // per space slot + 1: prefix of its origins
-  std::vector<float> origin_x;                 // origins of clients in spaces with events,
-  std::vector<float> origin_z;                 // grouped by space
-  std::vector<std::uint32_t> origin_client;    // client slot of each origin
-  std::vector<std::uint8_t> origin_binned;     // all 1: Grid::build's filter
-  Grid grid;                                   // over one space's origins at a time
-  std::vector<std::uint32_t> client_stamp;     // per client slot: == epoch when it has the event
+  std::vector<std::uint64_t> order;          // (space slot << 32) | event index, sorted
+  std::vector<std::uint32_t> space_events;   // per space slot: events in it this tick
+  std::vector<std::uint32_t> space_origins;  // per space slot + 1: prefix of its origins
+  std::vector<float> origin_x;               // origins of clients in spaces with events,
+  std::vector<float> origin_z;               // grouped by space
+  std::vector<std::uint32_t> origin_client;  // client slot of each origin
+  std::vector<std::uint8_t> origin_binned;   // all 1: Grid::build's filter
+  Grid grid;                                 // over one space's origins at a time
+  std::vector<std::uint32_t> client_stamp;   // per client slot: == epoch when it has the event
   std::uint32_t epoch = 0;
   struct Found {
     std::uint32_t client = 0;
     EventRecord record;
   };
-  std::vector<Found> found;                    // in (space, event) order
-  std::vector<std::uint32_t> client_records;   // per client slot: count, then write cursor
+  std::vector<Found> found;                   // in (space, event) order
+  std::vector<std::uint32_t> client_records;  // per client slot: count, then write cursor
 };
 
 class WorldImpl {
@@ -206,7 +207,7 @@ class WorldImpl {
   WorldDef def;
   float enter_radius;
   float leave_radius;
-  std::vector<float> tier_limit2;        // squared distance bounds of each tier
+  std::vector<float> tier_limit2;  // squared distance bounds of each tier
   std::vector<std::uint32_t> tier_period;
   std::vector<float> tier_fraction;
 
@@ -218,11 +219,11 @@ class WorldImpl {
   // generation while alive, 0 once destroyed: one load (or one gather) checks a handle.
   std::vector<std::uint32_t> live_generation;
   std::vector<std::uint8_t> always;
-  std::vector<std::uint32_t> viewer_refs;  // clients viewing from this entity
-  std::vector<std::uint32_t> origin_refs;  // clients with this entity as an extra origin
-  std::vector<float> bound;                // bounding-sphere radius per slot; 0 for a point
-  std::vector<std::uint8_t> binned;        // alive and a point: these go into the grid
-  std::vector<std::uint32_t> bounded_list; // sorted indices of live entities with bound > 0
+  std::vector<std::uint32_t> viewer_refs;   // clients viewing from this entity
+  std::vector<std::uint32_t> origin_refs;   // clients with this entity as an extra origin
+  std::vector<float> bound;                 // bounding-sphere radius per slot; 0 for a point
+  std::vector<std::uint8_t> binned;         // alive and a point: these go into the grid
+  std::vector<std::uint32_t> bounded_list;  // sorted indices of live entities with bound > 0
   std::vector<std::uint32_t> free_entities;
   std::vector<std::uint32_t> destroyed;    // released after the next tick
   std::vector<std::uint32_t> always_list;  // sorted entity indices
@@ -277,7 +278,7 @@ class WorldImpl {
 
   std::vector<ClientSlot> client_slots;
   std::vector<std::uint32_t> free_clients;
-  std::vector<ClientId> live_clients;      // sorted by index
+  std::vector<ClientId> live_clients;  // sorted by index
   // Per tick: live client slots in the order their passes run (order_passes), and its scratch.
   std::vector<std::uint32_t> pass_order;
   std::vector<std::uint32_t> pass_cell;
@@ -300,11 +301,15 @@ class WorldImpl {
   RecordBuffer<std::uint32_t> periods;
 
   alignas(64) Grid grid;
-  DistanceScan scan = best_distance_scan();  // the enter phase's distance test (AVX2 or scalar)
-  LeaveTest leave_test = best_leave_test();   // the plain pass's leave test (AVX2 or scalar)
+  DistanceScan scan = best_distance_scan();          // the enter phase's distance test (AVX2 or scalar)
+  LeaveTest leave_test = best_leave_test();          // the plain pass's leave test (AVX2 or scalar)
+  DistanceCount count_near = best_distance_count();  // the plain pass's enter count (AVX2 or scalar)
   PositionBatchCheck position_check = best_position_batch_check();  // set_positions' (AVX2 or scalar)
   PassScratch scratch;
   bool plain_tick = false;  // plain_world() at this tick's start
+  // Whether the plain pass counts what lies within R before it stamps and scans: it pays while
+  // most passes find nothing new, judged by the last tick's spawns per pass (plain_pass.cpp).
+  bool count_enters = true;
   // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.
   std::unique_ptr<WorkerPool> pool;
   std::vector<WorkerShare> shares;
@@ -318,7 +323,8 @@ class WorldImpl {
   /// Refuses an attached entity: `what` ("an interest key") belongs to the root.
   [[nodiscard]] Status check_root(EntityId id, const char* what) const;
   /// The client's origins in its viewer's space, the viewer first: at most kMaxOrigins + 1.
-  [[nodiscard]] std::size_t origins_of(const ClientSlot& client, float* origin_x, float* origin_z) const noexcept;
+  [[nodiscard]] std::size_t origins_of(const ClientSlot& client, float* origin_x,
+                                       float* origin_z) const noexcept;
   /// The client's updates of the last tick (ClientStream::updates).
   [[nodiscard]] std::span<const EntityId> updates_of(const ClientSlot& client) const noexcept {
     const RecordBuffer<EntityId>& from = client.updates_in_set ? members[current] : updates;
@@ -334,13 +340,13 @@ class WorldImpl {
   /// The sight settings of a client, its origins given.
   [[nodiscard]] Sight sight_of(const ClientSlot& client, std::uint32_t client_slot, std::size_t origins,
                                const float* origin_x, const float* origin_z) const;
-  void settle_spaces();                 // phase 1 of a tick
+  void settle_spaces();                   // phase 1 of a tick
   void deliver_events(TickStats& stats);  // phase 5, after every client pass
-  void settle_trees();                  // always roots and teleported roots of this tick
+  void settle_trees();                    // always roots and teleported roots of this tick
   void add_to_space(std::uint32_t e, std::uint32_t space_slot);
   void remove_from_space(std::uint32_t e);
-  void detach(std::uint32_t child);     // makes it a root again; keeps the lists in step
-  void refresh_binning(std::uint32_t e);  // binned and bounded_list from alive, bound and parent
+  void detach(std::uint32_t child);                  // makes it a root again; keeps the lists in step
+  void refresh_binning(std::uint32_t e);             // binned and bounded_list from alive, bound and parent
   void set_depths(std::uint32_t e, std::uint8_t d);  // the subtree of e, e at depth d
   void set_radii(float enter, float leave);
   void reserve_outputs(std::uint64_t member_total);
@@ -349,23 +355,24 @@ class WorldImpl {
   void clear_owner(std::uint32_t entity_index);
   void forget_origin(std::uint32_t entity_index);
   void set_bound(std::uint32_t entity_index, float radius);  // and its place in the grid or the bounded list
-  void refresh_traits(std::uint32_t entity_index);            // after any change to the arrays it reads
+  void refresh_traits(std::uint32_t entity_index);           // after any change to the arrays it reads
 
  private:
   /// Passes pass_order[first, last), each by the plain pass where it applies, else the general.
-  void run_passes(std::uint32_t first, std::uint32_t last, PassScratch& scratch, PassOutputs& out, TickStats& stats);
+  void run_passes(std::uint32_t first, std::uint32_t last, PassScratch& scratch, PassOutputs& out,
+                  TickStats& stats);
   void client_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   /// Whether nothing in the world takes a client off the plain pass this tick (plain_pass.cpp).
   [[nodiscard]] bool plain_world() const noexcept;
   /// In a plain world: whether nothing of this client's does.
   [[nodiscard]] bool plain_client(const ClientSlot& client) const noexcept;
   void plain_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
-  void split_shares();                      // each thread's run of live_clients
+  void split_shares();                           // each thread's run of live_clients
   void order_passes(std::uint32_t share_count);  // pass_order for this tick
-  void parallel_passes(TickStats& stats);   // phase 3 and 4 over the pool's threads
-  void run_share(std::uint32_t share);      // one worker's clients, into its own outputs
-  void place_share(std::uint32_t share);    // its outputs into the shared arrays, slices moved
-  void finish_tick();  // clears the teleport marks
+  void parallel_passes(TickStats& stats);        // phase 3 and 4 over the pool's threads
+  void run_share(std::uint32_t share);           // one worker's clients, into its own outputs
+  void place_share(std::uint32_t share);         // its outputs into the shared arrays, slices moved
+  void finish_tick();                            // clears the teleport marks
 };
 
 }  // namespace sightline
