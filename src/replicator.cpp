@@ -5,8 +5,10 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format_value.h"
@@ -26,14 +28,15 @@ constexpr std::size_t kQueueFloor = 64;
 constexpr std::size_t kStoreFloor = 1024;
 constexpr std::size_t kSentWindow = 256;
 
+// 32 bytes: every send walks each table whole, and copies it when the set changed.
 struct Member {
   EntityId id;
+  // Pending: the send it joined the World's set at; then the send of its last spawn or update.
+  std::uint64_t since = 0;
+  std::uint64_t interacted_until = 0;
   float acc = 0.0f;
   bool pending = true;            // its spawn has not been written
   SpawnReason reason = SpawnReason::near;
-  std::uint64_t entered = 0;      // the send it joined the World's set at
-  std::uint64_t last_sent = 0;    // the send of its last spawn or update
-  std::uint64_t interacted_until = 0;
 };
 
 struct Reliable {
@@ -72,6 +75,7 @@ struct ClientState {
   std::array<std::uint32_t, kSentWindow> packet_sequence{};
   float round_trip = 0.0f;
   bool measured = false;
+  std::uint32_t update_bytes = 16;  // the filler's estimate of an update record's size, from the last send
 
   void reset(ClientId client, bool unreliable) {
     id = client;
@@ -117,19 +121,98 @@ struct EntryOrder {
   }
 };
 
-// `order` packs the accumulator (> 0, so its bits order as the float does, +infinity on top)
-// over the complement of the entity index: one integer compare gives highest accumulator first,
-// then lowest index, a total order, so selection is deterministic.
-struct Candidate {
-  std::uint64_t order = 0;
-  std::uint32_t member = 0;
-};
+// A candidate for an update packs its accumulator (> 0, so its bits order as the float does,
+// +infinity on top) over the complement of its position in the table, which is sorted by entity
+// index: one integer compare gives highest accumulator first, then lowest index, a total order,
+// so selection is deterministic.
+using Candidate = std::uint64_t;
 
-Candidate candidate(float acc, std::uint32_t index, std::uint32_t member) noexcept {
-  return {static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(acc)) << 32 | (0xFFFFFFFFu - index), member};
+Candidate candidate(float acc, std::uint32_t member) noexcept {
+  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(acc)) << 32 | (0xFFFFFFFFu - member);
 }
 
-bool higher(const Candidate& a, const Candidate& b) noexcept { return a.order > b.order; }
+std::uint32_t member_of(Candidate c) noexcept { return 0xFFFFFFFFu - static_cast<std::uint32_t>(c); }
+
+/// Moves the highest candidates of [first, last) to its front, keeping the order among them and
+/// among the rest, and returns the end of them: about `want` of them, at least one, each higher
+/// than any behind them. `scratch` holds as many as the range.
+Candidate* gather_highest(Candidate* first, Candidate* last, std::size_t want, Candidate* scratch) noexcept {
+  const auto n = static_cast<std::size_t>(last - first);
+  if (want >= n) return last;
+  // A threshold from an even sample, then one pass without a branch to mispredict.
+  constexpr std::size_t kSamples = 64;
+  std::array<Candidate, kSamples> sample;
+  const std::size_t samples = std::min(n, kSamples);
+  for (std::size_t i = 0; i < samples; ++i) sample[i] = first[i * n / samples];
+  const std::size_t rank = want * samples / n;
+  std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank),
+                   sample.begin() + static_cast<std::ptrdiff_t>(samples), std::greater<>());
+  const Candidate threshold = sample[rank];
+  std::size_t high = 0;
+  std::size_t rest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Candidate x = first[i];
+    const auto passes = static_cast<std::size_t>(x >= threshold);
+    first[high] = x;
+    scratch[rest] = x;
+    high += passes;
+    rest += passes ^ 1;
+  }
+  std::copy(scratch, scratch + rest, first + high);
+  return first + high;
+}
+
+/// Sorts candidates highest first, given them in table order. Accumulators order at random, on
+/// which a comparison sort mispredicts every other branch: a few dozen are ranked by counting,
+/// more by a stable radix sort of the accumulators alone (least significant byte first, over the
+/// bytes in which they differ, the table order breaking ties), both without a branch on the
+/// keys and several times faster. `scratch` holds as many.
+void sort_highest_first(Candidate* first, Candidate* last, Candidate* scratch) noexcept {
+  const auto n = static_cast<std::size_t>(last - first);
+  if (n < 64) {
+    // Each one's place is how many are higher (keys are unique): n * n compares, no branch.
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t higher = 0;
+      for (std::size_t j = 0; j < n; ++j) higher += static_cast<std::size_t>(first[j] > first[i]);
+      scratch[higher] = first[i];
+    }
+    std::copy(scratch, scratch + n, first);
+    return;
+  }
+  // The complement of the accumulator's bits: ascending order of it is descending order of the
+  // accumulator.
+  auto digits = [](Candidate c) { return static_cast<std::uint32_t>(~c >> 32); };
+  std::array<std::array<std::uint32_t, 256>, 4> at{};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t d = digits(first[i]);
+    ++at[0][d & 0xFF];
+    ++at[1][(d >> 8) & 0xFF];
+    ++at[2][(d >> 16) & 0xFF];
+    ++at[3][d >> 24];
+  }
+  const std::uint32_t any = digits(first[0]);
+  Candidate* from = first;
+  Candidate* to = scratch;
+  for (int byte = 0; byte < 4; ++byte) {
+    const int shift = 8 * byte;
+    std::array<std::uint32_t, 256>& place = at[static_cast<std::size_t>(byte)];
+    if (place[(any >> shift) & 0xFF] == n) continue;  // one value: nothing to order
+    std::uint32_t sum = 0;
+    for (std::uint32_t& p : place) sum += std::exchange(p, sum);
+    for (std::size_t i = 0; i < n; ++i) to[place[(digits(from[i]) >> shift) & 0xFF]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != first) std::copy(from, from + n, first);
+}
+
+// Starts loading the cache line at p: a hint, nothing where the compiler has no builtin for it.
+void prefetch(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
 
 /// Room for `extra` more elements, with headroom and at least `floor`: per-client tables creep
 /// past their early highs for a long while, and each step of std::vector's own growth from a
@@ -204,15 +287,21 @@ class ReplicatorImpl {
   // Per entity slot.
   std::vector<float> priority;
   std::vector<std::uint32_t> priority_generation;  // the generation `priority` was set for
+  bool priorities_set = false;                     // false: every priority is 1
   std::vector<std::uint64_t> spawn_stamp;           // == stamp when spawned to the client at hand
   std::vector<std::uint8_t> spawn_reason;
   std::vector<std::uint64_t> despawn_stamp;         // == stamp when despawned by a record of this tick
   std::vector<std::uint64_t> teleport_send;         // send + 1 at which its tree was teleported
   std::vector<std::uint32_t> born_generation;       // development: the generation last seen alive
   std::vector<std::uint64_t> born_send;
-  std::array<std::vector<std::uint64_t>, 2> cache_send;  // send + 1 its payload of a part is from
-  std::array<std::vector<std::uint32_t>, 2> cache_begin;
-  std::array<std::vector<std::uint32_t>, 2> cache_size;
+  // Per part: where its payload of this send is in `payloads`. One struct, so a lookup or an
+  // entry touches one cache line of a table as large as the world.
+  struct CachedPayload {
+    std::uint64_t send = 0;  // send + 1 it is from
+    std::uint32_t begin = 0;
+    std::uint32_t size = 0;
+  };
+  std::array<std::vector<CachedPayload>, 2> cache;
   std::uint64_t stamp = 0;
 
   // Per send.
@@ -224,6 +313,7 @@ class ReplicatorImpl {
   std::vector<PromiseViolation> violations;
   std::vector<EntryOrder> entry_order;
   std::vector<Candidate> candidates;
+  std::vector<Candidate> sort_scratch;  // as large as candidates' capacity
 
   void grow_entities();
   /// The entity's payload of `part` for this send in `bytes`; false (and the error noted) when the
@@ -244,9 +334,7 @@ void ReplicatorImpl::grow_entities() {
   born_generation.resize(n, 0);
   born_send.resize(n, 0);
   for (int p = 0; p < 2; ++p) {
-    cache_send[p].resize(n, 0);
-    cache_begin[p].resize(n, 0);
-    cache_size[p].resize(n, 0);
+    cache[p].resize(n);
   }
 }
 
@@ -259,8 +347,9 @@ void ReplicatorImpl::note_error(EntityId e, StatePart part, const char* why) {
 
 bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::uint8_t>& bytes) {
   const int p = static_cast<int>(part);
-  if (def.share_payloads && cache_send[p][e.index] == sends + 1) {
-    bytes = {payloads.data() + cache_begin[p][e.index], cache_size[p][e.index]};
+  const CachedPayload& cached = cache[p][e.index];
+  if (def.share_payloads && cached.send == sends + 1) {
+    bytes = {payloads.data() + cached.begin, cached.size};
     return true;
   }
   if (!def.share_payloads) {
@@ -287,9 +376,7 @@ bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::ui
   make_room(payloads, max_payload);
   payloads.insert(payloads.end(), writing.begin(), writing.begin() + static_cast<std::ptrdiff_t>(s.bytes()));
   stats.serialized_bytes += s.bytes();
-  cache_send[p][e.index] = sends + 1;
-  cache_begin[p][e.index] = static_cast<std::uint32_t>(begin);
-  cache_size[p][e.index] = static_cast<std::uint32_t>(s.bytes());
+  cache[p][e.index] = {sends + 1, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(s.bytes())};
   bytes = {payloads.data() + begin, s.bytes()};
   return true;
 }
@@ -388,30 +475,42 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     make_room(c.waiting_despawns, 1, kDespawnFloor);
     c.waiting_despawns.push_back({m.id, alive ? DespawnReason::left : DespawnReason::destroyed});
   };
+  // Most sends find the set as the table holds it, or changed in a few places: the runs the
+  // table already holds are copied whole.
+  const std::size_t held = c.members.size();
+  std::size_t kept = 0;
+  while (kept < held && kept < set_size && c.members[kept].id == set[kept]) ++kept;
+  std::uint32_t joined = 0;
   c.merge.clear();
-  make_room(c.merge, set_size, kMemberFloor);
-  c.merge.resize(set_size);
-  {
-    std::size_t old = 0;
-    for (std::uint32_t i = 0; i < set_size; ++i) {
+  make_room(c.merge, set_size, kMemberFloor);  // every send, so the table's two buffers grow in step
+  if (kept != held || kept != set_size) {
+    c.merge.insert(c.merge.end(), c.members.begin(), c.members.begin() + static_cast<std::ptrdiff_t>(kept));
+    std::size_t old = kept;
+    for (std::size_t i = kept; i < set_size;) {
       const EntityId e = set[i];
-      while (old < c.members.size() && c.members[old].id.index < e.index) gone(c.members[old++]);
-      if (old < c.members.size() && c.members[old].id.index == e.index && c.members[old].id != e) {
-        gone(c.members[old++]);
+      while (old < held && c.members[old].id.index < e.index) gone(c.members[old++]);
+      if (old < held && c.members[old].id.index == e.index && c.members[old].id != e) gone(c.members[old++]);
+      if (old < held && c.members[old].id == e) {
+        const std::size_t from = old;
+        while (i < set_size && old < held && c.members[old].id == set[i]) {
+          ++i;
+          ++old;
+        }
+        c.merge.insert(c.merge.end(), c.members.begin() + static_cast<std::ptrdiff_t>(from),
+                       c.members.begin() + static_cast<std::ptrdiff_t>(old));
+        continue;
       }
-      if (old < c.members.size() && c.members[old].id == e) {
-        c.merge[i] = c.members[old++];
-      } else {
-        Member m;
-        m.id = e;
-        m.entered = now;
-        m.reason = spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(spawn_reason[e.index]) : SpawnReason::near;
-        c.merge[i] = m;
-      }
+      Member m;
+      m.id = e;
+      m.since = now;
+      m.reason = spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(spawn_reason[e.index]) : SpawnReason::near;
+      c.merge.push_back(m);
+      ++joined;
+      ++i;
     }
-    while (old < c.members.size()) gone(c.members[old++]);
+    while (old < held) gone(c.members[old++]);
+    c.members.swap(c.merge);
   }
-  c.members.swap(c.merge);
 
   // 2. Packets: reliable records first, then updates.
   const auto tick = static_cast<std::uint32_t>(w.ticks == 0 ? 0 : w.ticks - 1);
@@ -520,7 +619,9 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   // Paced entry: what the origins need at once, then nearest first within the entry allowance.
   entry_order.clear();
   make_room(entry_order, c.members.size());
-  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+  // c.pending is still the last send's count: with no new member, none waits when it is 0.
+  const bool any_pending = c.pending != 0 || joined != 0;
+  for (std::uint32_t i = 0; any_pending && i < c.members.size(); ++i) {
     const Member& m = c.members[i];
     if (!m.pending) continue;
     const std::uint32_t r = w.root_of(m.id.index);
@@ -549,11 +650,11 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     entry_used += write_spawn(id, m.id, m.reason, bytes, 0);
     m.pending = false;
     m.acc = 0.0f;
-    if (now > m.entered) {
+    if (now > m.since) {
       ++stats.spawns_delayed;
-      stats.spawn_delay_sends += now - m.entered;
+      stats.spawn_delay_sends += now - m.since;
     }
-    m.last_sent = now;
+    m.since = now;
     ++stats.spawns;
     if (def.development && settled && room.culls && (m.reason == SpawnReason::near) && born_send[m.id.index] < now &&
         o.distance <= promise) {
@@ -569,13 +670,13 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
       while (m < c.members.size() && c.members[m].id.index < e.index) ++m;
       if (m == c.members.size() || c.members[m].id != e) continue;
       Member& member = c.members[m];
-      if (member.pending || member.last_sent == now) continue;
+      if (member.pending || member.since == now) continue;
       std::span<const std::uint8_t> bytes;
       if (!payload(e, StatePart::update, bytes)) continue;
       const std::size_t size = update_record_bytes(e, bytes.size());
       if (room_for(size)) writer.add_update(e, bytes);
       budget_used += size;
-      member.last_sent = now;
+      member.since = now;
       ++stats.updates;
     }
   } else {
@@ -584,13 +685,29 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     const float distance_scale = def.distance_scale > 0.0f ? def.distance_scale : tenth;
     const float size_scale = def.size_scale > 0.0f ? def.size_scale : tenth;
     const float speed_scale = def.speed_scale > 0.0f ? def.speed_scale : tenth;
+    // Without attachments every member is its own root; without teleports at this tick no
+    // teleport_send is now + 1.
+    const bool trees = w.attached_entities != 0;
+    const bool teleports = !w.last_teleported_roots.empty();
     candidates.clear();
     make_room(candidates, c.members.size());
+    if (sort_scratch.size() < candidates.capacity()) sort_scratch.resize(candidates.capacity());
+    constexpr std::uint32_t kAhead = 8;
     for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+      // Members are scattered over the World's arrays: each of their lines a miss, started a few
+      // members ahead.
+      if (i + kAhead < c.members.size()) {
+        const std::uint32_t ahead = c.members[i + kAhead].id.index;
+        prefetch(&w.xs[ahead]);
+        prefetch(&w.zs[ahead]);
+        prefetch(&w.bound[ahead]);
+        prefetch(&w.vel_x[ahead]);
+        prefetch(&w.vel_z[ahead]);
+      }
       Member& m = c.members[i];
-      if (m.pending || m.last_sent == now) continue;
+      if (m.pending || m.since == now) continue;
       const std::uint32_t e = m.id.index;
-      const std::uint32_t r = w.root_of(e);
+      const std::uint32_t r = trees ? w.root_of(e) : e;
       PriorityInputs in;
       in.client = c.id;
       in.entity = m.id;
@@ -599,7 +716,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
       in.speed = std::sqrt(w.vel_x[e] * w.vel_x[e] + w.vel_z[e] * w.vel_z[e]);
       in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
       in.interacted = m.interacted_until > now;
-      const float own = priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
+      const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
       in.base = own / static_cast<float>(in.period) / (1.0f + in.distance / distance_scale) *
                 (1.0f + in.bound_radius / size_scale) * (1.0f + in.speed / speed_scale) *
                 (in.interacted ? def.interaction_boost : 1.0f);
@@ -608,32 +725,41 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
       base = std::min(base, 1.0e30f);
       m.acc = std::min(m.acc + base * dt, std::numeric_limits<float>::max());
       // A teleported tree jumps the queue: the client must not draw it where it was.
-      const float acc = teleport_send[r] == now + 1 ? std::numeric_limits<float>::infinity() : m.acc;
-      if (acc > 0.0f) candidates.push_back(candidate(acc, e, i));
+      const float acc =
+          teleports && teleport_send[r] == now + 1 ? std::numeric_limits<float>::infinity() : m.acc;
+      if (acc > 0.0f) candidates.push_back(candidate(acc, i));
     }
     // The rule (checked against a full sort by tests/replicator_oracle_test.cpp): candidates in
     // order of (accumulator descending, index ascending); each that fits is written, each that
     // does not is skipped for smaller ones behind it; the filler stops when fewer than 3 bytes
     // are left (no record fits), after filler_misfits candidates in a row that did not fit, or
-    // when the candidates run out. Partial selection finds that order a round at a time: the
-    // best k that could fit (nth_element, then a sort of those k), each round at least twice
-    // the last, so the work is O(n) selection plus O(k log k) for what is tried.
+    // when the candidates run out. Partial selection finds that order a round at a time: about
+    // as many of the best as could still fit at the average record size, and filler_misfits
+    // more (gather_highest, then a sort of those), twice that in each further round, so there
+    // are O(log n) rounds of O(n) and the sorts of what is tried. How the rounds fall changes
+    // nothing written, only the work.
     std::size_t begin = 0;
-    std::size_t average = 16;  // running estimate of an update record's bytes
-    std::size_t k = 0;
+    std::size_t average = c.update_bytes;  // running estimate of an update record's bytes
+    std::size_t growth = 1;
     std::uint64_t written = 0;
     std::uint64_t written_bytes = 0;
     std::uint32_t misfits = 0;
     auto done = [&] { return budget_used + 3 > def.budget_bytes || misfits >= def.filler_misfits; };
     while (begin < candidates.size() && !done()) {
       const std::size_t left = def.budget_bytes - budget_used;
-      k = std::clamp<std::size_t>(std::max(left / average, 2 * k), 1, candidates.size() - begin);
-      const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(begin);
-      const auto last = first + static_cast<std::ptrdiff_t>(k);
-      std::nth_element(first, last - 1, candidates.end(), higher);
-      std::sort(first, last, higher);
-      for (auto it = first; it != last && !done(); ++it) {
-        Member& m = c.members[it->member];
+      const std::size_t k = (left / average + def.filler_misfits) * growth;
+      growth *= 2;
+      Candidate* const first = candidates.data() + begin;
+      Candidate* const last =
+          gather_highest(first, candidates.data() + candidates.size(), k, sort_scratch.data());
+      sort_highest_first(first, last, sort_scratch.data());
+      // The payload cache is as large as the world and each candidate's entry a miss: start them
+      // all now rather than one at a time behind each serialization.
+      for (const Candidate* it = first; it != last; ++it) {
+        prefetch(&cache[1][c.members[member_of(*it)].id.index]);
+      }
+      for (const Candidate* it = first; it != last && !done(); ++it) {
+        Member& m = c.members[member_of(*it)];
         std::span<const std::uint8_t> bytes;
         if (!payload(m.id, StatePart::update, bytes)) continue;
         const std::size_t size = update_record_bytes(m.id, bytes.size());
@@ -648,17 +774,16 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
         writer.add_update(m.id, bytes);
         budget_used += size;
         m.acc = 0.0f;
-        m.last_sent = now;
+        m.since = now;
         ++stats.updates;
         ++written;
         written_bytes += size;
       }
       if (written != 0) average = std::max<std::size_t>(3, static_cast<std::size_t>(written_bytes / written));
-      begin += k;
+      begin = static_cast<std::size_t>(last - candidates.data());
     }
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (c.members[candidates[i].member].last_sent != now) ++stats.updates_skipped;
-    }
+    c.update_bytes = static_cast<std::uint32_t>(average);
+    stats.updates_skipped += candidates.size() - written;
   }
   close();
 
@@ -682,7 +807,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     if (m.pending) {
       ++c.pending;
     } else {
-      c.longest_wait = std::max(c.longest_wait, static_cast<std::uint32_t>(std::min<std::uint64_t>(now - m.last_sent, 0xffffffffu)));
+      c.longest_wait = std::max(c.longest_wait, static_cast<std::uint32_t>(std::min<std::uint64_t>(now - m.since, 0xffffffffu)));
     }
   }
   if (c.pending == 0) c.catching_up = false;
@@ -794,6 +919,7 @@ Status Replicator::set_priority(EntityId entity, float priority) {
   r.grow_entities();
   r.priority[entity.index] = priority;
   r.priority_generation[entity.index] = entity.generation;
+  r.priorities_set = true;
   return {};
 }
 
