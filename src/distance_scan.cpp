@@ -76,6 +76,15 @@ constexpr LanePack make_lane_pack() {
 }
 alignas(64) constexpr LanePack kLanePack = make_lane_pack();
 
+// The lanes of eight candidates within r2 of (ox, oz), of those in `lanes_in`.
+__attribute__((target("avx2"), always_inline)) inline __m256 within(__m256 x, __m256 z, __m256 ox, __m256 oz,
+                                                                    __m256 r2, __m256i lanes_in) noexcept {
+  const __m256 dx = _mm256_sub_ps(x, ox);
+  const __m256 dz = _mm256_sub_ps(z, oz);
+  const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dz, dz));
+  return _mm256_and_ps(_mm256_cmp_ps(d2, r2, _CMP_LE_OQ), _mm256_castsi256_ps(lanes_in));
+}
+
 // Eight lanes: the hit mask becomes lane numbers by one table load, the lanes' ids are packed by
 // them, the hits first, all eight stored at found + n, and n moves on by the hits. No branch
 // depends on how many lanes hit.
@@ -86,10 +95,7 @@ alignas(64) constexpr LanePack kLanePack = make_lane_pack();
 __attribute__((target("avx2"), always_inline)) inline void pack_hits(
     __m256 x, __m256 z, __m256i ids, __m256 ox, __m256 oz, __m256 r2, __m256i lanes_in,
     const std::uint32_t* stamp, __m256i epoch, std::uint32_t* found, std::uint32_t& n) noexcept {
-  const __m256 dx = _mm256_sub_ps(x, ox);
-  const __m256 dz = _mm256_sub_ps(z, oz);
-  const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dz, dz));
-  const __m256 near = _mm256_and_ps(_mm256_cmp_ps(d2, r2, _CMP_LE_OQ), _mm256_castsi256_ps(lanes_in));
+  const __m256 near = within(x, z, ox, oz, r2, lanes_in);
   const __m256i stamps = _mm256_mask_i32gather_epi32(epoch, reinterpret_cast<const int*>(stamp), ids,
                                                      _mm256_castps_si256(near), 4);
   const __m256 fresh = _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(stamps, epoch)), near);
@@ -137,10 +143,7 @@ __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const f
 __attribute__((target("avx2"), always_inline)) inline std::uint32_t count_hits(__m256 x, __m256 z, __m256 ox,
                                                                                __m256 oz, __m256 r2,
                                                                                __m256i lanes_in) noexcept {
-  const __m256 dx = _mm256_sub_ps(x, ox);
-  const __m256 dz = _mm256_sub_ps(z, oz);
-  const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dz, dz));
-  const __m256 near = _mm256_and_ps(_mm256_cmp_ps(d2, r2, _CMP_LE_OQ), _mm256_castsi256_ps(lanes_in));
+  const __m256 near = within(x, z, ox, oz, r2, lanes_in);
   return static_cast<std::uint32_t>(__builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(near))));
 }
 
