@@ -4,7 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 TSAN_BUILD ?= build-tsan
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 12
 CMAKE_FLAGS ?=
 # make demo's server: DEMO_FLAGS takes any sightline-server option (--help lists them).
 DEMO_HOST ?= 127.0.0.1

@@ -112,6 +112,7 @@ TEST(CrowdCap, LoweringTheCapLetsTheFarthestGoAndZeroLiftsIt) {
 
 void expect_capped_runs_match(RandomRunDef base, std::uint64_t first_seed, std::uint64_t seeds) {
   std::uint64_t crowded_runs = 0;
+  seeds = seeds_for_build(seeds);
   for (std::uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
     RandomRunDef def = base;
     def.seed = seed;
