@@ -60,7 +60,7 @@ struct Replica {
 };
 
 TEST(StreamOrderTest, StreamsObeyTheOrderGuaranteesOnRandomRuns) {
-  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+  for (std::uint64_t seed = 1; seed <= sightline::testing::seeds_for_build(60); ++seed) {
     RandomRunDef def;
     def.seed = seed;
     def.ticks = 120;
