@@ -5,6 +5,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 TSAN_BUILD ?= build-tsan
 FUZZ_SECONDS ?= 12
+CLANG_FORMAT ?= clang-format-14
 CMAKE_FLAGS ?=
 # make demo's server: DEMO_FLAGS takes any sightline-server option (--help lists them).
 DEMO_HOST ?= 127.0.0.1
@@ -15,7 +16,7 @@ DEMO_FLAGS ?=
 SANITIZER_FLAGS = -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_NETWORK=OFF \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 
-.PHONY: all build demo load test test-release test-asan test-tsan test-fuzz bench deps clean format
+.PHONY: all build demo load test test-format test-release test-asan test-tsan test-fuzz bench deps clean format
 
 all: build
 
@@ -35,7 +36,12 @@ demo: build
 	@echo "sightline-server: seed 000's world, streamed to a browser; open the URL below."
 	$(BUILD)/bin/sightline-server --host $(DEMO_HOST) --port $(DEMO_PORT) $(DEMO_FLAGS)
 
-test: test-release test-asan test-tsan test-fuzz
+test: test-format test-release test-asan test-tsan test-fuzz
+
+# Every C++ file as .clang-format lays it out (make format rewrites them).
+test-format: deps
+	$(CLANG_FORMAT) --dry-run --Werror $$(git ls-files '*.h' '*.cpp')
+	@echo "format: every C++ file matches .clang-format"
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -92,7 +98,7 @@ load: build
 	SIGHTLINE_BIN=$(BUILD)/bin tools/bots/load.sh 1000 60 $(BUILD)/load
 
 format:
-	clang-format -i $$(git ls-files '*.h' '*.cpp')
+	$(CLANG_FORMAT) -i $$(git ls-files '*.h' '*.cpp')
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

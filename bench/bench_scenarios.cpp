@@ -114,9 +114,15 @@ BenchScenario observers_crowd_scenario() {
 }
 
 std::vector<BenchScenario> all_scenarios() {
-  return {reference_scenario(),      arena_scenario(),          mmo_scenario(),
-          clustered_scenario(),      clustered_capped_scenario(), teleports_scenario(),
-          observers_scenario(30.0f), observers_scenario(33.0f),  observers_crowd_scenario()};
+  return {reference_scenario(),
+          arena_scenario(),
+          mmo_scenario(),
+          clustered_scenario(),
+          clustered_capped_scenario(),
+          teleports_scenario(),
+          observers_scenario(30.0f),
+          observers_scenario(33.0f),
+          observers_crowd_scenario()};
 }
 
 BenchScenario scaling_scenario(std::uint32_t entities) {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "bench_scenarios.h"
-#include "walker_state.h"
 #include "sightline/replicator.h"
+#include "walker_state.h"
 
 namespace sightline::bench {
 namespace {

@@ -42,7 +42,8 @@ struct Screen : sightline::MirrorListener {
     }
   }
   void on_exit(sightline::EntityId e, sightline::ExitKind kind, sightline::DespawnReason) override {
-    std::printf("  exit %u (%s)\n", e.index, kind == sightline::ExitKind::destroy ? "destroyed" : "left view");
+    std::printf("  exit %u (%s)\n", e.index,
+                kind == sightline::ExitKind::destroy ? "destroyed" : "left view");
   }
 };
 
@@ -56,7 +57,8 @@ int main() {
   if (!world) return 1;
   auto player = world->create_entity({.x = 0.0f, .z = 0.0f});
   std::vector<sightline::EntityId> npcs;
-  for (int i = 0; i < 8; ++i) npcs.push_back(*world->create_entity({.x = 3.0f * static_cast<float>(i), .z = 1.0f}));
+  for (int i = 0; i < 8; ++i)
+    npcs.push_back(*world->create_entity({.x = 3.0f * static_cast<float>(i), .z = 1.0f}));
   auto client = world->create_client(*player);
   if (!player || !client) return 1;
 

@@ -48,7 +48,8 @@ int make(const std::string& dir, Delivery delivery) {
   World world = World::create(def).value();
   std::vector<EntityId> ids;
   for (int i = 0; i < 60; ++i) {
-    ids.push_back(*world.create_entity({static_cast<float>(i % 10) * 3.0f, static_cast<float>(i / 10) * 3.0f}));
+    ids.push_back(
+        *world.create_entity({static_cast<float>(i % 10) * 3.0f, static_cast<float>(i / 10) * 3.0f}));
   }
   const ClientId client = *world.create_client(ids[0]);
   ReplicatorDef rdef;
@@ -66,7 +67,8 @@ int make(const std::string& dir, Delivery delivery) {
   for (int t = 0; t < 40; ++t) {
     for (std::size_t i = 1; i < ids.size(); ++i) {
       const Position p = *world.position(ids[i]);
-      if (!world.set_position(ids[i], p.x + 0.7f * static_cast<float>((t + i) % 3) - 0.7f, p.z + 0.4f).ok()) return 1;
+      if (!world.set_position(ids[i], p.x + 0.7f * static_cast<float>((t + i) % 3) - 0.7f, p.z + 0.4f).ok())
+        return 1;
     }
     if (t == 30) {
       if (!world.destroy_entity(ids[7]).ok()) return 1;

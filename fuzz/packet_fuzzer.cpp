@@ -53,9 +53,9 @@ bool same(const Picture& a, const Picture& b) {
   return a.held == b.held && a.ticks == b.ticks && a.histories == b.histories &&
          a.ack.latest_sequence == b.ack.latest_sequence && a.ack.reliable_applied == b.ack.reliable_applied &&
          x.packets == y.packets && x.rejected + 1 == y.rejected && x.duplicates == y.duplicates &&
-         x.enters == y.enters && x.updates == y.updates && x.exits == y.exits && x.stale_updates == y.stale_updates &&
-         x.reliable_duplicates == y.reliable_duplicates && x.reliable_buffered == y.reliable_buffered &&
-         x.anomalies == y.anomalies;
+         x.enters == y.enters && x.updates == y.updates && x.exits == y.exits &&
+         x.stale_updates == y.stale_updates && x.reliable_duplicates == y.reliable_duplicates &&
+         x.reliable_buffered == y.reliable_buffered && x.anomalies == y.anomalies;
 }
 
 constexpr std::uint32_t kMaxEntities = 64;
@@ -103,7 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::uint8_t> buffer;
   std::size_t at = 1;
   while (at + 2 <= size) {
-    const std::size_t length = std::min<std::size_t>(data[at] | (std::size_t{data[at + 1]} << 8), size - at - 2);
+    const std::size_t length =
+        std::min<std::size_t>(data[at] | (std::size_t{data[at + 1]} << 8), size - at - 2);
     const std::span<const std::uint8_t> chunk(data + at + 2, length);
     at += 2 + length;
 
@@ -136,7 +137,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (e.is_null() || !mirror.holds(e)) __builtin_trap();
       const Result<std::vector<Snapshot>> h = mirror.history(e);
       if (!h.ok() || h->empty() || h->size() > def.history) __builtin_trap();
-      if (h->front().part != StatePart::full && h->size() < def.history) __builtin_trap();  // a spawn starts it
+      if (h->front().part != StatePart::full && h->size() < def.history)
+        __builtin_trap();  // a spawn starts it
       if (h->back().tick != *mirror.state_tick(e)) __builtin_trap();
     }
   }

@@ -41,7 +41,8 @@ JitterWalk::JitterWalk(const JitterWalkDef& def) : def_(def), rng_(def.seed) {
       cx[h] = rng_.uniform(0.0f, def.width - side_x);
       cz[h] = rng_.uniform(0.0f, def.height - side_z);
     }
-    const auto crowded = static_cast<std::uint32_t>(std::lround(static_cast<double>(def.hotspot_fraction) * n));
+    const auto crowded =
+        static_cast<std::uint32_t>(std::lround(static_cast<double>(def.hotspot_fraction) * n));
     for (std::uint32_t i = 0; i < crowded && i < n; ++i) {
       const std::uint32_t h = i % def.hotspots;
       lo_x_[i] = cx[h];

@@ -12,8 +12,8 @@
 namespace sightline::scenarios {
 
 struct LossyChannelDef {
-  double loss = 0.0;              ///< Probability a datagram is dropped, [0, 1].
-  double duplicate = 0.0;         ///< Probability a delivered datagram arrives twice, [0, 1].
+  double loss = 0.0;                ///< Probability a datagram is dropped, [0, 1].
+  double duplicate = 0.0;           ///< Probability a delivered datagram arrives twice, [0, 1].
   std::uint32_t latency_ticks = 0;  ///< Fixed delay, in ticks.
   std::uint32_t jitter_ticks = 0;   ///< Extra delay uniform in [0, jitter_ticks]: reorders.
   std::uint64_t seed = 1;

@@ -21,7 +21,8 @@ inline bool serialize_walker(Stream& s, EntityId e, StatePart part, void* contex
   std::uint32_t health = 100;
   std::array<std::uint8_t, 16> name{};
   for (std::size_t i = 0; i < name.size(); ++i) name[i] = static_cast<std::uint8_t>('a' + (e.index + i) % 26);
-  return s.serialize_uint(kind, 0, 7) && s.serialize_uint(health, 0, 100) && s.serialize_bytes(name.data(), name.size());
+  return s.serialize_uint(kind, 0, 7) && s.serialize_uint(health, 0, 100) &&
+         s.serialize_bytes(name.data(), name.size());
 }
 
 }  // namespace sightline::scenarios

@@ -9,7 +9,8 @@ namespace sightline {
 /// of them (`last` a whole number below 2^24, so it converts exactly). Clamping in float before
 /// the cast keeps huge or negative offsets defined and the result monotonic in v: the property
 /// that makes a grid's range queries exact.
-[[nodiscard]] inline std::uint32_t clamped_cell(float v, float origin, float inv_cell_size, float last) noexcept {
+[[nodiscard]] inline std::uint32_t clamped_cell(float v, float origin, float inv_cell_size,
+                                                float last) noexcept {
   // Two selects (minss / maxss) rather than branches: a query's four calls cost no misprediction.
   // NaN compares false and lands in cell 0.
   float t = (v - origin) * inv_cell_size;

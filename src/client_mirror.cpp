@@ -67,13 +67,13 @@ class MirrorImpl {
   Status receive(std::span<const std::uint8_t> bytes, MirrorListener* listener);
 
   MirrorDef def;
-  std::unordered_map<std::uint32_t, Held> table;  // by entity index: indices are untrusted
+  std::unordered_map<std::uint32_t, Held> table;       // by entity index: indices are untrusted
   std::unordered_map<std::uint32_t, Waiting> waiting;  // by reliable id
   std::uint32_t next_reliable = 0;
   bool any_packet = false;
   std::uint32_t latest_sequence = 0;
-  std::uint32_t expected_sequence = 0;  // reliable delivery
-  std::vector<std::uint64_t> seen;      // sequence + 1 per slot, 0 for none (unreliable)
+  std::uint32_t expected_sequence = 0;           // reliable delivery
+  std::vector<std::uint64_t> seen;               // sequence + 1 per slot, 0 for none (unreliable)
   std::vector<std::vector<Stored>> spare_rings;  // of despawned entities, for the next spawns
   std::vector<Anomaly> anomalies;
   MirrorStats stats;
@@ -113,7 +113,9 @@ void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, std::uint32_t tick,
                              std::span<const std::uint8_t> payload, MirrorListener* listener) {
   const auto at = table.find(e.index);
   if (at != table.end()) {
-    anomaly(at->second.generation == e.generation ? AnomalyKind::spawn_held : AnomalyKind::generation_mismatch, e);
+    anomaly(
+        at->second.generation == e.generation ? AnomalyKind::spawn_held : AnomalyKind::generation_mismatch,
+        e);
     return;
   }
   if (table.size() >= def.max_entities) {
@@ -294,14 +296,16 @@ ClientMirror::~ClientMirror() = default;
 
 Result<ClientMirror> ClientMirror::create(const MirrorDef& def) {
   if (def.delivery != Delivery::reliable && def.delivery != Delivery::unreliable) {
-    return Status{ErrorCode::invalid_def, "MirrorDef::delivery is " + std::to_string(static_cast<int>(def.delivery)) +
+    return Status{ErrorCode::invalid_def, "MirrorDef::delivery is " +
+                                              std::to_string(static_cast<int>(def.delivery)) +
                                               ": must be reliable or unreliable"};
   }
   if (def.history < 1 || def.history > kMaxHistory) {
-    return Status{ErrorCode::invalid_def, "MirrorDef::history is " + std::to_string(def.history) + ": must be in [1, " +
-                                              std::to_string(kMaxHistory) + "]"};
+    return Status{ErrorCode::invalid_def, "MirrorDef::history is " + std::to_string(def.history) +
+                                              ": must be in [1, " + std::to_string(kMaxHistory) + "]"};
   }
-  if (def.max_entities < 1) return Status{ErrorCode::invalid_def, "MirrorDef::max_entities is 0: must be >= 1"};
+  if (def.max_entities < 1)
+    return Status{ErrorCode::invalid_def, "MirrorDef::max_entities is 0: must be >= 1"};
   return ClientMirror(std::make_unique<MirrorImpl>(def));
 }
 
@@ -325,7 +329,8 @@ std::vector<EntityId> ClientMirror::held() const {
 }
 
 Result<std::vector<Snapshot>> ClientMirror::history(EntityId entity) const {
-  if (!holds(entity)) return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
+  if (!holds(entity))
+    return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
   const Held& h = impl_->table.at(entity.index);
   std::vector<Snapshot> out;
   for (std::uint32_t i = 0; i < h.count; ++i) {
@@ -336,7 +341,8 @@ Result<std::vector<Snapshot>> ClientMirror::history(EntityId entity) const {
 }
 
 Result<std::uint32_t> ClientMirror::state_tick(EntityId entity) const {
-  if (!holds(entity)) return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
+  if (!holds(entity))
+    return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
   return impl_->table.at(entity.index).tick;
 }
 

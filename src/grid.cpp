@@ -17,9 +17,8 @@ namespace sightline {
 // cell edge every tick, a failed try (about half a refresh pass) then comes once in nine builds.
 constexpr std::uint32_t kIncrementalWait = 8;
 
-void Grid::build(std::span<const float> xs, std::span<const float> zs,
-                 std::span<const std::uint8_t> alive, float min_cell_size,
-                 std::uint32_t max_cells) {
+void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span<const std::uint8_t> alive,
+                 float min_cell_size, std::uint32_t max_cells) {
   const std::size_t slots = alive.size();
   const std::uint32_t last_cells_x = cells_x_;
   const std::uint32_t last_cells_z = cells_z_;
@@ -115,8 +114,9 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs,
   last_incremental_ = false;
   if (incremental_wait_ != 0) {
     --incremental_wait_;
-  } else if (incremental && all && kept_all_ && live != 0 && items_.size() == slots && cells_x_ == last_cells_x &&
-             cells_z_ == last_cells_z && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis) {
+  } else if (incremental && all && kept_all_ && live != 0 && items_.size() == slots &&
+             cells_x_ == last_cells_x && cells_z_ == last_cells_z && cells_x_ <= kExactAxis &&
+             cells_z_ <= kExactAxis) {
     if (refresh(x, z, slots / 16 + 8)) {
       last_incremental_ = true;
       return;
@@ -218,10 +218,11 @@ struct Refresher {
 // compared with the items' cells. Returns where it stopped (a multiple of 8), or SIZE_MAX when
 // more than max_moved changed cell.
 __attribute__((target("avx2"))) std::size_t refresh_avx2(const Refresher& r, const std::uint32_t* items,
-                                                          const float* x, const float* z, float* item_x,
-                                                          float* item_z, const std::uint32_t* item_cell,
-                                                          std::size_t n, Grid::Moved* moved, std::size_t& moved_count,
-                                                          std::size_t max_moved) noexcept {
+                                                         const float* x, const float* z, float* item_x,
+                                                         float* item_z, const std::uint32_t* item_cell,
+                                                         std::size_t n, Grid::Moved* moved,
+                                                         std::size_t& moved_count,
+                                                         std::size_t max_moved) noexcept {
   const __m256 vox = _mm256_set1_ps(r.ox);
   const __m256 voz = _mm256_set1_ps(r.oz);
   const __m256 vinv = _mm256_set1_ps(r.inv);
@@ -237,9 +238,11 @@ __attribute__((target("avx2"))) std::size_t refresh_avx2(const Refresher& r, con
     _mm256_storeu_ps(item_z + k, pz);
     const __m256 tx = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(px, vox), vinv), vlast_x);
     const __m256 tz = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(pz, voz), vinv), vlast_z);
-    const __m256i c = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(tz), vcx), _mm256_cvttps_epi32(tx));
+    const __m256i c =
+        _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(tz), vcx), _mm256_cvttps_epi32(tx));
     const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(item_cell + k));
-    const auto same = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(c, old))));
+    const auto same =
+        static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(c, old))));
     if (same != 0xffu) [[unlikely]] {
       alignas(32) std::uint32_t cells[8];
       _mm256_store_si256(reinterpret_cast<__m256i*>(cells), c);

@@ -12,9 +12,10 @@ namespace sightline {
 
 /// Cells are row-major (z rows of x cells), so the cells [x0, x1] of one row are one contiguous
 /// run of `items`: a query scans one run per row. Within a cell, entities keep the order they had
-/// at the last build (a stable counting sort of last build's items by their new cells). Entities beyond the grid cannot exist (the grid
-/// covers the bounding box of all binned entities), but indices are still clamped, which keeps
-/// the binning monotonic in position: that is what makes a query exact (see cell_range()).
+/// at the last build (a stable counting sort of last build's items by their new cells). Entities beyond the
+/// grid cannot exist (the grid covers the bounding box of all binned entities), but indices are still
+/// clamped, which keeps the binning monotonic in position: that is what makes a query exact (see
+/// cell_range()).
 class Grid {
  public:
   static constexpr std::uint32_t kNotBinned = 0xffffffffu;
@@ -24,14 +25,16 @@ class Grid {
   /// When the same slots are binned with the same cell counts as at the last build and few
   /// entities changed cell, the last build's items are refreshed in place and the few moved,
   /// rather than all sorted again: the same result (GridBuildTest), at a fraction of the cost.
-  void build(std::span<const float> xs, std::span<const float> zs,
-             std::span<const std::uint8_t> alive, float min_cell_size, std::uint32_t max_cells);
+  void build(std::span<const float> xs, std::span<const float> zs, std::span<const std::uint8_t> alive,
+             float min_cell_size, std::uint32_t max_cells);
 
   /// False makes every build sort all entities (tests compare the two ways).
   bool incremental = true;
   /// Whether the last build was incremental, and how many entities it moved between cells.
   [[nodiscard]] bool last_build_incremental() const noexcept { return last_incremental_; }
-  [[nodiscard]] std::size_t last_build_moved() const noexcept { return last_incremental_ ? moved_.size() : 0; }
+  [[nodiscard]] std::size_t last_build_moved() const noexcept {
+    return last_incremental_ ? moved_.size() : 0;
+  }
 
   /// An entity of the incremental build that changed cell: its position in items() and its cell.
   struct Moved {

@@ -13,9 +13,9 @@ constexpr std::uint32_t kMaxSendRate = 65535;
 
 Status check_key(std::uint64_t key, bool user, const char* field) {
   if (key > kMaxInterestKey) {
-    return {ErrorCode::invalid_argument, std::string(field) + " is " + std::to_string(key) +
-                                             ": bit 63 is set, keys are 63-bit (<= " +
-                                             std::to_string(kMaxInterestKey) + ")"};
+    return {ErrorCode::invalid_argument,
+            std::string(field) + " is " + std::to_string(key) +
+                ": bit 63 is set, keys are 63-bit (<= " + std::to_string(kMaxInterestKey) + ")"};
   }
   if (user && key == 0) {
     return {ErrorCode::invalid_argument,
@@ -28,7 +28,8 @@ Status check_subscription(const KeySubscription& subscription, bool user) {
   if (Status s = check_key(subscription.key, user, user ? "user key" : "area key"); !s) return s;
   if (subscription.send_rate > kMaxSendRate) {
     return {ErrorCode::invalid_argument, "send_rate of key " + std::to_string(subscription.key) + " is " +
-                                             std::to_string(subscription.send_rate) + ": must be in 0..65535"};
+                                             std::to_string(subscription.send_rate) +
+                                             ": must be in 0..65535"};
   }
   return {};
 }
@@ -59,9 +60,9 @@ void replace_kind(ClientSlot& client, bool user, const std::vector<Subscription>
                                });
   if (same) return;
   client.subscriptions = std::move(merged);
-  client.bypass_subscriptions = static_cast<std::uint32_t>(
-      std::count_if(client.subscriptions.begin(), client.subscriptions.end(),
-                    [](const Subscription& s) { return s.bypass_distance; }));
+  client.bypass_subscriptions =
+      static_cast<std::uint32_t>(std::count_if(client.subscriptions.begin(), client.subscriptions.end(),
+                                               [](const Subscription& s) { return s.bypass_distance; }));
   ++client.subscription_revision;
 }
 
@@ -87,9 +88,8 @@ std::vector<KeySubscription> decoded(const ClientSlot& client, bool user) {
 }  // namespace
 
 const Subscription* find_subscription(const ClientSlot& client, std::uint64_t stored_key) noexcept {
-  const auto at = std::lower_bound(
-      client.subscriptions.begin(), client.subscriptions.end(), stored_key,
-      [](const Subscription& s, std::uint64_t k) { return s.stored_key < k; });
+  const auto at = std::lower_bound(client.subscriptions.begin(), client.subscriptions.end(), stored_key,
+                                   [](const Subscription& s, std::uint64_t k) { return s.stored_key < k; });
   return at != client.subscriptions.end() && at->stored_key == stored_key ? &*at : nullptr;
 }
 

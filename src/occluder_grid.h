@@ -11,7 +11,6 @@
 
 namespace sightline {
 
-
 class OccluderGrid;
 
 /// Per-thread buffers of OccluderGrid queries: a stamp per wall, so that a wall listed in several
@@ -75,12 +74,8 @@ class OccluderGrid {
   [[nodiscard]] std::uint32_t axis_cell(float v, float origin, float last) const noexcept {
     return clamped_cell(v, origin, inv_cell_size_, last);
   }
-  [[nodiscard]] std::uint32_t column_of(float x) const noexcept {
-    return axis_cell(x, origin_x_, last_x_);
-  }
-  [[nodiscard]] std::uint32_t row_of(float z) const noexcept {
-    return axis_cell(z, origin_z_, last_z_);
-  }
+  [[nodiscard]] std::uint32_t column_of(float x) const noexcept { return axis_cell(x, origin_x_, last_x_); }
+  [[nodiscard]] std::uint32_t row_of(float z) const noexcept { return axis_cell(z, origin_z_, last_z_); }
   void set_cell_size(double cell, double extent_x, double extent_z);
   [[nodiscard]] std::uint64_t count_entries() const noexcept;
   [[nodiscard]] std::uint32_t begin_query(OccluderScratch& scratch) const;

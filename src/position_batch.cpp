@@ -18,7 +18,8 @@ std::size_t check_from(std::size_t from, const EntityId* entities, const float* 
   const std::uint32_t base = count == 0 ? 0 : entities[0].index;
   for (std::size_t i = from; i < count; ++i) {
     const EntityId id = entities[i];
-    const bool handle_ok = id.generation != 0 && id.index < slots && live_generation[id.index] == id.generation;
+    const bool handle_ok =
+        id.generation != 0 && id.index < slots && live_generation[id.index] == id.generation;
     // Written as <= so that NaN fails.
     if (!(handle_ok && std::fabs(xs[i]) <= max_coordinate && std::fabs(zs[i]) <= max_coordinate)) return i;
     contiguous = contiguous && id.index == base + i;
@@ -28,9 +29,9 @@ std::size_t check_from(std::size_t from, const EntityId* entities, const float* 
 
 }  // namespace
 
-std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs, const float* zs, std::size_t count,
-                                      const std::uint32_t* live_generation, std::size_t slots,
-                                      float max_coordinate, bool* contiguous) noexcept {
+std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs, const float* zs,
+                                      std::size_t count, const std::uint32_t* live_generation,
+                                      std::size_t slots, float max_coordinate, bool* contiguous) noexcept {
   *contiguous = true;
   return check_from(0, entities, xs, zs, count, live_generation, slots, max_coordinate, *contiguous);
 }
@@ -42,9 +43,10 @@ namespace {
 // an index out of range is masked out of the gather (and fails). The rare failing step is handed
 // to the scalar loop, which names the first entry.
 __attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entities, const float* xs,
-                                                            const float* zs, std::size_t count,
-                                                            const std::uint32_t* live_generation, std::size_t slots,
-                                                            float max_coordinate, bool* contiguous) noexcept {
+                                                           const float* zs, std::size_t count,
+                                                           const std::uint32_t* live_generation,
+                                                           std::size_t slots, float max_coordinate,
+                                                           bool* contiguous) noexcept {
   static_assert(sizeof(EntityId) == 8);
   // Unsigned compare as signed, both sides biased by 2^31. Slots above 2^31 (never, in practice)
   // clamp to 2^31: an index beyond it then fails here and the scalar loop decides.
@@ -57,7 +59,8 @@ __attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entit
   // The indices a contiguous batch has, in the lanes' order (see below); unsigned wrap-around
   // compares as the scalar loop's does.
   const std::uint32_t base = count == 0 ? 0 : entities[0].index;
-  __m256i expected = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+  __m256i expected =
+      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
   __m256i runs_on = _mm256_set1_epi32(-1);
   std::size_t i = 0;
   for (; i + 8 <= count; i += 8) {
@@ -69,8 +72,8 @@ __attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entit
     const __m256i idx = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
     const __m256i gen = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
     const __m256i in_range = _mm256_cmpgt_epi32(vslots, _mm256_xor_si256(idx, vbias));
-    const __m256i live = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(live_generation),
-                                                     idx, in_range, 4);
+    const __m256i live = _mm256_mask_i32gather_epi32(
+        _mm256_setzero_si256(), reinterpret_cast<const int*>(live_generation), idx, in_range, 4);
     const __m256i handle_bad = _mm256_or_si256(
         _mm256_andnot_si256(in_range, _mm256_set1_epi32(-1)),
         _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi32(live, gen), _mm256_set1_epi32(-1)),

@@ -17,12 +17,13 @@ namespace sightline {
 /// entities[0].index + i for every i (the caller may copy the coordinates whole).
 using PositionBatchCheck = std::size_t (*)(const EntityId* entities, const float* xs, const float* zs,
                                            std::size_t count, const std::uint32_t* live_generation,
-                                           std::size_t slots, float max_coordinate, bool* contiguous) noexcept;
+                                           std::size_t slots, float max_coordinate,
+                                           bool* contiguous) noexcept;
 
 /// One entry at a time. Every build has it.
-std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs, const float* zs, std::size_t count,
-                                      const std::uint32_t* live_generation, std::size_t slots,
-                                      float max_coordinate, bool* contiguous) noexcept;
+std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs, const float* zs,
+                                      std::size_t count, const std::uint32_t* live_generation,
+                                      std::size_t slots, float max_coordinate, bool* contiguous) noexcept;
 
 /// Eight entries at a time (an AVX2 gather of the generations); null where the build has no AVX2
 /// code.

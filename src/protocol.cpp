@@ -16,7 +16,8 @@ void put_u32(std::uint8_t* p, std::uint32_t v) noexcept {
 }
 
 std::uint32_t get_u32(const std::uint8_t* p) noexcept {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+         std::uint32_t{p[3]} << 24;
 }
 
 /// A bounds-checked cursor over untrusted bytes; the first failure is kept with its offset.
@@ -162,7 +163,8 @@ bool PacketWriter::add_update(EntityId entity, std::span<const std::uint8_t> pay
 }
 
 bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept {
-  if (entity.is_null() || records_ == kMaxRecordsPerPacket || despawn_record_bytes(reliable_id, entity) > room()) {
+  if (entity.is_null() || records_ == kMaxRecordsPerPacket ||
+      despawn_record_bytes(reliable_id, entity) > room()) {
     return false;
   }
   put_u8(static_cast<std::uint8_t>(RecordType::despawn));
@@ -178,7 +180,8 @@ bool PacketWriter::add(const WireRecord& r) noexcept {
     case RecordType::spawn:
       return add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload, r.state_age);
     case RecordType::update: return add_update(r.entity, r.payload);
-    case RecordType::despawn: return add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
+    case RecordType::despawn:
+      return add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
   }
   return false;
 }
@@ -198,29 +201,32 @@ Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out) {
   std::uint8_t flags = 0;
   if (!in.u8(version, "version")) return in.status();
   if (version != kProtocolVersion) {
-    return {ErrorCode::malformed_packet,
-            "version at byte 0 is " + std::to_string(version) + ", expected " + std::to_string(kProtocolVersion)};
+    return {ErrorCode::malformed_packet, "version at byte 0 is " + std::to_string(version) + ", expected " +
+                                             std::to_string(kProtocolVersion)};
   }
   if (!in.u8(kind, "kind")) return in.status();
   if (kind != static_cast<std::uint8_t>(PacketKind::state)) {
-    return {ErrorCode::malformed_packet, "kind at byte 1 is " + std::to_string(kind) + ", expected 1 (state)"};
+    return {ErrorCode::malformed_packet,
+            "kind at byte 1 is " + std::to_string(kind) + ", expected 1 (state)"};
   }
   if (!in.u8(flags, "flags")) return in.status();
   if ((flags & ~kFlagUnreliable) != 0) {
-    return {ErrorCode::malformed_packet, "flags at byte 2 are " + std::to_string(flags) + ": unknown bits set"};
+    return {ErrorCode::malformed_packet,
+            "flags at byte 2 are " + std::to_string(flags) + ": unknown bits set"};
   }
   PacketHeader& h = out.header;
   h.delivery = (flags & kFlagUnreliable) != 0 ? Delivery::unreliable : Delivery::reliable;
   std::uint32_t count = 0;
-  if (!in.u32(h.sequence, "sequence") || !in.u32(h.tick, "tick") || !in.u32(h.reliable_next, "reliable_next") ||
-      !in.u16(count, "record count")) {
+  if (!in.u32(h.sequence, "sequence") || !in.u32(h.tick, "tick") ||
+      !in.u32(h.reliable_next, "reliable_next") || !in.u16(count, "record count")) {
     return in.status();
   }
   // Every record takes at least 3 bytes: a count the bytes cannot hold is refused before any
   // memory is reserved for it.
   if (count > (bytes.size() - in.pos()) / 3) {
-    return {ErrorCode::malformed_packet, "record count " + std::to_string(count) + " at byte 15 exceeds what " +
-                                             std::to_string(bytes.size()) + " bytes can hold"};
+    return {ErrorCode::malformed_packet, "record count " + std::to_string(count) +
+                                             " at byte 15 exceeds what " + std::to_string(bytes.size()) +
+                                             " bytes can hold"};
   }
   out.records.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -231,7 +237,8 @@ Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out) {
     switch (type) {
       case static_cast<std::uint8_t>(RecordType::spawn):
         r.type = RecordType::spawn;
-        if (!in.varint(r.reliable_id, "reliable id") || !in.id(r.entity) || !in.u8(r.reason, "spawn reason")) {
+        if (!in.varint(r.reliable_id, "reliable id") || !in.id(r.entity) ||
+            !in.u8(r.reason, "spawn reason")) {
           return in.status();
         }
         if (r.reason > kLastSpawnReason) {
@@ -241,20 +248,24 @@ Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out) {
         if (!in.varint(r.state_age, "state age")) return in.status();
         if (r.state_age > h.tick) {
           in.fail("state age", ("is " + std::to_string(r.state_age) + ", beyond the packet's tick " +
-                                std::to_string(h.tick)).c_str());
+                                std::to_string(h.tick))
+                                   .c_str());
           return in.status();
         }
-        if (!in.varint(length, "payload length") || !in.bytes(r.payload, length, "payload")) return in.status();
+        if (!in.varint(length, "payload length") || !in.bytes(r.payload, length, "payload"))
+          return in.status();
         break;
       case static_cast<std::uint8_t>(RecordType::update):
         r.type = RecordType::update;
-        if (!in.id(r.entity) || !in.varint(length, "payload length") || !in.bytes(r.payload, length, "payload")) {
+        if (!in.id(r.entity) || !in.varint(length, "payload length") ||
+            !in.bytes(r.payload, length, "payload")) {
           return in.status();
         }
         break;
       case static_cast<std::uint8_t>(RecordType::despawn):
         r.type = RecordType::despawn;
-        if (!in.varint(r.reliable_id, "reliable id") || !in.id(r.entity) || !in.u8(r.reason, "despawn reason")) {
+        if (!in.varint(r.reliable_id, "reliable id") || !in.id(r.entity) ||
+            !in.u8(r.reason, "despawn reason")) {
           return in.status();
         }
         if (r.reason > kLastDespawnReason) {
@@ -269,7 +280,8 @@ Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out) {
     out.records.push_back(r);
   }
   if (!in.done()) {
-    in.fail("packet", ("has " + std::to_string(bytes.size() - in.pos()) + " bytes after its last record").c_str());
+    in.fail("packet",
+            ("has " + std::to_string(bytes.size() - in.pos()) + " bytes after its last record").c_str());
     return in.status();
   }
   return {};
@@ -284,15 +296,16 @@ void encode_ack(const AckPacket& ack, std::span<std::uint8_t, kAckBytes> out) no
 
 Result<AckPacket> decode_ack(std::span<const std::uint8_t> bytes) {
   if (bytes.size() != kAckBytes) {
-    return Status{ErrorCode::malformed_packet,
-                  "ack packet is " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(kAckBytes)};
+    return Status{ErrorCode::malformed_packet, "ack packet is " + std::to_string(bytes.size()) +
+                                                   " bytes, expected " + std::to_string(kAckBytes)};
   }
   if (bytes[0] != kProtocolVersion) {
-    return Status{ErrorCode::malformed_packet, "version at byte 0 is " + std::to_string(bytes[0]) + ", expected " +
-                                                   std::to_string(kProtocolVersion)};
+    return Status{ErrorCode::malformed_packet, "version at byte 0 is " + std::to_string(bytes[0]) +
+                                                   ", expected " + std::to_string(kProtocolVersion)};
   }
   if (bytes[1] != static_cast<std::uint8_t>(PacketKind::ack)) {
-    return Status{ErrorCode::malformed_packet, "kind at byte 1 is " + std::to_string(bytes[1]) + ", expected 2 (ack)"};
+    return Status{ErrorCode::malformed_packet,
+                  "kind at byte 1 is " + std::to_string(bytes[1]) + ", expected 2 (ack)"};
   }
   return AckPacket{get_u32(bytes.data() + 2), get_u32(bytes.data() + 6)};
 }

@@ -23,7 +23,8 @@ bool any_in_tree(const WorldImpl& w, std::uint32_t e, const F& f) {
 std::int64_t member_at(const WorldImpl& w, const ClientSlot& client, std::uint32_t e) {
   const EntityId* const begin = w.members[w.current].data() + client.members.begin;
   const EntityId* const end = begin + client.members.count;
-  const EntityId* at = std::lower_bound(begin, end, e, [](EntityId m, std::uint32_t i) { return m.index < i; });
+  const EntityId* at =
+      std::lower_bound(begin, end, e, [](EntityId m, std::uint32_t i) { return m.index < i; });
   return at != end && at->index == e ? at - begin : -1;
 }
 

@@ -35,7 +35,7 @@ struct Member {
   std::uint64_t since = 0;
   std::uint64_t interacted_until = 0;
   float acc = 0.0f;
-  bool pending = true;            // its spawn has not been written
+  bool pending = true;  // its spawn has not been written
   SpawnReason reason = SpawnReason::near;
 };
 
@@ -47,7 +47,7 @@ struct Reliable {
   std::uint64_t last_sent = 0;
   std::uint32_t payload_begin = 0;  // unreliable spawns: the full state first sent, in `store`
   std::uint32_t payload_size = 0;
-  std::uint32_t state_tick = 0;     // the tick that state is from
+  std::uint32_t state_tick = 0;  // the tick that state is from
 };
 
 struct ClientState {
@@ -234,7 +234,8 @@ Status validate(const ReplicatorDef& d) {
   auto finite_nonneg = [](float v) { return std::isfinite(v) && v >= 0.0f; };
   if (d.serialize == nullptr) return invalid_def("serialize", "null", "a serializer is required");
   if (d.delivery != Delivery::reliable && d.delivery != Delivery::unreliable) {
-    return invalid_def("delivery", std::to_string(static_cast<int>(d.delivery)), "must be reliable or unreliable");
+    return invalid_def("delivery", std::to_string(static_cast<int>(d.delivery)),
+                       "must be reliable or unreliable");
   }
   if (d.mode != UpdateMode::priority && d.mode != UpdateMode::fixed_rate) {
     return invalid_def("mode", std::to_string(static_cast<int>(d.mode)), "must be priority or fixed_rate");
@@ -249,9 +250,12 @@ Status validate(const ReplicatorDef& d) {
     return invalid_def("budget_bytes", std::to_string(d.budget_bytes), "must be >= 33");
   }
   if (d.entry_budget_bytes < 1) return invalid_def("entry_budget_bytes", "0", "must be >= 1");
-  if (!finite_nonneg(d.distance_scale)) return invalid_def("distance_scale", format_value(d.distance_scale), "must be finite and >= 0");
-  if (!finite_nonneg(d.size_scale)) return invalid_def("size_scale", format_value(d.size_scale), "must be finite and >= 0");
-  if (!finite_nonneg(d.speed_scale)) return invalid_def("speed_scale", format_value(d.speed_scale), "must be finite and >= 0");
+  if (!finite_nonneg(d.distance_scale))
+    return invalid_def("distance_scale", format_value(d.distance_scale), "must be finite and >= 0");
+  if (!finite_nonneg(d.size_scale))
+    return invalid_def("size_scale", format_value(d.size_scale), "must be finite and >= 0");
+  if (!finite_nonneg(d.speed_scale))
+    return invalid_def("speed_scale", format_value(d.speed_scale), "must be finite and >= 0");
   if (!(std::isfinite(d.interaction_boost) && d.interaction_boost >= 1.0f)) {
     return invalid_def("interaction_boost", format_value(d.interaction_boost), "must be finite and >= 1");
   }
@@ -288,11 +292,11 @@ class ReplicatorImpl {
   std::vector<float> priority;
   std::vector<std::uint32_t> priority_generation;  // the generation `priority` was set for
   bool priorities_set = false;                     // false: every priority is 1
-  std::vector<std::uint64_t> spawn_stamp;           // == stamp when spawned to the client at hand
+  std::vector<std::uint64_t> spawn_stamp;          // == stamp when spawned to the client at hand
   std::vector<std::uint8_t> spawn_reason;
-  std::vector<std::uint64_t> despawn_stamp;         // == stamp when despawned by a record of this tick
-  std::vector<std::uint64_t> teleport_send;         // send + 1 at which its tree was teleported
-  std::vector<std::uint32_t> born_generation;       // development: the generation last seen alive
+  std::vector<std::uint64_t> despawn_stamp;    // == stamp when despawned by a record of this tick
+  std::vector<std::uint64_t> teleport_send;    // send + 1 at which its tree was teleported
+  std::vector<std::uint32_t> born_generation;  // development: the generation last seen alive
   std::vector<std::uint64_t> born_send;
   // Per part: where its payload of this send is in `payloads`. One struct, so a lookup or an
   // entry touches one cache line of a table as large as the world.
@@ -305,9 +309,9 @@ class ReplicatorImpl {
   std::uint64_t stamp = 0;
 
   // Per send.
-  std::vector<std::uint8_t> payloads;       // shared payloads of this send
-  std::vector<std::uint8_t> writing;        // one payload being written (max_payload bytes)
-  std::vector<std::uint8_t> out;            // every packet of this send
+  std::vector<std::uint8_t> payloads;         // shared payloads of this send
+  std::vector<std::uint8_t> writing;          // one payload being written (max_payload bytes)
+  std::vector<std::uint8_t> out;              // every packet of this send
   std::vector<std::uint32_t> packet_offsets;  // begin, end of each packet in `out`
   std::vector<std::span<const std::uint8_t>> packet_spans;
   std::vector<PromiseViolation> violations;
@@ -341,7 +345,8 @@ void ReplicatorImpl::grow_entities() {
 void ReplicatorImpl::note_error(EntityId e, StatePart part, const char* why) {
   ++stats.serialize_errors;
   if (!first_error.ok()) return;
-  first_error = {ErrorCode::invalid_argument, "serializing the " + std::string(part == StatePart::full ? "full" : "update") +
+  first_error = {ErrorCode::invalid_argument, "serializing the " +
+                                                  std::string(part == StatePart::full ? "full" : "update") +
                                                   " state of " + describe(e) + " failed: " + why};
 }
 
@@ -367,9 +372,11 @@ bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::ui
   ++stats.serialize_calls;
   const bool ok = def.serialize(s, e, part, def.serialize_context) && s.ok();
   if (!ok) {
-    note_error(e, part, s.ok() ? "the serializer returned false"
-                               : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
-                                  " bytes at this packet_bytes)").c_str());
+    note_error(e, part,
+               s.ok() ? "the serializer returned false"
+                      : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
+                         " bytes at this packet_bytes)")
+                            .c_str());
     return false;
   }
   const std::size_t begin = payloads.size();
@@ -503,7 +510,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
       Member m;
       m.id = e;
       m.since = now;
-      m.reason = spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(spawn_reason[e.index]) : SpawnReason::near;
+      m.reason =
+          spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(spawn_reason[e.index]) : SpawnReason::near;
       c.merge.push_back(m);
       ++joined;
       ++i;
@@ -548,8 +556,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     budget_used += kStateHeaderBytes;
     return writer.room() >= bytes;
   };
-  auto write_spawn = [&](std::uint32_t id, EntityId e, SpawnReason reason, std::span<const std::uint8_t> bytes,
-                         std::uint32_t age) {
+  auto write_spawn = [&](std::uint32_t id, EntityId e, SpawnReason reason,
+                         std::span<const std::uint8_t> bytes, std::uint32_t age) {
     const std::size_t size = spawn_record_bytes(id, e, bytes.size(), age);
     if (room_for(size)) writer.add_spawn(id, e, reason, bytes, age);
     return size;
@@ -563,8 +571,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   // Resends (unreliable): what an ack has not covered within the resend interval: resend_sends,
   // or the round trip measured from acks and a margin, whichever is longer, so a slow link is
   // not flooded with copies that were never lost.
-  const std::uint64_t resend_after =
-      std::max<std::uint64_t>(def.resend_sends, static_cast<std::uint64_t>(std::ceil(c.round_trip * 1.25f)) + 1);
+  const std::uint64_t resend_after = std::max<std::uint64_t>(
+      def.resend_sends, static_cast<std::uint64_t>(std::ceil(c.round_trip * 1.25f)) + 1);
   for (std::size_t q = c.head; unreliable && q < c.queue.size(); ++q) {
     Reliable& r = c.queue[q];
     if (now - r.last_sent < resend_after) continue;
@@ -614,7 +622,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     budget_used += write_despawn(id, d.entity, d.reason);
     ++stats.despawns;
   }
-  c.waiting_despawns.erase(c.waiting_despawns.begin(), c.waiting_despawns.begin() + static_cast<std::ptrdiff_t>(despawns_sent));
+  c.waiting_despawns.erase(c.waiting_despawns.begin(),
+                           c.waiting_despawns.begin() + static_cast<std::ptrdiff_t>(despawns_sent));
 
   // Paced entry: what the origins need at once, then nearest first within the entry allowance.
   entry_order.clear();
@@ -656,8 +665,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     }
     m.since = now;
     ++stats.spawns;
-    if (def.development && settled && room.culls && (m.reason == SpawnReason::near) && born_send[m.id.index] < now &&
-        o.distance <= promise) {
+    if (def.development && settled && room.culls && (m.reason == SpawnReason::near) &&
+        born_send[m.id.index] < now && o.distance <= promise) {
       violations.push_back({c.id, m.id, o.distance, promise});
       ++stats.promise_violations;
     }
@@ -807,7 +816,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     if (m.pending) {
       ++c.pending;
     } else {
-      c.longest_wait = std::max(c.longest_wait, static_cast<std::uint32_t>(std::min<std::uint64_t>(now - m.since, 0xffffffffu)));
+      c.longest_wait = std::max(
+          c.longest_wait, static_cast<std::uint32_t>(std::min<std::uint64_t>(now - m.since, 0xffffffffu)));
     }
   }
   if (c.pending == 0) c.catching_up = false;
@@ -838,7 +848,8 @@ Result<std::span<const std::span<const std::uint8_t>>> Replicator::packets(Clien
     return std::span<const std::span<const std::uint8_t>>{};
   }
   const ClientState& c = r.clients[client.index];
-  return std::span<const std::span<const std::uint8_t>>(r.packet_spans).subspan(c.packet_begin, c.packet_count);
+  return std::span<const std::span<const std::uint8_t>>(r.packet_spans)
+      .subspan(c.packet_begin, c.packet_count);
 }
 
 Status Replicator::receive_ack(ClientId client, std::span<const std::uint8_t> bytes) {
@@ -847,7 +858,8 @@ Status Replicator::receive_ack(ClientId client, std::span<const std::uint8_t> by
   Result<AckPacket> ack = decode_ack(bytes);
   if (!ack) return ack.status();
   if (client.index >= r.clients.size() || r.clients[client.index].id != client) {
-    return {ErrorCode::invalid_argument, "ack from " + describe(client) + ", which has been sent nothing yet"};
+    return {ErrorCode::invalid_argument,
+            "ack from " + describe(client) + ", which has been sent nothing yet"};
   }
   ClientState& c = r.clients[client.index];
   if (ack->reliable_applied > c.next_reliable) {
@@ -890,7 +902,8 @@ Result<ClientSendStats> Replicator::client_stats(ClientId client) const {
   if (Status s = r.w.check(client); !s) return s;
   ClientSendStats out;
   const ClientSlot& slot = r.w.client_slots[client.index];
-  if (client.index >= r.clients.size() || r.clients[client.index].id != client || !r.clients[client.index].known) {
+  if (client.index >= r.clients.size() || r.clients[client.index].id != client ||
+      !r.clients[client.index].known) {
     // Not sent to yet: everything the World holds for it waits.
     out.pending = slot.members.count;
     out.catching_up = true;
@@ -913,8 +926,8 @@ Status Replicator::set_priority(EntityId entity, float priority) {
   ReplicatorImpl& r = *impl_;
   if (Status s = r.w.check(entity); !s) return s;
   if (!(std::isfinite(priority) && priority >= 0.0f)) {
-    return {ErrorCode::invalid_argument,
-            "priority of " + describe(entity) + " is " + format_value(priority) + ": must be finite and >= 0"};
+    return {ErrorCode::invalid_argument, "priority of " + describe(entity) + " is " + format_value(priority) +
+                                             ": must be finite and >= 0"};
   }
   r.grow_entities();
   r.priority[entity.index] = priority;
@@ -937,13 +950,16 @@ Status Replicator::note_interaction(ClientId client, EntityId entity) {
   if (Status s = r.w.check(client); !s) return s;
   if (Status s = r.w.check(entity); !s) return s;
   if (client.index >= r.clients.size() || r.clients[client.index].id != client) return {};
-  if (Member* m = find(r.clients[client.index].members, entity)) m->interacted_until = r.sends + r.def.interaction_sends;
+  if (Member* m = find(r.clients[client.index].members, entity))
+    m->interacted_until = r.sends + r.def.interaction_sends;
   return {};
 }
 
 const SendStats& Replicator::stats() const noexcept { return impl_->stats; }
 
-std::span<const PromiseViolation> Replicator::promise_violations() const noexcept { return impl_->violations; }
+std::span<const PromiseViolation> Replicator::promise_violations() const noexcept {
+  return impl_->violations;
+}
 
 std::uint64_t Replicator::send_count() const noexcept { return impl_->sends; }
 

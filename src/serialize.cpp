@@ -112,7 +112,8 @@ bool Stream::serialize_float(float& value) noexcept {
 
 bool Stream::serialize_quantized(float& value, float min, float max, float resolution) noexcept {
   if (!ok()) return false;
-  if (!(std::isfinite(min) && std::isfinite(max) && min < max)) return fail("quantized range not finite or empty");
+  if (!(std::isfinite(min) && std::isfinite(max) && min < max))
+    return fail("quantized range not finite or empty");
   if (!(std::isfinite(resolution) && resolution > 0.0f)) return fail("quantized resolution not positive");
   // The top step is the first multiple of resolution at or above max (read back as max), so a
   // value just below max is never more than resolution / 2 away. The slack keeps a range that is
@@ -140,7 +141,8 @@ bool Stream::serialize_bytes(std::uint8_t* data, std::size_t count) noexcept {
     bit_ += count * 8;
     return true;
   }
-  if ((size_bits_ - bit_) / 8 < count) return fail(mode_ == Mode::write ? "buffer full" : "read past the end");
+  if ((size_bits_ - bit_) / 8 < count)
+    return fail(mode_ == Mode::write ? "buffer full" : "read past the end");
   if (bit_ % 8 == 0) {
     if (mode_ == Mode::write) {
       if (count != 0) std::memcpy(out_ + bit_ / 8, data, count);

@@ -43,8 +43,8 @@ Status validate(const SpaceDef& def) {
     }
   }
   if (def.visibility_hold_ticks > kMaxVisibilityHoldTicks) {
-    return refuse("visibility_hold_ticks is " + std::to_string(def.visibility_hold_ticks) + ": must be <= " +
-                  std::to_string(kMaxVisibilityHoldTicks));
+    return refuse("visibility_hold_ticks is " + std::to_string(def.visibility_hold_ticks) +
+                  ": must be <= " + std::to_string(kMaxVisibilityHoldTicks));
   }
   return {};
 }
@@ -108,8 +108,9 @@ void WorldImpl::settle_spaces() {
       slot.broadcasting = false;
     } else if (slot.broadcasting && slot.clients > d.broadcast_threshold) {
       slot.broadcasting = false;
-    } else if (!slot.broadcasting && static_cast<std::int64_t>(slot.clients) <=
-                                         static_cast<std::int64_t>(d.broadcast_threshold) - d.broadcast_margin) {
+    } else if (!slot.broadcasting &&
+               static_cast<std::int64_t>(slot.clients) <=
+                   static_cast<std::int64_t>(d.broadcast_threshold) - d.broadcast_margin) {
       slot.broadcasting = true;
     }
     slot.culls = slot.drill || (d.culling == Culling::on && !slot.broadcasting);
@@ -153,7 +154,8 @@ Status World::destroy_space(SpaceId space) {
   if (space.index == 0) return {ErrorCode::invalid_argument, describe(space) + " is the default space"};
   SpaceSlot& slot = w.space_slots[space.index];
   if (!slot.entities.empty()) {
-    return {ErrorCode::invalid_argument, describe(space) + " still holds " + std::to_string(slot.entities.size()) +
+    return {ErrorCode::invalid_argument, describe(space) + " still holds " +
+                                             std::to_string(slot.entities.size()) +
                                              " entities: destroy them or move them to another space first"};
   }
   slot.alive = false;
@@ -224,7 +226,8 @@ Result<SpaceId> World::client_space(ClientId client) const {
 Status World::set_culling_drill(SpaceId space, float enter_radius, float leave_radius) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(space); !s) return s;
-  if (Status s = validate_radii(enter_radius, leave_radius); !s) return {ErrorCode::invalid_argument, s.message()};
+  if (Status s = validate_radii(enter_radius, leave_radius); !s)
+    return {ErrorCode::invalid_argument, s.message()};
   SpaceSlot& slot = w.space_slots[space.index];
   slot.drill = true;
   slot.drill_enter = enter_radius;

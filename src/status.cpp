@@ -23,8 +23,8 @@ const char* error_code_name(ErrorCode code) noexcept {
 namespace detail {
 
 void fail_on_empty_result(const Status& status) noexcept {
-  std::fprintf(stderr, "sightline: value of a failed Result read (%s: %s)\n",
-               error_code_name(status.code()), status.message().c_str());
+  std::fprintf(stderr, "sightline: value of a failed Result read (%s: %s)\n", error_code_name(status.code()),
+               status.message().c_str());
   std::abort();
 }
 

@@ -13,12 +13,12 @@ Status validate_radii(float enter, float leave) {
                                         format_value(kMinRadius) + ", " + format_value(kMaxRadius) + "]"};
   }
   if (!std::isfinite(leave) || leave > kMaxRadius) {
-    return {ErrorCode::invalid_def, "leave_radius is " + format_value(leave) +
-                                        ": must be finite and <= " + format_value(kMaxRadius)};
+    return {ErrorCode::invalid_def,
+            "leave_radius is " + format_value(leave) + ": must be finite and <= " + format_value(kMaxRadius)};
   }
   if (leave < enter) {
-    return {ErrorCode::invalid_def, "leave_radius is " + format_value(leave) +
-                                        ": must be >= enter_radius (" + format_value(enter) + ")"};
+    return {ErrorCode::invalid_def, "leave_radius is " + format_value(leave) + ": must be >= enter_radius (" +
+                                        format_value(enter) + ")"};
   }
   return {};
 }
@@ -29,8 +29,8 @@ Status validate(const WorldDef& def) {
       (!std::isfinite(def.cell_size) || def.cell_size < def.enter_radius || def.cell_size > kMaxRadius)) {
     return {ErrorCode::invalid_def, "cell_size is " + format_value(def.cell_size) +
                                         ": must be 0 (use enter_radius) or finite, >= enter_radius (" +
-                                        format_value(def.enter_radius) + ") and <= " +
-                                        format_value(kMaxRadius)};
+                                        format_value(def.enter_radius) +
+                                        ") and <= " + format_value(kMaxRadius)};
   }
   if (def.max_grid_cells == 0) {
     return {ErrorCode::invalid_def, "max_grid_cells is 0: must be >= 1"};
@@ -69,8 +69,9 @@ Status validate_position(EntityId entity, float x, float z) {
 
 Status validate_bound_radius(EntityId entity, float radius) {
   if (!(radius >= 0.0f && radius <= kMaxRadius)) {
-    return {ErrorCode::invalid_argument, "bound_radius of " + describe(entity) + " is " + format_value(radius) +
-                                             ": must be in [0, " + format_value(kMaxRadius) + "]"};
+    return {ErrorCode::invalid_argument, "bound_radius of " + describe(entity) + " is " +
+                                             format_value(radius) + ": must be in [0, " +
+                                             format_value(kMaxRadius) + "]"};
   }
   return {};
 }

@@ -10,7 +10,7 @@
 namespace sightline {
 
 Sight WorldImpl::sight_of(const ClientSlot& client, std::uint32_t client_slot, std::size_t origins,
-                         const float* origin_x, const float* origin_z) const {
+                          const float* origin_x, const float* origin_z) const {
   const SpaceSlot& room = space_slots[space[client.viewer]];
   Sight sight;
   sight.walls = room.walls.wall_count() != 0;
@@ -39,7 +39,8 @@ bool WorldImpl::sees(const Sight& sight, std::uint32_t r, OccluderScratch& occlu
                 (ahead && walls.sees(sight.origin_x[o], sight.origin_z[o], ax, az, b, occluder_scratch));
     }
   }
-  if (visible && filter != nullptr) visible = filter(filter_context, sight.client, EntityId{r, generation[r]});
+  if (visible && filter != nullptr)
+    visible = filter(filter_context, sight.client, EntityId{r, generation[r]});
   return visible;
 }
 
@@ -51,9 +52,9 @@ Status World::set_walls(SpaceId space, std::span<const WallSegment> walls) {
     const WallSegment& wall = walls[i];
     if (ok(wall.x0) && ok(wall.z0) && ok(wall.x1) && ok(wall.z1)) continue;
     return {ErrorCode::non_finite_position,
-            "wall " + std::to_string(i) + " is (" + format_value(wall.x0) + ", " + format_value(wall.z0) + ") - (" +
-                format_value(wall.x1) + ", " + format_value(wall.z1) + "): coordinates must be finite and within " +
-                format_value(kMaxCoordinate)};
+            "wall " + std::to_string(i) + " is (" + format_value(wall.x0) + ", " + format_value(wall.z0) +
+                ") - (" + format_value(wall.x1) + ", " + format_value(wall.z1) +
+                "): coordinates must be finite and within " + format_value(kMaxCoordinate)};
   }
   SpaceSlot& slot = w.space_slots[space.index];
   slot.walls.build(walls, 0.0f);
@@ -71,8 +72,8 @@ Status World::set_velocity(EntityId entity, float vx, float vz) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
   if (!(std::fabs(vx) <= kMaxCoordinate && std::fabs(vz) <= kMaxCoordinate)) {
-    return {ErrorCode::invalid_argument, "velocity of " + describe(entity) + " is (" + format_value(vx) + ", " +
-                                             format_value(vz) + "): must be finite and within " +
+    return {ErrorCode::invalid_argument, "velocity of " + describe(entity) + " is (" + format_value(vx) +
+                                             ", " + format_value(vz) + "): must be finite and within " +
                                              format_value(kMaxCoordinate) + " per second"};
   }
   w.vel_x[entity.index] = vx;
@@ -90,8 +91,9 @@ Status World::set_look_ahead(ClientId client, float seconds) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   if (!(seconds >= 0.0f && seconds <= kMaxLookAhead)) {
-    return {ErrorCode::invalid_argument, "look-ahead of " + describe(client) + " is " + format_value(seconds) +
-                                             " s: must be in [0, " + format_value(kMaxLookAhead) + "]"};
+    return {ErrorCode::invalid_argument, "look-ahead of " + describe(client) + " is " +
+                                             format_value(seconds) + " s: must be in [0, " +
+                                             format_value(kMaxLookAhead) + "]"};
   }
   w.client_slots[client.index].look_ahead = seconds;
   return {};

@@ -25,7 +25,9 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
   ~WorkerPool();
 
-  [[nodiscard]] std::uint32_t threads() const noexcept { return static_cast<std::uint32_t>(workers_.size()) + 1; }
+  [[nodiscard]] std::uint32_t threads() const noexcept {
+    return static_cast<std::uint32_t>(workers_.size()) + 1;
+  }
   void run(std::uint32_t count, Task task, void* context);
 
  private:
@@ -36,10 +38,10 @@ class WorkerPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  std::uint64_t batch_ = 0;      // bumped per run; workers wait for a new one
+  std::uint64_t batch_ = 0;                  // bumped per run; workers wait for a new one
   std::atomic<std::uint64_t> published_{0};  // batch_, readable without the lock, for spinning
   std::uint32_t count_ = 0;
-  std::uint32_t finished_ = 0;   // tasks done in this batch
+  std::uint32_t finished_ = 0;           // tasks done in this batch
   std::atomic<bool> batch_done_{false};  // finished_ == count_, readable without the lock, for spinning
   Task task_ = nullptr;
   void* context_ = nullptr;

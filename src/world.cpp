@@ -46,9 +46,11 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   bound.reserve(def.entity_capacity);
   binned.reserve(def.entity_capacity);
   traits.reserve(def.entity_capacity);
-  for (auto* v : {&parent, &first_child, &next_sibling, &holders, &space, &space_pos}) v->reserve(def.entity_capacity);
+  for (auto* v : {&parent, &first_child, &next_sibling, &holders, &space, &space_pos})
+    v->reserve(def.entity_capacity);
   for (auto* v : {&vel_x, &vel_z}) v->reserve(def.entity_capacity);
-  for (auto* v : {&depth, &presenter, &teleported, &tree_teleported, &tree_always}) v->reserve(def.entity_capacity);
+  for (auto* v : {&depth, &presenter, &teleported, &tree_teleported, &tree_always})
+    v->reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   // The default space: culling at the world's radii, no broadcast.
   SpaceSlot& default_slot = space_slots.emplace_back();
@@ -161,7 +163,8 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.binned.push_back(1);
     w.traits.push_back(0);
     for (auto* v : {&w.parent, &w.first_child, &w.next_sibling}) v->push_back(WorldImpl::kNone);
-    for (auto* v : {&w.depth, &w.presenter, &w.teleported, &w.tree_teleported, &w.tree_always}) v->push_back(0);
+    for (auto* v : {&w.depth, &w.presenter, &w.teleported, &w.tree_teleported, &w.tree_always})
+      v->push_back(0);
     w.holders.push_back(0);
     w.vel_x.push_back(0.0f);
     w.vel_z.push_back(0.0f);
@@ -221,7 +224,7 @@ Status World::set_position(EntityId entity, float x, float z) {
 }
 
 Status World::set_positions(std::span<const EntityId> entities, std::span<const float> xs,
-                             std::span<const float> zs) {
+                            std::span<const float> zs) {
   WorldImpl& w = *impl_;
   if (xs.size() != entities.size() || zs.size() != entities.size()) {
     return {ErrorCode::invalid_argument, "set_positions: " + std::to_string(entities.size()) +
@@ -231,9 +234,9 @@ Status World::set_positions(std::span<const EntityId> entities, std::span<const 
   // A plain boolean pass first (vectorised); Status objects are built only for the entry that
   // fails, and nothing is written unless every entry passes.
   bool contiguous = false;
-  const std::size_t bad = w.position_check(entities.data(), xs.data(), zs.data(), entities.size(),
-                                           w.live_generation.data(), w.live_generation.size(), kMaxCoordinate,
-                                           &contiguous);
+  const std::size_t bad =
+      w.position_check(entities.data(), xs.data(), zs.data(), entities.size(), w.live_generation.data(),
+                       w.live_generation.size(), kMaxCoordinate, &contiguous);
   if (bad != entities.size()) {
     if (Status s = w.check(entities[bad]); !s) return s;
     return validate_position(entities[bad], xs[bad], zs[bad]);
@@ -267,11 +270,10 @@ void WorldImpl::refresh_binning(std::uint32_t e) {
 }
 
 void WorldImpl::refresh_traits(std::uint32_t e) {
-  traits[e] = static_cast<std::uint8_t>((alive[e] ? 0 : kDead) | (always[e] ? kAlways : 0) |
-                                        (owner[e] != 0 ? kOwned : 0) | (key[e] != 0 ? kKeyed : 0) |
-                                        (bound[e] > 0.0f ? kBounded : 0) | (origin_refs[e] != 0 ? kOrigin : 0) |
-                                        (parent[e] != kNone ? kChild : 0) |
-                                        (first_child[e] != kNone || presenter[e] ? kTree : 0));
+  traits[e] = static_cast<std::uint8_t>(
+      (alive[e] ? 0 : kDead) | (always[e] ? kAlways : 0) | (owner[e] != 0 ? kOwned : 0) |
+      (key[e] != 0 ? kKeyed : 0) | (bound[e] > 0.0f ? kBounded : 0) | (origin_refs[e] != 0 ? kOrigin : 0) |
+      (parent[e] != kNone ? kChild : 0) | (first_child[e] != kNone || presenter[e] ? kTree : 0));
 }
 
 Status World::set_bound_radius(EntityId entity, float radius) {
@@ -387,7 +389,8 @@ Status World::destroy_client(ClientId client) {
   }
   slot.extra_origins.clear();
   --w.viewer_refs[slot.viewer];
-  for (std::uint32_t i = 0; i < slot.members.count; ++i) --w.holders[w.members[w.current][slot.members.begin + i].index];
+  for (std::uint32_t i = 0; i < slot.members.count; ++i)
+    --w.holders[w.members[w.current][slot.members.begin + i].index];
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = slot.events = Slice{};
   w.free_clients.push_back(client.index);
@@ -461,8 +464,7 @@ Result<ClientStream> World::stream(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   const ClientSlot& slot = w.client_slots[client.index];
-  return ClientStream{w.spawns.span().subspan(slot.spawns.begin, slot.spawns.count),
-                      w.updates_of(slot),
+  return ClientStream{w.spawns.span().subspan(slot.spawns.begin, slot.spawns.count), w.updates_of(slot),
                       w.despawns.span().subspan(slot.despawns.begin, slot.despawns.count),
                       std::span(w.events.records).subspan(slot.events.begin, slot.events.count)};
 }

@@ -2,9 +2,8 @@
 // every global operator new and delete with a counting version, and counts across steady ticks.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 #include <array>
+#include <cstdio>
 #include <new>
 #include <optional>
 #include <vector>
@@ -12,10 +11,10 @@
 #include "alloc_counter.h"
 #include "jitter_walk.h"
 #include "rng.h"
-#include "steady_world.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
 #include "sightline/world.h"
+#include "steady_world.h"
 
 namespace sightline {
 namespace {
@@ -67,7 +66,9 @@ void expect_steady_ticks_allocate_nothing(const SteadyWorldDef& steady_def, bool
 }
 
 TEST(AllocationTest, SteadyTicksAllocateNothingInTheArena) { expect_steady_ticks_allocate_nothing(kArena); }
-TEST(AllocationTest, SteadyTicksAllocateNothingInTheDenseWorld) { expect_steady_ticks_allocate_nothing(kDense); }
+TEST(AllocationTest, SteadyTicksAllocateNothingInTheDenseWorld) {
+  expect_steady_ticks_allocate_nothing(kDense);
+}
 // Keys, subscriptions with send rates and bypass team channels, all set before warm-up.
 TEST(AllocationTest, SteadyTicksWithInterestKeysAllocateNothingInTheArena) {
   expect_steady_ticks_allocate_nothing(kArena, true);
@@ -108,7 +109,8 @@ void expect_churning_ticks_allocate_nothing(const SteadyWorldDef& steady_def) {
       const std::size_t at = rng.below(static_cast<std::uint32_t>(steady.ids.size()));
       if (at % 10 == 0) continue;  // a viewer
       if (!steady.world->destroy_entity(steady.ids[at]).ok()) std::abort();
-      const Result<EntityId> id = steady.world->create_entity({steady.walk->xs()[at], steady.walk->zs()[at], false});
+      const Result<EntityId> id =
+          steady.world->create_entity({steady.walk->xs()[at], steady.walk->zs()[at], false});
       if (!id.ok()) std::abort();
       steady.ids[at] = *id;
     }
@@ -155,7 +157,8 @@ TEST(AllocationTest, SteadyEventRateAllocatesNothing) {
     records += steady.step();
     for (const ClientId client : steady.world->clients()) {
       const Result<ClientStream> stream = steady.world->stream(client);
-      for (const EventRecord& r : stream->events) records += r.event + steady.world->events()[r.event].user_data;
+      for (const EventRecord& r : stream->events)
+        records += r.event + steady.world->events()[r.event].user_data;
     }
   };
   for (int t = 0; t < 50; ++t) step();
@@ -205,7 +208,8 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
         encode_ack({static_cast<std::uint32_t>(stats.packets), stats.reliable_next - (t % 2)}, ack);
         if (!replicator.receive_ack(client, ack).ok()) std::abort();
       }
-      if (t % 5 == 0 && !replicator.note_interaction(client, steady.ids[(client.index * 7 + 1) % steady.ids.size()]).ok()) {
+      if (t % 5 == 0 &&
+          !replicator.note_interaction(client, steady.ids[(client.index * 7 + 1) % steady.ids.size()]).ok()) {
         std::abort();
       }
     }

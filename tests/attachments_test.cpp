@@ -22,7 +22,8 @@ TEST(AttachmentsTest, ChildArrivesAfterItsParentAndLeavesBeforeIt) {
   ASSERT_TRUE(w.world.attach(grandchild, child).ok());
   const ClientId c = w.client(viewer);
   w.world.tick();
-  EXPECT_TRUE(w.spawns(c).empty()) << "the tree's root is out of range; the children's own places do not count";
+  EXPECT_TRUE(w.spawns(c).empty())
+      << "the tree's root is out of range; the children's own places do not count";
 
   ASSERT_TRUE(w.world.set_position(horse, 5, 0).ok());
   w.world.tick();
@@ -81,8 +82,8 @@ TEST(AttachmentsTest, DestroyingAParentDetachesItsChildren) {
   ASSERT_TRUE(w.world.destroy_entity(ship).ok());
   EXPECT_TRUE(w.world.parent(cargo)->is_null());
   w.world.tick();
-  EXPECT_EQ(w.despawns(c), (std::vector<Despawn>{{ship, DespawnReason::destroyed},
-                                                 {cargo, DespawnReason::left}}));
+  EXPECT_EQ(w.despawns(c),
+            (std::vector<Despawn>{{ship, DespawnReason::destroyed}, {cargo, DespawnReason::left}}));
   EXPECT_EQ(w.held(c), (std::vector<EntityId>{sailor}));
 }
 

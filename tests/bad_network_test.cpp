@@ -30,7 +30,8 @@ struct Game {
 };
 
 template <class F>
-bool state(Stream& s, std::uint32_t& index, std::uint32_t& generation, float& x, float& z, StatePart part, F&& extra) {
+bool state(Stream& s, std::uint32_t& index, std::uint32_t& generation, float& x, float& z, StatePart part,
+           F&& extra) {
   if (!s.serialize_bits(index, 32) || !s.serialize_bits(generation, 32)) return false;
   if (!s.serialize_quantized(x, -100.0f, 200.0f, 1.0f / 64.0f)) return false;
   if (!s.serialize_quantized(z, -100.0f, 200.0f, 1.0f / 64.0f)) return false;
@@ -74,9 +75,9 @@ struct Client {
   std::optional<ClientMirror> mirror;
   std::optional<LossyChannel> down;
   std::optional<LossyChannel> up;
-  std::vector<WireRecord> log;                  // every reliable record the server wrote, by id
+  std::vector<WireRecord> log;  // every reliable record the server wrote, by id
   std::vector<std::vector<std::uint8_t>> log_payloads;
-  std::set<std::uint64_t> shadow;               // the log applied up to the mirror's ack
+  std::set<std::uint64_t> shadow;  // the log applied up to the mirror's ack
   std::uint32_t shadow_applied = 0;
 };
 
@@ -85,7 +86,8 @@ std::uint64_t key(EntityId e) { return (std::uint64_t{e.index} << 32) | e.genera
 // Applies what the game hears to the checks.
 class Checker : public MirrorListener {
  public:
-  std::map<std::uint32_t, std::map<std::uint64_t, Position>>* positions = nullptr;  // tick -> entity -> position
+  std::map<std::uint32_t, std::map<std::uint64_t, Position>>* positions =
+      nullptr;  // tick -> entity -> position
   std::uint64_t enters = 0, updates = 0, exits = 0;
 
   void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> full, std::uint32_t tick) override {
@@ -136,7 +138,8 @@ void run_bad_network(const NetworkRun& run) {
   def.tiers = default_distance_tiers();
   World world = std::move(World::create(def).value());
   std::vector<EntityId> ids;
-  for (std::size_t i = 0; i < walk.xs().size(); ++i) ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i]}));
+  for (std::size_t i = 0; i < walk.xs().size(); ++i)
+    ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i]}));
   Game game{&world};
   ReplicatorDef rdef;
   rdef.serialize = write_state;
@@ -173,7 +176,8 @@ void run_bad_network(const NetworkRun& run) {
   auto step = [&](std::uint64_t t, bool moving) {
     if (moving) {
       walk.step();
-      for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
       // Churn: entities die and are born in their slots (same index, a new generation), others
       // teleport.
       for (int k = 0; k < 3; ++k) {
@@ -207,8 +211,8 @@ void run_bad_network(const NetworkRun& run) {
         const Status s = c.mirror->receive(bytes, &checker);
         ASSERT_TRUE(s.ok()) << s.message();
         for (const Anomaly& a : c.mirror->anomalies()) {
-          ADD_FAILURE() << anomaly_kind_name(a.kind) << " entity " << a.entity.index << ":" << a.entity.generation
-                        << " packet " << a.sequence;
+          ADD_FAILURE() << anomaly_kind_name(a.kind) << " entity " << a.entity.index << ":"
+                        << a.entity.generation << " packet " << a.sequence;
         }
         anomalies += c.mirror->anomalies().size();
         received = true;
@@ -245,7 +249,8 @@ void run_bad_network(const NetworkRun& run) {
         const bool leaving = std::any_of(c.log.begin() + applied, c.log.end(), [&](const WireRecord& r) {
           return r.type == RecordType::despawn && key(r.entity) == h;
         });
-        ASSERT_TRUE(leaving) << "client " << c.id.index << " holds " << (h >> 32) << " with no despawn on the way";
+        ASSERT_TRUE(leaving) << "client " << c.id.index << " holds " << (h >> 32)
+                             << " with no despawn on the way";
         ++leaks_checked;
       }
     }
@@ -295,12 +300,13 @@ void run_bad_network(const NetworkRun& run) {
     EXPECT_GT(dropped, 100u);
     EXPECT_GT(stale + duplicates, 0u) << "the network must have made the mirror drop something";
   }
-  std::printf("enters %llu, updates %llu, exits %llu, datagrams dropped %llu, stale updates dropped %llu, "
-              "duplicates %llu, leaving-but-held checks %llu\n",
-              static_cast<unsigned long long>(checker.enters), static_cast<unsigned long long>(checker.updates),
-              static_cast<unsigned long long>(checker.exits), static_cast<unsigned long long>(dropped),
-              static_cast<unsigned long long>(stale), static_cast<unsigned long long>(duplicates),
-              static_cast<unsigned long long>(leaks_checked));
+  std::printf(
+      "enters %llu, updates %llu, exits %llu, datagrams dropped %llu, stale updates dropped %llu, "
+      "duplicates %llu, leaving-but-held checks %llu\n",
+      static_cast<unsigned long long>(checker.enters), static_cast<unsigned long long>(checker.updates),
+      static_cast<unsigned long long>(checker.exits), static_cast<unsigned long long>(dropped),
+      static_cast<unsigned long long>(stale), static_cast<unsigned long long>(duplicates),
+      static_cast<unsigned long long>(leaks_checked));
 }
 
 TEST(BadNetworkTest, UnreliableMirrorsConvergeAndNeverLeak) {

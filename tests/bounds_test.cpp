@@ -94,7 +94,8 @@ TEST(BoundsTest, MatchesBruteForceOnRandomSpheres) {
     for (std::uint32_t i = 0; i < n; ++i) {
       xs[i] = rng.uniform(-50.0f, 50.0f);
       zs[i] = rng.uniform(-50.0f, 50.0f);
-      if (rng.below(3) == 0) bounds[i] = rng.below(4) == 0 ? rng.uniform(20.0f, 60.0f) : rng.uniform(0.1f, 4.0f);
+      if (rng.below(3) == 0)
+        bounds[i] = rng.below(4) == 0 ? rng.uniform(20.0f, 60.0f) : rng.uniform(0.1f, 4.0f);
       ids.push_back(*world.create_entity({.x = xs[i], .z = zs[i], .bound_radius = bounds[i]}));
     }
     struct Viewer {

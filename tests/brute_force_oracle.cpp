@@ -92,9 +92,11 @@ SpaceDef default_space_settings() {
 
 }  // namespace
 
-BruteForceOracle::BruteForceOracle(float enter_radius, float leave_radius,
-                                   std::vector<DistanceTier> tiers, SpaceId default_space)
-    : enter_radius_(enter_radius), leave_radius_(leave_radius), tiers_(std::move(tiers)),
+BruteForceOracle::BruteForceOracle(float enter_radius, float leave_radius, std::vector<DistanceTier> tiers,
+                                   SpaceId default_space)
+    : enter_radius_(enter_radius),
+      leave_radius_(leave_radius),
+      tiers_(std::move(tiers)),
       default_space_(default_space) {
   Space space;
   space.id = default_space;
@@ -126,8 +128,8 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
                                             float bound_radius, SpaceId space, bool presenter) {
   if (id.is_null()) return "create_entity returned a null handle";
   if (entities_.contains(id.index)) {
-    return "create_entity reused slot " + std::to_string(id.index) +
-           " before a tick released it (" + to_string(id) + ")";
+    return "create_entity reused slot " + std::to_string(id.index) + " before a tick released it (" +
+           to_string(id) + ")";
   }
   if (const auto it = last_generation_.find(id.index);
       it != last_generation_.end() && id.generation <= it->second) {
@@ -348,7 +350,8 @@ std::uint32_t BruteForceOracle::height(EntityId id) const {
   for (const auto& [index, e] : entities_) {
     if (!e.alive) continue;
     std::uint32_t steps = 0;
-    for (const Entity* at = &e; at != nullptr; at = at->parent.is_null() ? nullptr : live(at->parent), ++steps) {
+    for (const Entity* at = &e; at != nullptr;
+         at = at->parent.is_null() ? nullptr : live(at->parent), ++steps) {
       if (at->id == id) {
         h = std::max(h, steps);
         break;
@@ -364,12 +367,14 @@ std::string BruteForceOracle::attach_refusal(EntityId child, EntityId parent_id)
   if (c == nullptr || p == nullptr) return {};
   if (child == parent_id) return "child == parent (" + to_string(child) + ")";
   for (const Entity* at = p; at != nullptr; at = at->parent.is_null() ? nullptr : live(at->parent)) {
-    if (at->id == child) return "parent " + to_string(parent_id) + " is attached to child " + to_string(child);
+    if (at->id == child)
+      return "parent " + to_string(parent_id) + " is attached to child " + to_string(child);
   }
   if (c->key != 0) return "child " + to_string(child) + " has a non-Global key";
   if (c->presenter) return "child " + to_string(child) + " is a presenter";
   if (c->space != p->space) {
-    return "child " + to_string(child) + " is in " + to_string(c->space) + ", parent in " + to_string(p->space);
+    return "child " + to_string(child) + " is in " + to_string(c->space) + ", parent in " +
+           to_string(p->space);
   }
   if (depth(parent_id) + 1 + height(child) > kMaxAttachmentDepth) {
     return "the tree would be " + std::to_string(depth(parent_id) + 1 + height(child)) + " deep";
@@ -421,7 +426,8 @@ std::string BruteForceOracle::space_def_refusal(const SpaceDef& def) {
       return "enter_radius: " + describe_float(def.enter_radius);
     }
     if (!(def.leave_radius >= def.enter_radius && def.leave_radius <= kMaxRadius)) {
-      return "leave_radius: " + describe_float(def.leave_radius) + " with enter_radius " + describe_float(def.enter_radius);
+      return "leave_radius: " + describe_float(def.leave_radius) + " with enter_radius " +
+             describe_float(def.enter_radius);
     }
   }
   if (def.radius != 0.0f && !(def.radius >= kLeastInterestRadius && def.radius <= kMostInterestRadius)) {
@@ -443,8 +449,10 @@ std::string BruteForceOracle::space_def_refusal(const SpaceDef& def) {
 }
 
 std::string BruteForceOracle::drill_refusal(float enter_radius, float leave_radius) {
-  if (!(enter_radius >= kMinRadius && enter_radius <= kMaxRadius)) return "enter_radius is " + describe_float(enter_radius);
-  if (!(leave_radius >= enter_radius && leave_radius <= kMaxRadius)) return "leave_radius is " + describe_float(leave_radius);
+  if (!(enter_radius >= kMinRadius && enter_radius <= kMaxRadius))
+    return "enter_radius is " + describe_float(enter_radius);
+  if (!(leave_radius >= enter_radius && leave_radius <= kMaxRadius))
+    return "leave_radius is " + describe_float(leave_radius);
   return {};
 }
 
@@ -503,7 +511,8 @@ std::string BruteForceOracle::create_space(SpaceId id, const SpaceDef& def) {
   if (spaces_.contains(id.index)) return "create_space reused the live slot of " + to_string(id);
   if (const auto it = last_space_generation_.find(id.index);
       it != last_space_generation_.end() && id.generation <= it->second) {
-    return "create_space reused slot " + std::to_string(id.index) + " without a new generation (" + to_string(id) + ")";
+    return "create_space reused slot " + std::to_string(id.index) + " without a new generation (" +
+           to_string(id) + ")";
   }
   if (std::string why = space_def_refusal(def); !why.empty()) return "create_space accepted: " + why;
   last_space_generation_[id.index] = id.generation;
@@ -517,7 +526,8 @@ std::string BruteForceOracle::create_space(SpaceId id, const SpaceDef& def) {
 }
 
 std::string BruteForceOracle::destroy_space(SpaceId id) {
-  if (live_space(id) == nullptr || id.is_null()) return "destroy_space accepted " + to_string(id) + ", not live";
+  if (live_space(id) == nullptr || id.is_null())
+    return "destroy_space accepted " + to_string(id) + ", not live";
   if (std::string why = destroy_space_refusal(id); !why.empty()) return "destroy_space accepted: " + why;
   spaces_.erase(id.index);
   return {};
@@ -579,7 +589,8 @@ std::string BruteForceOracle::set_space(EntityId id, SpaceId space_id) {
   Entity* entity = live_mut(id);
   if (entity == nullptr) return "set_space accepted " + to_string(id) + ", not live";
   if (!entity->parent.is_null()) return "set_space accepted attached " + to_string(id);
-  if (space_id.is_null() || live_space(space_id) == nullptr) return "set_space accepted " + to_string(space_id);
+  if (space_id.is_null() || live_space(space_id) == nullptr)
+    return "set_space accepted " + to_string(space_id);
   for (auto& [index, e] : entities_) {
     if (e.alive && root_of(e).id == id) e.space = space_id;
   }
@@ -589,7 +600,8 @@ std::string BruteForceOracle::set_space(EntityId id, SpaceId space_id) {
 std::string BruteForceOracle::set_culling_drill(SpaceId id, float enter_radius, float leave_radius) {
   Space* s = live_space_mut(id);
   if (s == nullptr || id.is_null()) return "set_culling_drill accepted " + to_string(id) + ", not live";
-  if (std::string why = drill_refusal(enter_radius, leave_radius); !why.empty()) return "set_culling_drill accepted: " + why;
+  if (std::string why = drill_refusal(enter_radius, leave_radius); !why.empty())
+    return "set_culling_drill accepted: " + why;
   s->drill = true;
   s->drill_enter = enter_radius;
   s->drill_leave = leave_radius;
@@ -611,7 +623,8 @@ std::string BruteForceOracle::set_entity_key(EntityId id, std::uint64_t stored_k
   return {};
 }
 
-void BruteForceOracle::replace_kind(Client& c, bool user, const std::map<std::uint64_t, Subscription>& replacement) {
+void BruteForceOracle::replace_kind(Client& c, bool user,
+                                    const std::map<std::uint64_t, Subscription>& replacement) {
   std::map<std::uint64_t, Subscription> next;
   for (const auto& [key, sub] : c.subscriptions) {
     if (is_user_key(key) != user) next[key] = sub;
@@ -700,12 +713,17 @@ std::vector<KeySubscription> BruteForceOracle::decoded(const Client& c, bool use
   for (const auto& [stored, sub] : c.subscriptions) {
     if (is_user_key(stored) == user) out.push_back({stored >> 1, sub.send_rate, sub.bypass_distance});
   }
-  std::sort(out.begin(), out.end(), [](const KeySubscription& a, const KeySubscription& b) { return a.key < b.key; });
+  std::sort(out.begin(), out.end(),
+            [](const KeySubscription& a, const KeySubscription& b) { return a.key < b.key; });
   return out;
 }
 
-std::vector<KeySubscription> BruteForceOracle::area_keys(ClientId id) const { return decoded(*client(id), false); }
-std::vector<KeySubscription> BruteForceOracle::user_keys(ClientId id) const { return decoded(*client(id), true); }
+std::vector<KeySubscription> BruteForceOracle::area_keys(ClientId id) const {
+  return decoded(*client(id), false);
+}
+std::vector<KeySubscription> BruteForceOracle::user_keys(ClientId id) const {
+  return decoded(*client(id), true);
+}
 std::uint64_t BruteForceOracle::subscription_revision(ClientId id) const { return client(id)->revision; }
 
 std::uint64_t BruteForceOracle::stored_key(EntityId id) const {
@@ -1017,7 +1035,9 @@ TickStats BruteForceOracle::tick() {
           case Rule::presenter: reason = SpawnReason::presenter; break;
           case Rule::key_bypass: reason = SpawnReason::key; break;
           case Rule::unculled: reason = SpawnReason::unculled; break;
-          default: reason = tree_teleported[e.id.index] != 0 ? SpawnReason::teleport : SpawnReason::near; break;
+          default:
+            reason = tree_teleported[e.id.index] != 0 ? SpawnReason::teleport : SpawnReason::near;
+            break;
         }
       }
       out.spawns.push_back({m, reason});
@@ -1026,8 +1046,10 @@ TickStats BruteForceOracle::tick() {
     for (const EntityId m : members) {
       const Why& why = decided[m.index];
       const Entity& r = *live(why.root);
-      std::uint32_t period = space.culls && !tiers_.empty() ? period_for(nearest2(r), r.bound, space.enter) : 1;
-      const bool unconditional = why.rule == Rule::always || why.rule == Rule::owner || why.rule == Rule::origin;
+      std::uint32_t period =
+          space.culls && !tiers_.empty() ? period_for(nearest2(r), r.bound, space.enter) : 1;
+      const bool unconditional =
+          why.rule == Rule::always || why.rule == Rule::owner || why.rule == Rule::origin;
       if (!unconditional) {
         // Every member here is admitted: Global (no key rate) or subscribed.
         if (const Subscription* sub = subscription(r)) period = std::max(period, sub->send_rate);
@@ -1065,7 +1087,8 @@ TickStats BruteForceOracle::tick() {
     for (auto& [index, why] : decided) {
       if (why.rule == Rule::hidden && hidden_within_leave.contains(why.root.index))
         why.rule = Rule::out_of_range;
-      if (why.rule == Rule::crowded && crowded_within_leave.contains(why.root.index)) why.rule = Rule::out_of_range;
+      if (why.rule == Rule::crowded && crowded_within_leave.contains(why.root.index))
+        why.rule = Rule::out_of_range;
       if (why.rule == Rule::crowded && crowded_unseen.contains(why.root.index)) why.rule = Rule::hidden;
     }
     out.members = std::move(members);
@@ -1102,7 +1125,8 @@ bool BruteForceOracle::is_relevant_to(ClientId client_id, EntityId entity) const
 std::uint32_t BruteForceOracle::holder_count(EntityId entity) const {
   std::uint32_t count = 0;
   for (const auto& [index, c] : clients_) {
-    if (std::find(c.records.members.begin(), c.records.members.end(), entity) != c.records.members.end()) ++count;
+    if (std::find(c.records.members.begin(), c.records.members.end(), entity) != c.records.members.end())
+      ++count;
   }
   return count;
 }
@@ -1110,7 +1134,9 @@ std::uint32_t BruteForceOracle::holder_count(EntityId entity) const {
 namespace {
 
 bool same(const SpawnRecord& a, const SpawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
-bool same(const DespawnRecord& a, const DespawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
+bool same(const DespawnRecord& a, const DespawnRecord& b) {
+  return a.entity == b.entity && a.reason == b.reason;
+}
 bool same(const EntityId& a, const EntityId& b) { return a == b; }
 
 // Describes the first difference of two lists, or returns empty.
@@ -1124,8 +1150,8 @@ std::string first_difference(const char* what, ClientId client, const std::vecto
     const std::string got = i < actual.size() ? describe(actual[i]) : "(nothing)";
     {
       std::ostringstream out;
-      out << to_string(client) << " " << what << "[" << i << "]: expected " << want << ", got "
-          << got << " (expected " << expected.size() << " records, got " << actual.size() << ")";
+      out << to_string(client) << " " << what << "[" << i << "]: expected " << want << ", got " << got
+          << " (expected " << expected.size() << " records, got " << actual.size() << ")";
       return out.str();
     }
   }
@@ -1152,15 +1178,13 @@ std::string BruteForceOracle::compare(const World& world) const {
     const auto set = world.interest_set(client.id);
     if (!stream.ok() || !set.ok()) return to_string(client.id) + " refused by the world";
     const ClientRecords& want = client.records;
-    std::string diff = first_difference<SpawnRecord>("spawns", client.id, want.spawns, stream->spawns,
-                                                     [](const SpawnRecord& r) {
-                                                       return to_string(r.entity) + " " + to_string(r.reason);
-                                                     });
+    std::string diff = first_difference<SpawnRecord>(
+        "spawns", client.id, want.spawns, stream->spawns,
+        [](const SpawnRecord& r) { return to_string(r.entity) + " " + to_string(r.reason); });
     if (diff.empty()) {
-      diff = first_difference<DespawnRecord>("despawns", client.id, want.despawns, stream->despawns,
-                                             [](const DespawnRecord& r) {
-                                               return to_string(r.entity) + " " + to_string(r.reason);
-                                             });
+      diff = first_difference<DespawnRecord>(
+          "despawns", client.id, want.despawns, stream->despawns,
+          [](const DespawnRecord& r) { return to_string(r.entity) + " " + to_string(r.reason); });
     }
     if (diff.empty()) {
       diff = first_difference<EntityId>("updates", client.id, want.updates, stream->updates,
@@ -1195,7 +1219,8 @@ std::string BruteForceOracle::compare_questions(const World& world) const {
                (member ? "true" : "false");
       }
       const Result<Why> why = world.why(c.id, e);
-      if (!why.ok()) return at + "why(" + to_string(c.id) + ", " + to_string(e) + ") refused: " + why.status().message();
+      if (!why.ok())
+        return at + "why(" + to_string(c.id) + ", " + to_string(e) + ") refused: " + why.status().message();
       const Why& expected = want;  // right after the tick, the root is the tick's
       if (why->held != expected.held || why->rule != expected.rule || why->root != expected.root) {
         return at + "why(" + to_string(c.id) + ", " + to_string(e) + "): expected " + describe(expected) +

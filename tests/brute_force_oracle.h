@@ -19,7 +19,7 @@
 namespace sightline {
 class World;
 struct EntityDef;
-}
+}  // namespace sightline
 
 namespace sightline::testing {
 
@@ -271,13 +271,13 @@ class BruteForceOracle {
     float x = 0.0f;
     float z = 0.0f;
     bool always = false;
-    bool alive = true;  ///< False once destroyed, until the next tick forgets the slot.
+    bool alive = true;      ///< False once destroyed, until the next tick forgets the slot.
     std::uint64_t key = 0;  ///< Stored encoding; 0 is Global.
     float bound = 0.0f;     ///< Bound radius, in [0, kMaxRadius].
     ClientId owner;         ///< Null when unowned.
     SpaceId space;          ///< Its tree's space (kept equal over a tree).
     bool presenter = false;
-    EntityId parent;        ///< Null for a root.
+    EntityId parent;  ///< Null for a root.
     bool teleported = false;
     float vx = 0.0f;  ///< Velocity, world units per second.
     float vz = 0.0f;
@@ -294,8 +294,8 @@ class BruteForceOracle {
     ClientRecords records;
     std::map<std::uint64_t, Subscription> subscriptions;  ///< By stored key, both kinds.
     std::uint64_t revision = 0;
-    std::vector<EntityId> origins;  ///< Extra origins, sorted by index; never the viewer.
-    bool origins_changed = false;   ///< set_viewer, add_origin or remove_origin since the last tick.
+    std::vector<EntityId> origins;     ///< Extra origins, sorted by index; never the viewer.
+    bool origins_changed = false;      ///< set_viewer, add_origin or remove_origin since the last tick.
     std::map<std::uint32_t, Why> why;  ///< The last tick's decision, by entity index.
     float look_ahead = 0.0f;           ///< Seconds.
     std::map<std::uint32_t, std::uint64_t> last_visible;  ///< Per member (by index): last visible tick.
@@ -339,10 +339,10 @@ class BruteForceOracle {
   std::uint64_t crowded_total_ = 0;
   std::vector<DistanceTier> tiers_;
   SpaceId default_space_;
-  std::map<std::uint32_t, Entity> entities_;          // by slot index
+  std::map<std::uint32_t, Entity> entities_;                // by slot index
   std::map<std::uint32_t, std::uint32_t> last_generation_;  // by slot index, ever seen
-  std::map<std::uint32_t, Client> clients_;           // by slot index
-  std::map<std::uint32_t, Space> spaces_;             // by slot index
+  std::map<std::uint32_t, Client> clients_;                 // by slot index
+  std::map<std::uint32_t, Space> spaces_;                   // by slot index
   std::map<std::uint32_t, std::uint32_t> last_space_generation_;
   std::uint64_t ticks_ = 0;
   VisibilityFilter filter_ = nullptr;

@@ -1,11 +1,12 @@
 // The ClientMirror on hand-made packets: what it applies, what it reports, what it refuses.
+#include "sightline/client_mirror.h"
+
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 
 namespace sightline {
@@ -20,7 +21,8 @@ struct Packet {
     header = {delivery, sequence, tick, reliable_next};
     writer.emplace(buffer, header);
   }
-  Packet& spawn(std::uint32_t id, EntityId e, std::vector<std::uint8_t> payload = {1, 2, 3}, std::uint32_t age = 0) {
+  Packet& spawn(std::uint32_t id, EntityId e, std::vector<std::uint8_t> payload = {1, 2, 3},
+                std::uint32_t age = 0) {
     EXPECT_TRUE(writer->add_spawn(id, e, SpawnReason::near, payload, age));
     return *this;
   }
@@ -87,9 +89,10 @@ TEST(ClientMirrorTest, AppliesSpawnsUpdatesAndDespawnsInOrder) {
   Log log;
   ASSERT_TRUE(m.receive(Packet(0, 10, 2).spawn(0, a).spawn(1, b, {7, 7, 7, 7}).bytes(), &log).ok());
   ASSERT_TRUE(m.receive(Packet(1, 11, 2).update(a).update(b).bytes(), &log).ok());
-  ASSERT_TRUE(m.receive(Packet(2, 12, 4).despawn(2, a, DespawnReason::destroyed).despawn(3, b).bytes(), &log).ok());
-  EXPECT_EQ(log.lines, (std::vector<std::string>{"enter 3:1 @10 3B", "enter 5:2 @10 4B", "update 3 @11", "update 5 @11",
-                                                 "destroy 3", "leave 5"}));
+  ASSERT_TRUE(
+      m.receive(Packet(2, 12, 4).despawn(2, a, DespawnReason::destroyed).despawn(3, b).bytes(), &log).ok());
+  EXPECT_EQ(log.lines, (std::vector<std::string>{"enter 3:1 @10 3B", "enter 5:2 @10 4B", "update 3 @11",
+                                                 "update 5 @11", "destroy 3", "leave 5"}));
   EXPECT_EQ(m.held_count(), 0u);
   EXPECT_TRUE(m.anomalies().empty());
   EXPECT_EQ(m.ack().reliable_applied, 4u);
@@ -101,7 +104,8 @@ TEST(ClientMirrorTest, AppliesSpawnsUpdatesAndDespawnsInOrder) {
 TEST(ClientMirrorTest, HistoryRestartsOnArrivalAndKeepsTheLatest) {
   ClientMirror m = make(Delivery::reliable, 3);
   ASSERT_TRUE(m.receive(Packet(0, 1, 1).spawn(0, a, {1}).bytes()).ok());
-  for (std::uint32_t t = 2; t <= 5; ++t) ASSERT_TRUE(m.receive(Packet(t - 1, t, 1).update(a, {static_cast<std::uint8_t>(t)}).bytes()).ok());
+  for (std::uint32_t t = 2; t <= 5; ++t)
+    ASSERT_TRUE(m.receive(Packet(t - 1, t, 1).update(a, {static_cast<std::uint8_t>(t)}).bytes()).ok());
   auto h = *m.history(a);
   ASSERT_EQ(h.size(), 3u);
   EXPECT_EQ(h[0].tick, 3u);
@@ -167,7 +171,8 @@ TEST(ClientMirrorTest, MaxEntitiesBoundsTheTable) {
 TEST(ClientMirrorTest, MalformedBytesChangeNothing) {
   ClientMirror m = make(Delivery::unreliable);
   ASSERT_TRUE(m.receive(Packet(0, 1, 1, Delivery::unreliable).spawn(0, a, {1, 2}).bytes()).ok());
-  const std::vector<std::uint8_t> good = Packet(1, 2, 2, Delivery::unreliable).update(a, {5, 5}).spawn(1, b).bytes();
+  const std::vector<std::uint8_t> good =
+      Packet(1, 2, 2, Delivery::unreliable).update(a, {5, 5}).spawn(1, b).bytes();
   auto snapshot = [&] {
     std::vector<std::uint64_t> s;
     for (EntityId e : m.held()) {
@@ -260,7 +265,8 @@ TEST(ClientMirrorTest, UnreliableAppliesReliableRecordsInIdOrderOnce) {
   ASSERT_TRUE(m.receive(Packet(2, 3, 2, Delivery::unreliable).bytes()).ok());
   EXPECT_EQ(m.stats().duplicates, 1u);
   // Beyond the window is an anomaly.
-  ASSERT_TRUE(m.receive(Packet(3, 4, 5000, Delivery::unreliable).spawn(2 + kReliableWindow, {9, 1}).bytes()).ok());
+  ASSERT_TRUE(
+      m.receive(Packet(3, 4, 5000, Delivery::unreliable).spawn(2 + kReliableWindow, {9, 1}).bytes()).ok());
   EXPECT_EQ(kinds(m), std::vector<AnomalyKind>{AnomalyKind::bad_reliable_id});
 }
 

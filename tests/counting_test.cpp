@@ -44,7 +44,8 @@ TEST(CountingTest, UpdatesEqualSumOfSetSizesOnJitterWalk) {
   def.leave_radius = 1.25f * def.enter_radius;
   World world = std::move(World::create(def).value());
   std::vector<EntityId> ids;
-  for (std::size_t i = 0; i < walk.xs().size(); ++i) ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i], false}));
+  for (std::size_t i = 0; i < walk.xs().size(); ++i)
+    ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i], false}));
   for (const EntityId id : ids) (void)world.create_client(id);
   std::uint64_t total = 0;
   for (int t = 0; t < 300; ++t) {
@@ -54,7 +55,8 @@ TEST(CountingTest, UpdatesEqualSumOfSetSizesOnJitterWalk) {
     ASSERT_EQ(stats.members, sets) << "tick " << t;
     total += stats.updates;
     walk.step();
-    for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
   }
   EXPECT_GT(total, 0u);
 }
@@ -81,7 +83,8 @@ TEST(CountingTest, RadiusCoveringTheWorldGivesNTimesNMinusOneUpdates) {
     def.leave_radius = hysteresis ? 20.0f : 15.0f;
     World world = std::move(World::create(def).value());
     std::vector<EntityId> ids;
-    for (std::size_t i = 0; i < walk.xs().size(); ++i) ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i], false}));
+    for (std::size_t i = 0; i < walk.xs().size(); ++i)
+      ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i], false}));
     for (const EntityId id : ids) (void)world.create_client(id);
     const std::uint64_t n = ids.size();
     for (int t = 0; t < 100; ++t) {
@@ -91,7 +94,8 @@ TEST(CountingTest, RadiusCoveringTheWorldGivesNTimesNMinusOneUpdates) {
       ASSERT_EQ(stats.spawns, t == 0 ? n * (n - 1) : 0u) << "tick " << t;
       ASSERT_EQ(stats.despawns, 0u) << "tick " << t;
       walk.step();
-      for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        ASSERT_TRUE(world.set_position(ids[i], walk.xs()[i], walk.zs()[i]).ok());
     }
   }
 }
@@ -111,7 +115,8 @@ RunTotals run_reference_walk(float leave_factor) {
   def.leave_radius = 1.6f * leave_factor;
   World world = std::move(World::create(def).value());
   std::vector<EntityId> ids;
-  for (std::size_t i = 0; i < walk.xs().size(); ++i) ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i], false}));
+  for (std::size_t i = 0; i < walk.xs().size(); ++i)
+    ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i], false}));
   for (const EntityId id : ids) (void)world.create_client(id);
   RunTotals totals;
   const auto ticks = static_cast<int>(walk.def().hz * 60.0f);

@@ -58,8 +58,10 @@ std::uint64_t arena_hash(const SteadyWorldDef& steady_def, std::uint32_t threads
     for (std::uint64_t i = 0; i < 30; ++i) {
       const EntityId subject = steady.ids[rng.below(static_cast<std::uint32_t>(steady.ids.size()))];
       const Position at = *steady.world->position(subject);
-      EXPECT_TRUE(steady.world->emit_event({classes[rng.below(3)], at.x, at.z, *steady.world->space(subject), subject, i})
-                      .ok());
+      EXPECT_TRUE(
+          steady.world
+              ->emit_event({classes[rng.below(3)], at.x, at.z, *steady.world->space(subject), subject, i})
+              .ok());
     }
     if (t % 7 == 3) {  // churn: an entity destroyed and one created in its place
       const std::size_t at = 1 + 10 * rng.below(199) + rng.below(9);
@@ -122,17 +124,18 @@ std::uint64_t send_hash(Delivery delivery, UpdateMode mode, std::uint32_t thread
   def.entry_budget_bytes = 300;
   def.development = true;
   Replicator replicator = std::move(Replicator::create(*steady.world, def).value());
-  for (std::size_t i = 0; i < steady.ids.size(); i += 13) EXPECT_TRUE(replicator.set_priority(steady.ids[i], 3.0f).ok());
+  for (std::size_t i = 0; i < steady.ids.size(); i += 13)
+    EXPECT_TRUE(replicator.set_priority(steady.ids[i], 3.0f).ok());
   Fingerprint hash;
   std::array<std::uint8_t, kAckBytes> ack{};
   for (int t = 0; t < 100; ++t) {
     steady.step();
     EXPECT_TRUE(replicator.send().ok());
     const SendStats totals = replicator.stats();
-    for (const std::uint64_t v : {totals.packets, totals.bytes, totals.spawns, totals.updates, totals.despawns,
-                                  totals.resends, totals.updates_skipped, totals.pending, totals.spawns_delayed,
-                                  totals.spawn_delay_sends, totals.serialize_calls, totals.serialized_bytes,
-                                  totals.promise_violations}) {
+    for (const std::uint64_t v :
+         {totals.packets, totals.bytes, totals.spawns, totals.updates, totals.despawns, totals.resends,
+          totals.updates_skipped, totals.pending, totals.spawns_delayed, totals.spawn_delay_sends,
+          totals.serialize_calls, totals.serialized_bytes, totals.promise_violations}) {
       hash.add(v);
     }
     for (const ClientId client : steady.world->clients()) {
@@ -151,7 +154,8 @@ std::uint64_t send_hash(Delivery delivery, UpdateMode mode, std::uint32_t thread
         EXPECT_TRUE(replicator.receive_ack(client, ack).ok());
       }
       if (t % 5 == 0) {
-        EXPECT_TRUE(replicator.note_interaction(client, steady.ids[(client.index * 7 + 1) % steady.ids.size()]).ok());
+        EXPECT_TRUE(
+            replicator.note_interaction(client, steady.ids[(client.index * 7 + 1) % steady.ids.size()]).ok());
       }
     }
   }

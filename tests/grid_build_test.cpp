@@ -27,7 +27,9 @@ void expect_same(const Grid& a, const Grid& b, const char* where) {
       ASSERT_EQ(a.run_end(z, x), b.run_end(z, x)) << where << ": cell " << x << ", " << z;
     }
   }
-  const auto same = [](auto u, auto v) { return std::vector(u.begin(), u.end()) == std::vector(v.begin(), v.end()); };
+  const auto same = [](auto u, auto v) {
+    return std::vector(u.begin(), u.end()) == std::vector(v.begin(), v.end());
+  };
   ASSERT_TRUE(same(a.items(), b.items())) << where;
   ASSERT_TRUE(same(a.item_x(), b.item_x())) << where;
   ASSERT_TRUE(same(a.item_z(), b.item_z())) << where;
@@ -63,7 +65,8 @@ TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
           xs[i] += rng.uniform(-reach, reach);
           zs[i] += rng.uniform(-reach, reach);
         }
-        if (kind == 9) xs[rng.below(static_cast<std::uint32_t>(xs.size()))] = rng.uniform(-3 * side, 3 * side);
+        if (kind == 9)
+          xs[rng.below(static_cast<std::uint32_t>(xs.size()))] = rng.uniform(-3 * side, 3 * side);
         // A slot unbinned for one build (a destroyed entity, its slot reused).
         std::fill(binned.begin(), binned.end(), 1);
         if (rng.below(12) == 0) binned[rng.below(static_cast<std::uint32_t>(binned.size()))] = 0;

@@ -34,7 +34,8 @@ std::vector<Position> awkward_points(Rng& rng, std::uint32_t count, float r, flo
         if (points.empty()) break;
         const Position base = points[rng.below(static_cast<std::uint32_t>(points.size()))];
         const float offset = rng.below(2) == 0 ? r : -r;
-        points.push_back(rng.below(2) == 0 ? Position{base.x + offset, base.z} : Position{base.x, base.z + offset});
+        points.push_back(rng.below(2) == 0 ? Position{base.x + offset, base.z}
+                                           : Position{base.x, base.z + offset});
         break;
       }
       case 4: {
@@ -54,7 +55,8 @@ std::vector<Position> awkward_points(Rng& rng, std::uint32_t count, float r, flo
 }
 
 // One tick over `points` with every `client_every`-th point a viewer; the sets must equal the oracle's.
-std::string check_points(const WorldDef& def, const std::vector<Position>& points, std::uint32_t client_every) {
+std::string check_points(const WorldDef& def, const std::vector<Position>& points,
+                         std::uint32_t client_every) {
   MirroredWorld mirror(def);
   std::vector<EntityId> ids;
   for (const Position& p : points) ids.push_back(*mirror.create_entity({p.x, p.z, false}));
@@ -110,10 +112,15 @@ TEST(GridQueryTest, ExtremeCoordinatesEqualBruteForce) {
     WorldDef def = default_world_def();
     def.enter_radius = r;
     def.leave_radius = r;
-    const std::vector<Position> points = {
-        {kMaxCoordinate, kMaxCoordinate}, {-kMaxCoordinate, -kMaxCoordinate}, {kMaxCoordinate, -kMaxCoordinate},
-        {kMaxCoordinate - r, kMaxCoordinate}, {std::nextafter(kMaxCoordinate, 0.0f), kMaxCoordinate},
-        {0.0f, 0.0f}, {r, 0.0f}, {-kMaxCoordinate, 0.0f}, {-kMaxCoordinate + r, 0.0f}};
+    const std::vector<Position> points = {{kMaxCoordinate, kMaxCoordinate},
+                                          {-kMaxCoordinate, -kMaxCoordinate},
+                                          {kMaxCoordinate, -kMaxCoordinate},
+                                          {kMaxCoordinate - r, kMaxCoordinate},
+                                          {std::nextafter(kMaxCoordinate, 0.0f), kMaxCoordinate},
+                                          {0.0f, 0.0f},
+                                          {r, 0.0f},
+                                          {-kMaxCoordinate, 0.0f},
+                                          {-kMaxCoordinate + r, 0.0f}};
     ASSERT_EQ(check_points(def, points, 1), "") << "R " << r;
   }
 }

@@ -60,9 +60,11 @@ TEST(HandlesTest, NeverCreatedHandlesAreStale) {
   const EntityId viewer = *world.create_entity({});
   const ClientId client = *world.create_client(viewer);
   expect_entity_refused(world, EntityId{7, 1}, ErrorCode::stale_handle, client);
-  expect_entity_refused(world, EntityId{viewer.index, viewer.generation + 1}, ErrorCode::stale_handle, client);
+  expect_entity_refused(world, EntityId{viewer.index, viewer.generation + 1}, ErrorCode::stale_handle,
+                        client);
   expect_client_refused(world, ClientId{7, 1}, ErrorCode::stale_handle, viewer);
-  expect_client_refused(world, ClientId{client.index, client.generation + 1}, ErrorCode::stale_handle, viewer);
+  expect_client_refused(world, ClientId{client.index, client.generation + 1}, ErrorCode::stale_handle,
+                        viewer);
 }
 
 TEST(HandlesTest, DestroyedEntityIsStaleBeforeAndAfterTheTick) {
@@ -133,13 +135,15 @@ TEST(HandlesTest, DestroyingAnEntityDespawnsItFromEveryHolderInTheNextTick) {
   World world = make_world();
   std::vector<ClientId> holders;
   for (int i = 0; i < 5; ++i) {
-    holders.push_back(*world.create_client(*world.create_entity({0.2f * static_cast<float>(i), 0.0f, false})));
+    holders.push_back(
+        *world.create_client(*world.create_entity({0.2f * static_cast<float>(i), 0.0f, false})));
   }
   const ClientId far_client = *world.create_client(*world.create_entity({100.0f, 0.0f, false}));
   const EntityId target = *world.create_entity({0.5f, 0.5f, false});
   const EntityId objective = *world.create_entity({-50.0f, 0.0f, true});
   (void)world.tick();
-  for (const ClientId c : holders) ASSERT_EQ(world.interest_set(c)->size(), 6u);  // 4 others, target, objective
+  for (const ClientId c : holders)
+    ASSERT_EQ(world.interest_set(c)->size(), 6u);  // 4 others, target, objective
   ASSERT_EQ(world.interest_set(far_client)->size(), 1u);
 
   ASSERT_TRUE(world.destroy_entity(target).ok());
@@ -308,7 +312,8 @@ TEST(HandlesTest, NoUpdateOutsideSpawnAndDespawnOverLongRandomRuns) {
     std::string mirror_error;
     std::uint64_t ticks = 0;
     auto key = [](ClientId c, EntityId e) {
-      return Key{(std::uint64_t{c.index} << 32) | c.generation, (std::uint64_t{e.index} << 32) | e.generation};
+      return Key{(std::uint64_t{c.index} << 32) | c.generation,
+                 (std::uint64_t{e.index} << 32) | e.generation};
     };
     testing::run_random(def, [&](MirroredWorld& mirror, const TickStats& stats) {
       const World& world = mirror.world();
@@ -317,14 +322,15 @@ TEST(HandlesTest, NoUpdateOutsideSpawnAndDespawnOverLongRandomRuns) {
       for (const ClientId client : world.clients()) {
         if (!problem.empty()) return;
         const ClientStream stream = *world.stream(client);
-        const std::string where = "seed " + std::to_string(seed) + " tick " + std::to_string(stats.tick) + " " +
-                                  testing::to_string(client) + ": ";
+        const std::string where = "seed " + std::to_string(seed) + " tick " + std::to_string(stats.tick) +
+                                  " " + testing::to_string(client) + ": ";
         for (const DespawnRecord& d : stream.despawns) {
           bool& on = held[key(client, d.entity)];
           if (!on) problem = where + "despawn of never-spawned " + testing::to_string(d.entity);
           if (d.reason == DespawnReason::destroyed) {
             ++destroyed_despawns;
-            if (world.is_valid(d.entity)) problem = where + "destroyed despawn of live " + testing::to_string(d.entity);
+            if (world.is_valid(d.entity))
+              problem = where + "destroyed despawn of live " + testing::to_string(d.entity);
           }
           on = false;
         }
@@ -335,7 +341,8 @@ TEST(HandlesTest, NoUpdateOutsideSpawnAndDespawnOverLongRandomRuns) {
         }
         for (const EntityId u : stream.updates) {
           ++updates;
-          if (!held[key(client, u)]) problem = where + "update outside spawn..despawn of " + testing::to_string(u);
+          if (!held[key(client, u)])
+            problem = where + "update outside spawn..despawn of " + testing::to_string(u);
         }
       }
     });

@@ -259,8 +259,8 @@ TEST_F(InterestKeysTest, ClearingSubscriptionsDespawnsKeyedEntitiesWithKeyRemove
   ASSERT_TRUE(world.clear_interest_keys(client).ok());
   world.tick();
   EXPECT_EQ(held(client), (std::vector<EntityId>{g}));
-  EXPECT_EQ(despawns(client), (std::vector<Despawn>{{a, DespawnReason::key_removed},
-                                                          {u, DespawnReason::key_removed}}));
+  EXPECT_EQ(despawns(client),
+            (std::vector<Despawn>{{a, DespawnReason::key_removed}, {u, DespawnReason::key_removed}}));
 }
 
 TEST_F(InterestKeysTest, ReadersReturnDecodedValuesSortedByKey) {
@@ -271,7 +271,8 @@ TEST_F(InterestKeysTest, ReadersReturnDecodedValuesSortedByKey) {
   ASSERT_TRUE(world.add_user_key(client, {kMaxInterestKey, 1, false}).ok());
   ASSERT_TRUE(world.add_user_key(client, {3, 2, true}).ok());
   ASSERT_TRUE(world.add_user_key(client, {1, 1, false}).ok());
-  EXPECT_EQ(user(client), (std::vector<KeySubscription>{{1, 1, false}, {3, 2, true}, {kMaxInterestKey, 1, false}}));
+  EXPECT_EQ(user(client),
+            (std::vector<KeySubscription>{{1, 1, false}, {3, 2, true}, {kMaxInterestKey, 1, false}}));
 
   const EntityId e = make(1.0f, 1.0f);
   EXPECT_EQ(key_of(e), (InterestKey{InterestKeyType::global, 0})) << "Global is the default";
@@ -292,7 +293,8 @@ TEST(InterestKeyEncodingTest, EncodingIsTheDocumentedOne) {
   static_assert(decode_interest_key(85) == InterestKey{InterestKeyType::area, 42});
   static_assert(decode_interest_key(84) == InterestKey{InterestKeyType::user, 42});
   static_assert(encode_area_key(kMaxInterestKey) == ~std::uint64_t{0});
-  static_assert(decode_interest_key(encode_user_key(kMaxInterestKey)) == InterestKey{InterestKeyType::user, kMaxInterestKey});
+  static_assert(decode_interest_key(encode_user_key(kMaxInterestKey)) ==
+                InterestKey{InterestKeyType::user, kMaxInterestKey});
   SUCCEED();
 }
 
@@ -476,8 +478,8 @@ TEST_F(InterestKeysTest, KeyRemovedComesBeforeLeftAndDestroyedBeforeKeyRemoved) 
   ASSERT_TRUE(world.set_area_interest_key(doomed, 3).ok());
   ASSERT_TRUE(world.destroy_entity(doomed).ok());
   world.tick();
-  EXPECT_EQ(despawns(client), (std::vector<Despawn>{{walker, DespawnReason::key_removed},
-                                                          {doomed, DespawnReason::destroyed}}));
+  EXPECT_EQ(despawns(client),
+            (std::vector<Despawn>{{walker, DespawnReason::key_removed}, {doomed, DespawnReason::destroyed}}));
 }
 
 TEST_F(InterestKeysTest, AlwaysRelevantWinsOverAnUnsubscribedKey) {
@@ -600,15 +602,17 @@ TEST_F(RefusedKeyInputTest, StaleAndNullHandles) {
   const EntityId stale_entity{entity.index, entity.generation + 1};
   const ClientId stale_client{client.index, client.generation + 1};
   const KeySubscription set[] = {{3, 1, false}};
-  for (const auto& [e, code] : {std::pair{doomed, ErrorCode::stale_handle}, std::pair{stale_entity, ErrorCode::stale_handle},
-                                std::pair{EntityId{}, ErrorCode::null_handle}}) {
+  for (const auto& [e, code] :
+       {std::pair{doomed, ErrorCode::stale_handle}, std::pair{stale_entity, ErrorCode::stale_handle},
+        std::pair{EntityId{}, ErrorCode::null_handle}}) {
     EXPECT_EQ(world.set_area_interest_key(e, 1).code(), code);
     EXPECT_EQ(world.set_user_interest_key(e, 1).code(), code);
     EXPECT_EQ(world.set_global_interest_key(e).code(), code);
     EXPECT_EQ(world.interest_key(e).status().code(), code);
   }
-  for (const auto& [c, code] : {std::pair{gone, ErrorCode::stale_handle}, std::pair{stale_client, ErrorCode::stale_handle},
-                                std::pair{ClientId{}, ErrorCode::null_handle}}) {
+  for (const auto& [c, code] :
+       {std::pair{gone, ErrorCode::stale_handle}, std::pair{stale_client, ErrorCode::stale_handle},
+        std::pair{ClientId{}, ErrorCode::null_handle}}) {
     EXPECT_EQ(world.set_area_keys(c, set).code(), code);
     EXPECT_EQ(world.add_user_key(c, {1, 1, false}).code(), code);
     EXPECT_EQ(world.remove_user_key(c, 9).code(), code);

@@ -37,10 +37,12 @@ Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
   if (!valid_bound(def.bound_radius) || bad_space) {
     const ErrorCode want = bad_space ? ErrorCode::stale_handle : ErrorCode::invalid_argument;
     const bool both = bad_space && !valid_bound(def.bound_radius);
-    if (id.ok() || (id.status().code() != want && !(both && id.status().code() == ErrorCode::invalid_argument))) {
-      note("create_entity with bound_radius " + describe_float(def.bound_radius) + " in " + to_string(def.space) +
-           " gave " + (id.ok() ? std::string("ok") : std::string(error_code_name(id.status().code()))) +
-           ", expected " + error_code_name(want));
+    if (id.ok() ||
+        (id.status().code() != want && !(both && id.status().code() == ErrorCode::invalid_argument))) {
+      note("create_entity with bound_radius " + describe_float(def.bound_radius) + " in " +
+           to_string(def.space) + " gave " +
+           (id.ok() ? std::string("ok") : std::string(error_code_name(id.status().code()))) + ", expected " +
+           error_code_name(want));
     } else if (world_.entity_count() != before) {
       note("a refused create_entity changed entity_count");
     }
@@ -52,7 +54,8 @@ Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
     note("create_entity refused: " + id.status().message());
     return id;
   }
-  note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant, def.bound_radius, def.space, def.presenter));
+  note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant, def.bound_radius, def.space,
+                             def.presenter));
   compare_entity(*id);
   compare_velocity(*id);
   compare_structure();
@@ -108,7 +111,8 @@ Status MirroredWorld::set_always_relevant(EntityId entity, bool always_relevant)
   }
   note(oracle_.set_always_relevant(entity, always_relevant));
   const Result<bool> read = world_.always_relevant(entity);
-  if (!read.ok() || *read != always_relevant) note("always_relevant(" + to_string(entity) + ") does not read back");
+  if (!read.ok() || *read != always_relevant)
+    note("always_relevant(" + to_string(entity) + ") does not read back");
   return status;
 }
 
@@ -168,7 +172,9 @@ Status MirroredWorld::set_radii(float enter_radius, float leave_radius) {
 void MirroredWorld::set_crowd_cap(std::uint32_t cap) {
   world_.set_crowd_cap(cap);
   oracle_.set_crowd_cap(cap);
-  if (world_.crowd_cap() != cap) note("crowd_cap() is " + std::to_string(world_.crowd_cap()) + " after set_crowd_cap(" + std::to_string(cap) + ")");
+  if (world_.crowd_cap() != cap)
+    note("crowd_cap() is " + std::to_string(world_.crowd_cap()) + " after set_crowd_cap(" +
+         std::to_string(cap) + ")");
 }
 
 namespace {
@@ -186,13 +192,16 @@ std::string describe(const std::vector<KeySubscription>& keys) {
 }
 
 std::string describe(InterestKey key) {
-  const char* type = key.type == InterestKeyType::global ? "global" : key.type == InterestKeyType::area ? "area" : "user";
+  const char* type = key.type == InterestKeyType::global ? "global"
+                     : key.type == InterestKeyType::area ? "area"
+                                                         : "user";
   return std::string(type) + " " + std::to_string(key.value);
 }
 
 }  // namespace
 
-void MirroredWorld::check_outcome(const std::string& call, const Status& status, bool live, bool null, Expect args) {
+void MirroredWorld::check_outcome(const std::string& call, const Status& status, bool live, bool null,
+                                  Expect args) {
   if (!live) {
     const ErrorCode want = null ? ErrorCode::null_handle : ErrorCode::stale_handle;
     if (status.code() != want) {
@@ -242,7 +251,8 @@ void MirroredWorld::compare_subscriptions(ClientId client) {
     if (revision_error_.empty()) {
       revision_error_ = "after " + std::to_string(oracle_.tick_count()) + " ticks: subscription_revision(" +
                         to_string(client) + ") after " + last_call_ + ": expected " +
-                        std::to_string(oracle_.subscription_revision(client)) + ", got " + std::to_string(*revision);
+                        std::to_string(oracle_.subscription_revision(client)) + ", got " +
+                        std::to_string(*revision);
     }
     oracle_.set_revision_base(client, *revision);
   }
@@ -277,8 +287,9 @@ Status MirroredWorld::set_user_interest_key(EntityId entity, std::uint64_t key) 
 Status MirroredWorld::set_global_interest_key(EntityId entity) {
   Status status = world_.set_global_interest_key(entity);
   const bool attached = oracle_.is_attached(entity);
-  check_outcome("set_global_interest_key(" + to_string(entity) + ")" + (attached ? " [attached]" : ""), status,
-                oracle_.is_live(entity), entity.is_null(), attached ? Expect::refuse : Expect::accept);
+  check_outcome("set_global_interest_key(" + to_string(entity) + ")" + (attached ? " [attached]" : ""),
+                status, oracle_.is_live(entity), entity.is_null(),
+                attached ? Expect::refuse : Expect::accept);
   if (status.ok()) note(oracle_.set_entity_key(entity, 0));
   if (attached) count_refusal(status, "key setter: attached");
   compare_key(entity);
@@ -292,8 +303,8 @@ Status MirroredWorld::set_area_keys(ClientId client, std::span<const KeySubscrip
     return valid_key(k.key) && valid_rate(k.send_rate);
   });
   last_call_ = "set_area_keys(" + to_string(client) + ", " + describe(list) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client),
-                client.is_null(), valid ? Expect::accept : Expect::refuse);
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
+                valid ? Expect::accept : Expect::refuse);
   if (status.ok()) note(oracle_.set_area_keys(client, list));
   compare_subscriptions(client);
   return status;
@@ -301,10 +312,11 @@ Status MirroredWorld::set_area_keys(ClientId client, std::span<const KeySubscrip
 
 Status MirroredWorld::add_user_key(ClientId client, KeySubscription subscription) {
   Status status = world_.add_user_key(client, subscription);
-  const bool valid = valid_key(subscription.key) && subscription.key != 0 && valid_rate(subscription.send_rate);
+  const bool valid =
+      valid_key(subscription.key) && subscription.key != 0 && valid_rate(subscription.send_rate);
   last_call_ = "add_user_key(" + to_string(client) + ", " + describe({subscription}) + ")";
-  check_outcome(last_call_, status,
-                oracle_.is_live(client), client.is_null(), valid ? Expect::accept : Expect::refuse);
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
+                valid ? Expect::accept : Expect::refuse);
   if (status.ok()) note(oracle_.add_user_key(client, subscription));
   compare_subscriptions(client);
   return status;
@@ -315,8 +327,7 @@ Status MirroredWorld::remove_user_key(ClientId client, std::uint64_t key) {
   // Key 0 can never be subscribed: refusing it or accepting it as a no-op are both consistent.
   const Expect args = !valid_key(key) ? Expect::refuse : key == 0 ? Expect::either : Expect::accept;
   last_call_ = "remove_user_key(" + to_string(client) + ", " + std::to_string(key) + ")";
-  check_outcome(last_call_, status,
-                oracle_.is_live(client), client.is_null(), args);
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), args);
   if (status.ok()) note(oracle_.remove_user_key(client, key));
   compare_subscriptions(client);
   return status;
@@ -325,8 +336,7 @@ Status MirroredWorld::remove_user_key(ClientId client, std::uint64_t key) {
 Status MirroredWorld::clear_area_keys(ClientId client) {
   Status status = world_.clear_area_keys(client);
   last_call_ = "clear_area_keys(" + to_string(client) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
-                Expect::accept);
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), Expect::accept);
   if (status.ok()) note(oracle_.clear_area_keys(client));
   compare_subscriptions(client);
   return status;
@@ -335,8 +345,7 @@ Status MirroredWorld::clear_area_keys(ClientId client) {
 Status MirroredWorld::clear_user_keys(ClientId client) {
   Status status = world_.clear_user_keys(client);
   last_call_ = "clear_user_keys(" + to_string(client) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
-                Expect::accept);
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), Expect::accept);
   if (status.ok()) note(oracle_.clear_user_keys(client));
   compare_subscriptions(client);
   return status;
@@ -345,8 +354,7 @@ Status MirroredWorld::clear_user_keys(ClientId client) {
 Status MirroredWorld::clear_interest_keys(ClientId client) {
   Status status = world_.clear_interest_keys(client);
   last_call_ = "clear_interest_keys(" + to_string(client) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
-                Expect::accept);
+  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), Expect::accept);
   if (status.ok()) note(oracle_.clear_interest_keys(client));
   compare_subscriptions(client);
   return status;
@@ -365,8 +373,9 @@ void MirroredWorld::compare_entity(EntityId entity) {
          ", got " + describe_float(*bound));
   } else if (*owner != oracle_.owner(entity)) {
     const ClientId want = oracle_.owner(entity);
-    note("owner(" + to_string(entity) + "): expected " + (want.is_null() ? std::string("none") : to_string(want)) +
-         ", got " + (owner->is_null() ? std::string("none") : to_string(*owner)));
+    note("owner(" + to_string(entity) + "): expected " +
+         (want.is_null() ? std::string("none") : to_string(want)) + ", got " +
+         (owner->is_null() ? std::string("none") : to_string(*owner)));
   }
 }
 
@@ -391,7 +400,8 @@ void MirroredWorld::compare_origins(ClientId client) {
 Status MirroredWorld::set_bound_radius(EntityId entity, float radius) {
   Status status = world_.set_bound_radius(entity, radius);
   check_outcome("set_bound_radius(" + to_string(entity) + ", " + describe_float(radius) + ")", status,
-                oracle_.is_live(entity), entity.is_null(), valid_bound(radius) ? Expect::accept : Expect::refuse);
+                oracle_.is_live(entity), entity.is_null(),
+                valid_bound(radius) ? Expect::accept : Expect::refuse);
   if (status.ok()) note(oracle_.set_bound_radius(entity, radius));
   compare_entity(entity);
   return status;
@@ -402,7 +412,8 @@ Status MirroredWorld::set_owner(EntityId entity, ClientId client) {
   const bool entity_live = oracle_.is_live(entity);
   const bool client_live = oracle_.is_live(client);
   check_outcome("set_owner(" + to_string(entity) + ", " + to_string(client) + ")", status,
-                entity_live && client_live, entity_live ? client.is_null() : entity.is_null(), Expect::accept);
+                entity_live && client_live, entity_live ? client.is_null() : entity.is_null(),
+                Expect::accept);
   if (status.ok()) note(oracle_.set_owner(entity, client));
   compare_entity(entity);
   return status;
@@ -451,9 +462,9 @@ bool same_float(float a, float b) { return a == b || (std::isnan(a) && std::isna
 std::string describe(const SpaceDef& d) {
   return std::string("{culling ") + (d.culling == Culling::on ? "on" : "off") + ", radii " +
          describe_float(d.enter_radius) + "/" + describe_float(d.leave_radius) + ", radius " +
-         describe_float(d.radius) + " x " + describe_float(d.enter_factor) + "/" + describe_float(d.leave_factor) +
-         ", broadcast " + std::to_string(d.broadcast_threshold) + " - " + std::to_string(d.broadcast_margin) +
-         ", hold " + std::to_string(d.visibility_hold_ticks) + "}";
+         describe_float(d.radius) + " x " + describe_float(d.enter_factor) + "/" +
+         describe_float(d.leave_factor) + ", broadcast " + std::to_string(d.broadcast_threshold) + " - " +
+         std::to_string(d.broadcast_margin) + ", hold " + std::to_string(d.visibility_hold_ticks) + "}";
 }
 
 bool same(const SpaceDef& a, const SpaceDef& b) {
@@ -465,10 +476,10 @@ bool same(const SpaceDef& a, const SpaceDef& b) {
 }
 
 std::string describe(const SpaceState& s) {
-  return std::string("{culling ") + (s.culling ? "1" : "0") + ", broadcasting " + (s.broadcasting ? "1" : "0") +
-         ", drill " + (s.drill ? "1" : "0") + ", radii " + describe_float(s.enter_radius) + "/" +
-         describe_float(s.leave_radius) + ", clients " + std::to_string(s.clients) + ", entities " +
-         std::to_string(s.entities) + "}";
+  return std::string("{culling ") + (s.culling ? "1" : "0") + ", broadcasting " +
+         (s.broadcasting ? "1" : "0") + ", drill " + (s.drill ? "1" : "0") + ", radii " +
+         describe_float(s.enter_radius) + "/" + describe_float(s.leave_radius) + ", clients " +
+         std::to_string(s.clients) + ", entities " + std::to_string(s.entities) + "}";
 }
 
 bool same(const SpaceState& a, const SpaceState& b) {
@@ -478,7 +489,8 @@ bool same(const SpaceState& a, const SpaceState& b) {
 }
 
 bool valid_position(float x, float z) {
-  return std::isfinite(x) && std::isfinite(z) && std::fabs(x) <= kMaxCoordinate && std::fabs(z) <= kMaxCoordinate;
+  return std::isfinite(x) && std::isfinite(z) && std::fabs(x) <= kMaxCoordinate &&
+         std::fabs(z) <= kMaxCoordinate;
 }
 
 }  // namespace
@@ -533,8 +545,8 @@ void MirroredWorld::compare_structure(bool after_tick) {
       return;
     }
     if (!same(*def, oracle_.space_def(s))) {
-      note("after " + last_call_ + ": space_def(" + to_string(s) + "): expected " + describe(oracle_.space_def(s)) +
-           ", got " + describe(*def));
+      note("after " + last_call_ + ": space_def(" + to_string(s) + "): expected " +
+           describe(oracle_.space_def(s)) + ", got " + describe(*def));
       return;
     }
     if (!same(*state, oracle_.space_state(s))) {
@@ -558,7 +570,8 @@ Result<SpaceId> MirroredWorld::create_space(const SpaceDef& def) {
   if (!refusal.empty()) {
     if (id.ok()) {
       note(last_call_ + " accepted, expected a refusal: " + refusal);
-    } else if (id.status().code() != ErrorCode::invalid_argument && id.status().code() != ErrorCode::invalid_def) {
+    } else if (id.status().code() != ErrorCode::invalid_argument &&
+               id.status().code() != ErrorCode::invalid_def) {
       note(last_call_ + " gave " + error_code_name(id.status().code()) + ", expected invalid_argument");
     }
   } else if (!id.ok()) {
@@ -579,7 +592,10 @@ Status MirroredWorld::destroy_space(SpaceId space) {
   check_outcome(last_call_, status, oracle_.is_live(space), space.is_null(),
                 refusal.empty() ? Expect::accept : Expect::refuse);
   if (status.ok()) note(oracle_.destroy_space(space));
-  count_refusal(status, "destroy_space: " + (refusal.empty() ? std::string("handle") : refusal.find("default") != std::string::npos ? std::string("default space") : std::string("not empty")));
+  count_refusal(status, "destroy_space: " + (refusal.empty() ? std::string("handle")
+                                             : refusal.find("default") != std::string::npos
+                                                 ? std::string("default space")
+                                                 : std::string("not empty")));
   compare_structure();
   return status;
 }
@@ -600,7 +616,8 @@ Status MirroredWorld::set_space_def(SpaceId space, const SpaceDef& def) {
     note(last_call_ + " refused: " + status.message());
   }
   if (status.ok()) note(oracle_.set_space_def(space, def));
-  count_refusal(status, oracle_.is_live(space) ? "set_space_def: " + refusal.substr(0, refusal.find(':')) : "set_space_def: handle");
+  count_refusal(status, oracle_.is_live(space) ? "set_space_def: " + refusal.substr(0, refusal.find(':'))
+                                               : "set_space_def: handle");
   compare_structure();
   return status;
 }
@@ -610,9 +627,10 @@ Status MirroredWorld::set_space(EntityId entity, SpaceId space) {
   const bool entity_live = oracle_.is_live(entity);
   const bool space_live = oracle_.is_live(space);
   const bool attached = oracle_.is_attached(entity);
-  last_call_ = "set_space(" + to_string(entity) + ", " + to_string(space) + ")" + (attached ? " [attached]" : "");
-  check_outcome(last_call_, status, entity_live && space_live, entity_live ? space.is_null() : entity.is_null(),
-                attached ? Expect::refuse : Expect::accept);
+  last_call_ =
+      "set_space(" + to_string(entity) + ", " + to_string(space) + ")" + (attached ? " [attached]" : "");
+  check_outcome(last_call_, status, entity_live && space_live,
+                entity_live ? space.is_null() : entity.is_null(), attached ? Expect::refuse : Expect::accept);
   if (status.ok()) note(oracle_.set_space(entity, space));
   count_refusal(status, attached ? "set_space: attached" : "set_space: handle");
   compare_structure();
@@ -648,8 +666,10 @@ Status MirroredWorld::attach(EntityId child, EntityId parent) {
   const bool child_live = oracle_.is_live(child);
   const bool parent_live = oracle_.is_live(parent);
   const std::string refusal = oracle_.attach_refusal(child, parent);
-  last_call_ = "attach(" + to_string(child) + ", " + to_string(parent) + ")" + (refusal.empty() ? "" : " [" + refusal + "]");
-  check_outcome(last_call_, status, child_live && parent_live, child_live ? parent.is_null() : child.is_null(),
+  last_call_ = "attach(" + to_string(child) + ", " + to_string(parent) + ")" +
+               (refusal.empty() ? "" : " [" + refusal + "]");
+  check_outcome(last_call_, status, child_live && parent_live,
+                child_live ? parent.is_null() : child.is_null(),
                 refusal.empty() ? Expect::accept : Expect::refuse);
   if (status.ok()) note(oracle_.attach(child, parent));
   std::string kind = "attach: handle";
@@ -678,7 +698,8 @@ Status MirroredWorld::set_presenter(EntityId entity, bool presenter) {
   const bool attached = oracle_.is_attached(entity);
   last_call_ = "set_presenter(" + to_string(entity) + ", " + (presenter ? "true" : "false") + ")" +
                (attached ? " [attached]" : "");
-  check_outcome(last_call_, status, oracle_.is_live(entity), entity.is_null(), attached ? Expect::refuse : Expect::accept);
+  check_outcome(last_call_, status, oracle_.is_live(entity), entity.is_null(),
+                attached ? Expect::refuse : Expect::accept);
   if (status.ok()) note(oracle_.set_presenter(entity, presenter));
   count_refusal(status, attached ? "set_presenter: attached" : "set_presenter: handle");
   compare_structure();
@@ -822,7 +843,8 @@ TickStats MirroredWorld::tick() {
   note(problem);
   if (question_error_.empty() && problem.empty()) {
     const std::string questions = oracle_.compare_questions(world_);
-    if (!questions.empty()) question_error_ = "after " + std::to_string(oracle_.tick_count()) + " ticks: " + questions;
+    if (!questions.empty())
+      question_error_ = "after " + std::to_string(oracle_.tick_count()) + " ticks: " + questions;
   }
   last_call_ = "tick()";
   compare_structure(true);

@@ -124,7 +124,7 @@ class MirroredWorld {
   void check_outcome(const std::string& call, const Status& status, bool live, bool null, Expect args);
   void compare_key(EntityId entity);
   void compare_subscriptions(ClientId client);
-  void compare_entity(EntityId entity);   ///< bound_radius and owner
+  void compare_entity(EntityId entity);  ///< bound_radius and owner
   void compare_origins(ClientId client);
   void compare_walls(SpaceId space);
   void compare_velocity(EntityId entity);

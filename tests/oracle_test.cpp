@@ -46,8 +46,12 @@ void expect_random_runs_match(TierMode tiers, bool hysteresis, std::uint64_t fir
 
 TEST(OracleTest, RandomRunsWithHysteresisMatch) { expect_random_runs_match(TierMode::none, true, 1, 200); }
 TEST(OracleTest, RandomRunsWithOneRadiusMatch) { expect_random_runs_match(TierMode::none, false, 1000, 150); }
-TEST(OracleTest, RandomRunsWithPresetTiersMatch) { expect_random_runs_match(TierMode::preset, true, 2000, 150); }
-TEST(OracleTest, RandomRunsWithCustomTiersMatch) { expect_random_runs_match(TierMode::custom, true, 3000, 150); }
+TEST(OracleTest, RandomRunsWithPresetTiersMatch) {
+  expect_random_runs_match(TierMode::preset, true, 2000, 150);
+}
+TEST(OracleTest, RandomRunsWithCustomTiersMatch) {
+  expect_random_runs_match(TierMode::custom, true, 3000, 150);
+}
 TEST(OracleTest, RandomRunsWithCustomTiersAndOneRadiusMatch) {
   expect_random_runs_match(TierMode::custom, false, 4000, 40);
 }
@@ -117,9 +121,15 @@ void expect_keyed_runs_match(TierMode tiers, bool hysteresis, std::uint64_t firs
 }
 
 TEST(OracleTest, RandomRunsWithKeysMatch) { expect_keyed_runs_match(TierMode::none, true, 5000, 150); }
-TEST(OracleTest, RandomRunsWithKeysAndOneRadiusMatch) { expect_keyed_runs_match(TierMode::none, false, 6000, 80); }
-TEST(OracleTest, RandomRunsWithKeysAndPresetTiersMatch) { expect_keyed_runs_match(TierMode::preset, true, 7000, 100); }
-TEST(OracleTest, RandomRunsWithKeysAndCustomTiersMatch) { expect_keyed_runs_match(TierMode::custom, true, 8000, 100); }
+TEST(OracleTest, RandomRunsWithKeysAndOneRadiusMatch) {
+  expect_keyed_runs_match(TierMode::none, false, 6000, 80);
+}
+TEST(OracleTest, RandomRunsWithKeysAndPresetTiersMatch) {
+  expect_keyed_runs_match(TierMode::preset, true, 7000, 100);
+}
+TEST(OracleTest, RandomRunsWithKeysAndCustomTiersMatch) {
+  expect_keyed_runs_match(TierMode::custom, true, 8000, 100);
+}
 
 TEST(OracleTest, LongRunWithKeysWithoutChurnMatches) {
   RandomRunDef def;
@@ -286,7 +296,8 @@ TEST(OracleTest, RandomRunsWithOwnersOriginsAndBoundsReachEveryKindOfRecord) {
             ++left;
             if (oracle.is_live(d.entity) && oracle.bound_radius(d.entity) > 0.0f) ++bounded_left;
           }
-          if (d.reason == DespawnReason::destroyed && special[{client.index, d.entity.index}]) ++destroyed_special;
+          if (d.reason == DespawnReason::destroyed && special[{client.index, d.entity.index}])
+            ++destroyed_special;
         }
         special.erase(special.lower_bound({client.index, 0}), special.lower_bound({client.index + 1, 0}));
         for (const EntityId e : *world.interest_set(client)) {
@@ -332,12 +343,15 @@ void expect_jitter_walk_matches(std::vector<DistanceTier> tiers, float leave_fac
     (void)mirror.tick();
     ASSERT_EQ(mirror.error(), "");
     walk.step();
-    for (std::size_t i = 0; i < ids.size(); ++i) (void)mirror.set_position(ids[i], walk.xs()[i], walk.zs()[i]);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      (void)mirror.set_position(ids[i], walk.xs()[i], walk.zs()[i]);
   }
 }
 
 TEST(OracleTest, JitterWalkWithHysteresisMatches) { expect_jitter_walk_matches({}, 1.25f); }
-TEST(OracleTest, JitterWalkWithPresetTiersMatches) { expect_jitter_walk_matches(default_distance_tiers(), 1.0f); }
+TEST(OracleTest, JitterWalkWithPresetTiersMatches) {
+  expect_jitter_walk_matches(default_distance_tiers(), 1.0f);
+}
 TEST(OracleTest, JitterWalkWithCustomTiersMatches) { expect_jitter_walk_matches(custom_tiers(), 1.5f); }
 
 TEST(OracleTest, ShrinkingRadiiDropMembersBetweenOldAndNewRadius) {
@@ -371,7 +385,8 @@ TEST(OracleTest, HugeOutlierWithCappedGridMatchesOverManyTicks) {
       scenarios::Rng rng(cap * 10u + (tiers ? 1u : 0u));
       std::vector<EntityId> near;
       for (int i = 0; i < 60; ++i) {
-        near.push_back(*mirror.create_entity(entity_at(rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f), i % 17 == 3)));
+        near.push_back(*mirror.create_entity(
+            entity_at(rng.uniform(-6.0f, 6.0f), rng.uniform(-6.0f, 6.0f), i % 17 == 3)));
       }
       const EntityId outlier = *mirror.create_entity(entity_at(1.0e12f, 0.0f));
       const EntityId outlier_neighbour = *mirror.create_entity(entity_at(1.0e12f, 1.5f));
@@ -472,8 +487,10 @@ TEST(OracleTest, BoundReachUsesFloatArithmeticOfTheDocumentedRule) {
       if (i % 2 == 1) reach = std::nextafter(reach, std::numeric_limits<float>::infinity());
       const double exact = static_cast<double>(scale) + static_cast<double>(b);
       const float d2 = reach * reach;
-      if ((d2 <= (scale + b) * (scale + b)) != (d2 <= static_cast<float>(exact * exact))) ++double_rule_would_differ;
-      spheres.push_back(*mirror.create_entity(entity_at(i % 4 < 2 ? reach : 0.0f, i % 4 < 2 ? 0.0f : -reach, false, b)));
+      if ((d2 <= (scale + b) * (scale + b)) != (d2 <= static_cast<float>(exact * exact)))
+        ++double_rule_would_differ;
+      spheres.push_back(
+          *mirror.create_entity(entity_at(i % 4 < 2 ? reach : 0.0f, i % 4 < 2 ? 0.0f : -reach, false, b)));
       bounds.push_back(b);
     }
     (void)mirror.tick();
@@ -571,7 +588,7 @@ TEST(OracleTest, RandomRunsWithSpacesAndAttachmentsReachEveryKindOfRecord) {
     def.structure = true;
     def.tiers = TierMode::custom;
     std::map<std::uint32_t, bool> was_broadcasting;  // by space slot
-    std::map<std::uint32_t, SpaceState> was;          // by space slot
+    std::map<std::uint32_t, SpaceState> was;         // by space slot
     std::map<std::string, std::uint64_t> run_refusals;
     run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
       const BruteForceOracle& oracle = mirror.oracle();
@@ -617,13 +634,14 @@ TEST(OracleTest, RandomRunsWithSpacesAndAttachmentsReachEveryKindOfRecord) {
     });
     for (const auto& [kind, count] : run_refusals) refusals[kind] += count;
   }
-  for (const SpawnReason reason : {SpawnReason::near, SpawnReason::always, SpawnReason::key, SpawnReason::owner,
-                                   SpawnReason::origin, SpawnReason::attached, SpawnReason::teleport,
-                                   SpawnReason::presenter, SpawnReason::unculled}) {
+  for (const SpawnReason reason :
+       {SpawnReason::near, SpawnReason::always, SpawnReason::key, SpawnReason::owner, SpawnReason::origin,
+        SpawnReason::attached, SpawnReason::teleport, SpawnReason::presenter, SpawnReason::unculled}) {
     EXPECT_GT(spawns[reason], 20u) << "spawn reason " << to_string(reason);
   }
-  for (const DespawnReason reason : {DespawnReason::left, DespawnReason::destroyed, DespawnReason::key_removed,
-                                     DespawnReason::space_changed, DespawnReason::culling_switched}) {
+  for (const DespawnReason reason :
+       {DespawnReason::left, DespawnReason::destroyed, DespawnReason::key_removed,
+        DespawnReason::space_changed, DespawnReason::culling_switched}) {
     EXPECT_GT(despawns[reason], 10u) << "despawn reason " << to_string(reason);
   }
   for (int rule = 0; rule <= static_cast<int>(Rule::out_of_range); ++rule) {
@@ -640,13 +658,29 @@ TEST(OracleTest, RandomRunsWithSpacesAndAttachmentsReachEveryKindOfRecord) {
   EXPECT_GT(switched_by_drill, 20u);
   EXPECT_GT(switched_by_count, 20u);
   EXPECT_GT(switched_by_setting, 20u);
-  for (const char* kind :
-       {"attach: child == parent", "attach: cycle", "attach: keyed child", "attach: presenter child",
-        "attach: different spaces", "attach: too deep", "attach: handle", "set_space: attached", "set_space: handle",
-        "set_presenter: attached", "key setter: attached", "destroy_space: default space", "destroy_space: not empty",
-        "destroy_space: handle", "set_culling_drill: radii", "teleport: position", "create_entity: dead space",
-        "create_space: factors", "create_space: radius", "create_space: one radius", "create_space: leave_radius",
-        "create_space: both forms", "create_space: enter_radius"}) {
+  for (const char* kind : {"attach: child == parent",
+                           "attach: cycle",
+                           "attach: keyed child",
+                           "attach: presenter child",
+                           "attach: different spaces",
+                           "attach: too deep",
+                           "attach: handle",
+                           "set_space: attached",
+                           "set_space: handle",
+                           "set_presenter: attached",
+                           "key setter: attached",
+                           "destroy_space: default space",
+                           "destroy_space: not empty",
+                           "destroy_space: handle",
+                           "set_culling_drill: radii",
+                           "teleport: position",
+                           "create_entity: dead space",
+                           "create_space: factors",
+                           "create_space: radius",
+                           "create_space: one radius",
+                           "create_space: leave_radius",
+                           "create_space: both forms",
+                           "create_space: enter_radius"}) {
     EXPECT_GT(refusals[kind], 0u) << "refusal " << kind;
   }
 }
@@ -672,7 +706,8 @@ TEST(OracleTest, BroadcastThresholdSwitchesWithItsMargin) {
   const bool expected[] = {true, true, true, false, false, false, true, true, false, true, true};
   int inside = 0;
   for (std::size_t t = 0; t < std::size(counts); ++t) {
-    for (; inside < counts[t]; ++inside) (void)mirror.set_space(viewers[static_cast<std::size_t>(inside)], space);
+    for (; inside < counts[t]; ++inside)
+      (void)mirror.set_space(viewers[static_cast<std::size_t>(inside)], space);
     for (; inside > counts[t]; --inside) {
       (void)mirror.set_space(viewers[static_cast<std::size_t>(inside - 1)], mirror.world().default_space());
     }
@@ -794,7 +829,8 @@ TEST(OracleTest, SpaceStateBetweenTicksReadsTheLastTick) {
   ASSERT_TRUE(mirror.clear_culling_drill(space).ok());
   room.culling = Culling::on;
   ASSERT_TRUE(mirror.set_space_def(space, room).ok());
-  EXPECT_FALSE(mirror.world().space_state(space)->broadcasting) << "the setting takes effect at the next tick";
+  EXPECT_FALSE(mirror.world().space_state(space)->broadcasting)
+      << "the setting takes effect at the next tick";
   (void)mirror.tick();
   EXPECT_EQ(mirror.error(), "");
   EXPECT_TRUE(mirror.world().space_state(space)->broadcasting);

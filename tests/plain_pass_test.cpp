@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "random_run.h"
-#include "tick_fingerprint.h"
 #include "sightline/world.h"
+#include "tick_fingerprint.h"
 
 namespace sightline {
 namespace {
@@ -84,7 +84,8 @@ Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
   auto below = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
   const float side = 60.0f;
   std::vector<EntityId> entities;
-  for (int i = 0; i < 240; ++i) entities.push_back(*world.create_entity(EntityDef{uniform(0, side), uniform(0, side), false}));
+  for (int i = 0; i < 240; ++i)
+    entities.push_back(*world.create_entity(EntityDef{uniform(0, side), uniform(0, side), false}));
   std::vector<ClientId> clients;
   for (std::uint32_t i = 0; i < 48; ++i) clients.push_back(*world.create_client(entities[i]));
   for (std::uint32_t i = 0; i < 8; ++i) must(world.add_origin(clients[i], entities[100 + i]));

@@ -2,6 +2,8 @@
 // and both the first entry that breaks the rule (a null, out-of-range, stale or destroyed
 // handle, or a coordinate beyond kMaxCoordinate or NaN), at every batch length and position;
 // and both must say exactly when a clean batch is one run of slots.
+#include "../src/position_batch.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <limits>
 #include <vector>
 
-#include "../src/position_batch.h"
 #include "rng.h"
 #include "sightline/world_def.h"
 
@@ -79,11 +80,11 @@ TEST(PositionBatch, BothChecksNameTheFirstBadEntry) {
       for (std::uint32_t f = 0; f < flaws; ++f) {
         const std::uint32_t at = rng.below(count);
         switch (rng.below(8)) {
-          case 0: ids[at] = EntityId{}; break;                                        // null
-          case 1: ids[at].index = 200 + rng.below(100); break;                        // never created
-          case 2: ids[at].index = 0x80000000u + rng.below(1000); break;               // far out, signed negative
-          case 3: ids[at].generation += 1 + rng.below(3); break;                      // stale
-          case 4: {  // destroyed
+          case 0: ids[at] = EntityId{}; break;                           // null
+          case 1: ids[at].index = 200 + rng.below(100); break;           // never created
+          case 2: ids[at].index = 0x80000000u + rng.below(1000); break;  // far out, signed negative
+          case 3: ids[at].generation += 1 + rng.below(3); break;         // stale
+          case 4: {                                                      // destroyed
             std::uint32_t d = 0;
             while (d < live.size() && live[d] != 0) ++d;
             if (d < live.size()) ids[at] = {d, 1};
@@ -101,7 +102,8 @@ TEST(PositionBatch, BothChecksNameTheFirstBadEntry) {
       const struct {
         const char* name;
         PositionBatchCheck check;
-      } checks[] = {{"scalar", &first_bad_position_scalar}, {"avx2", avx2 ? first_bad_position_avx2 : nullptr}};
+      } checks[] = {{"scalar", &first_bad_position_scalar},
+                    {"avx2", avx2 ? first_bad_position_avx2 : nullptr}};
       for (const auto& c : checks) {
         if (c.check == nullptr) continue;
         bool contiguous = !want_contiguous;

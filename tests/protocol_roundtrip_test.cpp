@@ -29,7 +29,7 @@ rc::Gen<std::uint32_t> any_u32() {
   return rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(0, 200), rc::gen::inRange<std::uint32_t>(100, 20000),
                         rc::gen::arbitrary<std::uint32_t>(),
                         rc::gen::element<std::uint32_t>(127, 128, 16383, 16384, 2097151, 2097152, 268435455,
-                                                         268435456, 0xffffffffu));
+                                                        268435456, 0xffffffffu));
 }
 
 rc::Gen<Rec> any_record(std::uint32_t tick) {
@@ -66,7 +66,8 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
   header.sequence = *any_u32();
   header.tick = *any_u32();
   header.reliable_next = *any_u32();
-  const auto records = *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(0, 40), any_record(header.tick));
+  const auto records =
+      *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(0, 40), any_record(header.tick));
   std::vector<std::uint8_t> buffer(kStateHeaderBytes + 40 * 330);
   PacketWriter writer(buffer, header);
   std::size_t expected = kStateHeaderBytes;
@@ -74,7 +75,8 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
     bool added = false;
     switch (r.type) {
       case RecordType::spawn:
-        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload, r.state_age);
+        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
+                                 r.state_age);
         break;
       case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
       case RecordType::despawn:
@@ -196,8 +198,10 @@ rc::Gen<Field> any_field() {
         break;
       case Field::uint_range: {
         f.umin = *any_u32();
-        f.umax = static_cast<std::uint32_t>(*rc::gen::inRange<std::uint64_t>(f.umin, std::uint64_t{0xffffffffu} + 1));
-        f.uvalue = static_cast<std::uint32_t>(*rc::gen::inRange<std::uint64_t>(f.umin, std::uint64_t{f.umax} + 1));
+        f.umax = static_cast<std::uint32_t>(
+            *rc::gen::inRange<std::uint64_t>(f.umin, std::uint64_t{0xffffffffu} + 1));
+        f.uvalue =
+            static_cast<std::uint32_t>(*rc::gen::inRange<std::uint64_t>(f.umin, std::uint64_t{f.umax} + 1));
         break;
       }
       case Field::int_range: {

@@ -38,7 +38,8 @@ TEST(QuestionsTest, WhyNamesTheRuleThatDecidedAndHolderCountCountsClients) {
   EXPECT_FALSE(w.world.why(c1, npc)->held);
   EXPECT_EQ(w.world.why(c1, npc)->rule, Rule::key_excluded);
   ASSERT_TRUE(w.world.add_user_key(c1, {.key = 1}).ok());
-  ASSERT_TRUE(w.world.set_area_keys(c1, std::vector<KeySubscription>{{.key = 9, .bypass_distance = true}}).ok());
+  ASSERT_TRUE(
+      w.world.set_area_keys(c1, std::vector<KeySubscription>{{.key = 9, .bypass_distance = true}}).ok());
   EXPECT_EQ(w.world.why(c1, npc)->rule, Rule::key_bypass);
   w.world.tick();
   EXPECT_TRUE(w.holds(c1, npc));
@@ -91,8 +92,8 @@ TEST(QuestionsTest, PresentersAreHeldByEveryClientOfTheirSpaceThatTheirKeyAdmits
   ASSERT_TRUE(w.world.add_user_key(c2, {.key = 77}).ok());
   w.world.tick();
   EXPECT_EQ(w.spawns(c1), (std::vector<Spawn>{{record, SpawnReason::presenter}}));
-  EXPECT_EQ(w.spawns(c2), (std::vector<Spawn>{{record, SpawnReason::presenter},
-                                              {team_radio, SpawnReason::presenter}}));
+  EXPECT_EQ(w.spawns(c2),
+            (std::vector<Spawn>{{record, SpawnReason::presenter}, {team_radio, SpawnReason::presenter}}));
   EXPECT_TRUE(w.held(c3).empty());
   EXPECT_EQ(w.world.why(c2, team_radio)->rule, Rule::presenter);
 }
@@ -137,7 +138,8 @@ TEST(QuestionsTest, ATeleportTakesEffectAtTheNextTickWhateverTheTier) {
   ASSERT_TRUE(world.teleport(viewer, 0.5f, 0.0f).ok());
   world.tick();
   EXPECT_TRUE(due(slow));
-  EXPECT_EQ(world.teleport(viewer, std::numeric_limits<float>::quiet_NaN(), 0.0f).code(), ErrorCode::non_finite_position);
+  EXPECT_EQ(world.teleport(viewer, std::numeric_limits<float>::quiet_NaN(), 0.0f).code(),
+            ErrorCode::non_finite_position);
   EXPECT_EQ(world.position(viewer)->x, 0.5f) << "a refused teleport changes nothing";
 }
 

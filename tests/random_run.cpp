@@ -33,7 +33,8 @@ class RandomInputs {
   RandomInputs(const RandomRunDef& def, Rng& rng, MirroredWorld& mirror, float width,
                SightFilterState& filter)
       : def_(def), rng_(rng), mirror_(mirror), width_(width), filter_(filter) {
-    for (int i = 0; i < 3; ++i) centers_.push_back({rng_.uniform(-width_, width_), rng_.uniform(-width_, width_)});
+    for (int i = 0; i < 3; ++i)
+      centers_.push_back({rng_.uniform(-width_, width_), rng_.uniform(-width_, width_)});
   }
 
   [[nodiscard]] bool chance(float p) { return rng_.uniform() < p; }
@@ -58,8 +59,7 @@ class RandomInputs {
     switch (rng_.below(12)) {
       case 0:
       case 1:
-      case 2:
-        return {rng_.uniform(-width_ * 0.5f, width_), rng_.uniform(-width_ * 0.5f, width_)};
+      case 2: return {rng_.uniform(-width_ * 0.5f, width_), rng_.uniform(-width_ * 0.5f, width_)};
       case 3: {  // On cell edges of a grid of cell size R anchored at 0 (and on the anchor).
         const auto kx = static_cast<float>(static_cast<int>(rng_.below(13)) - 6);
         const auto kz = static_cast<float>(static_cast<int>(rng_.below(13)) - 6);
@@ -149,9 +149,13 @@ class RandomInputs {
   }
 
   float bad_bound() {
-    const float bad[] = {-1.0f, -1.0e-6f, std::numeric_limits<float>::quiet_NaN(),
-                         std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                         std::nextafter(kMaxRadius, std::numeric_limits<float>::infinity()), 2.0e9f};
+    const float bad[] = {-1.0f,
+                         -1.0e-6f,
+                         std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::infinity(),
+                         std::nextafter(kMaxRadius, std::numeric_limits<float>::infinity()),
+                         2.0e9f};
     return bad[rng_.below(7)];
   }
 
@@ -262,8 +266,8 @@ class RandomInputs {
       }
       if (!origins.empty() && chance(0.06f)) (void)mirror_.remove_origin(c, pick(origins));
       if (!origins.empty() && chance(0.03f)) (void)mirror_.add_origin(c, pick(origins));  // duplicate
-      if (chance(0.02f)) (void)mirror_.add_origin(c, oracle.viewer(c));                  // the viewer
-      if (chance(0.02f)) {                                                               // a non-origin
+      if (chance(0.02f)) (void)mirror_.add_origin(c, oracle.viewer(c));                   // the viewer
+      if (chance(0.02f)) {                                                                // a non-origin
         const EntityId e = pick(entities);
         if (!oracle.is_origin(c, e)) (void)mirror_.remove_origin(c, e);
       }
@@ -276,7 +280,8 @@ class RandomInputs {
     }
     if (chance(0.015f) && entities.size() > kMaxOrigins + 2) {  // Fill one client, then one more.
       const ClientId c = pick(clients);
-      for (std::uint32_t tries = 0; tries < 4 * kMaxOrigins && oracle.origins(c).size() < kMaxOrigins; ++tries) {
+      for (std::uint32_t tries = 0; tries < 4 * kMaxOrigins && oracle.origins(c).size() < kMaxOrigins;
+           ++tries) {
         const EntityId o = pick(entities);
         if (oracle.add_origin_refusal(c, o).empty()) (void)mirror_.add_origin(c, o);
       }
@@ -375,8 +380,7 @@ class RandomInputs {
     d.culling = chance(0.65f) ? Culling::on : Culling::off;
     const float r = mirror_.world().enter_radius();
     switch (rng_.below(3)) {
-      case 0:
-        break;
+      case 0: break;
       case 1:
         d.enter_radius = rng_.uniform(0.5f, 2.0f) * r;
         d.leave_radius = chance(0.3f) ? d.enter_radius : d.enter_radius * rng_.uniform(1.0f, 1.8f);
@@ -658,8 +662,12 @@ class RandomInputs {
       }
       case 2: {  // radius outside [8, 1000]
         factor_form();
-        const float bad[] = {7.99f, std::nextafter(kLeastInterestRadius, 0.0f), std::nextafter(kMostInterestRadius, inf),
-                             -8.0f, nan, inf};
+        const float bad[] = {7.99f,
+                             std::nextafter(kLeastInterestRadius, 0.0f),
+                             std::nextafter(kMostInterestRadius, inf),
+                             -8.0f,
+                             nan,
+                             inf};
         d.radius = bad[rng_.below(6)];
         break;
       }
@@ -705,7 +713,8 @@ class RandomInputs {
   void bad_drill(SpaceId space) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();
-    const float bad[][2] = {{0.0f, 1.0f}, {-1.0f, 1.0f}, {nan, 1.0f}, {1.0f, 0.5f}, {1.0f, inf}, {1.0f, 2.0e9f}, {inf, inf}};
+    const float bad[][2] = {{0.0f, 1.0f}, {-1.0f, 1.0f},  {nan, 1.0f}, {1.0f, 0.5f},
+                            {1.0f, inf},  {1.0f, 2.0e9f}, {inf, inf}};
     const auto* radii = bad[rng_.below(7)];
     (void)mirror_.set_culling_drill(space, radii[0], radii[1]);
   }
@@ -714,7 +723,9 @@ class RandomInputs {
   void move_to(EntityId e, SpaceId space) { (void)mirror_.set_space(e, space); }
 
   // The deepest entity of a random tree: chains grow from it.
-  EntityId deepest(const std::vector<EntityId>& entities) { return deepest_in(mirror_.oracle().root(pick(entities))); }
+  EntityId deepest(const std::vector<EntityId>& entities) {
+    return deepest_in(mirror_.oracle().root(pick(entities)));
+  }
 
   // One attach call, mostly one the World must accept: a random child (sometimes a viewer) to a
   // parent that is a viewer, an extra origin, an owned entity, a chain's deepest entity or any.
@@ -744,11 +755,8 @@ class RandomInputs {
         if (!owned.empty()) parent = pick(owned);
         break;
       }
-      case 3:
-        parent = deepest(entities);
-        break;
-      default:
-        break;
+      case 3: parent = deepest(entities); break;
+      default: break;
     }
     if (oracle.attach_refusal(child, parent).empty() || chance(0.1f)) (void)mirror_.attach(child, parent);
   }
@@ -784,9 +792,7 @@ class RandomInputs {
     const std::vector<EntityId> entities = oracle.entities();
     const EntityId e = pick(entities);
     switch (rng_.below(6)) {
-      case 0:
-        (void)mirror_.attach(e, e);
-        break;
+      case 0: (void)mirror_.attach(e, e); break;
       case 1: {  // the parent is below the child
         const std::vector<EntityId> children = attached();
         if (!children.empty()) {
@@ -821,7 +827,10 @@ class RandomInputs {
         break;
       default: {  // a dead or null handle
         const EntityId bad = chance(0.5f) ? EntityId{e.index, e.generation + 1} : EntityId{};
-        if (chance(0.5f)) (void)mirror_.attach(bad, e); else (void)mirror_.attach(e, bad);
+        if (chance(0.5f))
+          (void)mirror_.attach(bad, e);
+        else
+          (void)mirror_.attach(e, bad);
         break;
       }
     }
@@ -831,7 +840,8 @@ class RandomInputs {
   Position teleport_target() {
     const std::vector<ClientId> clients = mirror_.oracle().clients();
     if (!clients.empty() && chance(0.5f)) {
-      const Position v = *mirror_.world().position(mirror_.oracle().root(mirror_.oracle().viewer(pick(clients))));
+      const Position v =
+          *mirror_.world().position(mirror_.oracle().root(mirror_.oracle().viewer(pick(clients))));
       const float r = mirror_.world().enter_radius();
       return {v.x + rng_.uniform(-0.7f, 0.7f) * r, v.z + rng_.uniform(-0.7f, 0.7f) * r};
     }
@@ -877,7 +887,8 @@ class RandomInputs {
 
     // Spaces: created, redefined, refused definitions, emptied and destroyed.
     if (chance(0.05f) && created_spaces().size() < 4) (void)mirror_.create_space(space_def_value());
-    if (chance(0.08f) && !created_spaces().empty()) (void)mirror_.set_space_def(pick(created_spaces()), space_def_value());
+    if (chance(0.08f) && !created_spaces().empty())
+      (void)mirror_.set_space_def(pick(created_spaces()), space_def_value());
     if (chance(0.02f)) {  // the default space's setting changes too, and comes back
       SpaceDef def = space_def_value();
       if (chance(0.5f)) {
@@ -940,7 +951,8 @@ class RandomInputs {
     if (chance(0.05f)) {
       const SpaceId target = pick(spaces);
       const std::uint32_t n = 2 + rng_.below(5);
-      for (std::uint32_t i = 0; i < n; ++i) move_to(oracle.root(oracle.viewer(pick(oracle.clients()))), target);
+      for (std::uint32_t i = 0; i < n; ++i)
+        move_to(oracle.root(oracle.viewer(pick(oracle.clients()))), target);
     }
     // Entities between spaces; refused moves of attached entities and to dead spaces.
     const std::uint32_t moves = chance(0.3f) ? 1 + rng_.below(3) : 0;
@@ -960,7 +972,7 @@ class RandomInputs {
     if (chance(0.06f)) refused_attach();
     if (chance(0.12f) && !attached().empty()) (void)mirror_.detach(pick(attached()));
     if (chance(0.02f)) (void)mirror_.detach(pick(roots()));  // a root: not an error
-    if (def_.churn && chance(0.05f)) {  // destroy a parent: its children become roots
+    if (def_.churn && chance(0.05f)) {                       // destroy a parent: its children become roots
       std::vector<EntityId> parents;
       for (const EntityId e : attached()) {
         const EntityId p = oracle.parent(e);
@@ -996,7 +1008,8 @@ class RandomInputs {
       (void)mirror_.teleport(e, p.x, p.z);
     }
     if (chance(0.01f)) {
-      const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 2.0e15f};
+      const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                           2.0e15f};
       (void)mirror_.teleport(pick(roots()), bad[rng_.below(3)], 0.0f);
     }
   }
@@ -1069,9 +1082,7 @@ class RandomInputs {
     return 1 + rng_.below(5);
   }
 
-  KeySubscription subscription() {
-    return KeySubscription{key_value(), rng_.below(5), chance(0.2f)};
-  }
+  KeySubscription subscription() { return KeySubscription{key_value(), rng_.below(5), chance(0.2f)}; }
 
   // A key or rate the World must refuse.
   std::uint64_t bad_key() {
@@ -1124,63 +1135,50 @@ class RandomInputs {
       }
       case 4:
       case 5:
-      case 6:
-        (void)mirror_.add_user_key(c, subscription());
-        break;
+      case 6: (void)mirror_.add_user_key(c, subscription()); break;
       case 7:
       case 8:
         (void)mirror_.remove_user_key(c, chance(0.1f) ? 0 : key_value());  // absent keys too
         break;
-      case 9:
-        (void)mirror_.clear_area_keys(c);
-        break;
-      case 10:
-        (void)mirror_.clear_user_keys(c);
-        break;
-      default:
-        (void)mirror_.clear_interest_keys(c);
-        break;
+      case 9: (void)mirror_.clear_area_keys(c); break;
+      case 10: (void)mirror_.clear_user_keys(c); break;
+      default: (void)mirror_.clear_interest_keys(c); break;
     }
   }
 
   // One call the World must refuse, changing nothing.
   void refused_key_input(EntityId e, ClientId c) {
     switch (rng_.below(9)) {
-      case 0:
-        (void)mirror_.set_user_interest_key(e, 0);
-        break;
-      case 1:
-        (void)mirror_.set_user_interest_key(e, bad_key());
-        break;
-      case 2:
-        (void)mirror_.set_area_interest_key(e, bad_key());
-        break;
+      case 0: (void)mirror_.set_user_interest_key(e, 0); break;
+      case 1: (void)mirror_.set_user_interest_key(e, bad_key()); break;
+      case 2: (void)mirror_.set_area_interest_key(e, bad_key()); break;
       case 3: {  // One bad entry among good ones.
         std::vector<KeySubscription> keys = area_set();
         KeySubscription bad = subscription();
-        if (chance(0.5f)) bad.key = bad_key(); else bad.send_rate = bad_rate();
-        keys.insert(keys.begin() + static_cast<std::ptrdiff_t>(rng_.below(static_cast<std::uint32_t>(keys.size() + 1))), bad);
+        if (chance(0.5f))
+          bad.key = bad_key();
+        else
+          bad.send_rate = bad_rate();
+        keys.insert(keys.begin() +
+                        static_cast<std::ptrdiff_t>(rng_.below(static_cast<std::uint32_t>(keys.size() + 1))),
+                    bad);
         (void)mirror_.set_area_keys(c, keys);
         break;
       }
-      case 4:
-        (void)mirror_.add_user_key(c, {0, 1, false});
-        break;
-      case 5:
-        (void)mirror_.add_user_key(c, {bad_key(), 1, chance(0.5f)});
-        break;
-      case 6:
-        (void)mirror_.add_user_key(c, {key_value(), bad_rate(), false});
-        break;
-      case 7:
-        (void)mirror_.remove_user_key(c, bad_key());
-        break;
+      case 4: (void)mirror_.add_user_key(c, {0, 1, false}); break;
+      case 5: (void)mirror_.add_user_key(c, {bad_key(), 1, chance(0.5f)}); break;
+      case 6: (void)mirror_.add_user_key(c, {key_value(), bad_rate(), false}); break;
+      case 7: (void)mirror_.remove_user_key(c, bad_key()); break;
       default: {  // Dead and null handles.
         const EntityId stale_entity{e.index, e.generation + 1};
         const ClientId stale_client{c.index, c.generation + 1};
         switch (rng_.below(6)) {
-          case 0: (void)mirror_.set_area_interest_key(chance(0.5f) ? stale_entity : EntityId{}, key_value()); break;
-          case 1: (void)mirror_.set_user_interest_key(chance(0.5f) ? stale_entity : EntityId{}, key_value()); break;
+          case 0:
+            (void)mirror_.set_area_interest_key(chance(0.5f) ? stale_entity : EntityId{}, key_value());
+            break;
+          case 1:
+            (void)mirror_.set_user_interest_key(chance(0.5f) ? stale_entity : EntityId{}, key_value());
+            break;
           case 2: (void)mirror_.set_global_interest_key(chance(0.5f) ? stale_entity : EntityId{}); break;
           case 3: (void)mirror_.set_area_keys(chance(0.5f) ? stale_client : ClientId{}, area_set()); break;
           case 4: (void)mirror_.add_user_key(chance(0.5f) ? stale_client : ClientId{}, subscription()); break;
@@ -1211,11 +1209,13 @@ class RandomInputs {
     for (const ClientId c : clients) {
       if (chance(0.1f)) change_subscriptions(c);
     }
-    if (chance(0.15f) && !entities.empty() && !clients.empty()) refused_key_input(pick(entities), pick(clients));
+    if (chance(0.15f) && !entities.empty() && !clients.empty())
+      refused_key_input(pick(entities), pick(clients));
     // A key set on an entity destroyed this window must be refused (the handle is dead).
     if (chance(0.03f) && entities.size() > 1) {
       const EntityId e = pick(entities);
-      if (!mirror_.oracle().is_viewer(e) && mirror_.destroy_entity(e).ok()) (void)mirror_.set_area_interest_key(e, 1);
+      if (!mirror_.oracle().is_viewer(e) && mirror_.destroy_entity(e).ok())
+        (void)mirror_.set_area_interest_key(e, 1);
     }
   }
 
@@ -1248,8 +1248,8 @@ void run_random(const RandomRunDef& def,
   const float radii[] = {1.0f, 1.6f, 0.75f, 2.5f, rng.uniform(0.3f, 4.0f)};
   world_def.enter_radius = radii[rng.below(5)];
   const float factors[] = {1.1f, 1.25f, 1.5f, 2.0f};
-  world_def.leave_radius = def.hysteresis ? world_def.enter_radius * factors[rng.below(4)]
-                                          : world_def.enter_radius;
+  world_def.leave_radius =
+      def.hysteresis ? world_def.enter_radius * factors[rng.below(4)] : world_def.enter_radius;
   if (def.vary_grid) {
     if (rng.below(4) == 0) world_def.cell_size = world_def.enter_radius * (rng.below(2) == 0 ? 1.5f : 3.0f);
     // Far outliers make every tick cost O(max_grid_cells); the default cap (2^20) would

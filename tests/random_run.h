@@ -32,15 +32,15 @@ enum class TierMode : std::uint8_t {
 struct RandomRunDef {
   std::uint64_t seed = 1;
   TierMode tiers = TierMode::none;
-  bool hysteresis = true;       ///< L drawn from {1.1, 1.25, 1.5, 2} x R; else L == R.
+  bool hysteresis = true;  ///< L drawn from {1.1, 1.25, 1.5, 2} x R; else L == R.
   std::uint32_t ticks = 40;
   std::uint32_t max_entities = 60;  ///< Initial entity count is drawn in 1..max_entities.
   std::uint32_t max_clients = 25;
-  bool churn = true;            ///< Create/destroy entities and clients, set_viewer, set_radii.
+  bool churn = true;  ///< Create/destroy entities and clients, set_viewer, set_radii.
   bool vary_grid = true;
   /// Always-relevant entities: 8% of those created, and toggles between ticks. Off, none is (the
   /// draws stay the same, so the other inputs do not change).
-  bool always_relevant = true;        ///< Sometimes a larger cell_size; max_grid_cells mostly small.
+  bool always_relevant = true;  ///< Sometimes a larger cell_size; max_grid_cells mostly small.
   /// Interest keys: entities get Area, User and Global keys from a small key space (1..5 and
   /// kMaxInterestKey), clients random area sets (duplicates, re-set unchanged), user keys added
   /// and removed (absent ones too), clears, send rates 0..4, bypass flags; plus refused calls

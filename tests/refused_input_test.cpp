@@ -65,7 +65,8 @@ std::vector<BadDef> bad_defs() {
       {"cell_size inf", with_cell_size(kInf), "cell_size", "inf"},
       {"max_grid_cells 0", no_cells, "max_grid_cells", "0"},
       {"tier fractions equal", with_tiers({{0.5f, 1}, {0.5f, 2}}), "tiers[1].max_distance_fraction", "0.5"},
-      {"tier fractions decreasing", with_tiers({{0.75f, 1}, {0.25f, 2}}), "tiers[1].max_distance_fraction", "0.25"},
+      {"tier fractions decreasing", with_tiers({{0.75f, 1}, {0.25f, 2}}), "tiers[1].max_distance_fraction",
+       "0.25"},
       {"tier after infinity", with_tiers({{kInf, 1}, {kInf, 2}}), "tiers[1].max_distance_fraction", "inf"},
       {"tier fraction NaN", with_tiers({{kNaN, 1}}), "tiers[0].max_distance_fraction", "nan"},
       {"tier fraction 0", with_tiers({{0.0f, 1}}), "tiers[0].max_distance_fraction", "0"},
@@ -97,12 +98,9 @@ TEST(RefusedInputTest, LeaveBelowEnterMessageNamesBothValues) {
 
 TEST(RefusedInputTest, BoundaryWorldDefsAreAccepted) {
   const std::vector<WorldDef> good = {
-      with_radii(kMaxRadius, kMaxRadius),
-      with_radii(1.6f, 1.6f),
-      with_radii(kMinRadius, 1.0f),
-      with_cell_size(1.6f),
-      with_cell_size(kMaxRadius),
-      with_tiers({{0.5f, 1}, {kInf, 65535}}),
+      with_radii(kMaxRadius, kMaxRadius),   with_radii(1.6f, 1.6f),
+      with_radii(kMinRadius, 1.0f),         with_cell_size(1.6f),
+      with_cell_size(kMaxRadius),           with_tiers({{0.5f, 1}, {kInf, 65535}}),
       with_tiers(default_distance_tiers()),
   };
   for (const WorldDef& def : good) EXPECT_TRUE(validate(def).ok()) << validate(def).message();
@@ -124,8 +122,13 @@ TEST_F(RefusedPositionTest, SetPositionRefusesNonFiniteAndOutOfRangeAndNamesTheE
   const EntityId entity = ids[3];
   ASSERT_EQ(entity.index, 3u);
   ASSERT_EQ(entity.generation, 1u);
-  const std::pair<float, float> bad[] = {{kNaN, 0.0f}, {0.0f, kNaN}, {kInf, 0.0f}, {0.0f, -kInf},
-                                         {1.0e20f, 0.0f}, {0.0f, -1.0e20f}, {std::nextafter(kMaxCoordinate, kInf), 0.0f}};
+  const std::pair<float, float> bad[] = {{kNaN, 0.0f},
+                                         {0.0f, kNaN},
+                                         {kInf, 0.0f},
+                                         {0.0f, -kInf},
+                                         {1.0e20f, 0.0f},
+                                         {0.0f, -1.0e20f},
+                                         {std::nextafter(kMaxCoordinate, kInf), 0.0f}};
   for (const auto& [x, z] : bad) {
     const Status status = world.set_position(entity, x, z);
     EXPECT_EQ(status.code(), ErrorCode::non_finite_position) << x << ", " << z;
@@ -198,11 +201,12 @@ TEST_F(RefusedPositionTest, CreateEntityWithBadPositionIsRefusedAndCountUnchange
 
 TEST_F(RefusedPositionTest, SetRadiiRefusesBadValuesAndKeepsTheRadii) {
   ASSERT_TRUE(world.set_radii(2.0f, 3.0f).ok());
-  const std::pair<float, float> bad[] = {{0.0f, 1.0f},  {-1.0f, 1.0f}, {kNaN, 3.0f}, {kInf, kInf},
-                                         {2.0e9f, 2.0e9f}, {2.0f, 1.0f}, {2.0f, kNaN}, {2.0f, kInf}};
+  const std::pair<float, float> bad[] = {{0.0f, 1.0f},     {-1.0f, 1.0f}, {kNaN, 3.0f}, {kInf, kInf},
+                                         {2.0e9f, 2.0e9f}, {2.0f, 1.0f},  {2.0f, kNaN}, {2.0f, kInf}};
   for (const auto& [enter, leave] : bad) {
     const Status status = world.set_radii(enter, leave);
-    EXPECT_EQ(status.code(), ErrorCode::invalid_argument) << enter << ", " << leave << ": " << status.message();
+    EXPECT_EQ(status.code(), ErrorCode::invalid_argument)
+        << enter << ", " << leave << ": " << status.message();
     const bool names_field = status.message().find("enter_radius") != std::string::npos ||
                              status.message().find("leave_radius") != std::string::npos;
     EXPECT_TRUE(names_field) << status.message();

@@ -78,7 +78,8 @@ struct Model {
   }
 
   // Per client, the packets of one send, as records.
-  std::map<std::uint32_t, std::vector<std::vector<Rec>>> send(const std::set<std::uint32_t>& teleported_roots) {
+  std::map<std::uint32_t, std::vector<std::vector<Rec>>> send(
+      const std::set<std::uint32_t>& teleported_roots) {
     std::map<std::uint32_t, std::vector<std::vector<Rec>>> out;
     const std::uint64_t now = sends;
     for (const ClientId id : world->clients()) {
@@ -149,7 +150,8 @@ struct Model {
       };
       for (const DespawnRecord& d : leaving) {
         const std::size_t size = despawn_record_bytes(c.next_reliable, d.entity);
-        add({RecordType::despawn, d.entity, c.next_reliable++, static_cast<std::uint8_t>(d.reason), {}}, size);
+        add({RecordType::despawn, d.entity, c.next_reliable++, static_cast<std::uint8_t>(d.reason), {}},
+            size);
         budget_used += size;
       }
       // Paced entry: a full sort of what waits.
@@ -184,7 +186,9 @@ struct Model {
         std::vector<std::uint8_t> payload = bytes(m.id, StatePart::full);
         const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, payload.size());
         if (!w.critical && entry_used != 0 && entry_used + size > def.entry_budget_bytes) continue;
-        add({RecordType::spawn, m.id, c.next_reliable++, static_cast<std::uint8_t>(m.reason), std::move(payload)}, size);
+        add({RecordType::spawn, m.id, c.next_reliable++, static_cast<std::uint8_t>(m.reason),
+             std::move(payload)},
+            size);
         entry_used += size;
         m.pending = false;
         m.acc = 0.0f;
@@ -207,9 +211,11 @@ struct Model {
         const auto own = priority.find(index);
         const float tenth = enter / 10.0f;
         const float base = (own == priority.end() ? 1.0f : own->second) / 1.0f / (1.0f + distance / tenth) *
-                           (1.0f + bound / tenth) * (1.0f + speed / tenth) * (interacted ? def.interaction_boost : 1.0f);
+                           (1.0f + bound / tenth) * (1.0f + speed / tenth) *
+                           (interacted ? def.interaction_boost : 1.0f);
         m.acc = std::min(m.acc + base * def.tick_seconds, std::numeric_limits<float>::max());
-        const float acc = teleported_roots.count(r.index) != 0 ? std::numeric_limits<float>::infinity() : m.acc;
+        const float acc =
+            teleported_roots.count(r.index) != 0 ? std::numeric_limits<float>::infinity() : m.acc;
         if (acc > 0.0f) cands.push_back({acc, index});
       }
       std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
@@ -312,13 +318,15 @@ void run_oracle(std::uint64_t seed) {
     const float priority = rng.uniform(0.0f, 5.0f);
     ASSERT_TRUE(replicator.set_priority(favoured, priority).ok());
     model.priority[favoured.index] = priority;
-    ASSERT_TRUE(world.set_velocity(ids[rng.below(80)], rng.uniform(-5.0f, 5.0f), rng.uniform(-5.0f, 5.0f)).ok());
+    ASSERT_TRUE(
+        world.set_velocity(ids[rng.below(80)], rng.uniform(-5.0f, 5.0f), rng.uniform(-5.0f, 5.0f)).ok());
     const ClientId who = clients[rng.below(12)];
     const EntityId what = ids[rng.below(150)];
     ASSERT_TRUE(replicator.note_interaction(who, what).ok());
     auto& table = model.clients[who.index].table;
     const auto at = table.find(what.index);
-    if (at != table.end() && at->second.id == what) at->second.interacted_until = model.sends + rdef.interaction_sends;
+    if (at != table.end() && at->second.id == what)
+      at->second.interacted_until = model.sends + rdef.interaction_sends;
 
     world.tick();
     const Status sent = replicator.send();

@@ -1,4 +1,6 @@
 // The Replicator: priorities under a budget, paced entry, the promise, serialize-once, delivery.
+#include "sightline/replicator.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "sightline/protocol.h"
-#include "sightline/replicator.h"
 #include "small_world.h"
 
 namespace sightline {
@@ -60,7 +61,9 @@ Decoded decode_all(const Replicator& r, ClientId c) {
     out.headers.push_back(p.header);
     out.bytes += bytes.size();
     for (const WireRecord& rec : p.records) {
-      (rec.type == RecordType::spawn ? out.spawns : rec.type == RecordType::update ? out.updates : out.despawns)
+      (rec.type == RecordType::spawn    ? out.spawns
+       : rec.type == RecordType::update ? out.updates
+                                        : out.despawns)
           .push_back(rec);
     }
   }
@@ -128,7 +131,8 @@ TEST(ReplicatorTest, FarEntitiesAreNotStarved) {
   // Every member waits a bounded time; the farthest longest.
   EXPECT_GT(longest, 10u);
   EXPECT_LT(longest, 200u);
-  std::printf("starvation: nearest sent %d times, farthest %d, longest wait %u ticks\n", sent[0], sent[49], longest);
+  std::printf("starvation: nearest sent %d times, farthest %d, longest wait %u ticks\n", sent[0], sent[49],
+              longest);
 }
 
 TEST(ReplicatorTest, AnUpdateThatDoesNotFitIsSkippedForSmallerOnes) {
@@ -264,7 +268,8 @@ TEST(ReplicatorTest, PacedEntryGoesNearestFirstAndCountsPending) {
       last_distance = dist;
     }
     EXPECT_LE(spawn_bytes, def.entry_budget_bytes + 300u);  // the origin's tree goes regardless
-    for (const WireRecord& u : d.updates) EXPECT_TRUE(held.count(u.entity.index)) << "update before its spawn";
+    for (const WireRecord& u : d.updates)
+      EXPECT_TRUE(held.count(u.entity.index)) << "update before its spawn";
     const std::uint32_t pending = *r.pending(c);
     EXPECT_EQ(pending, (*w.world.interest_set(c)).size() - held.size());
     ++sends;
@@ -465,7 +470,8 @@ TEST(ReplicatorTest, UnreliableSpawnsAreResentUntilAcknowledged) {
   std::array<std::uint8_t, kAckBytes> ack{};
   encode_ack({.latest_sequence = 0, .reliable_applied = 2}, ack);
   EXPECT_EQ(r.receive_ack(c, ack).code(), ErrorCode::invalid_argument);
-  EXPECT_EQ(r.receive_ack(c, std::span<const std::uint8_t>(ack).first(5)).code(), ErrorCode::malformed_packet);
+  EXPECT_EQ(r.receive_ack(c, std::span<const std::uint8_t>(ack).first(5)).code(),
+            ErrorCode::malformed_packet);
   encode_ack({.latest_sequence = 9, .reliable_applied = 1}, ack);
   ASSERT_TRUE(r.receive_ack(c, ack).ok());
   for (int t = 0; t < 6; ++t) {

@@ -146,7 +146,8 @@ TEST(SightTest, ASpaceThatDoesNotCullNeedsNoSightAndATreeIsHiddenAsAWhole) {
   ASSERT_EQ(s.held(d).size(), 2u);
   ASSERT_TRUE(s.world.set_position(horse, 8, 0).ok());
   s.world.tick();
-  EXPECT_EQ(s.despawns(d), (std::vector<Despawn>{{rider, DespawnReason::hidden}, {horse, DespawnReason::hidden}}));
+  EXPECT_EQ(s.despawns(d),
+            (std::vector<Despawn>{{rider, DespawnReason::hidden}, {horse, DespawnReason::hidden}}));
 }
 
 TEST(SightTest, BadSightInputsAreRefusedAndChangeNothing) {
@@ -161,7 +162,8 @@ TEST(SightTest, BadSightInputsAreRefusedAndChangeNothing) {
   EXPECT_EQ(walls.code(), ErrorCode::non_finite_position);
   EXPECT_NE(walls.message().find("wall 1"), std::string::npos) << walls.message();
   EXPECT_EQ(w.world.walls(space)->size(), 1u);
-  EXPECT_EQ(w.world.set_velocity(e, std::numeric_limits<float>::infinity(), 0).code(), ErrorCode::invalid_argument);
+  EXPECT_EQ(w.world.set_velocity(e, std::numeric_limits<float>::infinity(), 0).code(),
+            ErrorCode::invalid_argument);
   EXPECT_EQ(w.world.velocity(e)->x, 0.0f);
   EXPECT_EQ(w.world.set_look_ahead(c, -0.1f).code(), ErrorCode::invalid_argument);
   EXPECT_EQ(w.world.set_look_ahead(c, kMaxLookAhead * 2).code(), ErrorCode::invalid_argument);

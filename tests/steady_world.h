@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-
 #include <optional>
 #include <vector>
 
@@ -78,10 +77,13 @@ struct SteadyWorld {
       if (status.ok() && i % 20 == 3) status = world->attach(ids[i], ids[i + 1]);
       if (status.ok() && i % 20 == 4) status = world->attach(ids[i], ids[i + 1]);
       if (status.ok() && i % 250 == 9) status = world->set_presenter(ids[i], true);
-      if (status.ok() && i % 100 == 11) status = world->set_owner(ids[i], clients[(i / 100) % clients.size()]);
+      if (status.ok() && i % 100 == 11)
+        status = world->set_owner(ids[i], clients[(i / 100) % clients.size()]);
       // Entities 400..599 live in the arena, 600..699 in the room (their viewers with them).
-      if (status.ok() && i >= 400 && i < 600 && world->parent(ids[i])->is_null()) status = world->set_space(ids[i], arena);
-      if (status.ok() && i >= 600 && i < 700 && world->parent(ids[i])->is_null()) status = world->set_space(ids[i], room);
+      if (status.ok() && i >= 400 && i < 600 && world->parent(ids[i])->is_null())
+        status = world->set_space(ids[i], arena);
+      if (status.ok() && i >= 600 && i < 700 && world->parent(ids[i])->is_null())
+        status = world->set_space(ids[i], room);
       if (!status.ok()) {
         std::fprintf(stderr, "entity %zu: %s\n", i, status.message().c_str());
         std::abort();
@@ -102,8 +104,9 @@ struct SteadyWorld {
     for (std::size_t c = 0; c < clients.size(); ++c) {
       if (!world->set_look_ahead(clients[c], 0.1f * static_cast<float>(c % 3)).ok()) std::abort();
     }
-    world->set_visibility_filter([](void*, ClientId client, EntityId entity) { return (client.index + entity.index) % 17 != 0; },
-                                 nullptr);
+    world->set_visibility_filter(
+        [](void*, ClientId client, EntityId entity) { return (client.index + entity.index) % 17 != 0; },
+        nullptr);
   }
 
   // Between ticks: a few teleports, one viewer in and out of the arena (its count crosses the
@@ -117,7 +120,8 @@ struct SteadyWorld {
       }
     }
     const EntityId mover = ids[10];
-    if (!world->set_space(mover, structure_ticks % 3 == 0 ? arena : world->default_space()).ok()) std::abort();
+    if (!world->set_space(mover, structure_ticks % 3 == 0 ? arena : world->default_space()).ok())
+      std::abort();
     const Status drill = structure_ticks % 20 < 10 ? world->set_culling_drill(room, 10.0f, 12.0f)
                                                    : world->clear_culling_drill(room);
     if (!drill.ok()) std::abort();

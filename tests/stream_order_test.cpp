@@ -71,7 +71,8 @@ TEST(StreamOrderTest, StreamsObeyTheOrderGuaranteesOnRandomRuns) {
     std::map<std::uint32_t, ClientId> replica_owner;
     std::string problem;
     auto key = [](ClientId c, EntityId e) {
-      return std::pair{(std::uint64_t{c.index} << 32) | c.generation, (std::uint64_t{e.index} << 32) | e.generation};
+      return std::pair{(std::uint64_t{c.index} << 32) | c.generation,
+                       (std::uint64_t{e.index} << 32) | e.generation};
     };
     run_random(def, [&](MirroredWorld& mirror, const TickStats& stats) {
       const World& world = mirror.world();
@@ -112,7 +113,8 @@ TEST(StreamOrderTest, StreamsObeyTheOrderGuaranteesOnRandomRuns) {
           replicas[client.index] = {};
         }
         Replica& replica = replicas[client.index];
-        for (const DespawnRecord& d : stream.despawns) replica.held.erase({d.entity.index, d.entity.generation});
+        for (const DespawnRecord& d : stream.despawns)
+          replica.held.erase({d.entity.index, d.entity.generation});
         for (const SpawnRecord& s : stream.spawns) replica.held.insert({s.entity.index, s.entity.generation});
         std::set<std::pair<std::uint32_t, std::uint32_t>> expected;
         for (const EntityId e : set) expected.insert({e.index, e.generation});

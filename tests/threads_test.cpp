@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "random_run.h"
-#include "tick_fingerprint.h"
 #include "sightline/world.h"
+#include "tick_fingerprint.h"
 
 namespace sightline {
 namespace {

@@ -35,9 +35,11 @@ struct Fingerprint {
   for (const ClientId c : world.clients()) {
     f.add((std::uint64_t{c.index} << 32) | c.generation);
     const ClientStream s = *world.stream(c);
-    for (const SpawnRecord& r : s.spawns) f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
+    for (const SpawnRecord& r : s.spawns)
+      f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
     for (const EntityId r : s.updates) f.add(r);
-    for (const DespawnRecord& r : s.despawns) f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
+    for (const DespawnRecord& r : s.despawns)
+      f.add((std::uint64_t{r.entity.index} << 8) | static_cast<std::uint8_t>(r.reason));
     for (const EventRecord& r : s.events) f.add(r.event);
     for (const EntityId e : *world.interest_set(c)) f.add(e);
   }

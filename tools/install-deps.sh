@@ -6,7 +6,7 @@ set -euo pipefail
 # chromium: the page's browser test. node and npm run it (playwright-core, installed by npm ci).
 needed=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
         libcli11-dev libfmt-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev librapidcheck-dev
-        libboost1.81-dev chromium gnuplot-nox)
+        libboost1.81-dev chromium gnuplot-nox clang-format-14)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

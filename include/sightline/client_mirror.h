@@ -21,7 +21,8 @@ inline constexpr std::uint32_t kMaxHistory = 16;
 
 /// Checks one payload the way the game will read it (typically its serialize function run on a
 /// Stream::reader, with rest_is_zero()). Returning false rejects the whole packet as malformed.
-using PayloadCheck = bool (*)(EntityId entity, StatePart part, std::span<const std::uint8_t> payload, void* context);
+using PayloadCheck = bool (*)(EntityId entity, StatePart part, std::span<const std::uint8_t> payload,
+                              void* context);
 
 struct MirrorDef {
   /// Must match the server's Replicator for this client.
@@ -87,15 +88,15 @@ struct Snapshot {
 
 /// Totals since the mirror was made.
 struct MirrorStats {
-  std::uint64_t packets = 0;             ///< Accepted (well-formed) packets.
-  std::uint64_t rejected = 0;            ///< Malformed packets refused.
-  std::uint64_t duplicates = 0;          ///< Unreliable: packets whose sequence was already received.
+  std::uint64_t packets = 0;     ///< Accepted (well-formed) packets.
+  std::uint64_t rejected = 0;    ///< Malformed packets refused.
+  std::uint64_t duplicates = 0;  ///< Unreliable: packets whose sequence was already received.
   std::uint64_t enters = 0;
   std::uint64_t updates = 0;
   std::uint64_t exits = 0;
-  std::uint64_t stale_updates = 0;       ///< Unreliable: updates dropped (not held yet or any more, or older).
-  std::uint64_t reliable_duplicates = 0; ///< Unreliable: spawns and despawns received again.
-  std::uint64_t reliable_buffered = 0;   ///< Unreliable: spawns and despawns that waited for a missing one.
+  std::uint64_t stale_updates = 0;  ///< Unreliable: updates dropped (not held yet or any more, or older).
+  std::uint64_t reliable_duplicates = 0;  ///< Unreliable: spawns and despawns received again.
+  std::uint64_t reliable_buffered = 0;    ///< Unreliable: spawns and despawns that waited for a missing one.
   std::uint64_t anomalies = 0;
 };
 

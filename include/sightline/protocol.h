@@ -71,7 +71,7 @@ struct DecodedPacket {
 
 /// What a client sends back under unreliable delivery (and may send under reliable).
 struct AckPacket {
-  std::uint32_t latest_sequence = 0;  ///< Highest state-packet sequence received.
+  std::uint32_t latest_sequence = 0;   ///< Highest state-packet sequence received.
   std::uint32_t reliable_applied = 0;  ///< Spawns and despawns applied: the next reliable id expected.
 };
 

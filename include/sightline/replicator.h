@@ -118,36 +118,36 @@ struct ReplicatorDef {
 /// Totals of one send over every client.
 struct SendStats {
   std::uint64_t packets = 0;
-  std::uint64_t bytes = 0;            ///< Packet bytes, headers included.
-  std::uint64_t spawns = 0;           ///< Spawn records sent for the first time.
+  std::uint64_t bytes = 0;   ///< Packet bytes, headers included.
+  std::uint64_t spawns = 0;  ///< Spawn records sent for the first time.
   std::uint64_t updates = 0;
-  std::uint64_t despawns = 0;         ///< Despawn records sent for the first time.
-  std::uint64_t resends = 0;          ///< Unreliable: spawns and despawns sent again.
-  std::uint64_t updates_skipped = 0;  ///< Priority mode: members left for a later send.
-  std::uint64_t pending = 0;          ///< Members still waiting for their spawn, after the send.
-  std::uint32_t max_pending = 0;      ///< The largest one client's pending count.
-  std::uint64_t spawns_delayed = 0;   ///< Spawns sent at a later send than their entry.
+  std::uint64_t despawns = 0;           ///< Despawn records sent for the first time.
+  std::uint64_t resends = 0;            ///< Unreliable: spawns and despawns sent again.
+  std::uint64_t updates_skipped = 0;    ///< Priority mode: members left for a later send.
+  std::uint64_t pending = 0;            ///< Members still waiting for their spawn, after the send.
+  std::uint32_t max_pending = 0;        ///< The largest one client's pending count.
+  std::uint64_t spawns_delayed = 0;     ///< Spawns sent at a later send than their entry.
   std::uint64_t spawn_delay_sends = 0;  ///< Sum of those delays, in sends.
   /// The longest any member of any client has gone without a spawn or update, in sends, after
   /// this send (0: every member was sent this send).
   std::uint32_t longest_wait = 0;
-  std::uint64_t serialize_calls = 0;  ///< Calls of the serializer (writes and measures).
-  std::uint64_t serialized_bytes = 0; ///< Payload bytes those calls wrote or measured.
+  std::uint64_t serialize_calls = 0;   ///< Calls of the serializer (writes and measures).
+  std::uint64_t serialized_bytes = 0;  ///< Payload bytes those calls wrote or measured.
   std::uint64_t serialize_errors = 0;
   std::uint64_t promise_violations = 0;
 };
 
 /// One client's replication state.
 struct ClientSendStats {
-  std::uint32_t pending = 0;           ///< Members waiting for their spawn.
-  std::uint32_t held = 0;              ///< Members whose spawn was sent.
-  bool catching_up = false;            ///< Since a join, a viewer or origin change, until pending is 0.
-  std::uint64_t bytes = 0;             ///< Bytes sent to it, all sends.
+  std::uint32_t pending = 0;  ///< Members waiting for their spawn.
+  std::uint32_t held = 0;     ///< Members whose spawn was sent.
+  bool catching_up = false;   ///< Since a join, a viewer or origin change, until pending is 0.
+  std::uint64_t bytes = 0;    ///< Bytes sent to it, all sends.
   std::uint64_t packets = 0;
-  std::uint32_t longest_wait = 0;      ///< Longest wait of any of its members after the last send.
-  std::uint32_t reliable_next = 0;     ///< Next reliable id it will be given.
-  std::uint32_t reliable_acked = 0;    ///< Reliable ids it has acknowledged (unreliable delivery).
-  float round_trip_sends = 0.0f;       ///< Smoothed round trip from its acks, in sends (0 before any).
+  std::uint32_t longest_wait = 0;    ///< Longest wait of any of its members after the last send.
+  std::uint32_t reliable_next = 0;   ///< Next reliable id it will be given.
+  std::uint32_t reliable_acked = 0;  ///< Reliable ids it has acknowledged (unreliable delivery).
+  float round_trip_sends = 0.0f;     ///< Smoothed round trip from its acks, in sends (0 before any).
 };
 
 class ReplicatorImpl;

@@ -69,10 +69,10 @@ inline constexpr std::uint32_t kRecommendedBroadcastThreshold = 10;
 
 /// What a space does as of the last tick (World::space_state).
 struct SpaceState {
-  bool culling = false;        ///< It culled at the last tick (setting, broadcast and drill applied).
-  bool broadcasting = false;   ///< culling is on, no drill, and the space is in broadcast mode.
-  bool drill = false;          ///< A culling drill forced culling on.
-  float enter_radius = 0.0f;   ///< Radii used at the last tick when culling; 0 when not.
+  bool culling = false;       ///< It culled at the last tick (setting, broadcast and drill applied).
+  bool broadcasting = false;  ///< culling is on, no drill, and the space is in broadcast mode.
+  bool drill = false;         ///< A culling drill forced culling on.
+  float enter_radius = 0.0f;  ///< Radii used at the last tick when culling; 0 when not.
   float leave_radius = 0.0f;
   std::uint32_t clients = 0;   ///< Clients whose viewer was in the space at the last tick.
   std::uint32_t entities = 0;  ///< Live entities in the space now.

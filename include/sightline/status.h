@@ -16,9 +16,9 @@ enum class ErrorCode : std::uint8_t {
   null_handle,          ///< A handle with generation 0 (never created) was passed.
   stale_handle,         ///< The handle's slot was destroyed or reused: the generation does not match.
   non_finite_position,  ///< A position is NaN, infinite or beyond kMaxCoordinate.
-  entity_is_viewer,     ///< The entity is some client's viewer; destroy the client or change its viewer first.
-  malformed_packet,     ///< Bytes from the network do not decode; the message says where and why.
-  buffer_too_small,     ///< A caller's buffer cannot hold what was asked for.
+  entity_is_viewer,  ///< The entity is some client's viewer; destroy the client or change its viewer first.
+  malformed_packet,  ///< Bytes from the network do not decode; the message says where and why.
+  buffer_too_small,  ///< A caller's buffer cannot hold what was asked for.
 };
 
 /// Short stable name of an error code, e.g. "stale_handle".
@@ -53,7 +53,7 @@ namespace detail {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const noexcept { return status_.ok(); }

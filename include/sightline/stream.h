@@ -11,11 +11,11 @@ namespace sightline {
 
 /// Why an entity entered a client's interest set.
 enum class SpawnReason : std::uint8_t {
-  near = 0,     ///< Came within the enter radius of the client's viewer.
-  always = 1,   ///< Always relevant: held by every client without a radius test.
-  key = 2,      ///< Admitted at any distance by a subscription with bypass_distance.
-  owner = 3,    ///< Owned by the client: held at any distance, whatever its key.
-  origin = 4,   ///< One of the client's origins is in its attachment tree (World::add_origin).
+  near = 0,       ///< Came within the enter radius of the client's viewer.
+  always = 1,     ///< Always relevant: held by every client without a radius test.
+  key = 2,        ///< Admitted at any distance by a subscription with bypass_distance.
+  owner = 3,      ///< Owned by the client: held at any distance, whatever its key.
+  origin = 4,     ///< One of the client's origins is in its attachment tree (World::add_origin).
   attached = 5,   ///< Attached to an entity the client holds: arrives with its tree's root.
   teleport = 6,   ///< Came within the enter radius because it was teleported (World::teleport).
   presenter = 7,  ///< A presenter: held by every client of its space whose key admits it.
@@ -24,9 +24,9 @@ enum class SpawnReason : std::uint8_t {
 
 /// Why an entity left a client's interest set. A client must not play a death for `left`.
 enum class DespawnReason : std::uint8_t {
-  left = 0,       ///< Walked beyond the leave radius (or stopped being relevant). Not a death.
-  destroyed = 1,  ///< The entity was destroyed.
-  key_removed = 2,  ///< The entity's key no longer admits the client (key or subscription changed).
+  left = 0,              ///< Walked beyond the leave radius (or stopped being relevant). Not a death.
+  destroyed = 1,         ///< The entity was destroyed.
+  key_removed = 2,       ///< The entity's key no longer admits the client (key or subscription changed).
   space_changed = 3,     ///< The entity, or the client's viewer, is now in another space.
   culling_switched = 4,  ///< Beyond the leave radius at the tick its space turned culling on.
   hidden = 5,            ///< Out of sight for longer than its space's visibility hold.
@@ -72,7 +72,7 @@ struct ClientStream {
 
 /// Totals over all clients for one tick.
 struct TickStats {
-  std::uint64_t tick = 0;            ///< Index of the tick just run; the first tick is 0.
+  std::uint64_t tick = 0;  ///< Index of the tick just run; the first tick is 0.
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;
   std::uint64_t despawns = 0;
@@ -82,9 +82,9 @@ struct TickStats {
   std::uint64_t distance_tests = 0;
   /// Every entity found in the scanned cells, members and the viewer included.
   std::uint64_t cell_candidates = 0;
-  std::uint64_t members = 0;         ///< Sum of interest set sizes after the tick.
-  std::uint64_t events = 0;          ///< Events delivered this tick (emitted since the last one).
-  std::uint64_t event_records = 0;   ///< Event records over all clients.
+  std::uint64_t members = 0;        ///< Sum of interest set sizes after the tick.
+  std::uint64_t events = 0;         ///< Events delivered this tick (emitted since the last one).
+  std::uint64_t event_records = 0;  ///< Event records over all clients.
   /// Clients whose pass took the plain path: the same records as the general pass, at a fraction
   /// of its fixed cost per client. A client takes it unless the world has attachments, a crowd
   /// cap, always-relevant entities, presenters, bounded entities, keyed entities, distance tiers

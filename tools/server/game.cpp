@@ -84,20 +84,23 @@ Status validate(const GameDef& def) {
     return {ErrorCode::invalid_def, "scenario is \"" + def.scenario + "\": must be reference or crowd"};
   }
   if (def.entities > 100000) return bad_def("entities", def.entities, "must be at most 100000");
-  if (!(def.width > 0.0f && def.width <= 100000.0f)) return bad_def("width", def.width, "must be in (0, 100000]");
+  if (!(def.width > 0.0f && def.width <= 100000.0f))
+    return bad_def("width", def.width, "must be in (0, 100000]");
   if (!(def.height > 0.0f && def.height <= 100000.0f)) {
     return bad_def("height", def.height, "must be in (0, 100000]");
   }
   const float side = std::min(def.width, def.height);
   if (!(def.enter_radius >= kRadiusStep && def.enter_radius <= side)) {
-    return bad_def("enter_radius", def.enter_radius, "must be in [1/16, min(width, height) = " + number(side) + "]");
+    return bad_def("enter_radius", def.enter_radius,
+                   "must be in [1/16, min(width, height) = " + number(side) + "]");
   }
   if (!(def.leave_radius >= def.enter_radius && def.leave_radius <= 4.0f * def.enter_radius)) {
     return bad_def("leave_radius", def.leave_radius,
                    "must be in [enter_radius, 4 * enter_radius] = [" + number(def.enter_radius) + ", " +
                        number(4.0f * def.enter_radius) + "]");
   }
-  if (def.tick_rate < 1 || def.tick_rate > 120) return bad_def("tick_rate", def.tick_rate, "must be in [1, 120]");
+  if (def.tick_rate < 1 || def.tick_rate > 120)
+    return bad_def("tick_rate", def.tick_rate, "must be in [1, 120]");
   if (def.max_radius != 0.0f && !(def.max_radius >= def.enter_radius && def.max_radius <= 100000.0f)) {
     return bad_def("max_radius", def.max_radius, "must be 0 (4 * enter_radius) or in [enter_radius, 100000]");
   }
@@ -136,7 +139,8 @@ class GameImpl {
   const GameDef& def() const noexcept { return def_; }
 
   Result<std::uint32_t> connect(std::vector<std::uint8_t>& welcome) {
-    const std::uint32_t slot = free_slots_.empty() ? static_cast<std::uint32_t>(xs_.size()) : free_slots_.back();
+    const std::uint32_t slot =
+        free_slots_.empty() ? static_cast<std::uint32_t>(xs_.size()) : free_slots_.back();
     const float x = rng_.uniform(0.0f, def_.width);
     const float z = rng_.uniform(0.0f, def_.height);
     if (slot == xs_.size()) {
@@ -195,7 +199,8 @@ class GameImpl {
 
   Status receive(std::uint32_t id, std::span<const std::uint8_t> bytes) {
     auto it = connections_.find(id);
-    if (it == connections_.end()) return {ErrorCode::invalid_argument, "connection " + std::to_string(id) + " is not open"};
+    if (it == connections_.end())
+      return {ErrorCode::invalid_argument, "connection " + std::to_string(id) + " is not open"};
     Result<ClientFrame> frame = read_client_frame(bytes, limits_);
     if (!frame) return frame.status();
     Connection& c = it->second;

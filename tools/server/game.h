@@ -38,10 +38,10 @@ struct GameDef {
 struct GameStats {
   std::uint64_t ticks = 0;
   std::uint32_t connections = 0;
-  std::uint32_t groups = 0;            ///< Worlds alive (one per effective setting in use).
-  std::uint64_t frames_in = 0;         ///< Client frames accepted.
-  std::uint64_t bytes_out = 0;         ///< Frame bytes produced, all connections, all ticks.
-  double last_tick_ms = 0.0;           ///< Wall time of the last tick(), frames included.
+  std::uint32_t groups = 0;     ///< Worlds alive (one per effective setting in use).
+  std::uint64_t frames_in = 0;  ///< Client frames accepted.
+  std::uint64_t bytes_out = 0;  ///< Frame bytes produced, all connections, all ticks.
+  double last_tick_ms = 0.0;    ///< Wall time of the last tick(), frames included.
 };
 
 class GameImpl;

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "lossy_channel.h"
-#include "walker_state.h"
 #include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
 #include "sightline/world.h"
+#include "walker_state.h"
 
 namespace sightline::sim {
 namespace {
@@ -29,14 +29,16 @@ struct Link {
 
 }  // namespace
 
-Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32_t entities, std::uint64_t ticks,
-                                      const PositionSource& positions, const Progress& progress) {
+Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32_t entities,
+                                      std::uint64_t ticks, const PositionSource& positions,
+                                      const Progress& progress) {
   if (config.clients > entities) {
     return Status(ErrorCode::invalid_argument, "clients is " + std::to_string(config.clients) +
-                                                   ": must be <= entities (" + std::to_string(entities) + ")");
+                                                   ": must be <= entities (" + std::to_string(entities) +
+                                                   ")");
   }
-  Result<World> created =
-      World::create(sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
+  Result<World> created = World::create(
+      sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
   if (!created.ok()) return created.status();
   World& world = created.value();
 
@@ -154,7 +156,8 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
         if (settled && link.violating.count(e.index) == 0) {
           ++totals.violations_at_client;
           const float d = std::sqrt(d2);
-          if (totals.violations_at_client == 1 || d < totals.worst_violation_distance) totals.worst_violation_distance = d;
+          if (totals.violations_at_client == 1 || d < totals.worst_violation_distance)
+            totals.worst_violation_distance = d;
         }
       }
       link.violating.swap(now);

@@ -13,13 +13,13 @@ struct BandwidthConfig {
   float enter_radius = 1.6f;
   float leave_radius = 1.6f;
   bool tiers = false;
-  std::uint32_t clients = 0;     ///< The first `clients` entity ids are clients.
-  float hz = 20.0f;              ///< Ticks (and sends) per second.
-  std::uint32_t budget = 1200;   ///< ReplicatorDef::budget_bytes.
+  std::uint32_t clients = 0;    ///< The first `clients` entity ids are clients.
+  float hz = 20.0f;             ///< Ticks (and sends) per second.
+  std::uint32_t budget = 1200;  ///< ReplicatorDef::budget_bytes.
   std::uint32_t entry_budget = 32 * 1024;
-  float latency_ms = 0.0f;       ///< One way, server to client (acks take as long back).
-  float loss_percent = 0.0f;     ///< > 0 switches to unreliable delivery.
-  std::uint64_t seed = 1;        ///< Of the channels.
+  float latency_ms = 0.0f;    ///< One way, server to client (acks take as long back).
+  float loss_percent = 0.0f;  ///< > 0 switches to unreliable delivery.
+  std::uint64_t seed = 1;     ///< Of the channels.
 };
 
 struct BandwidthTotals {
@@ -47,7 +47,7 @@ struct BandwidthTotals {
   /// counted once per entity and entry, while its entry had caught up (latency included).
   std::uint64_t violations_at_client = 0;
   float worst_violation_distance = 0.0f;  ///< The smallest distance of any violation at the client.
-  std::uint64_t anomalies = 0;     ///< Mirror anomalies (must be 0).
+  std::uint64_t anomalies = 0;            ///< Mirror anomalies (must be 0).
   std::uint64_t stale_updates = 0;
   std::uint64_t datagrams_dropped = 0;
 };

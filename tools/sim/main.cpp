@@ -134,10 +134,11 @@ double promise_speed_bound(float enter_radius, float promise_radius, float hz, f
   return (enter_radius - promise_radius) / (1.0 / hz + latency_ms / 1000.0);
 }
 
-nlohmann::ordered_json bandwidth_json(const sightline::sim::BandwidthTotals& t, const sightline::sim::BandwidthConfig& c,
-                                      float speed) {
+nlohmann::ordered_json bandwidth_json(const sightline::sim::BandwidthTotals& t,
+                                      const sightline::sim::BandwidthConfig& c, float speed) {
   const double seconds = static_cast<double>(t.ticks) / c.hz;
-  const double per_client = static_cast<double>(t.bytes) / seconds / static_cast<double>(std::max<std::uint64_t>(1, t.clients));
+  const double per_client =
+      static_cast<double>(t.bytes) / seconds / static_cast<double>(std::max<std::uint64_t>(1, t.clients));
   nlohmann::ordered_json out;
   out["ticks"] = t.ticks;
   out["entities"] = t.entities;
@@ -157,13 +158,15 @@ nlohmann::ordered_json bandwidth_json(const sightline::sim::BandwidthTotals& t, 
   out["resends"] = t.resends;
   out["updates_skipped"] = t.updates_skipped;
   out["spawns_delayed"] = t.spawns_delayed;
-  out["mean_spawn_delay_ticks"] =
-      t.spawns_delayed == 0 ? 0.0 : static_cast<double>(t.spawn_delay_sends) / static_cast<double>(t.spawns_delayed);
+  out["mean_spawn_delay_ticks"] = t.spawns_delayed == 0 ? 0.0
+                                                        : static_cast<double>(t.spawn_delay_sends) /
+                                                              static_cast<double>(t.spawns_delayed);
   out["longest_wait_ticks"] = t.longest_wait;
   out["max_pending"] = t.max_pending;
   out["promise_radius"] = t.promise_radius;
   out["walk_speed"] = speed;
-  out["promise_closing_speed_bound"] = promise_speed_bound(c.enter_radius, t.promise_radius, c.hz, c.latency_ms);
+  out["promise_closing_speed_bound"] =
+      promise_speed_bound(c.enter_radius, t.promise_radius, c.hz, c.latency_ms);
   out["promise_violations_at_send"] = t.violations_at_send;
   out["promise_violations_at_client"] = t.violations_at_client;
   out["mirror_anomalies"] = t.anomalies;
@@ -172,16 +175,20 @@ nlohmann::ordered_json bandwidth_json(const sightline::sim::BandwidthTotals& t, 
   return out;
 }
 
-void print_bandwidth(const sightline::sim::BandwidthTotals& t, const sightline::sim::BandwidthConfig& c, float speed) {
+void print_bandwidth(const sightline::sim::BandwidthTotals& t, const sightline::sim::BandwidthConfig& c,
+                     float speed) {
   using sightline::sim::grouped;
   const double seconds = static_cast<double>(t.ticks) / c.hz;
-  const double per_client = static_cast<double>(t.bytes) / seconds / static_cast<double>(std::max<std::uint64_t>(1, t.clients));
-  fmt::print("{} ticks ({:g} s at {:g} Hz), {} entities, {} clients, R = {:g}, L = {:g}\n", t.ticks, seconds, c.hz,
-             t.entities, t.clients, c.enter_radius, c.leave_radius);
-  fmt::print("budget {} bytes a send, entry allowance {} bytes a send, {:g} ms latency, {:g}% loss, {} delivery\n",
-             c.budget, c.entry_budget, c.latency_ms, c.loss_percent, t.unreliable ? "unreliable" : "reliable");
-  fmt::print("{:<28} {:>12} bytes/s  ({:.1f} kbit/s); busiest client {} bytes/s\n", "per client", grouped(per_client),
-             per_client * 8.0 / 1000.0, grouped(static_cast<double>(t.max_client_bytes) / seconds));
+  const double per_client =
+      static_cast<double>(t.bytes) / seconds / static_cast<double>(std::max<std::uint64_t>(1, t.clients));
+  fmt::print("{} ticks ({:g} s at {:g} Hz), {} entities, {} clients, R = {:g}, L = {:g}\n", t.ticks, seconds,
+             c.hz, t.entities, t.clients, c.enter_radius, c.leave_radius);
+  fmt::print(
+      "budget {} bytes a send, entry allowance {} bytes a send, {:g} ms latency, {:g}% loss, {} delivery\n",
+      c.budget, c.entry_budget, c.latency_ms, c.loss_percent, t.unreliable ? "unreliable" : "reliable");
+  fmt::print("{:<28} {:>12} bytes/s  ({:.1f} kbit/s); busiest client {} bytes/s\n", "per client",
+             grouped(per_client), per_client * 8.0 / 1000.0,
+             grouped(static_cast<double>(t.max_client_bytes) / seconds));
   auto line = [&](const char* name, std::uint64_t total) {
     fmt::print("{:<28} {:>12}/s\n", name, grouped(static_cast<double>(total) / seconds));
   };
@@ -191,24 +198,28 @@ void print_bandwidth(const sightline::sim::BandwidthTotals& t, const sightline::
   line("spawns", t.spawns);
   line("despawns", t.despawns);
   if (t.unreliable) line("resent spawns and despawns", t.resends);
-  const double mean_delay =
-      t.spawns_delayed == 0 ? 0.0 : static_cast<double>(t.spawn_delay_sends) / static_cast<double>(t.spawns_delayed);
-  fmt::print("{:<28} {:>12} (mean {:.2f} ticks late)\n", "spawns delayed by pacing", grouped(static_cast<double>(t.spawns_delayed)),
-             mean_delay);
+  const double mean_delay = t.spawns_delayed == 0 ? 0.0
+                                                  : static_cast<double>(t.spawn_delay_sends) /
+                                                        static_cast<double>(t.spawns_delayed);
+  fmt::print("{:<28} {:>12} (mean {:.2f} ticks late)\n", "spawns delayed by pacing",
+             grouped(static_cast<double>(t.spawns_delayed)), mean_delay);
   fmt::print("{:<28} {:>12} ticks ({:g} ms)\n", "longest wait of a member", t.longest_wait,
              static_cast<double>(t.longest_wait) * 1000.0 / c.hz);
   fmt::print("{:<28} {:>12}\n", "largest pending count", t.max_pending);
   const double bound = promise_speed_bound(c.enter_radius, t.promise_radius, c.hz, c.latency_ms);
-  fmt::print("promise radius {:.4g} (R / 1.2): holds for closing speeds below {:.3g} u/s at this tick rate and latency;\n"
-             "  walkers at {:g} u/s close at up to {:g} u/s\n",
-             t.promise_radius, bound, speed, 2.0 * speed);
-  fmt::print("{:<28} {:>12} at send, {} at the client", "promise violations", t.violations_at_send, t.violations_at_client);
+  fmt::print(
+      "promise radius {:.4g} (R / 1.2): holds for closing speeds below {:.3g} u/s at this tick rate and "
+      "latency;\n"
+      "  walkers at {:g} u/s close at up to {:g} u/s\n",
+      t.promise_radius, bound, speed, 2.0 * speed);
+  fmt::print("{:<28} {:>12} at send, {} at the client", "promise violations", t.violations_at_send,
+             t.violations_at_client);
   if (t.violations_at_client != 0) fmt::print(" (nearest {:.3g} u)", t.worst_violation_distance);
   fmt::print("\n");
   fmt::print("{:<28} {:>12}\n", "mirror anomalies", t.anomalies);
   if (t.unreliable) {
-    fmt::print("{:<28} {:>12} datagrams lost, {} stale updates dropped by mirrors\n", "network", t.datagrams_dropped,
-               t.stale_updates);
+    fmt::print("{:<28} {:>12} datagrams lost, {} stale updates dropped by mirrors\n", "network",
+               t.datagrams_dropped, t.stale_updates);
   }
 }
 
@@ -304,18 +315,21 @@ int main(int argc, char** argv) {
                  "'relevance': the walk with one rule added per row (team markers, a boss turning always "
                  "relevant, carried items, owned drones) and what each costs in messages")
       ->check(CLI::IsMember({"relevance"}));
-  auto* budget_opt = app.add_option("--budget", budget,
-                                    "Bandwidth run: bytes per client per send for updates and despawns, headers "
-                                    "included (priority accumulators fill it)")
-                         ->check(non_negative);
-  auto* entry_opt = app.add_option("--entry-budget", entry_budget,
-                                   "Bandwidth run: bytes of spawns per client per send (paced entry, nearest first); "
-                                   "default 32768")
-                        ->check(non_negative);
+  auto* budget_opt =
+      app.add_option("--budget", budget,
+                     "Bandwidth run: bytes per client per send for updates and despawns, headers "
+                     "included (priority accumulators fill it)")
+          ->check(non_negative);
+  auto* entry_opt =
+      app.add_option("--entry-budget", entry_budget,
+                     "Bandwidth run: bytes of spawns per client per send (paced entry, nearest first); "
+                     "default 32768")
+          ->check(non_negative);
   auto* latency_opt = app.add_option("--latency", latency_ms, "Bandwidth run: one-way latency, milliseconds");
-  auto* loss_opt = app.add_option("--loss", loss_percent,
-                                  "Bandwidth run: datagrams lost each way, percent; above 0 the replicator uses "
-                                  "unreliable delivery (spawns and despawns resent until acknowledged)");
+  auto* loss_opt =
+      app.add_option("--loss", loss_percent,
+                     "Bandwidth run: datagrams lost each way, percent; above 0 the replicator uses "
+                     "unreliable delivery (spawns and despawns resent until acknowledged)");
   auto* speed_opt = app.add_option("--speed", speed, "Walking speed of the simulated walk, units per second");
   try {
     app.parse(argc, argv);
@@ -324,7 +338,8 @@ int main(int argc, char** argv) {
   }
 
   if (drill_opt->count() != 0) {
-    if (radius_opt->count() != 0) return fail("--radius cannot be used with --drill: the drill gives the radius");
+    if (radius_opt->count() != 0)
+      return fail("--radius cannot be used with --drill: the drill gives the radius");
     if (no_interest) return fail("--drill cannot be used with --no-interest");
     if (!std::isfinite(drill) || drill <= 0.0f) return fail(fmt::format("--drill is {}: must be > 0", drill));
     radius = drill;
@@ -414,7 +429,8 @@ int main(int argc, char** argv) {
 
   if (!scenario.empty()) {
     if (trace || no_interest || drill_opt->count() != 0 || tiers || leave_opt->count() != 0) {
-      return fail("--scenario runs its own rows: --trace, --no-interest, --drill, --tiers and --leave do not apply");
+      return fail(
+          "--scenario runs its own rows: --trace, --no-interest, --drill, --tiers and --leave do not apply");
     }
     const auto specs = sightline::sim::rule_cost_rows(radius, clients, ticks);
     std::vector<sightline::sim::ReportRow> rows;
@@ -425,17 +441,22 @@ int main(int argc, char** argv) {
       if (!totals.ok()) return fail(fmt::format("{}: {}", spec.name, totals.status().message()), 1);
       rows.push_back({spec, totals.value()});
     }
-    const sightline::sim::ReportScenario about{entities, walk.width, walk.height, radius,
-                                               hz,       static_cast<float>(static_cast<double>(ticks) / hz),
-                                               walk.seed};
+    const sightline::sim::ReportScenario about{
+        entities, walk.width, walk.height, radius, hz, static_cast<float>(static_cast<double>(ticks) / hz),
+        walk.seed};
     fmt::print("{}", sightline::sim::format_rule_costs(about, rows));
     return 0;
   }
 
-  const bool bandwidth = budget_opt->count() + entry_opt->count() + latency_opt->count() + loss_opt->count() != 0;
+  const bool bandwidth =
+      budget_opt->count() + entry_opt->count() + latency_opt->count() + loss_opt->count() != 0;
   if (bandwidth) {
-    if (no_interest || drill_opt->count() != 0) return fail("--budget, --entry-budget, --latency and --loss need interest management: not with --no-interest or --drill");
-    if (budget < 33) return fail(fmt::format("--budget is {}: must be >= 33 (a packet header and a record)", budget));
+    if (no_interest || drill_opt->count() != 0)
+      return fail(
+          "--budget, --entry-budget, --latency and --loss need interest management: not with --no-interest "
+          "or --drill");
+    if (budget < 33)
+      return fail(fmt::format("--budget is {}: must be >= 33 (a packet header and a record)", budget));
     if (entry_budget < 1) return fail("--entry-budget is 0: must be >= 1");
     if (!std::isfinite(latency_ms) || latency_ms < 0.0f || latency_ms > 10000.0f) {
       return fail(fmt::format("--latency is {}: must be in [0, 10000] ms", latency_ms));
@@ -455,7 +476,8 @@ int main(int argc, char** argv) {
     bw.loss_percent = loss_percent;
     bw.seed = seed;
     ProgressBar bar(ticks);
-    auto totals = sightline::sim::run_bandwidth(bw, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
+    auto totals =
+        sightline::sim::run_bandwidth(bw, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
     if (!totals.ok()) return fail(totals.status().message(), 1);
     if (out.is_open()) out.close();
     if (json) {
@@ -505,7 +527,8 @@ int main(int argc, char** argv) {
       fmt::print("{}\n", both.dump(2));
     } else {
       fmt::print("culling off (the space's setting): {} messages/s\n",
-                 sightline::sim::grouped(static_cast<double>(unculled->messages) / (static_cast<double>(ticks) / hz)));
+                 sightline::sim::grouped(static_cast<double>(unculled->messages) /
+                                         (static_cast<double>(ticks) / hz)));
       fmt::print("culling drill at R = {:g}, L = {:g}:\n", radius, leave);
       print_summary(totals.value(), hz);
     }

@@ -17,6 +17,7 @@ namespace sightline::sim {
                                                         std::uint64_t ticks);
 
 /// The table: per row, messages/s, updates/s, spawns+despawns/s and what the row's rule added.
-[[nodiscard]] std::string format_rule_costs(const ReportScenario& scenario, const std::vector<ReportRow>& rows);
+[[nodiscard]] std::string format_rule_costs(const ReportScenario& scenario,
+                                            const std::vector<ReportRow>& rows);
 
 }  // namespace sightline::sim

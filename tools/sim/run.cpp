@@ -22,7 +22,8 @@ Totals empty_totals(const RunConfig& config, std::uint32_t entities, std::uint64
 
 // The relevance scenario's extras; the boss, when there is one, is the first (index == entities).
 Status add_extras(World& world, const RunConfig& config, const std::vector<EntityId>& ids,
-                  const std::vector<ClientId>& clients, std::span<const float> xs, std::span<const float> zs) {
+                  const std::vector<ClientId>& clients, std::span<const float> xs,
+                  std::span<const float> zs) {
   float min_x = 0.0f;
   float max_x = 0.0f;
   float min_z = 0.0f;
@@ -40,8 +41,8 @@ Status add_extras(World& world, const RunConfig& config, const std::vector<Entit
   for (std::uint32_t team = 0; team < config.teams; ++team) {
     for (std::uint32_t m = 0; m < config.team_markers; ++m) {
       const float f = (static_cast<float>(m) + 0.5f) / static_cast<float>(config.team_markers);
-      Result<EntityId> marker = world.create_entity({.x = min_x + f * (max_x - min_x),
-                                                     .z = team % 2 == 0 ? min_z : max_z});
+      Result<EntityId> marker =
+          world.create_entity({.x = min_x + f * (max_x - min_x), .z = team % 2 == 0 ? min_z : max_z});
       if (!marker.ok()) return marker.status();
       if (Status s = world.set_user_interest_key(marker.value(), team + 1); !s) return s;
     }
@@ -113,8 +114,8 @@ Result<Totals> run(const RunConfig& config, std::uint32_t entities, std::uint64_
     return totals;
   }
 
-  Result<World> created =
-      World::create(sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
+  Result<World> created = World::create(
+      sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
   if (!created.ok()) return created.status();
   World& world = created.value();
   SpaceId space = world.default_space();

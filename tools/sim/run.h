@@ -62,8 +62,8 @@ using PositionSource = std::function<void(std::uint64_t tick, std::span<float> x
 using Progress = std::function<void(std::uint64_t ticks_done)>;
 
 /// The simulator's WorldDef: the radii, the preset tiers if asked, capacities for the counts.
-[[nodiscard]] WorldDef sim_world_def(float enter_radius, float leave_radius, bool tiers, std::uint32_t entities,
-                                     std::uint32_t clients);
+[[nodiscard]] WorldDef sim_world_def(float enter_radius, float leave_radius, bool tiers,
+                                     std::uint32_t entities, std::uint32_t clients);
 
 /// Runs `ticks` ticks of `entities` entities. The world starts empty; entities are created in id
 /// order (index == id) at their tick-0 positions, the first `config.clients` become clients, and

@@ -1,6 +1,8 @@
 // The demo world without a network: what each connection receives is checked against the rule
 // (held within L of the viewer the tick frame states, nothing within R missing, seen through the
 // debug view), through a ClientMirror, across option and radius changes and bad frames.
+#include "game.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "frames.h"
-#include "game.h"
 #include "rng.h"
 #include "sightline/client_mirror.h"
 #include "sightline/serialize.h"
@@ -27,7 +28,8 @@ struct Held {
 
 // One connection's receiving side: frames decoded, packets through a mirror, positions read back.
 struct Receiver : MirrorListener {
-  explicit Receiver(const GameDef& game_def) : def(game_def), mirror(std::move(ClientMirror::create({})).value()) {}
+  explicit Receiver(const GameDef& game_def)
+      : def(game_def), mirror(std::move(ClientMirror::create({})).value()) {}
 
   void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> state, std::uint32_t) override {
     Held h;
@@ -136,7 +138,8 @@ struct Harness {
   }
 
   static void collect(void* context, std::uint32_t id, std::span<const std::uint8_t> frame) {
-    static_cast<Harness*>(context)->frames.emplace_back(id, std::vector<std::uint8_t>(frame.begin(), frame.end()));
+    static_cast<Harness*>(context)->frames.emplace_back(
+        id, std::vector<std::uint8_t>(frame.begin(), frame.end()));
   }
 
   GameDef def;
@@ -286,7 +289,8 @@ TEST(Game, RefusedFramesChangeNothing) {
     plain.tick();
     hostile.tick();
     ASSERT_EQ(plain.frames.size(), hostile.frames.size());
-    for (std::size_t i = 0; i < plain.frames.size(); ++i) EXPECT_EQ(plain.frames[i].second, hostile.frames[i].second);
+    for (std::size_t i = 0; i < plain.frames.size(); ++i)
+      EXPECT_EQ(plain.frames[i].second, hostile.frames[i].second);
   }
   EXPECT_FALSE(hostile.game->receive(999, encode_move(1.0f, 1.0f)).ok());
 }

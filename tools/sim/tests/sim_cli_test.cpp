@@ -270,15 +270,17 @@ TEST_F(SimCli, RelevanceScenarioPrintsWhatEachRuleCosts) {
 TEST_F(SimCli, BandwidthRunReportsBytesWaitsAndThePromise) {
   const Output got = sim("--budget 1200 --seconds 10");
   ASSERT_EQ(got.exit_code, 0) << got.err;
-  for (const char* text : {"bytes/s", "kbit/s", "longest wait of a member", "largest pending count",
-                           "spawns delayed by pacing", "promise violations", "holds for closing speeds below"}) {
+  for (const char* text :
+       {"bytes/s", "kbit/s", "longest wait of a member", "largest pending count", "spawns delayed by pacing",
+        "promise violations", "holds for closing speeds below"}) {
     EXPECT_NE(got.out.find(text), std::string::npos) << text << "\n" << got.out;
   }
   const Output json = sim("--json --budget 1200 --seconds 10");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_GT(j["bytes_per_second_per_client"].get<double>(), 100.0);
-  EXPECT_NEAR(j["kbit_per_second_per_client"].get<double>(), j["bytes_per_second_per_client"].get<double>() * 0.008, 1e-6);
+  EXPECT_NEAR(j["kbit_per_second_per_client"].get<double>(),
+              j["bytes_per_second_per_client"].get<double>() * 0.008, 1e-6);
   EXPECT_EQ(j["mirror_anomalies"].get<int>(), 0);
   // Walkers close at up to twice their speed, below the bound with no latency: the promise holds.
   EXPECT_LT(2.0 * j["walk_speed"].get<double>(), j["promise_closing_speed_bound"].get<double>());
