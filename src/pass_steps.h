@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sightline_assert.h"
 #include "world_impl.h"
 
 namespace sightline {
@@ -25,6 +26,8 @@ inline std::uint32_t begin_pass(PassScratch& scratch) {
     std::fill(scratch.crowded.begin(), scratch.crowded.end(), 0);
     scratch.epoch = 1;
   }
+  SIGHTLINE_ASSERT(scratch.stamp.size() == scratch.forced.size() &&
+                   scratch.stamp.size() == scratch.unseen.size());
   return scratch.epoch;
 }
 
@@ -34,6 +37,7 @@ inline std::uint32_t near_runs(const Grid& grid, PassScratch& scratch, float ox,
                                TickStats& stats) {
   const Grid::Range range = grid.cell_range(ox, oz, radius);
   const std::uint32_t rows = range.z1 - range.z0 + 1;
+  SIGHTLINE_ASSERT(range.z0 <= range.z1 && range.x0 <= range.x1 && rows <= scratch.runs.size());
   ScanRun* const runs = scratch.runs.data();
   std::uint32_t candidates = 0;
   for (std::uint32_t row = 0; row < rows; ++row) {
@@ -78,6 +82,11 @@ inline std::uint32_t write_spawns(PassScratch& scratch, RecordBuffer<SpawnRecord
 inline void merge_set(const EntityId* old_members, std::uint32_t old_count, const std::uint32_t* gaps,
                       std::uint32_t gap_count, const SpawnRecord* spawned, std::uint32_t spawn_count,
                       EntityId* to) {
+#if SIGHTLINE_ASSERTS_ON
+  EntityId* const first = to;
+  for (std::uint32_t g = 1; g < gap_count; ++g) SIGHTLINE_ASSERT(gaps[g - 1] < gaps[g]);
+  SIGHTLINE_ASSERT(gap_count == 0 || gaps[gap_count - 1] < old_count);
+#endif
   std::uint32_t a = 0;
   std::uint32_t g = 0;
   auto copy_kept = [&](std::uint32_t end) {
@@ -96,6 +105,12 @@ inline void merge_set(const EntityId* old_members, std::uint32_t old_count, cons
     *to++ = spawned[b].entity;
   }
   copy_kept(old_count);
+#if SIGHTLINE_ASSERTS_ON
+  // The kept members and the spawns were disjoint and each sorted: the set is strictly sorted.
+  SIGHTLINE_ASSERT(to - first == std::ptrdiff_t{old_count} - gap_count + spawn_count);
+  for (EntityId* at = first + 1; at < to; ++at)
+    SIGHTLINE_ASSERT_MSG(at[-1].index < at->index, "merged set sorted and disjoint");
+#endif
 }
 
 }  // namespace sightline

@@ -1,4 +1,4 @@
-// The plain pass: the client pass of a client every rule of which takes its plain path (every
+// The plain pass: the client pass of a client none of whose rules apply beyond distance (every
 // client of the benchmark's worlds). It gives exactly the general pass's records (the tests run
 // both) at a fraction of its fixed cost, which dominates small sets: a client seeing a handful
 // of entities paid more for the general pass's setup than for its distance tests.
@@ -12,10 +12,12 @@ namespace sightline {
 // What the plain pass leaves out, world by world: attachments, the crowd cap, always-relevant
 // entities, presenters, bounded entities, interest keys (and with them key rates and bypass
 // subscriptions, which admit only keyed entities), distance tiers and the visibility filter.
+// Nor does it run on a tick after entities were destroyed: the leave test below reads positions
+// alone, and a dead member is told apart only by its trait, which the general pass reads.
 bool WorldImpl::plain_world() const noexcept {
-  return attached_entities == 0 && deep_destroyed == 0 && def.crowd_cap == 0 && always_roots.empty() &&
-         presenter_list.empty() && bounded_list.empty() && keyed_entities == 0 && tier_period.empty() &&
-         filter == nullptr;
+  return def.fast_paths && destroyed.empty() && attached_entities == 0 && deep_destroyed == 0 &&
+         def.crowd_cap == 0 && always_roots.empty() && presenter_list.empty() && bounded_list.empty() &&
+         keyed_entities == 0 && tier_period.empty() && filter == nullptr;
 }
 
 // And client by client: owned entities and extra origins (forced trees, several origins); a space
@@ -40,7 +42,6 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   const float leave2 = room.leave * room.leave;
   const float ox = xs[viewer];
   const float oz = zs[viewer];
-  const std::uint8_t* const entity_traits = traits.data();
   // The viewer is never its own member: stamped, it neither stays nor enters.
   stamp[viewer] = epoch;
 
@@ -55,47 +56,25 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   std::uint32_t gap_count = 0;
   std::uint32_t untested = 0;  // the destroyed and the viewer go without a distance test
   const DespawnReason out_of_range = room.switched_on ? DespawnReason::culling_switched : DespawnReason::left;
+  // No member can be dead (plain_world): the leave test (vectorised for a large set, branch-free
+  // for a small one) over the whole set, the few that went named after. It stamps nothing: the
+  // enter count below decides whether any stamp is needed.
   std::uint32_t inside = 0;  // kept members within R
-  const bool none_dead = destroyed.empty();
-  if (none_dead) {
-    // No member can be dead: the leave test (vectorised for a large set, branch-free for a small
-    // one) over the whole set, the few that went named after. It stamps nothing: the enter
-    // count below decides whether any stamp is needed.
-    const LeaveTest test = old_count >= kVectorLeave ? leave_test : &leave_test_scalar;
-    gap_count =
-        test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, enter2, viewer, gaps, inside);
-    for (std::uint32_t g = 0; g < gap_count; ++g) {
-      const EntityId member = old_members[gaps[g]];
-      const bool own = member.index == viewer;
-      untested += own ? 1 : 0;
-      despawned[g] = {member, own ? DespawnReason::left : out_of_range};
-    }
-    despawn_count = gap_count;
-  } else {
-    for (std::uint32_t i = 0; i < old_count; ++i) {
-      const EntityId member = old_members[i];
-      const std::uint32_t e = member.index;
-      const float dx = xs[e] - ox;
-      const float dz = zs[e] - oz;
-      const bool dead = (entity_traits[e] & kDead) != 0;
-      if (dx * dx + dz * dz > leave2 || dead || e == viewer) [[unlikely]] {
-        DespawnReason reason = out_of_range;
-        if (dead || e == viewer) {
-          reason = dead ? DespawnReason::destroyed : DespawnReason::left;
-          ++untested;
-        }
-        despawned[despawn_count++] = {member, reason};
-        gaps[gap_count++] = i;
-        continue;
-      }
-      stamp[e] = epoch;
-    }
+  const LeaveTest test = old_count >= kVectorLeave ? leave_test : &leave_test_scalar;
+  gap_count =
+      test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, enter2, viewer, gaps, inside);
+  for (std::uint32_t g = 0; g < gap_count; ++g) {
+    const EntityId member = old_members[gaps[g]];
+    const bool own = member.index == viewer;
+    untested += own ? 1 : 0;
+    despawned[g] = {member, own ? DespawnReason::left : out_of_range};
   }
+  despawn_count = gap_count;
   stats.distance_tests += old_count - untested;
   out.despawns.resize_unwritten(despawns_begin + despawn_count);
 
   // Enter: the grid's entities within R not already held (the scan leaves out the stamped).
-  // In a plain world every live entity is binned, so with no member dead those within R are the
+  // In a plain world every live entity is binned and no member is dead, so those within R are the
   // members counted inside, the viewer, and whatever may enter: a count that finds no more than
   // that settles the pass without a stamp or a scan (most passes, where sets change slowly;
   // count_enters turns it off where most find something).
@@ -103,14 +82,11 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   const std::uint32_t rows = near_runs(grid, pass, ox, oz, room.enter, stats);
   const float* const item_x = grid.item_x().data();
   const float* const item_z = grid.item_z().data();
-  bool newcomers = true;
-  if (none_dead) {
-    newcomers = !count_enters ||
-                count_near(item_x, item_z, pass.runs.data(), rows, ox, oz, enter2) != inside + binned[viewer];
-    if (newcomers) {
-      // Every member, those that went too: beyond L >= R none can enter.
-      for (std::uint32_t i = 0; i < old_count; ++i) stamp[old_members[i].index] = epoch;
-    }
+  const bool newcomers = !count_enters || count_near(item_x, item_z, pass.runs.data(), rows, ox, oz,
+                                                     enter2) != inside + binned[viewer];
+  if (newcomers) {
+    // Every member, those that went too: beyond L >= R none can enter.
+    for (std::uint32_t i = 0; i < old_count; ++i) stamp[old_members[i].index] = epoch;
   }
   const std::uint32_t found = newcomers ? scan(item_x, item_z, grid.items().data(), pass.runs.data(), rows,
                                                ox, oz, enter2, stamp, epoch, pass.hits.data())

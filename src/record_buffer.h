@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "sightline_assert.h"
+
 namespace sightline {
 
 /// Like std::vector, but growing leaves the new elements unwritten. A client pass sizes each
@@ -46,8 +48,14 @@ class RecordBuffer {
   [[nodiscard]] T* end() noexcept { return data_ + size_; }
   [[nodiscard]] const T* begin() const noexcept { return data_; }
   [[nodiscard]] const T* end() const noexcept { return data_ + size_; }
-  [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
-  [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept {
+    SIGHTLINE_ASSERT(i < size_);
+    return data_[i];
+  }
+  [[nodiscard]] const T& operator[](std::size_t i) const noexcept {
+    SIGHTLINE_ASSERT(i < size_);
+    return data_[i];
+  }
   [[nodiscard]] std::span<const T> span() const noexcept { return {data_, size_}; }
 
   void clear() noexcept { size_ = 0; }

@@ -98,7 +98,7 @@ struct PassScratch {
   std::vector<std::uint32_t> stamp;  // per entity slot: == epoch when already handled this pass
   std::uint32_t epoch = 0;
   std::vector<EntityId> kept;           // members that survive the leave phase
-  std::vector<std::uint32_t> gaps;      // lean pass: positions in the old set of the members let go
+  std::vector<std::uint32_t> gaps;      // positions in the old set of the members let go
   std::vector<std::uint64_t> entering;  // (entity index << 8) | SpawnReason: sorts by index
   std::vector<std::uint32_t> forced;    // per entity slot: == epoch when a root forced by owner or origin
   std::vector<std::uint8_t> forced_reason;
@@ -235,7 +235,7 @@ class WorldImpl {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed_index;
   bool keys_dirty = false;
   std::uint32_t live_entities = 0;
-  // Per entity slot, the traits that take it off the plain path of the leave and enter tests (a
+  // Per entity slot, the traits that make it more than a plain member of the leave and enter tests (a
   // live point with a Global key, no owner, not always relevant, nobody's extra origin): 0 for
   // most entities, so the hot loops need one load to know. Kept by refresh_traits().
   enum Trait : std::uint8_t { kDead = 1, kAlways = 2, kOwned = 4, kKeyed = 8, kBounded = 16, kOrigin = 32 };
@@ -340,8 +340,8 @@ class WorldImpl {
   /// The sight settings of a client, its origins given.
   [[nodiscard]] Sight sight_of(const ClientSlot& client, std::uint32_t client_slot, std::size_t origins,
                                const float* origin_x, const float* origin_z) const;
-  void settle_spaces();                   // phase 1 of a tick
-  void deliver_events(TickStats& stats);  // phase 5, after every client pass
+  void settle_spaces();                   // 1. spaces
+  void deliver_events(TickStats& stats);  // 5. events, after every client pass
   void settle_trees();                    // always roots and teleported roots of this tick
   void add_to_space(std::uint32_t e, std::uint32_t space_slot);
   void remove_from_space(std::uint32_t e);
@@ -356,11 +356,18 @@ class WorldImpl {
   void forget_origin(std::uint32_t entity_index);
   void set_bound(std::uint32_t entity_index, float radius);  // and its place in the grid or the bounded list
   void refresh_traits(std::uint32_t entity_index);           // after any change to the arrays it reads
+  /// Checks every invariant of the state between ticks with SIGHTLINE_ASSERT (world_validate.cpp):
+  /// a no-op where assertions are compiled out. run_tick calls it last.
+  void validate() const;
 
  private:
+  void validate_entities() const;
+  void validate_clients() const;
+  mutable std::vector<std::uint32_t> validate_holders;  // validate's count of each entity's holders
   /// Passes pass_order[first, last), each by the plain pass where it applies, else the general.
   void run_passes(std::uint32_t first, std::uint32_t last, PassScratch& scratch, PassOutputs& out,
                   TickStats& stats);
+  /// The general pass (client_pass.cpp): every rule.
   void client_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   /// Whether nothing in the world takes a client off the plain pass this tick (plain_pass.cpp).
   [[nodiscard]] bool plain_world() const noexcept;
@@ -369,10 +376,14 @@ class WorldImpl {
   void plain_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   void split_shares();                           // each thread's run of live_clients
   void order_passes(std::uint32_t share_count);  // pass_order for this tick
-  void parallel_passes(TickStats& stats);        // phase 3 and 4 over the pool's threads
+  void parallel_passes(TickStats& stats);        // phases 3 and 4 over the pool's threads
   void run_share(std::uint32_t share);           // one worker's clients, into its own outputs
   void place_share(std::uint32_t share);         // its outputs into the shared arrays, slices moved
-  void finish_tick();                            // clears the teleport marks
+  // The phases of run_tick that live in tick.cpp.
+  void index_entities();                     // 2. the grid and the keyed index
+  void run_client_passes(TickStats& stats);  // 3 and 4, on one thread or several
+  void adopt_sets(const TickStats& stats);   // the new sets current, holder counts
+  void release();                            // 6. destroyed slots freed, teleport marks cleared
 };
 
 }  // namespace sightline

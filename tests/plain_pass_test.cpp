@@ -1,7 +1,7 @@
 // The plain pass (src/plain_pass.cpp) is a fast path of the general client pass: on the same
-// inputs both must give the same records, sets and stats, tick by tick. A visibility filter that
-// hides nothing sends every client through the general pass without changing what it computes,
-// so each run here is made twice, once each way, and compared; the brute-force oracle checks
+// inputs both must give the same records, sets and stats, tick by tick. WorldDef::fast_paths off
+// sends every client through the general pass and every member through every rule of the leave
+// test, so each run here is made twice, once each way, and compared; the brute-force oracle checks
 // the random runs besides.
 #include <gtest/gtest.h>
 
@@ -16,14 +16,13 @@
 namespace sightline {
 namespace {
 
-bool hides_nothing(void*, ClientId, EntityId) { return true; }
-
 void must(const Status& s) { EXPECT_TRUE(s.ok()) << s.message(); }
 
 struct Prints {
   std::vector<std::uint64_t> ticks;
   std::uint64_t plain_passes = 0;
   std::uint64_t client_passes = 0;
+  std::uint64_t mixed_ticks = 0;  // ticks where some clients but not all took the plain pass
 };
 
 Prints random_run(std::uint64_t seed, bool hysteresis, std::uint32_t threads, bool general) {
@@ -42,6 +41,7 @@ Prints random_run(std::uint64_t seed, bool hysteresis, std::uint32_t threads, bo
     out.ticks.push_back(testing::tick_fingerprint(mirror.world(), stats));
     out.plain_passes += stats.plain_passes;
     out.client_passes += mirror.world().clients().size();
+    out.mixed_ticks += stats.plain_passes != 0 && stats.plain_passes != mirror.world().clients().size();
   });
   return out;
 }
@@ -57,18 +57,20 @@ TEST(PlainPassTest, RandomRunsGiveTheGeneralPassRecords) {
       ASSERT_FALSE(fast.ticks.empty());
       EXPECT_EQ(fast.ticks, general.ticks) << "seed " << seed << ", " << threads << " threads";
       EXPECT_EQ(general.plain_passes, 0u) << "seed " << seed;
+      EXPECT_EQ(fast.mixed_ticks, 0u) << "seed " << seed;
       plain += fast.plain_passes;
       passes += fast.client_passes;
       if (HasFailure()) return;
     }
   }
-  // Radius changes and churn keep every client of these worlds on the plain pass.
-  EXPECT_EQ(plain, passes);
+  // Radius changes keep every client of these worlds on the plain pass, but for the ticks after an
+  // entity was destroyed, when all take the general pass.
+  EXPECT_GT(plain, passes / 2);
 }
 
 // A world where some clients take the plain pass and others do not (extra origins, owned
-// entities), with walking, teleports, destroyed and new entities (ticks with a destroyed entity
-// take the scalar leave loop), viewer changes, a second space, radius changes and culling
+// entities), with walking, teleports, destroyed and new entities (ticks after one was destroyed
+// take the general pass), viewer changes, a second space, radius changes and culling
 // switched off and on.
 Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
   WorldDef def = default_world_def();
@@ -77,8 +79,8 @@ Prints mixed_run(std::uint32_t seed, std::uint32_t threads, bool general) {
   def.leave_radius = 12.5f;
   def.threads = threads;
   def.thread_min_work = 0;
+  def.fast_paths = !general;
   World world = *World::create(def);
-  if (general) world.set_visibility_filter(&hides_nothing, nullptr);
   std::mt19937 rng(seed);
   auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
   auto below = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };

@@ -1261,6 +1261,7 @@ void run_random(const RandomRunDef& def,
   if (def.tiers == TierMode::custom) world_def.tiers = custom_tiers();
   world_def.threads = def.threads;
   world_def.thread_min_work = 0;  // these worlds are small: run them on the pool all the same
+  world_def.fast_paths = !def.general_pass;
   if (def.crowd_cap) {
     const std::uint32_t caps[] = {0, 1, 2, 3, 5, 8};
     world_def.crowd_cap = caps[1 + rng.below(5)];
@@ -1285,9 +1286,6 @@ void run_random(const RandomRunDef& def,
   if (def.relevance) inputs.initial_relevance();
   if (def.structure) inputs.initial_structure();
   if (def.sight) inputs.initial_sight();
-  if (def.general_pass && !def.sight) {
-    mirror.world().set_visibility_filter([](void*, ClientId, EntityId) { return true; }, nullptr);
-  }
 
   for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
     if (t > 0) inputs.between_ticks();

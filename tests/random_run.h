@@ -75,9 +75,8 @@ struct RandomRunDef {
   /// calls (bad wall coordinates, velocities, look-aheads and holds, dead and null handles). Off
   /// leaves the other inputs unchanged.
   bool sight = false;
-  /// Sets a visibility filter that hides nothing on the World (not the oracle) before the first
-  /// tick, unless sight sets its own: the records do not change, but every client takes the
-  /// general pass (TickStats::plain_passes stays 0).
+  /// WorldDef::fast_paths off: every client takes the general pass and every member every rule
+  /// (TickStats::plain_passes stays 0); the records must not change.
   bool general_pass = false;
   /// WorldDef::threads: the same inputs must give the same records whatever the count.
   std::uint32_t threads = 1;

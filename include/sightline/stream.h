@@ -85,11 +85,12 @@ struct TickStats {
   std::uint64_t members = 0;        ///< Sum of interest set sizes after the tick.
   std::uint64_t events = 0;         ///< Events delivered this tick (emitted since the last one).
   std::uint64_t event_records = 0;  ///< Event records over all clients.
-  /// Clients whose pass took the plain path: the same records as the general pass, at a fraction
-  /// of its fixed cost per client. A client takes it unless the world has attachments, a crowd
-  /// cap, always-relevant entities, presenters, bounded entities, keyed entities, distance tiers
-  /// or a visibility filter, or the client has owned entities or extra origins, or its space does
-  /// not cull, has walls or does not hold every live entity.
+  /// Clients that took the plain pass (WorldDef::fast_paths): the same records as the general
+  /// pass, at a fraction of its fixed cost per client. A client takes it unless the world has
+  /// attachments, a crowd cap, always-relevant entities, presenters, bounded entities, keyed
+  /// entities, distance tiers or a visibility filter, or an entity was destroyed since the last
+  /// tick, or the client has owned entities or extra origins, or its space does not cull, has
+  /// walls or does not hold every live entity.
   std::uint64_t plain_passes = 0;
 };
 

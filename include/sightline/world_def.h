@@ -77,6 +77,13 @@ struct WorldDef {
   /// work) ran 0.86x, and the capped cluster (12,800 + 16 x 100 = 14,400) 1.14x. 0 uses the pool
   /// at every tick. Changes nothing but speed.
   std::uint32_t thread_min_work = 8192;
+  /// Fast paths of the client pass: a client none of whose rules apply beyond distance (no keys,
+  /// owners, extra origins, bounds, attachments, tiers, cap, sight, always-relevant entities or
+  /// presenters, and no entity destroyed since the last tick) takes a pass that tests distance
+  /// alone, vectorised; in the general pass, a member with no such trait takes the distance test
+  /// alone. false sends every client and member through every rule. The records are identical
+  /// either way (the tests compare them); only the speed changes.
+  bool fast_paths = true;
   /// Crowd cap: at most this many entities per client held by distance (rules j and k of
   /// World's rule; a tree counts once, by its root), the rest of a crowd left out; 0 (the
   /// default) means no cap. What a client holds by any other rule (always relevant, owned,

@@ -1,0 +1,203 @@
+// The client passes of a tick: split into one run of clients per thread, each run passed in the
+// grid's cell order of its viewers, each client by the plain or the general pass, and every
+// thread's outputs placed in the shared arrays.
+#include <algorithm>
+
+#include "pass_steps.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+namespace {
+
+/// Adds what client passes count (phases 3 and 4) from one share's totals.
+void add_pass_totals(TickStats& to, const TickStats& from) noexcept {
+  to.spawns += from.spawns;
+  to.updates += from.updates;
+  to.despawns += from.despawns;
+  to.distance_tests += from.distance_tests;
+  to.cell_candidates += from.cell_candidates;
+  to.members += from.members;
+  to.plain_passes += from.plain_passes;
+}
+
+}  // namespace
+
+void size_scratch(PassScratch& scratch, std::size_t entity_slots, std::uint32_t grid_rows) {
+  if (scratch.runs.size() < grid_rows) scratch.runs.resize(grid_rows);
+  if (scratch.stamp.size() >= entity_slots) return;
+  scratch.stamp.resize(entity_slots, 0);
+  scratch.kept.resize(entity_slots);
+  scratch.gaps.resize(entity_slots);
+  scratch.merge.resize(entity_slots);
+  scratch.forced.resize(entity_slots, 0);
+  scratch.forced_reason.resize(entity_slots, 0);
+  scratch.entering.reserve(entity_slots);
+  scratch.child_members.reserve(entity_slots);
+  scratch.forced_roots.reserve(entity_slots);
+  scratch.unseen.resize(entity_slots, 0);
+  scratch.last_seen.resize(entity_slots, 0);
+  scratch.hits.resize(entity_slots + 8);
+  scratch.crowd.reserve(entity_slots);
+  scratch.crowded.resize(entity_slots, 0);
+}
+
+// Clients split into runs of live_clients (slot order) of about equal work (members at the last
+// tick, plus a fixed cost per client), one per thread. Runs of slots, not of the pass order: a
+// pass writes its client's slot, so two threads then share at most the line at the boundary.
+void WorldImpl::split_shares() {
+  const auto n = static_cast<std::uint32_t>(shares.size());
+  std::uint64_t total = 0;
+  for (const ClientId id : live_clients) total += client_slots[id.index].members.count + 16;
+  std::uint64_t acc = 0;
+  std::uint32_t share = 0;
+  shares[0].first = 0;
+  for (std::uint32_t i = 0; i < live_clients.size(); ++i) {
+    acc += client_slots[live_clients[i].index].members.count + 16;
+    while (share + 1 < n && acc * n >= total * (share + 1)) {
+      shares[share].last = i + 1;
+      shares[++share].first = i + 1;
+    }
+  }
+  shares[share].last = static_cast<std::uint32_t>(live_clients.size());
+  for (std::uint32_t s = share + 1; s < n; ++s) shares[s].first = shares[s].last = shares[share].last;
+}
+
+// Within a share, clients pass in the grid's cell order of their viewers, not in slot order:
+// neighbours share most candidates and members, so each pass finds the positions, items and
+// stamps it reads still in cache from the last one. One counting sort by (share, cell) keeps
+// every share's clients at the same positions of pass_order as in live_clients. Only the layout
+// of the shared arrays follows this order; every client reads its own slices, and the order
+// depends on nothing but positions, clients and the thread count.
+void WorldImpl::order_passes(std::uint32_t share_count) {
+  const std::uint32_t cells = grid.cells_x() * grid.cells_z();
+  pass_cursor.assign(static_cast<std::size_t>(cells) * share_count + 1, 0);
+  pass_cell.resize(live_clients.size());
+  for (std::uint32_t s = 0; s < share_count; ++s) {
+    const std::uint32_t first = share_count == 1 ? 0 : shares[s].first;
+    const auto last = share_count == 1 ? static_cast<std::uint32_t>(live_clients.size()) : shares[s].last;
+    for (std::uint32_t i = first; i < last; ++i) {
+      const std::uint32_t v = client_slots[live_clients[i].index].viewer;
+      pass_cell[i] = s * cells + grid.cell_of_point(xs[v], zs[v]);
+      ++pass_cursor[pass_cell[i] + 1];
+    }
+  }
+  for (std::size_t k = 0; k + 1 < pass_cursor.size(); ++k) pass_cursor[k + 1] += pass_cursor[k];
+  pass_order.resize(live_clients.size());
+  for (std::size_t i = 0; i < live_clients.size(); ++i)
+    pass_order[pass_cursor[pass_cell[i]]++] = live_clients[i].index;
+}
+
+// One share per thread (split_shares), each writing its own outputs; placed in share order after.
+void WorldImpl::parallel_passes(TickStats& stats) {
+  const auto n = static_cast<std::uint32_t>(shares.size());
+  pool->run(
+      n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->run_share(s); }, this);
+  // Share 0 wrote straight into the shared arrays; the others are placed after it.
+  std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
+  for (WorkerShare& w : shares) {
+    if (&w == &shares[0]) {
+      at_members = members[1 - current].size();
+      at_seen = seen[1 - current].size();
+      at_periods = periods.size();
+      at_spawns = spawns.size();
+      at_updates = updates.size();
+      at_despawns = despawns.size();
+      add_pass_totals(stats, w.stats);
+      continue;
+    }
+    w.at_members = at_members;
+    w.at_seen = at_seen;
+    w.at_periods = at_periods;
+    w.at_spawns = at_spawns;
+    w.at_updates = at_updates;
+    w.at_despawns = at_despawns;
+    at_members += w.members.size();
+    at_seen += w.seen.size();
+    at_periods += w.periods.size();
+    at_spawns += w.spawns.size();
+    at_updates += w.updates.size();
+    at_despawns += w.despawns.size();
+    add_pass_totals(stats, w.stats);
+  }
+  members[1 - current].resize_unwritten(at_members);
+  seen[1 - current].resize_unwritten(at_seen);
+  periods.resize_unwritten(at_periods);
+  spawns.resize_unwritten(at_spawns);
+  updates.resize_unwritten(at_updates);
+  despawns.resize_unwritten(at_despawns);
+  // Task s places share s, on the thread that ran it (the pool keeps a task on its thread), so the
+  // share's part of the shared arrays is written by the core whose passes read it next tick.
+  pool->run(
+      n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->place_share(s); }, this);
+}
+
+void WorldImpl::run_share(std::uint32_t s) {
+  WorkerShare& w = shares[s];
+  if (s == 0) {
+    w.stats = TickStats{};
+    PassOutputs shared{members[1 - current],    seen[1 - current],   periods, spawns, updates, despawns,
+                       members[current].data(), seen[current].data()};
+    run_passes(w.first, w.last, w.scratch, shared, w.stats);
+    return;
+  }
+  // The same headroom policy as reserve_outputs, on this share's part of the sets.
+  std::uint64_t old_total = 0;
+  for (std::uint32_t i = w.first; i < w.last; ++i) old_total += client_slots[pass_order[i]].members.count;
+  const std::uint64_t high = std::max<std::uint64_t>(old_total, w.stats.members);
+  if (high > w.reserved_for_members) {
+    const std::size_t capacity = 3 * high + 192;
+    w.members.reserve(capacity);
+    w.seen.reserve(capacity);
+    if (record_periods) w.periods.reserve(capacity);
+    w.spawns.reserve(capacity);
+    w.updates.reserve(capacity);
+    w.despawns.reserve(capacity);
+    w.reserved_for_members = 2 * high + 64;
+  }
+  w.members.clear();
+  w.seen.clear();
+  w.periods.clear();
+  w.spawns.clear();
+  w.updates.clear();
+  w.despawns.clear();
+  w.stats = TickStats{};
+  PassOutputs out = w.outputs(members[current].data(), seen[current].data());
+  run_passes(w.first, w.last, w.scratch, out, w.stats);
+}
+
+void WorldImpl::place_share(std::uint32_t s) {
+  if (s == 0) return;  // share 0 wrote in place
+  WorkerShare& w = shares[s];
+  std::copy(w.members.begin(), w.members.end(),
+            members[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_members));
+  std::copy(w.seen.begin(), w.seen.end(), seen[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_seen));
+  std::copy(w.periods.begin(), w.periods.end(), periods.begin() + static_cast<std::ptrdiff_t>(w.at_periods));
+  std::copy(w.spawns.begin(), w.spawns.end(), spawns.begin() + static_cast<std::ptrdiff_t>(w.at_spawns));
+  std::copy(w.updates.begin(), w.updates.end(), updates.begin() + static_cast<std::ptrdiff_t>(w.at_updates));
+  std::copy(w.despawns.begin(), w.despawns.end(),
+            despawns.begin() + static_cast<std::ptrdiff_t>(w.at_despawns));
+  for (std::uint32_t i = w.first; i < w.last; ++i) {
+    ClientSlot& c = client_slots[pass_order[i]];
+    c.members.begin += static_cast<std::uint32_t>(w.at_members);
+    if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at_seen);
+    c.spawns.begin += static_cast<std::uint32_t>(w.at_spawns);
+    c.updates.begin += static_cast<std::uint32_t>(c.updates_in_set ? w.at_members : w.at_updates);
+    c.despawns.begin += static_cast<std::uint32_t>(w.at_despawns);
+  }
+}
+
+void WorldImpl::run_passes(std::uint32_t first, std::uint32_t last, PassScratch& pass, PassOutputs& out,
+                           TickStats& stats) {
+  size_scratch(pass, alive.size(), grid.cells_z());
+  for (std::uint32_t i = first; i < last; ++i) {
+    ClientSlot& client = client_slots[pass_order[i]];
+    if (plain_tick && plain_client(client)) {
+      plain_pass(client, pass, out, stats);
+    } else {
+      client_pass(client, pass, out, stats);
+    }
+  }
+}
+
+}  // namespace sightline

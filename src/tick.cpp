@@ -1,0 +1,127 @@
+// The tick: its phases in order (run_tick), and what it settles before and after the client passes.
+#include "pass_steps.h"
+#include "sightline_assert.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+namespace {
+
+template <class Array>
+[[nodiscard]] std::uint32_t size32(const Array& v) noexcept {
+  return static_cast<std::uint32_t>(v.size());
+}
+
+}  // namespace
+
+// Every output array is bounded by a total set size (spawns and updates by the new one, despawns
+// by the old one). On a new high h beyond what the last reserve covers, every array is reserved
+// to 3h: a later tick grows none of them until the total set size passes 3h, and the next reserve
+// comes only once the high passes 2h, so steady ticks never allocate.
+void WorldImpl::reserve_outputs(std::uint64_t member_total) {
+  if (member_total <= reserved_for_members) return;
+  const std::size_t capacity = 3 * member_total + 192;
+  for (auto* v : {&members[0], &members[1]}) v->reserve(capacity);
+  for (auto* v : {&seen[0], &seen[1]}) v->reserve(capacity);
+  spawns.reserve(capacity);
+  if (record_periods) periods.reserve(capacity);
+  updates.reserve(capacity);
+  despawns.reserve(capacity);
+  reserved_for_members = 2 * member_total + 64;
+}
+
+void WorldImpl::settle_trees() {
+  for (const std::uint32_t r : always_roots) tree_always[r] = 0;
+  always_roots.clear();
+  for (const std::uint32_t e : always_list) {
+    const std::uint32_t r = root_of(e);
+    if (tree_always[r]) continue;
+    tree_always[r] = 1;
+    always_roots.push_back(r);
+  }
+  for (const std::uint32_t e : teleported_list) {
+    const std::uint32_t r = root_of(e);
+    if (tree_teleported[r]) continue;
+    tree_teleported[r] = 1;
+    tree_teleported_list.push_back(r);
+  }
+}
+
+// One tick, phase by phase: world.h lists the phases with the same numbers, architecture.md
+// describes each.
+void WorldImpl::run_tick(TickStats& stats) {
+  stats = TickStats{};
+  stats.tick = ticks;
+  settle_spaces();  // 1. spaces
+  settle_trees();
+  index_entities();          // 2. index
+  run_client_passes(stats);  // 3. relevance and 4. schedule, client by client
+  adopt_sets(stats);
+  deliver_events(stats);  // 5. events
+  release();              // 6. release
+#if SIGHTLINE_ASSERTS_ON
+  validate();
+#endif
+}
+
+void WorldImpl::index_entities() {
+  const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
+  grid.build(xs, zs, binned, cell, def.max_grid_cells);
+  if (keys_dirty) rebuild_keyed_index();
+}
+
+// On the calling thread, or one run of clients per thread when there is work enough.
+void WorldImpl::run_client_passes(TickStats& stats) {
+  members[1 - current].clear();
+  seen[1 - current].clear();
+  periods.clear();
+  spawns.clear();
+  updates.clear();
+  despawns.clear();
+  plain_tick = plain_world();
+  // Last tick's sets and clients: the same measure of work as split_shares uses.
+  const std::uint64_t work = members[current].size() + 16 * static_cast<std::uint64_t>(live_clients.size());
+  const bool threaded =
+      pool != nullptr && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
+  if (threaded) split_shares();
+  order_passes(threaded ? static_cast<std::uint32_t>(shares.size()) : 1);
+  if (threaded) {
+    parallel_passes(stats);
+  } else {
+    PassOutputs shared{members[1 - current],    seen[1 - current],   periods, spawns, updates, despawns,
+                       members[current].data(), seen[current].data()};
+    run_passes(0, size32(pass_order), scratch, shared, stats);
+  }
+}
+
+// The new sets become the current ones, with the holder counts they imply (after every pass: a
+// pass writes only what its own client owns).
+void WorldImpl::adopt_sets(const TickStats& stats) {
+  for (const ClientId id : live_clients) {
+    const ClientSlot& c = client_slots[id.index];
+    for (std::uint32_t i = 0; i < c.spawns.count; ++i) ++holders[spawns[c.spawns.begin + i].entity.index];
+    for (std::uint32_t i = 0; i < c.despawns.count; ++i) {
+      --holders[despawns[c.despawns.begin + i].entity.index];
+    }
+  }
+  current = 1 - current;
+  // Spawns arrive about at random, so a pass finds none with probability near exp(-spawns per
+  // pass); the count costs about half the scan it can save, so it pays while that is over half.
+  count_enters = stats.spawns * 3 < 2 * static_cast<std::uint64_t>(live_clients.size());
+  reserve_outputs(stats.members);
+}
+
+// Slots of entities destroyed before this tick become reusable; teleport marks are cleared.
+void WorldImpl::release() {
+  last_teleported_roots.assign(tree_teleported_list.begin(), tree_teleported_list.end());
+  for (const std::uint32_t e : teleported_list) teleported[e] = 0;
+  teleported_list.clear();
+  for (const std::uint32_t r : tree_teleported_list) tree_teleported[r] = 0;
+  tree_teleported_list.clear();
+  for (const std::uint32_t index : destroyed) free_entities.push_back(index);
+  destroyed.clear();
+  deep_destroyed = 0;
+  ++ticks;
+}
+
+}  // namespace sightline

@@ -1,0 +1,131 @@
+// WorldImpl::validate: every invariant of the World's state between ticks, checked as a whole.
+// run_tick calls it at the end of every tick in the builds that keep SIGHTLINE_ASSERT (Debug and
+// the sanitizer builds of make test), so every test that ticks a World checks it after every tick.
+#include <cstdio>
+#include <cstdlib>
+
+#include "sightline_assert.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+namespace detail {
+void assert_failed(const char* condition, const char* file, int line, const char* detail) noexcept {
+  std::fprintf(stderr, "%s:%d: Sightline invariant failed: %s%s%s\n", file, line, condition,
+               detail != nullptr ? ": " : "", detail != nullptr ? detail : "");
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace detail
+
+namespace {
+
+template <class T>
+bool within(const Slice& slice, const RecordBuffer<T>& buffer) noexcept {
+  return std::uint64_t{slice.begin} + slice.count <= buffer.size();
+}
+
+bool sorted_unique(const std::vector<std::uint32_t>& list) noexcept {
+  for (std::size_t i = 1; i < list.size(); ++i) {
+    if (list[i - 1] >= list[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void WorldImpl::validate_entities() const {
+  const std::size_t slots = xs.size();
+  for (const auto* column : {&generation, &live_generation, &viewer_refs, &origin_refs, &owner, &parent,
+                             &first_child, &next_sibling, &space, &space_pos}) {
+    SIGHTLINE_ASSERT(column->size() == slots);
+  }
+  SIGHTLINE_ASSERT(zs.size() == slots && alive.size() == slots && traits.size() == slots);
+  SIGHTLINE_ASSERT(bound.size() == slots && key.size() == slots && depth.size() == slots);
+  std::uint32_t live = 0;
+  std::uint32_t attached = 0;
+  for (std::uint32_t e = 0; e < slots; ++e) {
+    SIGHTLINE_ASSERT(generation[e] != 0);
+    SIGHTLINE_ASSERT(live_generation[e] == (alive[e] ? generation[e] : 0u));
+    SIGHTLINE_ASSERT(((traits[e] & kDead) != 0) == (alive[e] == 0));
+    if (!alive[e]) continue;
+    ++live;
+    const SpaceSlot& room = space_slots[space[e]];
+    SIGHTLINE_ASSERT(room.alive);
+    SIGHTLINE_ASSERT(space_pos[e] < room.entities.size() && room.entities[space_pos[e]] == e);
+    if (parent[e] == kNone) {
+      SIGHTLINE_ASSERT(depth[e] == 0);
+      continue;
+    }
+    ++attached;
+    const std::uint32_t p = parent[e];
+    SIGHTLINE_ASSERT(alive[p] && depth[e] == depth[p] + 1 && (traits[e] & kChild) != 0);
+    bool listed = false;
+    for (std::uint32_t c = first_child[p]; c != kNone && !listed; c = next_sibling[c]) listed = c == e;
+    SIGHTLINE_ASSERT_MSG(listed, "an attached entity is among its parent's children");
+  }
+  SIGHTLINE_ASSERT(live == live_entities);
+  SIGHTLINE_ASSERT(attached == attached_entities);
+  for (const std::uint32_t e : free_entities) SIGHTLINE_ASSERT(e < slots && !alive[e]);
+  SIGHTLINE_ASSERT(sorted_unique(always_list) && sorted_unique(bounded_list) &&
+                   sorted_unique(presenter_list));
+  for (const std::uint32_t e : always_list) SIGHTLINE_ASSERT(alive[e] && always[e]);
+  for (const std::uint32_t e : bounded_list) SIGHTLINE_ASSERT(alive[e] && bound[e] > 0.0f && !binned[e]);
+  std::size_t in_spaces = 0;
+  for (const SpaceSlot& room : space_slots) in_spaces += room.alive ? room.entities.size() : 0;
+  SIGHTLINE_ASSERT(in_spaces == live_entities);
+}
+
+void WorldImpl::validate_clients() const {
+  const RecordBuffer<EntityId>& sets = members[current];
+  validate_holders.assign(xs.size(), 0);
+  std::uint64_t member_total = 0;
+  for (std::size_t i = 0; i < live_clients.size(); ++i) {
+    const ClientId id = live_clients[i];
+    SIGHTLINE_ASSERT(i == 0 || live_clients[i - 1].index < id.index);
+    const ClientSlot& c = client_slots[id.index];
+    SIGHTLINE_ASSERT(c.alive && c.generation == id.generation && alive[c.viewer]);
+    SIGHTLINE_ASSERT(sorted_unique(c.owned) && sorted_unique(c.extra_origins));
+    SIGHTLINE_ASSERT(within(c.members, sets) && within(c.spawns, spawns) && within(c.despawns, despawns));
+    SIGHTLINE_ASSERT(c.updates_in_set
+                         ? c.updates.begin == c.members.begin && c.updates.count == c.members.count
+                         : within(c.updates, updates));
+    SIGHTLINE_ASSERT(std::uint64_t{c.events.begin} + c.events.count <= events.records.size());
+    SIGHTLINE_ASSERT(!c.sighted || (within(c.seen, seen[current]) && c.seen.count == c.members.count));
+    member_total += c.members.count;
+    // The set: sorted by index, live entities of their current generation, never the viewer.
+    const EntityId* const set = sets.data() + c.members.begin;
+    for (std::uint32_t m = 0; m < c.members.count; ++m) {
+      const EntityId member = set[m];
+      SIGHTLINE_ASSERT_MSG(m == 0 || set[m - 1].index < member.index, "a set is sorted by index, no repeats");
+      SIGHTLINE_ASSERT(member.index < xs.size() && live_generation[member.index] == member.generation);
+      SIGHTLINE_ASSERT(member.index != c.viewer);
+      ++validate_holders[member.index];
+    }
+    auto holds = [&](EntityId e) {
+      const EntityId* const end = set + c.members.count;
+      const EntityId* at =
+          std::lower_bound(set, end, e.index, [](EntityId x, std::uint32_t v) { return x.index < v; });
+      return at != end && *at == e;
+    };
+    for (std::uint32_t s = 0; s < c.spawns.count; ++s)
+      SIGHTLINE_ASSERT(holds(spawns[c.spawns.begin + s].entity));
+    for (std::uint32_t d = 0; d < c.despawns.count; ++d) {
+      SIGHTLINE_ASSERT(!holds(despawns[c.despawns.begin + d].entity));
+    }
+    for (const EntityId u : updates_of(c)) SIGHTLINE_ASSERT(holds(u));
+  }
+  SIGHTLINE_ASSERT(member_total <= sets.size());
+  SIGHTLINE_ASSERT(!record_periods || periods.size() == sets.size());
+  for (std::size_t e = 0; e < xs.size(); ++e) {
+    SIGHTLINE_ASSERT_MSG(holders[e] == validate_holders[e],
+                         "holder counts equal the sets that hold each entity");
+  }
+}
+
+void WorldImpl::validate() const {
+  validate_entities();
+  validate_clients();
+}
+
+}  // namespace sightline
