@@ -4,12 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
+#include "simd.h"
 
 namespace sightline {
 
@@ -175,7 +170,7 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   float* const item_z = item_z_.data();
   std::uint32_t* const item_cell = item_cell_.data();
   // Scatter using cell_start_ as running cursors, then shift back: keeps one prefix array.
-  auto place = [&](std::uint32_t e) __attribute__((always_inline)) {
+  auto place = [&](std::uint32_t e) SIGHTLINE_FORCE_INLINE {
     const std::uint32_t c = cell_of[e];
     const std::uint32_t at = start[c]++;
     items[at] = e;
@@ -196,98 +191,14 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   kept_all_ = all;
 }
 
-namespace {
-
-// The cell of a position as the sort's fast path bins it (v >= origin, so a clamp at the top then
-// a cast): the incremental build compares it with the cell the item was in.
-struct Refresher {
-  float ox, oz, inv, last_x, last_z;
-  std::uint32_t cx;
-  [[nodiscard]] std::uint32_t cell(float px, float pz) const noexcept {
-    const float tz = std::min((pz - oz) * inv, last_z);
-    const float tx = std::min((px - ox) * inv, last_x);
-    return static_cast<std::uint32_t>(static_cast<std::int32_t>(tz)) * cx +
-           static_cast<std::uint32_t>(static_cast<std::int32_t>(tx));
-  }
-};
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIGHTLINE_HAS_AVX2_REFRESH 1
-// Eight items a step: positions gathered by entity and stored in item order, cells computed as
-// Refresher::cell does (the same rounded operations; minps returns the same value as std::min),
-// compared with the items' cells. Returns where it stopped (a multiple of 8), or SIZE_MAX when
-// more than max_moved changed cell.
-__attribute__((target("avx2"))) std::size_t refresh_avx2(const Refresher& r, const std::uint32_t* items,
-                                                         const float* x, const float* z, float* item_x,
-                                                         float* item_z, const std::uint32_t* item_cell,
-                                                         std::size_t n, Grid::Moved* moved,
-                                                         std::size_t& moved_count,
-                                                         std::size_t max_moved) noexcept {
-  const __m256 vox = _mm256_set1_ps(r.ox);
-  const __m256 voz = _mm256_set1_ps(r.oz);
-  const __m256 vinv = _mm256_set1_ps(r.inv);
-  const __m256 vlast_x = _mm256_set1_ps(r.last_x);
-  const __m256 vlast_z = _mm256_set1_ps(r.last_z);
-  const __m256i vcx = _mm256_set1_epi32(static_cast<int>(r.cx));
-  std::size_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(items + k));
-    const __m256 px = _mm256_i32gather_ps(x, e, 4);
-    const __m256 pz = _mm256_i32gather_ps(z, e, 4);
-    _mm256_storeu_ps(item_x + k, px);
-    _mm256_storeu_ps(item_z + k, pz);
-    const __m256 tx = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(px, vox), vinv), vlast_x);
-    const __m256 tz = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(pz, voz), vinv), vlast_z);
-    const __m256i c =
-        _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(tz), vcx), _mm256_cvttps_epi32(tx));
-    const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(item_cell + k));
-    const auto same =
-        static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(c, old))));
-    if (same != 0xffu) [[unlikely]] {
-      alignas(32) std::uint32_t cells[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(cells), c);
-      for (std::uint32_t m = ~same & 0xffu; m != 0; m &= m - 1) {
-        if (moved_count == max_moved) return SIZE_MAX;
-        const auto lane = static_cast<std::uint32_t>(__builtin_ctz(m));
-        moved[moved_count++] = {static_cast<std::uint32_t>(k) + lane, cells[lane]};
-      }
-    }
-  }
-  return k;
-}
-#endif
-
-}  // namespace
-
 bool Grid::refresh(const float* x, const float* z, std::size_t max_moved) {
-  const Refresher r{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
-  const std::size_t n = items_.size();
-  const std::uint32_t* const items = items_.data();
-  float* const item_x = item_x_.data();
-  float* const item_z = item_z_.data();
-  const std::uint32_t* const item_cell = item_cell_.data();
+  const CellBinning binning{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
   moved_.resize(max_moved);  // within the capacity reserved with the items
-  Moved* const moved = moved_.data();
-  std::size_t moved_count = 0;
-  std::size_t k = 0;
-#ifdef SIGHTLINE_HAS_AVX2_REFRESH
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
-    k = refresh_avx2(r, items, x, z, item_x, item_z, item_cell, n, moved, moved_count, max_moved);
-    if (k == SIZE_MAX) return false;
-  }
-#endif
-  for (; k < n; ++k) {
-    const std::uint32_t e = items[k];
-    item_x[k] = x[e];
-    item_z[k] = z[e];
-    const std::uint32_t c = r.cell(x[e], z[e]);
-    if (c == item_cell[k]) continue;
-    if (moved_count == max_moved) return false;
-    moved[moved_count++] = {static_cast<std::uint32_t>(k), c};
-  }
-  moved_.resize(moved_count);
-  if (moved_count != 0) move_changed();
+  const std::size_t moved = refresh_items(binning, items_.data(), x, z, item_x_.data(), item_z_.data(),
+                                          item_cell_.data(), items_.size(), moved_.data(), max_moved);
+  if (moved == kTooManyMoved) return false;
+  moved_.resize(moved);
+  if (moved != 0) move_changed();
   return true;
 }
 
@@ -299,9 +210,11 @@ void Grid::move_changed() {
   const auto n = static_cast<std::uint32_t>(items_.size());
   const std::uint32_t cells = cells_x_ * cells_z_;
   std::uint32_t* const start = cell_start_.data();
-  auto goes_to = [start](const Moved& m) { return m.at < start[m.cell] ? start[m.cell] : start[m.cell + 1]; };
+  auto goes_to = [start](const CellMove& m) {
+    return m.at < start[m.cell] ? start[m.cell] : start[m.cell + 1];
+  };
   placed_.assign(moved_.begin(), moved_.end());
-  std::sort(placed_.begin(), placed_.end(), [&](const Moved& a, const Moved& b) {
+  std::sort(placed_.begin(), placed_.end(), [&](const CellMove& a, const CellMove& b) {
     const std::uint32_t to_a = goes_to(a);
     const std::uint32_t to_b = goes_to(b);
     if (to_a != to_b) return to_a < to_b;
@@ -331,7 +244,7 @@ void Grid::move_changed() {
     copy_run(end);
     read = end;
   };
-  for (const Moved& m : placed_) {
+  for (const CellMove& m : placed_) {
     copy_to(goes_to(m));
     previous_items_[write] = items_[m.at];
     spare_x_[write] = item_x_[m.at];
@@ -344,7 +257,7 @@ void Grid::move_changed() {
   // A cell's run starts later by the entities that joined cells below it, earlier by those that
   // left them.
   start_delta_.assign(static_cast<std::size_t>(cells) + 1, 0);
-  for (const Moved& m : moved_) {
+  for (const CellMove& m : moved_) {
     ++start_delta_[m.cell + 1];
     --start_delta_[item_cell_[m.at] + 1];
   }

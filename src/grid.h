@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cell_index.h"
+#include "grid_refresh.h"
 
 namespace sightline {
 
@@ -30,17 +31,13 @@ class Grid {
 
   /// False makes every build sort all entities (tests compare the two ways).
   bool incremental = true;
+  /// The incremental build's loop over the items (tests set the scalar one).
+  GridRefresh refresh_items = best_grid_refresh();
   /// Whether the last build was incremental, and how many entities it moved between cells.
   [[nodiscard]] bool last_build_incremental() const noexcept { return last_incremental_; }
   [[nodiscard]] std::size_t last_build_moved() const noexcept {
     return last_incremental_ ? moved_.size() : 0;
   }
-
-  /// An entity of the incremental build that changed cell: its position in items() and its cell.
-  struct Moved {
-    std::uint32_t at;
-    std::uint32_t cell;
-  };
 
   struct Range {
     std::uint32_t x0, x1, z0, z1;  ///< Inclusive cell bounds.
@@ -117,8 +114,8 @@ class Grid {
   std::vector<std::uint32_t> item_cell_;  // the cell of items_[k]
   // The incremental build's scratch: the entities that changed cell, in position order; the same
   // sorted by where they go; the arrays moved into; per cell the change of its start.
-  std::vector<Moved> moved_;
-  std::vector<Moved> placed_;
+  std::vector<CellMove> moved_;
+  std::vector<CellMove> placed_;
   std::vector<float> spare_x_;
   std::vector<float> spare_z_;
   std::vector<std::uint32_t> spare_cell_;
