@@ -11,6 +11,7 @@ namespace sightline {
 // Builds to wait after an incremental try that found too many moved: where most entities cross a
 // cell edge every tick, a failed try (about half a refresh pass) then comes once in nine builds.
 constexpr std::uint32_t kIncrementalWait = 8;
+constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
 
 void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span<const std::uint8_t> alive,
                  float min_cell_size, std::uint32_t max_cells) {
@@ -25,8 +26,15 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   // Usually every slot is binned: then no pass needs to look at `alive`, and the loops stay
   // free of branches.
   const bool all = live == slots;
+  fit_cells(bounding_box(x, z, binned, slots, live, all), min_cell_size, max_cells);
+  if (try_incremental(x, z, slots, live, all, last_cells_x, last_cells_z)) return;
+  bin_and_count(x, z, binned, slots, all);
+  place_items(x, z, slots, live, all);
+}
 
-  // The bounding box, in four independent lanes so the compares do not wait on one another.
+// In four independent lanes so the compares do not wait on one another.
+Grid::Box Grid::bounding_box(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                             std::uint32_t live, bool all) noexcept {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   float lo_x[4] = {kInf, kInf, kInf, kInf}, hi_x[4] = {-kInf, -kInf, -kInf, -kInf};
   float lo_z[4] = {kInf, kInf, kInf, kInf}, hi_z[4] = {-kInf, -kInf, -kInf, -kInf};
@@ -66,17 +74,20 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
     lo_z[0] = std::min(lo_z[0], z[i]);
     hi_z[0] = std::max(hi_z[0], z[i]);
   }
-  float min_x = std::min(std::min(lo_x[0], lo_x[1]), std::min(lo_x[2], lo_x[3]));
-  float max_x = std::max(std::max(hi_x[0], hi_x[1]), std::max(hi_x[2], hi_x[3]));
-  float min_z = std::min(std::min(lo_z[0], lo_z[1]), std::min(lo_z[2], lo_z[3]));
-  float max_z = std::max(std::max(hi_z[0], hi_z[1]), std::max(hi_z[2], hi_z[3]));
-  if (live == 0) min_x = max_x = min_z = max_z = 0.0f;
+  Box box{std::min(std::min(lo_x[0], lo_x[1]), std::min(lo_x[2], lo_x[3])),
+          std::max(std::max(hi_x[0], hi_x[1]), std::max(hi_x[2], hi_x[3])),
+          std::min(std::min(lo_z[0], lo_z[1]), std::min(lo_z[2], lo_z[3])),
+          std::max(std::max(hi_z[0], hi_z[1]), std::max(hi_z[2], hi_z[3]))};
+  if (live == 0) box = Box{0.0f, 0.0f, 0.0f, 0.0f};
+  return box;
+}
 
-  // Size the grid in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell
-  // count never overflows before it is capped.
+// Sized in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell count never
+// overflows before it is capped.
+void Grid::fit_cells(const Box& box, float min_cell_size, std::uint32_t max_cells) {
   double cell = min_cell_size;
-  const double extent_x = static_cast<double>(max_x) - min_x;
-  const double extent_z = static_cast<double>(max_z) - min_z;
+  const double extent_x = static_cast<double>(box.max_x) - box.min_x;
+  const double extent_z = static_cast<double>(box.max_z) - box.min_z;
   auto cells_for = [](double extent, double size) { return std::floor(extent / size) + 1.0; };
   double nx = cells_for(extent_x, cell);
   double nz = cells_for(extent_z, cell);
@@ -90,8 +101,8 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
       nz = cells_for(extent_z, cell);
     }
   }
-  origin_x_ = min_x;
-  origin_z_ = min_z;
+  origin_x_ = box.min_x;
+  origin_z_ = box.min_z;
   cell_size_ = static_cast<float>(cell);
   if (cell_size_ < min_cell_size) cell_size_ = min_cell_size;
   inv_cell_size_ = 1.0f / cell_size_;
@@ -99,13 +110,14 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   cells_z_ = static_cast<std::uint32_t>(nz);
   last_x_ = static_cast<float>(cells_x_ - 1);
   last_z_ = static_cast<float>(cells_z_ - 1);
-  const std::uint32_t cells = cells_x_ * cells_z_;
-  constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
+}
 
-  // The same slots in the same cell counts: last build's items, in their cells, are this build's
-  // but for the few that changed cell (none may have: cells are compared by index, so a shifted
-  // origin costs only the entities it carries over an edge). Beyond a sixteenth moved the sort
-  // runs instead: a bound on the moving's cost, not a measured break-even.
+// The same slots in the same cell counts: last build's items, in their cells, are this build's
+// but for the few that changed cell (none may have: cells are compared by index, so a shifted
+// origin costs only the entities it carries over an edge). Beyond a sixteenth moved the sort
+// runs instead: a bound on the moving's cost, not a measured break-even.
+bool Grid::try_incremental(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all,
+                           std::uint32_t last_cells_x, std::uint32_t last_cells_z) {
   last_incremental_ = false;
   if (incremental_wait_ != 0) {
     --incremental_wait_;
@@ -114,11 +126,18 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
              cells_z_ <= kExactAxis) {
     if (refresh(x, z, slots / 16 + 8)) {
       last_incremental_ = true;
-      return;
+      return true;
     }
     incremental_wait_ = kIncrementalWait;
   }
+  return false;
+}
 
+// Each slot's cell in cell_of_ (kNotBinned if not binned), and in cell_start_ the cells' starts
+// as prefix sums of their counts.
+void Grid::bin_and_count(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                         bool all) {
+  const std::uint32_t cells = cells_x_ * cells_z_;
   cell_of_.resize(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
   start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
@@ -128,17 +147,13 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   const float ox = origin_x_, oz = origin_z_, inv = inv_cell_size_, last_x = last_x_, last_z = last_z_;
   const std::uint32_t cx = cells_x_, cz = cells_z_;
   if (all && cx <= kExactAxis && cz <= kExactAxis) {
-    // bin_axis() as a clamp then a cast (equal for t >= 0), in a loop of its own that vectorises;
-    // the counts follow in a second, short loop.
-    for (i = 0; i < slots; ++i) {
-      const float tz = std::min((z[i] - oz) * inv, last_z);
-      const float tx = std::min((x[i] - ox) * inv, last_x);
-      cell_of[i] = static_cast<std::uint32_t>(static_cast<std::int32_t>(tz)) * cx +
-                   static_cast<std::uint32_t>(static_cast<std::int32_t>(tx));
-    }
-    for (i = 0; i < slots; ++i) ++start[cell_of[i] + 1];
+    // bin_axis() as a clamp then a cast (CellBinning::cell, equal for t >= 0), in a loop of its
+    // own that vectorises; the counts follow in a second, short loop.
+    const CellBinning binning{ox, oz, inv, last_x, last_z, cx};
+    for (std::size_t i = 0; i < slots; ++i) cell_of[i] = binning.cell(x[i], z[i]);
+    for (std::size_t i = 0; i < slots; ++i) ++start[cell_of[i] + 1];
   } else {
-    for (i = 0; i < slots; ++i) {
+    for (std::size_t i = 0; i < slots; ++i) {
       if (!all && !binned[i]) {
         cell_of[i] = kNotBinned;
         continue;
@@ -149,7 +164,10 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
     }
   }
   for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
+}
 
+// A stable counting sort: cell_start_'s starts serve as running cursors, then shift back.
+void Grid::place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all) {
   // Last tick's items, in cell order, are this tick's order but for the few that changed cell,
   // so scattering in that order writes each cell's run nearly front to back.
   const bool keep_order = all && kept_all_ && items_.size() == slots;
@@ -165,11 +183,13 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   item_x_.resize(live);
   item_z_.resize(live);
   item_cell_.resize(live);
+  const std::uint32_t cells = cells_x_ * cells_z_;
+  const std::uint32_t* const cell_of = cell_of_.data();
+  std::uint32_t* const start = cell_start_.data();
   std::uint32_t* const items = items_.data();
   float* const item_x = item_x_.data();
   float* const item_z = item_z_.data();
   std::uint32_t* const item_cell = item_cell_.data();
-  // Scatter using cell_start_ as running cursors, then shift back: keeps one prefix array.
   auto place = [&](std::uint32_t e) SIGHTLINE_FORCE_INLINE {
     const std::uint32_t c = cell_of[e];
     const std::uint32_t at = start[c]++;
@@ -180,9 +200,9 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   };
   if (keep_order) {
     const std::uint32_t* const order = previous_items_.data();
-    for (i = 0; i < slots; ++i) place(order[i]);
+    for (std::size_t i = 0; i < slots; ++i) place(order[i]);
   } else {
-    for (i = 0; i < slots; ++i) {
+    for (std::size_t i = 0; i < slots; ++i) {
       if (all || cell_of[i] != kNotBinned) place(static_cast<std::uint32_t>(i));
     }
   }

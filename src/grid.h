@@ -94,6 +94,19 @@ class Grid {
   std::uint32_t cells_z_ = 1;
   float last_x_ = 0.0f;  // cells_x_ - 1 as a float
   float last_z_ = 0.0f;
+  /// The steps of build(), in order: the box around the binned entities, the cells over it, the
+  /// incremental build where it applies, else each entity's cell and the cells' counts, then the
+  /// items placed in cell order.
+  struct Box {
+    float min_x, max_x, min_z, max_z;
+  };
+  [[nodiscard]] static Box bounding_box(const float* x, const float* z, const std::uint8_t* binned,
+                                        std::size_t slots, std::uint32_t live, bool all) noexcept;
+  void fit_cells(const Box& box, float min_cell_size, std::uint32_t max_cells);
+  [[nodiscard]] bool try_incremental(const float* x, const float* z, std::size_t slots, std::uint32_t live,
+                                     bool all, std::uint32_t last_cells_x, std::uint32_t last_cells_z);
+  void bin_and_count(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots, bool all);
+  void place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all);
   /// The incremental build: true when done, false (having written only item_x_ and item_z_)
   /// when more than `max_moved` entities changed cell.
   bool refresh(const float* x, const float* z, std::size_t max_moved);
