@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "pass_steps.h"
+#include "simd.h"
 #include "world_impl.h"
 
 namespace sightline {
@@ -330,7 +331,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   const std::size_t origins = origins_of(client, origin_x.data(), origin_z.data());
   bool refresh = client.refresh || teleported[viewer];
   for (const std::uint32_t o : client.extra_origins) refresh = refresh || teleported[o];
-  auto nearest2 = [&](float x, float z) __attribute__((always_inline)) {
+  auto nearest2 = [&](float x, float z) SIGHTLINE_FORCE_INLINE {
     float best = distance2(x, z, origin_x[0], origin_z[0]);
     for (std::size_t o = 1; o < origins; ++o)
       best = std::min(best, distance2(x, z, origin_x[o], origin_z[o]));
@@ -435,7 +436,7 @@ void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& 
   std::uint32_t gap_count = 0;
   if (lean) {
     std::uint32_t off_path = 0;
-    auto leave = [&](auto&& near2) __attribute__((always_inline)) {
+    auto leave = [&](auto&& near2) SIGHTLINE_FORCE_INLINE {
       for (std::uint32_t i = 0; i < old_count; ++i) {
         const EntityId member = old_members[i];
         const std::uint32_t e = member.index;
