@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../src/distance_scan.h"
+#include "../src/simd.h"
 #include "rng.h"
 
 namespace {
@@ -54,7 +55,7 @@ void scan(benchmark::State& state, sightline::DistanceScan fn) {
 
 void scalar(benchmark::State& state) { scan(state, &sightline::scan_within_scalar); }
 void avx2(benchmark::State& state) {
-  scan(state, __builtin_cpu_supports("avx2") ? sightline::scan_within_avx2 : nullptr);
+  scan(state, sightline::simd::cpu_has_avx2() ? sightline::scan_within_avx2 : nullptr);
 }
 
 }  // namespace

@@ -1,9 +1,6 @@
 #include "distance_scan.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIGHTLINE_HAS_AVX2_SCAN 1
-#include <immintrin.h>
-#endif
+#include "simd.h"
 
 namespace sightline {
 
@@ -56,7 +53,7 @@ std::uint32_t leave_test_scalar(const EntityId* members, std::uint32_t count, co
   return n;
 }
 
-#ifdef SIGHTLINE_HAS_AVX2_SCAN
+#ifdef SIGHTLINE_HAS_AVX2
 namespace {
 
 // For each 8-bit hit mask, the set bits' lane numbers packed low byte first: one load turns a
@@ -77,8 +74,8 @@ constexpr LanePack make_lane_pack() {
 alignas(64) constexpr LanePack kLanePack = make_lane_pack();
 
 // The lanes of eight candidates within r2 of (ox, oz), of those in `lanes_in`.
-__attribute__((target("avx2"), always_inline)) inline __m256 within(__m256 x, __m256 z, __m256 ox, __m256 oz,
-                                                                    __m256 r2, __m256i lanes_in) noexcept {
+SIGHTLINE_AVX2 SIGHTLINE_FORCE_INLINE inline __m256 within(__m256 x, __m256 z, __m256 ox, __m256 oz,
+                                                           __m256 r2, __m256i lanes_in) noexcept {
   const __m256 dx = _mm256_sub_ps(x, ox);
   const __m256 dz = _mm256_sub_ps(z, oz);
   const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dz, dz));
@@ -92,9 +89,10 @@ __attribute__((target("avx2"), always_inline)) inline __m256 within(__m256 x, __
 // rounded operations, as in the scalar loop, even where FMA is available.
 // The lanes within reach then gather their stamps (the others are masked out, never read), and
 // those already stamped drop out.
-__attribute__((target("avx2"), always_inline)) inline void pack_hits(
-    __m256 x, __m256 z, __m256i ids, __m256 ox, __m256 oz, __m256 r2, __m256i lanes_in,
-    const std::uint32_t* stamp, __m256i epoch, std::uint32_t* found, std::uint32_t& n) noexcept {
+SIGHTLINE_AVX2 SIGHTLINE_FORCE_INLINE inline void pack_hits(__m256 x, __m256 z, __m256i ids, __m256 ox,
+                                                            __m256 oz, __m256 r2, __m256i lanes_in,
+                                                            const std::uint32_t* stamp, __m256i epoch,
+                                                            std::uint32_t* found, std::uint32_t& n) noexcept {
   const __m256 near = within(x, z, ox, oz, r2, lanes_in);
   const __m256i stamps = _mm256_mask_i32gather_epi32(epoch, reinterpret_cast<const int*>(stamp), ids,
                                                      _mm256_castps_si256(near), 4);
@@ -106,11 +104,10 @@ __attribute__((target("avx2"), always_inline)) inline void pack_hits(
   n += static_cast<std::uint32_t>(__builtin_popcount(mask));
 }
 
-__attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const float* zs,
-                                                        const std::uint32_t* ids, const ScanRun* runs,
-                                                        std::uint32_t run_count, float ox, float oz, float r2,
-                                                        const std::uint32_t* stamp, std::uint32_t epoch,
-                                                        std::uint32_t* found) noexcept {
+SIGHTLINE_AVX2 std::uint32_t scan_avx2(const float* xs, const float* zs, const std::uint32_t* ids,
+                                       const ScanRun* runs, std::uint32_t run_count, float ox, float oz,
+                                       float r2, const std::uint32_t* stamp, std::uint32_t epoch,
+                                       std::uint32_t* found) noexcept {
   const __m256 vox = _mm256_set1_ps(ox);
   const __m256 voz = _mm256_set1_ps(oz);
   const __m256 vr2 = _mm256_set1_ps(r2);
@@ -140,16 +137,15 @@ __attribute__((target("avx2"))) std::uint32_t scan_avx2(const float* xs, const f
 }
 
 // Eight candidates: how many lie within r2, by the same float operations as pack_hits.
-__attribute__((target("avx2"), always_inline)) inline std::uint32_t count_hits(__m256 x, __m256 z, __m256 ox,
-                                                                               __m256 oz, __m256 r2,
-                                                                               __m256i lanes_in) noexcept {
+SIGHTLINE_AVX2 SIGHTLINE_FORCE_INLINE inline std::uint32_t count_hits(__m256 x, __m256 z, __m256 ox,
+                                                                      __m256 oz, __m256 r2,
+                                                                      __m256i lanes_in) noexcept {
   const __m256 near = within(x, z, ox, oz, r2, lanes_in);
   return static_cast<std::uint32_t>(__builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(near))));
 }
 
-__attribute__((target("avx2"))) std::uint32_t count_avx2(const float* xs, const float* zs,
-                                                         const ScanRun* runs, std::uint32_t run_count,
-                                                         float ox, float oz, float r2) noexcept {
+SIGHTLINE_AVX2 std::uint32_t count_avx2(const float* xs, const float* zs, const ScanRun* runs,
+                                        std::uint32_t run_count, float ox, float oz, float r2) noexcept {
   const __m256 vox = _mm256_set1_ps(ox);
   const __m256 voz = _mm256_set1_ps(oz);
   const __m256 vr2 = _mm256_set1_ps(r2);
@@ -173,11 +169,10 @@ __attribute__((target("avx2"))) std::uint32_t count_avx2(const float* xs, const 
 // Eight members: their indices are the even 32-bit words of eight EntityIds, gathered into
 // positions; a partial step masks its loads and gathers, so nothing past the set is read. The
 // few that go are found by the mask's bits.
-__attribute__((target("avx2"))) std::uint32_t leave_avx2(const EntityId* members, std::uint32_t count,
-                                                         const float* xs, const float* zs, float ox, float oz,
-                                                         float leave_r2, float enter_r2, std::uint32_t viewer,
-                                                         std::uint32_t* gone,
-                                                         std::uint32_t& inside) noexcept {
+SIGHTLINE_AVX2 std::uint32_t leave_avx2(const EntityId* members, std::uint32_t count, const float* xs,
+                                        const float* zs, float ox, float oz, float leave_r2, float enter_r2,
+                                        std::uint32_t viewer, std::uint32_t* gone,
+                                        std::uint32_t& inside) noexcept {
   static_assert(sizeof(EntityId) == 8);
   const __m256 vox = _mm256_set1_ps(ox);
   const __m256 voz = _mm256_set1_ps(oz);
@@ -232,7 +227,7 @@ __attribute__((target("avx2"))) std::uint32_t leave_avx2(const EntityId* members
 }  // namespace
 #endif
 
-#ifdef SIGHTLINE_HAS_AVX2_SCAN
+#ifdef SIGHTLINE_HAS_AVX2
 const DistanceScan scan_within_avx2 = &scan_avx2;
 const DistanceCount count_within_avx2 = &count_avx2;
 const LeaveTest leave_test_avx2 = &leave_avx2;
@@ -242,25 +237,10 @@ const DistanceCount count_within_avx2 = nullptr;
 const LeaveTest leave_test_avx2 = nullptr;
 #endif
 
-DistanceCount best_distance_count() noexcept {
-#ifdef SIGHTLINE_HAS_AVX2_SCAN
-  if (__builtin_cpu_supports("avx2")) return count_within_avx2;
-#endif
-  return &count_within_scalar;
-}
+DistanceCount best_distance_count() noexcept { return simd::pick(&count_within_scalar, count_within_avx2); }
 
-LeaveTest best_leave_test() noexcept {
-#ifdef SIGHTLINE_HAS_AVX2_SCAN
-  if (__builtin_cpu_supports("avx2")) return leave_test_avx2;
-#endif
-  return &leave_test_scalar;
-}
+LeaveTest best_leave_test() noexcept { return simd::pick(&leave_test_scalar, leave_test_avx2); }
 
-DistanceScan best_distance_scan() noexcept {
-#ifdef SIGHTLINE_HAS_AVX2_SCAN
-  if (__builtin_cpu_supports("avx2")) return scan_within_avx2;
-#endif
-  return &scan_within_scalar;
-}
+DistanceScan best_distance_scan() noexcept { return simd::pick(&scan_within_scalar, scan_within_avx2); }
 
 }  // namespace sightline

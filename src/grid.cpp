@@ -4,18 +4,14 @@
 #include <cmath>
 #include <limits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
+#include "simd.h"
 
 namespace sightline {
 
 // Builds to wait after an incremental try that found too many moved: where most entities cross a
 // cell edge every tick, a failed try (about half a refresh pass) then comes once in nine builds.
 constexpr std::uint32_t kIncrementalWait = 8;
+constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
 
 void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span<const std::uint8_t> alive,
                  float min_cell_size, std::uint32_t max_cells) {
@@ -30,8 +26,15 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   // Usually every slot is binned: then no pass needs to look at `alive`, and the loops stay
   // free of branches.
   const bool all = live == slots;
+  fit_cells(bounding_box(x, z, binned, slots, live, all), min_cell_size, max_cells);
+  if (try_incremental(x, z, slots, live, all, last_cells_x, last_cells_z)) return;
+  bin_and_count(x, z, binned, slots, all);
+  place_items(x, z, slots, live, all);
+}
 
-  // The bounding box, in four independent lanes so the compares do not wait on one another.
+// In four independent lanes so the compares do not wait on one another.
+Grid::Box Grid::bounding_box(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                             std::uint32_t live, bool all) noexcept {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   float lo_x[4] = {kInf, kInf, kInf, kInf}, hi_x[4] = {-kInf, -kInf, -kInf, -kInf};
   float lo_z[4] = {kInf, kInf, kInf, kInf}, hi_z[4] = {-kInf, -kInf, -kInf, -kInf};
@@ -71,17 +74,20 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
     lo_z[0] = std::min(lo_z[0], z[i]);
     hi_z[0] = std::max(hi_z[0], z[i]);
   }
-  float min_x = std::min(std::min(lo_x[0], lo_x[1]), std::min(lo_x[2], lo_x[3]));
-  float max_x = std::max(std::max(hi_x[0], hi_x[1]), std::max(hi_x[2], hi_x[3]));
-  float min_z = std::min(std::min(lo_z[0], lo_z[1]), std::min(lo_z[2], lo_z[3]));
-  float max_z = std::max(std::max(hi_z[0], hi_z[1]), std::max(hi_z[2], hi_z[3]));
-  if (live == 0) min_x = max_x = min_z = max_z = 0.0f;
+  Box box{std::min(std::min(lo_x[0], lo_x[1]), std::min(lo_x[2], lo_x[3])),
+          std::max(std::max(hi_x[0], hi_x[1]), std::max(hi_x[2], hi_x[3])),
+          std::min(std::min(lo_z[0], lo_z[1]), std::min(lo_z[2], lo_z[3])),
+          std::max(std::max(hi_z[0], hi_z[1]), std::max(hi_z[2], hi_z[3]))};
+  if (live == 0) box = Box{0.0f, 0.0f, 0.0f, 0.0f};
+  return box;
+}
 
-  // Size the grid in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell
-  // count never overflows before it is capped.
+// Sized in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell count never
+// overflows before it is capped.
+void Grid::fit_cells(const Box& box, float min_cell_size, std::uint32_t max_cells) {
   double cell = min_cell_size;
-  const double extent_x = static_cast<double>(max_x) - min_x;
-  const double extent_z = static_cast<double>(max_z) - min_z;
+  const double extent_x = static_cast<double>(box.max_x) - box.min_x;
+  const double extent_z = static_cast<double>(box.max_z) - box.min_z;
   auto cells_for = [](double extent, double size) { return std::floor(extent / size) + 1.0; };
   double nx = cells_for(extent_x, cell);
   double nz = cells_for(extent_z, cell);
@@ -95,8 +101,8 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
       nz = cells_for(extent_z, cell);
     }
   }
-  origin_x_ = min_x;
-  origin_z_ = min_z;
+  origin_x_ = box.min_x;
+  origin_z_ = box.min_z;
   cell_size_ = static_cast<float>(cell);
   if (cell_size_ < min_cell_size) cell_size_ = min_cell_size;
   inv_cell_size_ = 1.0f / cell_size_;
@@ -104,13 +110,14 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   cells_z_ = static_cast<std::uint32_t>(nz);
   last_x_ = static_cast<float>(cells_x_ - 1);
   last_z_ = static_cast<float>(cells_z_ - 1);
-  const std::uint32_t cells = cells_x_ * cells_z_;
-  constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
+}
 
-  // The same slots in the same cell counts: last build's items, in their cells, are this build's
-  // but for the few that changed cell (none may have: cells are compared by index, so a shifted
-  // origin costs only the entities it carries over an edge). Beyond a sixteenth moved the sort
-  // runs instead: a bound on the moving's cost, not a measured break-even.
+// The same slots in the same cell counts: last build's items, in their cells, are this build's
+// but for the few that changed cell (none may have: cells are compared by index, so a shifted
+// origin costs only the entities it carries over an edge). Beyond a sixteenth moved the sort
+// runs instead: a bound on the moving's cost, not a measured break-even.
+bool Grid::try_incremental(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all,
+                           std::uint32_t last_cells_x, std::uint32_t last_cells_z) {
   last_incremental_ = false;
   if (incremental_wait_ != 0) {
     --incremental_wait_;
@@ -119,11 +126,18 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
              cells_z_ <= kExactAxis) {
     if (refresh(x, z, slots / 16 + 8)) {
       last_incremental_ = true;
-      return;
+      return true;
     }
     incremental_wait_ = kIncrementalWait;
   }
+  return false;
+}
 
+// Each slot's cell in cell_of_ (kNotBinned if not binned), and in cell_start_ the cells' starts
+// as prefix sums of their counts.
+void Grid::bin_and_count(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                         bool all) {
+  const std::uint32_t cells = cells_x_ * cells_z_;
   cell_of_.resize(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
   start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
@@ -133,17 +147,13 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   const float ox = origin_x_, oz = origin_z_, inv = inv_cell_size_, last_x = last_x_, last_z = last_z_;
   const std::uint32_t cx = cells_x_, cz = cells_z_;
   if (all && cx <= kExactAxis && cz <= kExactAxis) {
-    // bin_axis() as a clamp then a cast (equal for t >= 0), in a loop of its own that vectorises;
-    // the counts follow in a second, short loop.
-    for (i = 0; i < slots; ++i) {
-      const float tz = std::min((z[i] - oz) * inv, last_z);
-      const float tx = std::min((x[i] - ox) * inv, last_x);
-      cell_of[i] = static_cast<std::uint32_t>(static_cast<std::int32_t>(tz)) * cx +
-                   static_cast<std::uint32_t>(static_cast<std::int32_t>(tx));
-    }
-    for (i = 0; i < slots; ++i) ++start[cell_of[i] + 1];
+    // bin_axis() as a clamp then a cast (CellBinning::cell, equal for t >= 0), in a loop of its
+    // own that vectorises; the counts follow in a second, short loop.
+    const CellBinning binning{ox, oz, inv, last_x, last_z, cx};
+    for (std::size_t i = 0; i < slots; ++i) cell_of[i] = binning.cell(x[i], z[i]);
+    for (std::size_t i = 0; i < slots; ++i) ++start[cell_of[i] + 1];
   } else {
-    for (i = 0; i < slots; ++i) {
+    for (std::size_t i = 0; i < slots; ++i) {
       if (!all && !binned[i]) {
         cell_of[i] = kNotBinned;
         continue;
@@ -154,7 +164,10 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
     }
   }
   for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
+}
 
+// A stable counting sort: cell_start_'s starts serve as running cursors, then shift back.
+void Grid::place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all) {
   // Last tick's items, in cell order, are this tick's order but for the few that changed cell,
   // so scattering in that order writes each cell's run nearly front to back.
   const bool keep_order = all && kept_all_ && items_.size() == slots;
@@ -170,12 +183,14 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   item_x_.resize(live);
   item_z_.resize(live);
   item_cell_.resize(live);
+  const std::uint32_t cells = cells_x_ * cells_z_;
+  const std::uint32_t* const cell_of = cell_of_.data();
+  std::uint32_t* const start = cell_start_.data();
   std::uint32_t* const items = items_.data();
   float* const item_x = item_x_.data();
   float* const item_z = item_z_.data();
   std::uint32_t* const item_cell = item_cell_.data();
-  // Scatter using cell_start_ as running cursors, then shift back: keeps one prefix array.
-  auto place = [&](std::uint32_t e) __attribute__((always_inline)) {
+  auto place = [&](std::uint32_t e) SIGHTLINE_FORCE_INLINE {
     const std::uint32_t c = cell_of[e];
     const std::uint32_t at = start[c]++;
     items[at] = e;
@@ -185,9 +200,9 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   };
   if (keep_order) {
     const std::uint32_t* const order = previous_items_.data();
-    for (i = 0; i < slots; ++i) place(order[i]);
+    for (std::size_t i = 0; i < slots; ++i) place(order[i]);
   } else {
-    for (i = 0; i < slots; ++i) {
+    for (std::size_t i = 0; i < slots; ++i) {
       if (all || cell_of[i] != kNotBinned) place(static_cast<std::uint32_t>(i));
     }
   }
@@ -196,98 +211,14 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   kept_all_ = all;
 }
 
-namespace {
-
-// The cell of a position as the sort's fast path bins it (v >= origin, so a clamp at the top then
-// a cast): the incremental build compares it with the cell the item was in.
-struct Refresher {
-  float ox, oz, inv, last_x, last_z;
-  std::uint32_t cx;
-  [[nodiscard]] std::uint32_t cell(float px, float pz) const noexcept {
-    const float tz = std::min((pz - oz) * inv, last_z);
-    const float tx = std::min((px - ox) * inv, last_x);
-    return static_cast<std::uint32_t>(static_cast<std::int32_t>(tz)) * cx +
-           static_cast<std::uint32_t>(static_cast<std::int32_t>(tx));
-  }
-};
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIGHTLINE_HAS_AVX2_REFRESH 1
-// Eight items a step: positions gathered by entity and stored in item order, cells computed as
-// Refresher::cell does (the same rounded operations; minps returns the same value as std::min),
-// compared with the items' cells. Returns where it stopped (a multiple of 8), or SIZE_MAX when
-// more than max_moved changed cell.
-__attribute__((target("avx2"))) std::size_t refresh_avx2(const Refresher& r, const std::uint32_t* items,
-                                                         const float* x, const float* z, float* item_x,
-                                                         float* item_z, const std::uint32_t* item_cell,
-                                                         std::size_t n, Grid::Moved* moved,
-                                                         std::size_t& moved_count,
-                                                         std::size_t max_moved) noexcept {
-  const __m256 vox = _mm256_set1_ps(r.ox);
-  const __m256 voz = _mm256_set1_ps(r.oz);
-  const __m256 vinv = _mm256_set1_ps(r.inv);
-  const __m256 vlast_x = _mm256_set1_ps(r.last_x);
-  const __m256 vlast_z = _mm256_set1_ps(r.last_z);
-  const __m256i vcx = _mm256_set1_epi32(static_cast<int>(r.cx));
-  std::size_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(items + k));
-    const __m256 px = _mm256_i32gather_ps(x, e, 4);
-    const __m256 pz = _mm256_i32gather_ps(z, e, 4);
-    _mm256_storeu_ps(item_x + k, px);
-    _mm256_storeu_ps(item_z + k, pz);
-    const __m256 tx = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(px, vox), vinv), vlast_x);
-    const __m256 tz = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(pz, voz), vinv), vlast_z);
-    const __m256i c =
-        _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(tz), vcx), _mm256_cvttps_epi32(tx));
-    const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(item_cell + k));
-    const auto same =
-        static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(c, old))));
-    if (same != 0xffu) [[unlikely]] {
-      alignas(32) std::uint32_t cells[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(cells), c);
-      for (std::uint32_t m = ~same & 0xffu; m != 0; m &= m - 1) {
-        if (moved_count == max_moved) return SIZE_MAX;
-        const auto lane = static_cast<std::uint32_t>(__builtin_ctz(m));
-        moved[moved_count++] = {static_cast<std::uint32_t>(k) + lane, cells[lane]};
-      }
-    }
-  }
-  return k;
-}
-#endif
-
-}  // namespace
-
 bool Grid::refresh(const float* x, const float* z, std::size_t max_moved) {
-  const Refresher r{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
-  const std::size_t n = items_.size();
-  const std::uint32_t* const items = items_.data();
-  float* const item_x = item_x_.data();
-  float* const item_z = item_z_.data();
-  const std::uint32_t* const item_cell = item_cell_.data();
+  const CellBinning binning{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
   moved_.resize(max_moved);  // within the capacity reserved with the items
-  Moved* const moved = moved_.data();
-  std::size_t moved_count = 0;
-  std::size_t k = 0;
-#ifdef SIGHTLINE_HAS_AVX2_REFRESH
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
-    k = refresh_avx2(r, items, x, z, item_x, item_z, item_cell, n, moved, moved_count, max_moved);
-    if (k == SIZE_MAX) return false;
-  }
-#endif
-  for (; k < n; ++k) {
-    const std::uint32_t e = items[k];
-    item_x[k] = x[e];
-    item_z[k] = z[e];
-    const std::uint32_t c = r.cell(x[e], z[e]);
-    if (c == item_cell[k]) continue;
-    if (moved_count == max_moved) return false;
-    moved[moved_count++] = {static_cast<std::uint32_t>(k), c};
-  }
-  moved_.resize(moved_count);
-  if (moved_count != 0) move_changed();
+  const std::size_t moved = refresh_items(binning, items_.data(), x, z, item_x_.data(), item_z_.data(),
+                                          item_cell_.data(), items_.size(), moved_.data(), max_moved);
+  if (moved == kTooManyMoved) return false;
+  moved_.resize(moved);
+  if (moved != 0) move_changed();
   return true;
 }
 
@@ -299,9 +230,11 @@ void Grid::move_changed() {
   const auto n = static_cast<std::uint32_t>(items_.size());
   const std::uint32_t cells = cells_x_ * cells_z_;
   std::uint32_t* const start = cell_start_.data();
-  auto goes_to = [start](const Moved& m) { return m.at < start[m.cell] ? start[m.cell] : start[m.cell + 1]; };
+  auto goes_to = [start](const CellMove& m) {
+    return m.at < start[m.cell] ? start[m.cell] : start[m.cell + 1];
+  };
   placed_.assign(moved_.begin(), moved_.end());
-  std::sort(placed_.begin(), placed_.end(), [&](const Moved& a, const Moved& b) {
+  std::sort(placed_.begin(), placed_.end(), [&](const CellMove& a, const CellMove& b) {
     const std::uint32_t to_a = goes_to(a);
     const std::uint32_t to_b = goes_to(b);
     if (to_a != to_b) return to_a < to_b;
@@ -331,7 +264,7 @@ void Grid::move_changed() {
     copy_run(end);
     read = end;
   };
-  for (const Moved& m : placed_) {
+  for (const CellMove& m : placed_) {
     copy_to(goes_to(m));
     previous_items_[write] = items_[m.at];
     spare_x_[write] = item_x_[m.at];
@@ -344,7 +277,7 @@ void Grid::move_changed() {
   // A cell's run starts later by the entities that joined cells below it, earlier by those that
   // left them.
   start_delta_.assign(static_cast<std::size_t>(cells) + 1, 0);
-  for (const Moved& m : moved_) {
+  for (const CellMove& m : moved_) {
     ++start_delta_[m.cell + 1];
     --start_delta_[item_cell_[m.at] + 1];
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cell_index.h"
+#include "grid_refresh.h"
 
 namespace sightline {
 
@@ -30,17 +31,13 @@ class Grid {
 
   /// False makes every build sort all entities (tests compare the two ways).
   bool incremental = true;
+  /// The incremental build's loop over the items (tests set the scalar one).
+  GridRefresh refresh_items = best_grid_refresh();
   /// Whether the last build was incremental, and how many entities it moved between cells.
   [[nodiscard]] bool last_build_incremental() const noexcept { return last_incremental_; }
   [[nodiscard]] std::size_t last_build_moved() const noexcept {
     return last_incremental_ ? moved_.size() : 0;
   }
-
-  /// An entity of the incremental build that changed cell: its position in items() and its cell.
-  struct Moved {
-    std::uint32_t at;
-    std::uint32_t cell;
-  };
 
   struct Range {
     std::uint32_t x0, x1, z0, z1;  ///< Inclusive cell bounds.
@@ -97,6 +94,19 @@ class Grid {
   std::uint32_t cells_z_ = 1;
   float last_x_ = 0.0f;  // cells_x_ - 1 as a float
   float last_z_ = 0.0f;
+  /// The steps of build(), in order: the box around the binned entities, the cells over it, the
+  /// incremental build where it applies, else each entity's cell and the cells' counts, then the
+  /// items placed in cell order.
+  struct Box {
+    float min_x, max_x, min_z, max_z;
+  };
+  [[nodiscard]] static Box bounding_box(const float* x, const float* z, const std::uint8_t* binned,
+                                        std::size_t slots, std::uint32_t live, bool all) noexcept;
+  void fit_cells(const Box& box, float min_cell_size, std::uint32_t max_cells);
+  [[nodiscard]] bool try_incremental(const float* x, const float* z, std::size_t slots, std::uint32_t live,
+                                     bool all, std::uint32_t last_cells_x, std::uint32_t last_cells_z);
+  void bin_and_count(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots, bool all);
+  void place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all);
   /// The incremental build: true when done, false (having written only item_x_ and item_z_)
   /// when more than `max_moved` entities changed cell.
   bool refresh(const float* x, const float* z, std::size_t max_moved);
@@ -117,8 +127,8 @@ class Grid {
   std::vector<std::uint32_t> item_cell_;  // the cell of items_[k]
   // The incremental build's scratch: the entities that changed cell, in position order; the same
   // sorted by where they go; the arrays moved into; per cell the change of its start.
-  std::vector<Moved> moved_;
-  std::vector<Moved> placed_;
+  std::vector<CellMove> moved_;
+  std::vector<CellMove> placed_;
   std::vector<float> spare_x_;
   std::vector<float> spare_z_;
   std::vector<std::uint32_t> spare_cell_;

@@ -2,10 +2,7 @@
 
 #include <cmath>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIGHTLINE_HAS_AVX2_BATCH 1
-#include <immintrin.h>
-#endif
+#include "simd.h"
 
 namespace sightline {
 
@@ -36,17 +33,16 @@ std::size_t first_bad_position_scalar(const EntityId* entities, const float* xs,
   return check_from(0, entities, xs, zs, count, live_generation, slots, max_coordinate, *contiguous);
 }
 
-#ifdef SIGHTLINE_HAS_AVX2_BATCH
+#ifdef SIGHTLINE_HAS_AVX2
 namespace {
 
 // Eight entries a step: indices and generations are the even and odd words of eight EntityIds;
 // an index out of range is masked out of the gather (and fails). The rare failing step is handed
 // to the scalar loop, which names the first entry.
-__attribute__((target("avx2"))) std::size_t first_bad_avx2(const EntityId* entities, const float* xs,
-                                                           const float* zs, std::size_t count,
-                                                           const std::uint32_t* live_generation,
-                                                           std::size_t slots, float max_coordinate,
-                                                           bool* contiguous) noexcept {
+SIGHTLINE_AVX2 std::size_t first_bad_avx2(const EntityId* entities, const float* xs, const float* zs,
+                                          std::size_t count, const std::uint32_t* live_generation,
+                                          std::size_t slots, float max_coordinate,
+                                          bool* contiguous) noexcept {
   static_assert(sizeof(EntityId) == 8);
   // Unsigned compare as signed, both sides biased by 2^31. Slots above 2^31 (never, in practice)
   // clamp to 2^31: an index beyond it then fails here and the scalar loop decides.
@@ -100,10 +96,7 @@ const PositionBatchCheck first_bad_position_avx2 = nullptr;
 #endif
 
 PositionBatchCheck best_position_batch_check() noexcept {
-#ifdef SIGHTLINE_HAS_AVX2_BATCH
-  if (__builtin_cpu_supports("avx2")) return first_bad_position_avx2;
-#endif
-  return &first_bad_position_scalar;
+  return simd::pick(&first_bad_position_scalar, first_bad_position_avx2);
 }
 
 }  // namespace sightline

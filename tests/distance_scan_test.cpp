@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../src/simd.h"
 #include "rng.h"
 
 namespace sightline {
@@ -115,7 +116,7 @@ TEST(DistanceScan, ScalarEqualsThePlainRule) {
 
 TEST(DistanceScan, Avx2EqualsScalarExactly) {
   if (scan_within_avx2 == nullptr) GTEST_SKIP() << "this build has no AVX2 scan (not x86-64)";
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
+  if (!simd::cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
   scenarios::Rng rng(0xa5a2);
   std::vector<float> xs;
   std::vector<float> zs;
@@ -168,7 +169,7 @@ TEST(DistanceScan, RunsAreScannedInOrderFromTheirOwnStart) {
       at = std::min<std::uint32_t>(at + length + rng.below(9), 200);
     }
     ASSERT_EQ(run(&scan_within_scalar, xs, zs, runs, ox, oz, r2), want) << "trial " << trial;
-    if (scan_within_avx2 != nullptr && __builtin_cpu_supports("avx2")) {
+    if (scan_within_avx2 != nullptr && simd::cpu_has_avx2()) {
       ASSERT_EQ(run(scan_within_avx2, xs, zs, runs, ox, oz, r2), want) << "trial " << trial;
     }
   }
@@ -201,7 +202,7 @@ std::uint32_t brute_count(const std::vector<float>& xs, const std::vector<float>
 // Every run length 0..70 as one run, and split in up to four runs with gaps between them (what
 // lies in a gap is never counted), points on the circle and one ulp either side.
 TEST(DistanceScan, CountsEqualThePlainRule) {
-  const bool avx2 = count_within_avx2 != nullptr && __builtin_cpu_supports("avx2");
+  const bool avx2 = count_within_avx2 != nullptr && simd::cpu_has_avx2();
   scenarios::Rng rng(0xc0047);
   std::vector<float> xs;
   std::vector<float> zs;
@@ -290,7 +291,7 @@ LeaveResult brute_leave(const std::vector<EntityId>& members, const std::vector<
 }
 
 TEST(DistanceScan, LeaveTestsEqualThePlainRule) {
-  const bool avx2 = leave_test_avx2 != nullptr && __builtin_cpu_supports("avx2");
+  const bool avx2 = leave_test_avx2 != nullptr && simd::cpu_has_avx2();
   scenarios::Rng rng(0x1ea4e);
   std::vector<float> xs;
   std::vector<float> zs;

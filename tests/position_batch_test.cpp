@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "../src/simd.h"
 #include "rng.h"
 #include "sightline/world_def.h"
 
@@ -36,7 +37,7 @@ std::size_t brute_first_bad(const std::vector<EntityId>& ids, const std::vector<
 }
 
 TEST(PositionBatch, BothChecksNameTheFirstBadEntry) {
-  const bool avx2 = first_bad_position_avx2 != nullptr && __builtin_cpu_supports("avx2");
+  const bool avx2 = first_bad_position_avx2 != nullptr && simd::cpu_has_avx2();
   scenarios::Rng rng(0xba7c4);
   // 200 slots: generation 1..5 while alive, 0 for the destroyed ones.
   std::vector<std::uint32_t> all_live(200);
