@@ -115,6 +115,10 @@ class WireReader {
     return true;
   }
   bool varint(std::uint32_t& v, const char* what) {
+    if (pos_ < bytes_.size() && bytes_[pos_] < 0x80u) {  // most varints on the wire are one byte
+      v = bytes_[pos_++];
+      return true;
+    }
     std::uint64_t value = 0;
     for (int i = 0; i < 5; ++i) {
       if (pos_ >= bytes_.size()) return refuse(what, "ends inside a varint");
