@@ -3,6 +3,7 @@
 // with, and decode_packet and decode_ack read with.
 #include "sightline/protocol.h"
 
+#include <algorithm>
 #include <string>
 
 #include "wire_stream.h"
@@ -135,6 +136,11 @@ std::size_t measure_record(WireRecord record, std::size_t payload) noexcept {
 }
 
 }  // namespace
+
+bool operator==(const WireRecord& a, const WireRecord& b) noexcept {
+  return a.type == b.type && a.entity == b.entity && a.reliable_id == b.reliable_id && a.reason == b.reason &&
+         a.state_age == b.state_age && std::ranges::equal(a.payload, b.payload);
+}
 
 std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
                                std::uint32_t state_age) noexcept {

@@ -62,6 +62,8 @@ struct PacketHeader {
   /// Reliable ids below this were assigned before the packet was written: a client that has
   /// applied exactly these holds what the server believed it held when it wrote the updates.
   std::uint32_t reliable_next = 0;
+
+  friend constexpr bool operator==(const PacketHeader&, const PacketHeader&) noexcept = default;
 };
 
 /// One record as decoded. `payload` points into the decoded bytes.
@@ -74,18 +76,25 @@ struct WireRecord {
   /// resent with the state it first went with). <= the packet's tick.
   std::uint32_t state_age = 0;
   std::span<const std::uint8_t> payload;  ///< Spawns (full state) and updates (the update part).
+
+  /// Equal fields and equal payload bytes, wherever each payload lies.
+  friend bool operator==(const WireRecord& a, const WireRecord& b) noexcept;
 };
 
 /// A decoded state packet. Reuse one: decode_packet keeps the records' capacity.
 struct DecodedPacket {
   PacketHeader header;
   std::vector<WireRecord> records;
+
+  friend bool operator==(const DecodedPacket&, const DecodedPacket&) = default;
 };
 
 /// What a client sends back under unreliable delivery (and may send under reliable).
 struct AckPacket {
   std::uint32_t latest_sequence = 0;   ///< Highest state-packet sequence received.
   std::uint32_t reliable_applied = 0;  ///< Spawns and despawns applied: the next reliable id expected.
+
+  friend constexpr bool operator==(const AckPacket&, const AckPacket&) noexcept = default;
 };
 
 /// Bytes a LEB128 varint of `value` takes (1..5).

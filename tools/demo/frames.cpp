@@ -3,6 +3,8 @@
 // that refusals name are measured from it at compile time.
 #include "frames.h"
 
+#include <algorithm>
+
 #include "frame_stream.h"
 
 namespace sightline::demo {
@@ -194,6 +196,13 @@ std::vector<std::uint8_t> encode_client_frame(const ClientFrame& frame) {
 }
 
 }  // namespace
+
+bool operator==(const TickFrame& a, const TickFrame& b) noexcept {
+  return a.tick == b.tick && a.viewer_x == b.viewer_x && a.viewer_z == b.viewer_z &&
+         a.enter_radius == b.enter_radius && a.leave_radius == b.leave_radius && a.options == b.options &&
+         a.server_time_ms == b.server_time_ms &&
+         std::ranges::equal(a.packets, b.packets, [](auto x, auto y) { return std::ranges::equal(x, y); });
+}
 
 void write_welcome(std::vector<std::uint8_t>& out, const Welcome& welcome) {
   FrameWriter writer(out);
