@@ -17,12 +17,9 @@ constexpr std::uint8_t kLastDespawnReason = static_cast<std::uint8_t>(DespawnRea
 /// The shortest record: a type byte, then an id or a varint and an id.
 constexpr std::size_t kMinRecordBytes = 3;
 
-static_assert(kRecordCountOffset + 2 == kStateHeaderBytes);
-static_assert(kAckReliableAppliedOffset + 4 == kAckBytes);
-
 /// The version and kind every packet starts with.
 template <class S>
-bool serialize_prefix(S& s, PacketKind expected, const char* kind_name) {
+constexpr bool serialize_prefix(S& s, PacketKind expected, const char* kind_name) {
   std::uint8_t version = kProtocolVersion;
   auto kind = static_cast<std::uint8_t>(expected);
   if (!s.u8(version, "version")) return false;
@@ -45,7 +42,7 @@ bool serialize_prefix(S& s, PacketKind expected, const char* kind_name) {
 
 /// A state packet's header; `record_count` is written as given (PacketWriter::finish patches it).
 template <class S>
-bool serialize_state_header(S& s, PacketHeader& h, std::uint32_t& record_count) {
+constexpr bool serialize_state_header(S& s, PacketHeader& h, std::uint32_t& record_count) {
   std::uint8_t flags = h.delivery == Delivery::unreliable ? kFlagUnreliable : 0;
   if (!serialize_prefix(s, PacketKind::state, "state") || !s.u8(flags, "flags")) return false;
   if constexpr (S::reading) {
@@ -59,7 +56,7 @@ bool serialize_state_header(S& s, PacketHeader& h, std::uint32_t& record_count) 
 }
 
 template <class S>
-bool serialize_reason(S& s, std::uint8_t& reason, std::uint8_t last, const char* what) {
+constexpr bool serialize_reason(S& s, std::uint8_t& reason, std::uint8_t last, const char* what) {
   if (!s.u8(reason, what)) return false;
   if constexpr (S::reading) {
     if (reason > last)
@@ -69,7 +66,7 @@ bool serialize_reason(S& s, std::uint8_t& reason, std::uint8_t last, const char*
 }
 
 template <class S>
-bool serialize_state_age(S& s, std::uint32_t& state_age, std::uint32_t packet_tick) {
+constexpr bool serialize_state_age(S& s, std::uint32_t& state_age, std::uint32_t packet_tick) {
   if (!s.varint(state_age, "state age")) return false;
   if constexpr (S::reading) {
     if (state_age > packet_tick) {
@@ -82,24 +79,25 @@ bool serialize_state_age(S& s, std::uint32_t& state_age, std::uint32_t packet_ti
 
 /// A payload: its length, then its bytes. A measurer needs only the length.
 template <class S>
-bool serialize_payload(S& s, std::span<const std::uint8_t>& payload, std::uint32_t& length) {
+constexpr bool serialize_payload(S& s, std::span<const std::uint8_t>& payload, std::uint32_t& length) {
   return s.varint(length, "payload length") && s.bytes(payload, length, "payload");
 }
 
 template <class S>
-bool serialize_spawn(S& s, WireRecord& r, std::uint32_t& payload_length, std::uint32_t packet_tick) {
+constexpr bool serialize_spawn(S& s, WireRecord& r, std::uint32_t& payload_length,
+                               std::uint32_t packet_tick) {
   return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) &&
          serialize_reason(s, r.reason, kLastSpawnReason, "spawn reason") &&
          serialize_state_age(s, r.state_age, packet_tick) && serialize_payload(s, r.payload, payload_length);
 }
 
 template <class S>
-bool serialize_update(S& s, WireRecord& r, std::uint32_t& payload_length) {
+constexpr bool serialize_update(S& s, WireRecord& r, std::uint32_t& payload_length) {
   return s.id(r.entity) && serialize_payload(s, r.payload, payload_length);
 }
 
 template <class S>
-bool serialize_despawn(S& s, WireRecord& r) {
+constexpr bool serialize_despawn(S& s, WireRecord& r) {
   return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) &&
          serialize_reason(s, r.reason, kLastDespawnReason, "despawn reason");
 }
@@ -108,7 +106,8 @@ bool serialize_despawn(S& s, WireRecord& r) {
 /// updates; a measurer takes it without the bytes); a reader checks a spawn's state age against
 /// `packet_tick`.
 template <class S>
-bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_length, std::uint32_t packet_tick) {
+constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_length,
+                                std::uint32_t packet_tick) {
   auto type = static_cast<std::uint8_t>(r.type);
   if (!s.u8(type, "record type")) return false;
   switch (static_cast<RecordType>(type)) {
@@ -123,10 +122,37 @@ bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_length, std::u
 }
 
 template <class S>
-bool serialize_ack(S& s, AckPacket& ack) {
+constexpr bool serialize_ack(S& s, AckPacket& ack) {
   return serialize_prefix(s, PacketKind::ack, "ack") && s.u32(ack.latest_sequence, "latest sequence") &&
          s.u32(ack.reliable_applied, "reliable applied");
 }
+
+// The header sizes and offsets protocol.h names, checked against the serializers at compile time.
+
+constexpr std::size_t state_header_offset(std::string_view field) {
+  WireFieldFinder find(field);
+  PacketHeader header;
+  std::uint32_t record_count = 0;
+  serialize_state_header(find, header, record_count);
+  return find.offset();
+}
+constexpr std::size_t ack_offset(std::string_view field) {
+  WireFieldFinder find(field);
+  AckPacket ack;
+  serialize_ack(find, ack);
+  return find.offset();
+}
+static_assert(state_header_offset("version") == kVersionOffset && ack_offset("version") == kVersionOffset);
+static_assert(state_header_offset("kind") == kKindOffset && ack_offset("kind") == kKindOffset);
+static_assert(state_header_offset("flags") == kFlagsOffset);
+static_assert(state_header_offset("sequence") == kSequenceOffset);
+static_assert(state_header_offset("tick") == kTickOffset);
+static_assert(state_header_offset("reliable_next") == kReliableNextOffset);
+static_assert(state_header_offset("record count") == kRecordCountOffset);
+static_assert(state_header_offset({}) == kStateHeaderBytes);
+static_assert(ack_offset("latest sequence") == kAckLatestSequenceOffset);
+static_assert(ack_offset("reliable applied") == kAckReliableAppliedOffset);
+static_assert(ack_offset({}) == kAckBytes);
 
 std::size_t measure_record(WireRecord record, std::size_t payload) noexcept {
   auto length = static_cast<std::uint32_t>(payload);

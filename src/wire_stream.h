@@ -86,6 +86,44 @@ class WireMeasurer {
   std::size_t pos_ = 0;
 };
 
+/// Measures like WireMeasurer, at compile time, and notes where the field named at construction
+/// starts: protocol.cpp checks the offsets protocol.h names with it.
+class WireFieldFinder {
+ public:
+  static constexpr bool reading = false;
+
+  constexpr explicit WireFieldFinder(std::string_view field) noexcept : field_(field) {}
+
+  constexpr bool u8(const std::uint8_t&, const char* what) noexcept { return add(1, what); }
+  constexpr bool u16(const std::uint32_t&, const char* what) noexcept { return add(2, what); }
+  constexpr bool u32(const std::uint32_t&, const char* what) noexcept { return add(4, what); }
+  constexpr bool varint(const std::uint32_t& v, const char* what) noexcept {
+    return add(varint_bytes(v), what);
+  }
+  constexpr bool id(const EntityId& e) noexcept {
+    return add(varint_bytes(e.index), "entity index") && add(varint_bytes(e.generation), "entity generation");
+  }
+  constexpr bool bytes(const std::span<const std::uint8_t>&, std::uint32_t count, const char* what) noexcept {
+    return add(count, what);
+  }
+  /// Where the field starts, or the bytes measured if it never came.
+  [[nodiscard]] constexpr std::size_t offset() const noexcept { return found_ ? offset_ : pos_; }
+
+ private:
+  constexpr bool add(std::size_t n, const char* what) noexcept {
+    if (!found_ && !field_.empty() && field_ == what) {
+      found_ = true;
+      offset_ = pos_;
+    }
+    pos_ += n;
+    return true;
+  }
+  std::string_view field_;
+  std::size_t pos_ = 0;
+  std::size_t offset_ = 0;
+  bool found_ = false;
+};
+
 /// Reads untrusted bytes, checking each call against the end; a value a writer could not have
 /// written (an overlong or oversized varint, a null generation) is refused too. The first
 /// failure is kept as "<field> at byte <offset> <why>".
