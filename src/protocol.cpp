@@ -59,8 +59,9 @@ template <class S>
 constexpr bool serialize_reason(S& s, std::uint8_t& reason, std::uint8_t last, const char* what) {
   if (!s.u8(reason, what)) return false;
   if constexpr (S::reading) {
-    if (reason > last)
+    if (reason > last) {
       return s.refuse(what, "is " + std::to_string(reason) + ", above " + std::to_string(last));
+    }
   }
   return true;
 }
@@ -110,12 +111,11 @@ constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_leng
                                 std::uint32_t packet_tick) {
   auto type = static_cast<std::uint8_t>(r.type);
   if (!s.u8(type, "record type")) return false;
-  switch (static_cast<RecordType>(type)) {
-    case RecordType::spawn:
-      r.type = RecordType::spawn;
-      return serialize_spawn(s, r, payload_length, packet_tick);
-    case RecordType::update: r.type = RecordType::update; return serialize_update(s, r, payload_length);
-    case RecordType::despawn: r.type = RecordType::despawn; return serialize_despawn(s, r);
+  r.type = static_cast<RecordType>(type);  // a reader refuses an unknown type below
+  switch (r.type) {
+    case RecordType::spawn: return serialize_spawn(s, r, payload_length, packet_tick);
+    case RecordType::update: return serialize_update(s, r, payload_length);
+    case RecordType::despawn: return serialize_despawn(s, r);
   }
   if constexpr (S::reading) return s.refuse("record type", "is " + std::to_string(type) + ", not 1, 2 or 3");
   return false;
