@@ -50,8 +50,7 @@ Picture picture(const ClientMirror& m) {
 bool same(const Picture& a, const Picture& b) {
   const MirrorStats& x = a.stats;
   const MirrorStats& y = b.stats;
-  return a.held == b.held && a.ticks == b.ticks && a.histories == b.histories &&
-         a.ack.latest_sequence == b.ack.latest_sequence && a.ack.reliable_applied == b.ack.reliable_applied &&
+  return a.held == b.held && a.ticks == b.ticks && a.histories == b.histories && a.ack == b.ack &&
          x.packets == y.packets && x.rejected + 1 == y.rejected && x.duplicates == y.duplicates &&
          x.enters == y.enters && x.updates == y.updates && x.exits == y.exits &&
          x.stale_updates == y.stale_updates && x.reliable_duplicates == y.reliable_duplicates &&

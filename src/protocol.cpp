@@ -1,6 +1,12 @@
+// The wire format, written once: each part of a packet is one serialize function over the
+// streams of wire_stream.h, which PacketWriter writes with, the *_record_bytes functions measure
+// with, and decode_packet and decode_ack read with.
 #include "sightline/protocol.h"
 
+#include <algorithm>
 #include <string>
+
+#include "wire_stream.h"
 
 namespace sightline {
 namespace {
@@ -8,96 +14,177 @@ namespace {
 constexpr std::uint8_t kFlagUnreliable = 1;
 constexpr std::uint8_t kLastSpawnReason = static_cast<std::uint8_t>(SpawnReason::unculled);
 constexpr std::uint8_t kLastDespawnReason = static_cast<std::uint8_t>(DespawnReason::hidden);
+/// The shortest record: a type byte, then an id or a varint and an id.
+constexpr std::size_t kMinRecordBytes = 3;
 
-std::size_t id_bytes(EntityId e) noexcept { return varint_bytes(e.index) + varint_bytes(e.generation); }
-
-void put_u32(std::uint8_t* p, std::uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+/// The version and kind every packet starts with.
+template <class S>
+constexpr bool serialize_prefix(S& s, PacketKind expected, const char* kind_name) {
+  std::uint8_t version = kProtocolVersion;
+  auto kind = static_cast<std::uint8_t>(expected);
+  if (!s.u8(version, "version")) return false;
+  if constexpr (S::reading) {
+    if (version != kProtocolVersion) {
+      return s.refuse_at(kVersionOffset, "version",
+                         "is " + std::to_string(version) + ", expected " + std::to_string(kProtocolVersion));
+    }
+  }
+  if (!s.u8(kind, "kind")) return false;
+  if constexpr (S::reading) {
+    if (kind != static_cast<std::uint8_t>(expected)) {
+      return s.refuse_at(kKindOffset, "kind",
+                         "is " + std::to_string(kind) + ", expected " +
+                             std::to_string(static_cast<int>(expected)) + " (" + kind_name + ")");
+    }
+  }
+  return true;
 }
 
-std::uint32_t get_u32(const std::uint8_t* p) noexcept {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-         std::uint32_t{p[3]} << 24;
+/// A state packet's header; `record_count` is written as given (PacketWriter::finish patches it).
+template <class S>
+constexpr bool serialize_state_header(S& s, PacketHeader& h, std::uint32_t& record_count) {
+  std::uint8_t flags = h.delivery == Delivery::unreliable ? kFlagUnreliable : 0;
+  if (!serialize_prefix(s, PacketKind::state, "state") || !s.u8(flags, "flags")) return false;
+  if constexpr (S::reading) {
+    if ((flags & ~kFlagUnreliable) != 0) {
+      return s.refuse_at(kFlagsOffset, "flags", "are " + std::to_string(flags) + ": unknown bits set");
+    }
+    h.delivery = (flags & kFlagUnreliable) != 0 ? Delivery::unreliable : Delivery::reliable;
+  }
+  return s.u32(h.sequence, "sequence") && s.u32(h.tick, "tick") && s.u32(h.reliable_next, "reliable_next") &&
+         s.u16(record_count, "record count");
 }
 
-/// A bounds-checked cursor over untrusted bytes; the first failure is kept with its offset.
-class Reader {
- public:
-  explicit Reader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
-
-  bool u8(std::uint8_t& v, const char* what) {
-    if (pos_ >= bytes_.size()) return fail(what, "ends before it");
-    v = bytes_[pos_++];
-    return true;
-  }
-  bool u16(std::uint32_t& v, const char* what) {
-    if (bytes_.size() - pos_ < 2) return fail(what, "ends before it");
-    v = std::uint32_t{bytes_[pos_]} | std::uint32_t{bytes_[pos_ + 1]} << 8;
-    pos_ += 2;
-    return true;
-  }
-  bool u32(std::uint32_t& v, const char* what) {
-    if (bytes_.size() - pos_ < 4) return fail(what, "ends before it");
-    v = get_u32(bytes_.data() + pos_);
-    pos_ += 4;
-    return true;
-  }
-  bool varint(std::uint32_t& v, const char* what) {
-    std::uint64_t value = 0;
-    for (int i = 0; i < 5; ++i) {
-      if (pos_ >= bytes_.size()) return fail(what, "ends inside a varint");
-      const std::uint8_t b = bytes_[pos_++];
-      value |= std::uint64_t{b & 0x7fu} << (7 * i);
-      if ((b & 0x80u) == 0) {
-        if (i > 0 && b == 0) return fail(what, "is an overlong varint");
-        if (value > 0xffffffffu) return fail(what, "is a varint above 32 bits");
-        v = static_cast<std::uint32_t>(value);
-        return true;
-      }
+template <class S>
+constexpr bool serialize_reason(S& s, std::uint8_t& reason, std::uint8_t last, const char* what) {
+  if (!s.u8(reason, what)) return false;
+  if constexpr (S::reading) {
+    if (reason > last) {
+      return s.refuse(what, "is " + std::to_string(reason) + ", above " + std::to_string(last));
     }
-    return fail(what, "is a varint longer than 5 bytes");
   }
-  bool id(EntityId& e) {
-    if (!varint(e.index, "entity index") || !varint(e.generation, "entity generation")) return false;
-    if (e.generation == 0) return fail("entity generation", "is 0 (the null handle)");
-    return true;
-  }
-  bool bytes(std::span<const std::uint8_t>& out, std::uint32_t count, const char* what) {
-    if (bytes_.size() - pos_ < count) {
-      return fail(what, ("of " + std::to_string(count) + " bytes runs past the end").c_str());
-    }
-    out = bytes_.subspan(pos_, count);
-    pos_ += count;
-    return true;
-  }
-  [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
-  [[nodiscard]] std::size_t pos() const { return pos_; }
-  bool fail(const char* what, const char* why) {
-    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(pos_) + " " + why;
-    return false;
-  }
-  [[nodiscard]] Status status() const { return {ErrorCode::malformed_packet, error_}; }
+  return true;
+}
 
- private:
-  std::span<const std::uint8_t> bytes_;
-  std::size_t pos_ = 0;
-  std::string error_;
-};
+template <class S>
+constexpr bool serialize_state_age(S& s, std::uint32_t& state_age, std::uint32_t packet_tick) {
+  if (!s.varint(state_age, "state age")) return false;
+  if constexpr (S::reading) {
+    if (state_age > packet_tick) {
+      return s.refuse("state age", "is " + std::to_string(state_age) + ", beyond the packet's tick " +
+                                       std::to_string(packet_tick));
+    }
+  }
+  return true;
+}
+
+/// A payload: its length, then its bytes. A measurer needs only the length.
+template <class S>
+constexpr bool serialize_payload(S& s, std::span<const std::uint8_t>& payload, std::uint32_t& length) {
+  return s.varint(length, "payload length") && s.bytes(payload, length, "payload");
+}
+
+template <class S>
+constexpr bool serialize_spawn(S& s, WireRecord& r, std::uint32_t& payload_length,
+                               std::uint32_t packet_tick) {
+  return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) &&
+         serialize_reason(s, r.reason, kLastSpawnReason, "spawn reason") &&
+         serialize_state_age(s, r.state_age, packet_tick) && serialize_payload(s, r.payload, payload_length);
+}
+
+template <class S>
+constexpr bool serialize_update(S& s, WireRecord& r, std::uint32_t& payload_length) {
+  return s.id(r.entity) && serialize_payload(s, r.payload, payload_length);
+}
+
+template <class S>
+constexpr bool serialize_despawn(S& s, WireRecord& r) {
+  return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) &&
+         serialize_reason(s, r.reason, kLastDespawnReason, "despawn reason");
+}
+
+/// One record: its type byte, then its fields. `payload_length` is r.payload's length (spawns and
+/// updates; a measurer takes it without the bytes); a reader checks a spawn's state age against
+/// `packet_tick`.
+template <class S>
+constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_length,
+                                std::uint32_t packet_tick) {
+  auto type = static_cast<std::uint8_t>(r.type);
+  if (!s.u8(type, "record type")) return false;
+  r.type = static_cast<RecordType>(type);  // a reader refuses an unknown type below
+  switch (r.type) {
+    case RecordType::spawn: return serialize_spawn(s, r, payload_length, packet_tick);
+    case RecordType::update: return serialize_update(s, r, payload_length);
+    case RecordType::despawn: return serialize_despawn(s, r);
+  }
+  if constexpr (S::reading) return s.refuse("record type", "is " + std::to_string(type) + ", not 1, 2 or 3");
+  return false;
+}
+
+template <class S>
+constexpr bool serialize_ack(S& s, AckPacket& ack) {
+  return serialize_prefix(s, PacketKind::ack, "ack") && s.u32(ack.latest_sequence, "latest sequence") &&
+         s.u32(ack.reliable_applied, "reliable applied");
+}
+
+// The header sizes and offsets protocol.h names, checked against the serializers at compile time.
+
+constexpr std::size_t state_header_offset(std::string_view field) {
+  WireFieldFinder find(field);
+  PacketHeader header;
+  std::uint32_t record_count = 0;
+  serialize_state_header(find, header, record_count);
+  return find.offset();
+}
+constexpr std::size_t ack_offset(std::string_view field) {
+  WireFieldFinder find(field);
+  AckPacket ack;
+  serialize_ack(find, ack);
+  return find.offset();
+}
+static_assert(state_header_offset("version") == kVersionOffset && ack_offset("version") == kVersionOffset);
+static_assert(state_header_offset("kind") == kKindOffset && ack_offset("kind") == kKindOffset);
+static_assert(state_header_offset("flags") == kFlagsOffset);
+static_assert(state_header_offset("sequence") == kSequenceOffset);
+static_assert(state_header_offset("tick") == kTickOffset);
+static_assert(state_header_offset("reliable_next") == kReliableNextOffset);
+static_assert(state_header_offset("record count") == kRecordCountOffset);
+static_assert(state_header_offset({}) == kStateHeaderBytes);
+static_assert(ack_offset("latest sequence") == kAckLatestSequenceOffset);
+static_assert(ack_offset("reliable applied") == kAckReliableAppliedOffset);
+static_assert(ack_offset({}) == kAckBytes);
+
+std::size_t measure_record(WireRecord record, std::size_t payload) noexcept {
+  auto length = static_cast<std::uint32_t>(payload);
+  WireMeasurer measure;
+  serialize_record(measure, record, length, 0);
+  return measure.pos();
+}
 
 }  // namespace
 
+bool operator==(const WireRecord& a, const WireRecord& b) noexcept {
+  return a.type == b.type && a.entity == b.entity && a.reliable_id == b.reliable_id && a.reason == b.reason &&
+         a.state_age == b.state_age && std::ranges::equal(a.payload, b.payload);
+}
+
 std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
                                std::uint32_t state_age) noexcept {
-  return 1 + varint_bytes(reliable_id) + id_bytes(entity) + 1 + varint_bytes(state_age) +
-         varint_bytes(static_cast<std::uint32_t>(payload)) + payload;
+  return measure_record({.type = RecordType::spawn,
+                         .entity = entity,
+                         .reliable_id = reliable_id,
+                         .state_age = state_age,
+                         .payload = {}},
+                        payload);
 }
 
 std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept {
-  return 1 + id_bytes(entity) + varint_bytes(static_cast<std::uint32_t>(payload)) + payload;
+  return measure_record({.type = RecordType::update, .entity = entity, .payload = {}}, payload);
 }
 
 std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept {
-  return 1 + varint_bytes(reliable_id) + id_bytes(entity) + 1;
+  return measure_record(
+      {.type = RecordType::despawn, .entity = entity, .reliable_id = reliable_id, .payload = {}}, 0);
 }
 
 PacketWriter::PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& header) noexcept
@@ -106,73 +193,55 @@ PacketWriter::PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& h
     buffer_ = {};
     return;
   }
-  std::uint8_t* p = buffer.data();
-  p[0] = kProtocolVersion;
-  p[1] = static_cast<std::uint8_t>(PacketKind::state);
-  p[2] = header.delivery == Delivery::unreliable ? kFlagUnreliable : 0;
-  put_u32(p + 3, header.sequence);
-  put_u32(p + 7, header.tick);
+  PacketHeader fields = header;
+  std::uint32_t record_count = 0;
+  WireWriter out(buffer_);
+  serialize_state_header(out, fields, record_count);
   tick_ = header.tick;
-  put_u32(p + 11, header.reliable_next);
-  p[15] = 0;
-  p[16] = 0;
-  size_ = kStateHeaderBytes;
+  size_ = out.pos();
 }
 
-void PacketWriter::put_varint(std::uint32_t v) noexcept {
-  while (v >= 0x80u) {
-    put_u8(static_cast<std::uint8_t>(v | 0x80u));
-    v >>= 7;
-  }
-  put_u8(static_cast<std::uint8_t>(v));
-}
-
-void PacketWriter::put_id(EntityId e) noexcept {
-  put_varint(e.index);
-  put_varint(e.generation);
+bool PacketWriter::add_record(WireRecord& record) noexcept {
+  auto length = static_cast<std::uint32_t>(record.payload.size());
+  WireMeasurer measure;
+  serialize_record(measure, record, length, tick_);
+  if (measure.pos() > room()) return false;
+  WireWriter out(buffer_.subspan(size_));
+  serialize_record(out, record, length, tick_);
+  size_ += out.pos();
+  ++records_;
+  return true;
 }
 
 bool PacketWriter::add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason,
                              std::span<const std::uint8_t> payload, std::uint32_t state_age) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu ||
-      state_age > tick_ || spawn_record_bytes(reliable_id, entity, payload.size(), state_age) > room()) {
+      state_age > tick_) {
     return false;
   }
-  put_u8(static_cast<std::uint8_t>(RecordType::spawn));
-  put_varint(reliable_id);
-  put_id(entity);
-  put_u8(static_cast<std::uint8_t>(reason));
-  put_varint(state_age);
-  put_varint(static_cast<std::uint32_t>(payload.size()));
-  for (const std::uint8_t b : payload) put_u8(b);
-  ++records_;
-  return true;
+  WireRecord record{.type = RecordType::spawn,
+                    .entity = entity,
+                    .reliable_id = reliable_id,
+                    .reason = static_cast<std::uint8_t>(reason),
+                    .state_age = state_age,
+                    .payload = payload};
+  return add_record(record);
 }
 
 bool PacketWriter::add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept {
-  if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu ||
-      update_record_bytes(entity, payload.size()) > room()) {
-    return false;
-  }
-  put_u8(static_cast<std::uint8_t>(RecordType::update));
-  put_id(entity);
-  put_varint(static_cast<std::uint32_t>(payload.size()));
-  for (const std::uint8_t b : payload) put_u8(b);
-  ++records_;
-  return true;
+  if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu) return false;
+  WireRecord record{.type = RecordType::update, .entity = entity, .payload = payload};
+  return add_record(record);
 }
 
 bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept {
-  if (entity.is_null() || records_ == kMaxRecordsPerPacket ||
-      despawn_record_bytes(reliable_id, entity) > room()) {
-    return false;
-  }
-  put_u8(static_cast<std::uint8_t>(RecordType::despawn));
-  put_varint(reliable_id);
-  put_id(entity);
-  put_u8(static_cast<std::uint8_t>(reason));
-  ++records_;
-  return true;
+  if (entity.is_null() || records_ == kMaxRecordsPerPacket) return false;
+  WireRecord record{.type = RecordType::despawn,
+                    .entity = entity,
+                    .reliable_id = reliable_id,
+                    .reason = static_cast<std::uint8_t>(reason),
+                    .payload = {}};
+  return add_record(record);
 }
 
 bool PacketWriter::add(const WireRecord& r) noexcept {
@@ -188,110 +257,40 @@ bool PacketWriter::add(const WireRecord& r) noexcept {
 
 std::span<const std::uint8_t> PacketWriter::finish() noexcept {
   if (size_ == 0) return {};
-  buffer_[15] = static_cast<std::uint8_t>(records_);
-  buffer_[16] = static_cast<std::uint8_t>(records_ >> 8);
+  WireWriter(buffer_.subspan(kRecordCountOffset)).u16(records_, "record count");
   return buffer_.first(size_);
 }
 
 Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out) {
   out.records.clear();
-  Reader in(bytes);
-  std::uint8_t version = 0;
-  std::uint8_t kind = 0;
-  std::uint8_t flags = 0;
-  if (!in.u8(version, "version")) return in.status();
-  if (version != kProtocolVersion) {
-    return {ErrorCode::malformed_packet, "version at byte 0 is " + std::to_string(version) + ", expected " +
-                                             std::to_string(kProtocolVersion)};
-  }
-  if (!in.u8(kind, "kind")) return in.status();
-  if (kind != static_cast<std::uint8_t>(PacketKind::state)) {
-    return {ErrorCode::malformed_packet,
-            "kind at byte 1 is " + std::to_string(kind) + ", expected 1 (state)"};
-  }
-  if (!in.u8(flags, "flags")) return in.status();
-  if ((flags & ~kFlagUnreliable) != 0) {
-    return {ErrorCode::malformed_packet,
-            "flags at byte 2 are " + std::to_string(flags) + ": unknown bits set"};
-  }
-  PacketHeader& h = out.header;
-  h.delivery = (flags & kFlagUnreliable) != 0 ? Delivery::unreliable : Delivery::reliable;
+  WireReader in(bytes);
   std::uint32_t count = 0;
-  if (!in.u32(h.sequence, "sequence") || !in.u32(h.tick, "tick") ||
-      !in.u32(h.reliable_next, "reliable_next") || !in.u16(count, "record count")) {
+  if (!serialize_state_header(in, out.header, count)) return in.status();
+  // A count the bytes cannot hold is refused before any memory is reserved for it.
+  if (count > in.remaining() / kMinRecordBytes) {
+    in.refuse_with("record count " + std::to_string(count) + " at byte " +
+                   std::to_string(kRecordCountOffset) + " exceeds what " + std::to_string(bytes.size()) +
+                   " bytes can hold");
     return in.status();
-  }
-  // Every record takes at least 3 bytes: a count the bytes cannot hold is refused before any
-  // memory is reserved for it.
-  if (count > (bytes.size() - in.pos()) / 3) {
-    return {ErrorCode::malformed_packet, "record count " + std::to_string(count) +
-                                             " at byte 15 exceeds what " + std::to_string(bytes.size()) +
-                                             " bytes can hold"};
   }
   out.records.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
-    WireRecord r;
-    std::uint8_t type = 0;
-    if (!in.u8(type, "record type")) return in.status();
-    std::uint32_t length = 0;
-    switch (type) {
-      case static_cast<std::uint8_t>(RecordType::spawn):
-        r.type = RecordType::spawn;
-        if (!in.varint(r.reliable_id, "reliable id") || !in.id(r.entity) ||
-            !in.u8(r.reason, "spawn reason")) {
-          return in.status();
-        }
-        if (r.reason > kLastSpawnReason) {
-          in.fail("spawn reason", ("is " + std::to_string(r.reason) + ", above 8").c_str());
-          return in.status();
-        }
-        if (!in.varint(r.state_age, "state age")) return in.status();
-        if (r.state_age > h.tick) {
-          in.fail("state age", ("is " + std::to_string(r.state_age) + ", beyond the packet's tick " +
-                                std::to_string(h.tick))
-                                   .c_str());
-          return in.status();
-        }
-        if (!in.varint(length, "payload length") || !in.bytes(r.payload, length, "payload"))
-          return in.status();
-        break;
-      case static_cast<std::uint8_t>(RecordType::update):
-        r.type = RecordType::update;
-        if (!in.id(r.entity) || !in.varint(length, "payload length") ||
-            !in.bytes(r.payload, length, "payload")) {
-          return in.status();
-        }
-        break;
-      case static_cast<std::uint8_t>(RecordType::despawn):
-        r.type = RecordType::despawn;
-        if (!in.varint(r.reliable_id, "reliable id") || !in.id(r.entity) ||
-            !in.u8(r.reason, "despawn reason")) {
-          return in.status();
-        }
-        if (r.reason > kLastDespawnReason) {
-          in.fail("despawn reason", ("is " + std::to_string(r.reason) + ", above 5").c_str());
-          return in.status();
-        }
-        break;
-      default:
-        in.fail("record type", ("is " + std::to_string(type) + ", not 1, 2 or 3").c_str());
-        return in.status();
-    }
-    out.records.push_back(r);
+    WireRecord record;
+    std::uint32_t payload_length = 0;
+    if (!serialize_record(in, record, payload_length, out.header.tick)) return in.status();
+    out.records.push_back(record);
   }
-  if (!in.done()) {
-    in.fail("packet",
-            ("has " + std::to_string(bytes.size() - in.pos()) + " bytes after its last record").c_str());
+  if (in.remaining() != 0) {
+    in.refuse("packet", "has " + std::to_string(in.remaining()) + " bytes after its last record");
     return in.status();
   }
   return {};
 }
 
 void encode_ack(const AckPacket& ack, std::span<std::uint8_t, kAckBytes> out) noexcept {
-  out[0] = kProtocolVersion;
-  out[1] = static_cast<std::uint8_t>(PacketKind::ack);
-  put_u32(out.data() + 2, ack.latest_sequence);
-  put_u32(out.data() + 6, ack.reliable_applied);
+  AckPacket fields = ack;
+  WireWriter writer(out);
+  serialize_ack(writer, fields);
 }
 
 Result<AckPacket> decode_ack(std::span<const std::uint8_t> bytes) {
@@ -299,15 +298,10 @@ Result<AckPacket> decode_ack(std::span<const std::uint8_t> bytes) {
     return Status{ErrorCode::malformed_packet, "ack packet is " + std::to_string(bytes.size()) +
                                                    " bytes, expected " + std::to_string(kAckBytes)};
   }
-  if (bytes[0] != kProtocolVersion) {
-    return Status{ErrorCode::malformed_packet, "version at byte 0 is " + std::to_string(bytes[0]) +
-                                                   ", expected " + std::to_string(kProtocolVersion)};
-  }
-  if (bytes[1] != static_cast<std::uint8_t>(PacketKind::ack)) {
-    return Status{ErrorCode::malformed_packet,
-                  "kind at byte 1 is " + std::to_string(bytes[1]) + ", expected 2 (ack)"};
-  }
-  return AckPacket{get_u32(bytes.data() + 2), get_u32(bytes.data() + 6)};
+  AckPacket ack;
+  WireReader in(bytes);
+  if (!serialize_ack(in, ack)) return in.status();
+  return ack;
 }
 
 }  // namespace sightline

@@ -799,7 +799,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   // Every packet of this send states the reliable ids assigned before its updates were chosen.
   const std::uint32_t packet_end = static_cast<std::uint32_t>(packet_offsets.size() / 2);
   for (std::uint32_t p = first_packet; p < packet_end; ++p) {
-    put_u32(out.data() + packet_offsets[2 * p] + 11, c.next_reliable);
+    put_u32(out.data() + packet_offsets[2 * p] + kReliableNextOffset, c.next_reliable);
     const std::uint32_t size = packet_offsets[2 * p + 1] - packet_offsets[2 * p];
     c.bytes += size;
     stats.bytes += size;

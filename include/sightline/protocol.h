@@ -20,6 +20,19 @@ inline constexpr std::uint8_t kProtocolVersion = 1;
 inline constexpr std::size_t kStateHeaderBytes = 17;
 /// Bytes of an ack packet.
 inline constexpr std::size_t kAckBytes = 10;
+
+/// Byte offsets of the header fields (docs/protocol.md). Every packet starts with its version
+/// and kind; a state packet's fields follow, then its records from kStateHeaderBytes; an ack's
+/// two fields follow and end it. Multi-byte fields are little-endian.
+inline constexpr std::size_t kVersionOffset = 0;
+inline constexpr std::size_t kKindOffset = 1;
+inline constexpr std::size_t kFlagsOffset = 2;               ///< State: u8.
+inline constexpr std::size_t kSequenceOffset = 3;            ///< State: u32.
+inline constexpr std::size_t kTickOffset = 7;                ///< State: u32.
+inline constexpr std::size_t kReliableNextOffset = 11;       ///< State: u32, PacketHeader::reliable_next.
+inline constexpr std::size_t kRecordCountOffset = 15;        ///< State: u16.
+inline constexpr std::size_t kAckLatestSequenceOffset = 2;   ///< Ack: u32.
+inline constexpr std::size_t kAckReliableAppliedOffset = 6;  ///< Ack: u32.
 /// Most records in one state packet (the count is a u16).
 inline constexpr std::size_t kMaxRecordsPerPacket = 65535;
 /// Unreliable delivery: a client buffers spawns and despawns that arrive ahead of a missing one
@@ -49,6 +62,8 @@ struct PacketHeader {
   /// Reliable ids below this were assigned before the packet was written: a client that has
   /// applied exactly these holds what the server believed it held when it wrote the updates.
   std::uint32_t reliable_next = 0;
+
+  friend constexpr bool operator==(const PacketHeader&, const PacketHeader&) noexcept = default;
 };
 
 /// One record as decoded. `payload` points into the decoded bytes.
@@ -61,18 +76,25 @@ struct WireRecord {
   /// resent with the state it first went with). <= the packet's tick.
   std::uint32_t state_age = 0;
   std::span<const std::uint8_t> payload;  ///< Spawns (full state) and updates (the update part).
+
+  /// Equal fields and equal payload bytes, wherever each payload lies.
+  friend bool operator==(const WireRecord& a, const WireRecord& b) noexcept;
 };
 
 /// A decoded state packet. Reuse one: decode_packet keeps the records' capacity.
 struct DecodedPacket {
   PacketHeader header;
   std::vector<WireRecord> records;
+
+  friend bool operator==(const DecodedPacket&, const DecodedPacket&) = default;
 };
 
 /// What a client sends back under unreliable delivery (and may send under reliable).
 struct AckPacket {
   std::uint32_t latest_sequence = 0;   ///< Highest state-packet sequence received.
   std::uint32_t reliable_applied = 0;  ///< Spawns and despawns applied: the next reliable id expected.
+
+  friend constexpr bool operator==(const AckPacket&, const AckPacket&) noexcept = default;
 };
 
 /// Bytes a LEB128 varint of `value` takes (1..5).
@@ -112,9 +134,7 @@ class PacketWriter {
   [[nodiscard]] std::span<const std::uint8_t> finish() noexcept;
 
  private:
-  void put_u8(std::uint8_t v) noexcept { buffer_[size_++] = v; }
-  void put_varint(std::uint32_t v) noexcept;
-  void put_id(EntityId e) noexcept;
+  bool add_record(WireRecord& record) noexcept;
 
   std::span<std::uint8_t> buffer_;
   std::size_t size_ = 0;

@@ -62,6 +62,8 @@ struct Welcome {
   std::uint8_t server_flags = 0;
   float max_radius = 0.0f;
   std::uint32_t entity_count = 0;
+
+  friend constexpr bool operator==(const Welcome&, const Welcome&) noexcept = default;
 };
 
 /// A tick frame's fields; `packets` view the decoded bytes.
@@ -75,12 +77,17 @@ struct TickFrame {
   /// Milliseconds since the Unix epoch when the server began this tick.
   double server_time_ms = 0.0;
   std::vector<std::span<const std::uint8_t>> packets;
+
+  /// Equal fields and packets of equal bytes, wherever each packet lies.
+  friend bool operator==(const TickFrame& a, const TickFrame& b) noexcept;
 };
 
 struct DebugEntry {
   std::uint32_t index = 0;
   float x = 0.0f;
   float z = 0.0f;
+
+  friend constexpr bool operator==(const DebugEntry&, const DebugEntry&) noexcept = default;
 };
 
 // --- Writing (server) ---------------------------------------------------------------------
@@ -128,6 +135,8 @@ struct ClientFrame {
   float z = 0.0f;             ///< move
   std::uint8_t options = 0;   ///< options
   float enter_radius = 0.0f;  ///< radius
+
+  friend constexpr bool operator==(const ClientFrame&, const ClientFrame&) noexcept = default;
 };
 
 /// Decodes and checks one client frame. Refused (invalid_argument) with a reason fit for a

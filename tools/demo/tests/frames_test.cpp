@@ -85,17 +85,7 @@ TEST(DemoFrames, WelcomeRoundTrips) {
   EXPECT_EQ(frame_type(bytes), kWelcomeFrame);
   const auto r = read_welcome(bytes);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->version, w.version);
-  EXPECT_EQ(r->connection, w.connection);
-  EXPECT_EQ(r->width, w.width);
-  EXPECT_EQ(r->height, w.height);
-  EXPECT_EQ(r->enter_radius, w.enter_radius);
-  EXPECT_EQ(r->leave_radius, w.leave_radius);
-  EXPECT_EQ(r->cell_size, w.cell_size);
-  EXPECT_EQ(r->tick_rate, w.tick_rate);
-  EXPECT_EQ(r->server_flags, w.server_flags);
-  EXPECT_EQ(r->max_radius, w.max_radius);
-  EXPECT_EQ(r->entity_count, w.entity_count);
+  EXPECT_EQ(*r, w);
   EXPECT_EQ(welcome_bytes(*r), bytes);
 }
 
@@ -122,17 +112,9 @@ TEST(DemoFrames, TickRoundTripsWithItsServerTime) {
   EXPECT_EQ(bytes[30], 3);  // packet count
   const auto r = read_tick(bytes);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->tick, t.tick);
-  EXPECT_EQ(r->viewer_x, t.viewer_x);
-  EXPECT_EQ(r->viewer_z, t.viewer_z);
-  EXPECT_EQ(r->enter_radius, t.enter_radius);
-  EXPECT_EQ(r->leave_radius, t.leave_radius);
-  EXPECT_EQ(r->options, t.options);
-  EXPECT_EQ(r->server_time_ms, t.server_time_ms);
-  ASSERT_EQ(r->packets.size(), packets.size());
-  for (std::size_t i = 0; i < packets.size(); ++i) {
-    EXPECT_EQ(Bytes(r->packets[i].begin(), r->packets[i].end()), packets[i]);
-  }
+  TickFrame want = t;
+  for (const Bytes& p : packets) want.packets.emplace_back(p);
+  EXPECT_EQ(*r, want);
   std::vector<Bytes> again;
   for (const auto p : r->packets) again.emplace_back(p.begin(), p.end());
   EXPECT_EQ(tick_bytes(*r, again), bytes);
@@ -183,12 +165,7 @@ TEST(DemoFrames, DebugRoundTrips) {
   const auto r = read_debug(bytes, &tick);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(tick, 77u);
-  ASSERT_EQ(r->size(), entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    EXPECT_EQ((*r)[i].index, entries[i].index);
-    EXPECT_EQ((*r)[i].x, entries[i].x);
-    EXPECT_EQ((*r)[i].z, entries[i].z);
-  }
+  EXPECT_EQ(*r, entries);
   EXPECT_EQ(debug_bytes(tick, *r), bytes);
   const auto empty = read_debug(debug_bytes(3, {}), nullptr);
   ASSERT_TRUE(empty.ok()) << empty.status().message();
@@ -201,9 +178,7 @@ TEST(DemoFrames, ClientFramesRoundTrip) {
   ASSERT_EQ(move.size(), kMoveBytes);
   auto m = read_client_frame(move, limits);
   ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_EQ(m->type, kMoveFrame);
-  EXPECT_EQ(m->x, 3.5f);
-  EXPECT_EQ(m->z, 7.25f);
+  EXPECT_EQ(*m, (ClientFrame{.type = kMoveFrame, .x = 3.5f, .z = 7.25f, .options = 0, .enter_radius = 0.0f}));
   EXPECT_EQ(encode_move(m->x, m->z), move);
 
   for (std::uint8_t flags = 0; flags <= kOptionBits; ++flags) {
@@ -211,8 +186,7 @@ TEST(DemoFrames, ClientFramesRoundTrip) {
     ASSERT_EQ(options.size(), kOptionsBytes);
     const auto o = read_client_frame(options, limits);
     ASSERT_TRUE(o.ok()) << o.status().message();
-    EXPECT_EQ(o->type, kOptionsFrame);
-    EXPECT_EQ(o->options, flags);
+    EXPECT_EQ(*o, (ClientFrame{.type = kOptionsFrame, .options = flags, .enter_radius = 0.0f}));
     EXPECT_EQ(encode_options(o->options), options);
   }
 
@@ -220,8 +194,7 @@ TEST(DemoFrames, ClientFramesRoundTrip) {
   ASSERT_EQ(radius.size(), kRadiusBytes);
   const auto r = read_client_frame(radius, limits);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->type, kRadiusFrame);
-  EXPECT_EQ(r->enter_radius, 2.5f);
+  EXPECT_EQ(*r, (ClientFrame{.type = kRadiusFrame, .enter_radius = 2.5f}));
   EXPECT_EQ(encode_radius(r->enter_radius), radius);
 }
 
