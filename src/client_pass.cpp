@@ -11,12 +11,6 @@ namespace sightline {
 
 namespace {
 
-[[nodiscard]] inline float distance2(float ax, float az, float bx, float bz) noexcept {
-  const float dx = ax - bx;
-  const float dz = az - bz;
-  return dx * dx + dz * dz;
-}
-
 template <class Array>
 [[nodiscard]] std::uint32_t size32(const Array& v) noexcept {
   return static_cast<std::uint32_t>(v.size());

@@ -3,18 +3,9 @@
 #include <algorithm>
 
 #include "client_pass.h"
+#include "pass_steps.h"
 
 namespace sightline {
-
-namespace {
-
-[[nodiscard]] inline float distance2(float ax, float az, float bx, float bz) noexcept {
-  const float dx = ax - bx;
-  const float dz = az - bz;
-  return dx * dx + dz * dz;
-}
-
-}  // namespace
 
 // When every member is due the updates are the set's own slice, not a copy of it.
 void ClientPass::schedule_updates() {
