@@ -212,7 +212,8 @@ Status WorldImpl::check(EventClassId id) const {
 Result<EventClassId> World::create_event_class(const EventClassDef& def) {
   WorldImpl& w = *impl_;
   if (Status s = validate(def); !s) return s;
-  const EventClassId id{static_cast<std::uint32_t>(w.events.classes.size()), 1};
+  // Classes live as long as the World: a slot is never freed, so it is always a new one.
+  const EventClassId id{w.events.class_pool.take(), SlotPool::next_generation(0)};
   w.events.classes.push_back({id.generation, def});
   return id;
 }

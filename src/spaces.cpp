@@ -127,16 +127,10 @@ SpaceId World::default_space() const noexcept { return SpaceId{0, impl_->space_s
 Result<SpaceId> World::create_space(const SpaceDef& def) {
   WorldImpl& w = *impl_;
   if (Status s = validate(def); !s) return s;
-  std::uint32_t index;
-  if (!w.free_spaces.empty()) {
-    index = w.free_spaces.back();
-    w.free_spaces.pop_back();
-  } else {
-    index = static_cast<std::uint32_t>(w.space_slots.size());
-    w.space_slots.emplace_back();
-  }
+  const std::uint32_t index = w.space_pool.take();
+  if (index == w.space_slots.size()) w.space_slots.emplace_back();
   SpaceSlot& slot = w.space_slots[index];
-  slot.generation = slot.generation + 1 == 0 ? 1 : slot.generation + 1;
+  slot.generation = SlotPool::next_generation(slot.generation);
   slot.alive = true;
   slot.def = def;
   slot.entities.clear();
@@ -161,7 +155,7 @@ Status World::destroy_space(SpaceId space) {
   slot.alive = false;
   slot.drill = false;
   slot.walls.build({}, 0.0f);  // a space made in this slot later starts without walls
-  w.free_spaces.push_back(space.index);
+  w.space_pool.free(space.index);
   return {};
 }
 

@@ -118,7 +118,7 @@ void WorldImpl::release() {
   teleported_list.clear();
   for (const std::uint32_t r : tree_teleported_list) tree_teleported[r] = 0;
   tree_teleported_list.clear();
-  for (const std::uint32_t index : destroyed) free_entities.push_back(index);
+  for (const std::uint32_t index : destroyed) entity_slots.free(index);
   destroyed.clear();
   deep_destroyed = 0;
   ++ticks;

@@ -54,7 +54,8 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   client_slots.reserve(def.client_capacity);
   // The default space: culling at the world's radii, no broadcast.
   SpaceSlot& default_slot = space_slots.emplace_back();
-  default_slot.generation = 1;
+  default_slot.generation = SlotPool::next_generation(0);
+  (void)space_pool.take();
   default_slot.alive = true;
   default_slot.def.culling = Culling::on;
   default_slot.culled_last_tick = true;
@@ -112,24 +113,17 @@ Result<World> World::create(const WorldDef& def) {
 
 Result<EntityId> World::create_entity(const EntityDef& def) {
   WorldImpl& w = *impl_;
-  std::uint32_t index;
-  std::uint32_t next_generation;
-  if (!w.free_entities.empty()) {
-    index = w.free_entities.back();
-    next_generation = w.generation[index] + 1;
-    if (next_generation == 0) next_generation = 1;
-  } else {
-    index = static_cast<std::uint32_t>(w.generation.size());
-    next_generation = 1;
-  }
+  const std::uint32_t index = w.entity_slots.peek();
+  const bool fresh = w.entity_slots.next_is_new();
+  const std::uint32_t next_generation = SlotPool::next_generation(fresh ? 0 : w.generation[index]);
   const EntityId id{index, next_generation};
   if (Status s = validate_position(id, def.x, def.z); !s) return s;
   if (Status s = validate_bound_radius(id, def.bound_radius); !s) return s;
   const SpaceId space_id = def.space.is_null() ? default_space() : def.space;
   if (Status s = w.check(space_id); !s) return Status{s.code(), "EntityDef::space: " + s.message()};
 
-  if (!w.free_entities.empty()) {
-    w.free_entities.pop_back();
+  (void)w.entity_slots.take();
+  if (!fresh) {
     w.xs[index] = def.x;
     w.zs[index] = def.z;
     w.generation[index] = next_generation;
@@ -170,8 +164,8 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.vel_z.push_back(0.0f);
     w.space.push_back(0);
     w.space_pos.push_back(0);
-    // The release phase of a tick appends to the free list: keep room for every slot.
-    if (w.free_entities.capacity() < w.xs.capacity()) w.free_entities.reserve(w.xs.capacity());
+    // The release phase of a tick frees slots: keep room for every slot.
+    w.entity_slots.reserve_frees(w.xs.capacity());
   }
   ++w.live_entities;
   w.add_to_space(index, space_id.index);
@@ -347,16 +341,10 @@ std::uint32_t World::entity_count() const noexcept { return impl_->live_entities
 Result<ClientId> World::create_client(EntityId viewer) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(viewer); !s) return s;
-  std::uint32_t index;
-  if (!w.free_clients.empty()) {
-    index = w.free_clients.back();
-    w.free_clients.pop_back();
-  } else {
-    index = static_cast<std::uint32_t>(w.client_slots.size());
-    w.client_slots.emplace_back();
-  }
+  const std::uint32_t index = w.client_pool.take();
+  if (index == w.client_slots.size()) w.client_slots.emplace_back();
   ClientSlot& slot = w.client_slots[index];
-  slot.generation = slot.generation + 1 == 0 ? 1 : slot.generation + 1;
+  slot.generation = SlotPool::next_generation(slot.generation);
   slot.alive = true;
   slot.viewer = viewer.index;
   slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
@@ -393,7 +381,7 @@ Status World::destroy_client(ClientId client) {
     --w.holders[w.members[w.current][slot.members.begin + i].index];
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = slot.events = Slice{};
-  w.free_clients.push_back(client.index);
+  w.client_pool.free(client.index);
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), client,
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
   w.live_clients.erase(at);

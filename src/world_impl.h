@@ -13,6 +13,7 @@
 #include "record_buffer.h"
 #include "sightline/space_def.h"
 #include "sightline/world.h"
+#include "slot_pool.h"
 #include "worker_pool.h"
 
 namespace sightline {
@@ -176,6 +177,7 @@ struct EventClassSlot {
 /// delivery phase. Every array keeps its high-water mark, so a steady event rate allocates nothing.
 struct EventState {
   std::vector<EventClassSlot> classes;
+  SlotPool class_pool;
   std::vector<EventDef> pending;     // emitted since the last tick
   std::vector<EventDef> delivered;   // World::events(): the last tick's, in emit order
   std::vector<EventRecord> records;  // every client's ClientSlot::events slice, in slot order
@@ -224,12 +226,12 @@ class WorldImpl {
   std::vector<float> bound;                 // bounding-sphere radius per slot; 0 for a point
   std::vector<std::uint8_t> binned;         // alive and a point: these go into the grid
   std::vector<std::uint32_t> bounded_list;  // sorted indices of live entities with bound > 0
-  std::vector<std::uint32_t> free_entities;
-  std::vector<std::uint32_t> destroyed;    // released after the next tick
-  std::vector<std::uint32_t> always_list;  // sorted entity indices
-  std::vector<std::uint64_t> key;          // stored interest key per entity slot; 0 is Global
-  std::vector<std::uint32_t> owner;        // owning client slot + 1 per entity; 0 is none
-  std::uint32_t keyed_entities = 0;        // live entities with a non-Global key
+  SlotPool entity_slots;                    // a destroyed entity's slot is freed after the next tick
+  std::vector<std::uint32_t> destroyed;     // released after the next tick
+  std::vector<std::uint32_t> always_list;   // sorted entity indices
+  std::vector<std::uint64_t> key;           // stored interest key per entity slot; 0 is Global
+  std::vector<std::uint32_t> owner;         // owning client slot + 1 per entity; 0 is none
+  std::uint32_t keyed_entities = 0;         // live entities with a non-Global key
   // (stored key, entity index) of live keyed entities, sorted; rebuilt when keys_dirty, for
   // bypass_distance subscriptions that admit entities at any distance.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed_index;
@@ -274,10 +276,10 @@ class WorldImpl {
   std::vector<std::uint32_t> space;
   std::vector<std::uint32_t> space_pos;
   std::vector<SpaceSlot> space_slots;
-  std::vector<std::uint32_t> free_spaces;
+  SlotPool space_pool;
 
   std::vector<ClientSlot> client_slots;
-  std::vector<std::uint32_t> free_clients;
+  SlotPool client_pool;
   std::vector<ClientId> live_clients;  // sorted by index
   // Per tick: live client slots in the order their passes run (order_passes), and its scratch.
   std::vector<std::uint32_t> pass_order;

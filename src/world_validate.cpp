@@ -66,7 +66,9 @@ void WorldImpl::validate_entities() const {
   }
   SIGHTLINE_ASSERT(live == live_entities);
   SIGHTLINE_ASSERT(attached == attached_entities);
-  for (const std::uint32_t e : free_entities) SIGHTLINE_ASSERT(e < slots && !alive[e]);
+  SIGHTLINE_ASSERT(entity_slots.count() == slots && client_pool.count() == client_slots.size());
+  SIGHTLINE_ASSERT(space_pool.count() == space_slots.size());
+  for (const std::uint32_t e : entity_slots.freed()) SIGHTLINE_ASSERT(e < slots && !alive[e]);
   SIGHTLINE_ASSERT(sorted_unique(always_list) && sorted_unique(bounded_list) &&
                    sorted_unique(presenter_list));
   for (const std::uint32_t e : always_list) SIGHTLINE_ASSERT(alive[e] && always[e]);
