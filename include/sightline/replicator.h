@@ -18,7 +18,7 @@ class World;
 
 /// How members are chosen for updates.
 enum class UpdateMode : std::uint8_t {
-  /// Priority accumulators under the byte budget (seed 001): every member's accumulator grows by
+  /// Priority accumulators under the byte budget: every member's accumulator grows by
   /// its base priority times tick_seconds each send it is not updated, and resets when it is.
   /// Tier and key send rates divide the base priority rather than gating sends.
   priority = 0,
@@ -111,7 +111,7 @@ struct ReplicatorDef {
   /// Development mode: record PromiseViolation. Costs a distance test per spawn.
   bool development = false;
   /// The promise radius as a fraction of the client's space's enter radius, in (0, 1]: 1 / 1.2,
-  /// seed 004's radius inside its 1.2x enter radius.
+  /// the space's radius (SpaceDef::radius) inside the 1.2x enter radius of its factor form.
   float promise_fraction = 1.0f / 1.2f;
 };
 

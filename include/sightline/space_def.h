@@ -62,9 +62,9 @@ struct SpaceDef {
   std::uint32_t visibility_hold_ticks = 10;
 };
 
-/// Seed 003's activation count, for spaces whose entities are the players themselves. Not the
-/// default: where entities outnumber clients (NPCs, props), broadcasting to a few clients sends
-/// the whole space to each.
+/// A broadcast threshold for spaces whose entities are the players themselves: a room of up to
+/// ten players sends everything, as a small match or lobby would. Not the default: where entities
+/// outnumber clients (NPCs, props), broadcasting to a few clients sends the whole space to each.
 inline constexpr std::uint32_t kRecommendedBroadcastThreshold = 10;
 
 /// What a space does as of the last tick (World::space_state).

@@ -73,9 +73,9 @@ struct WorldDef {
   /// With threads > 1, the passes of a tick whose work is below this run on the calling thread:
   /// the work is the last tick's total set size plus 16 per live client (the measure the split
   /// uses). Handing a tick to the pool costs a few microseconds, which a small world does not win
-  /// back: on 2 threads the reference scenario (1,356 members + 16 x 120 clients = 3,276 of this
-  /// work) ran 0.86x, and the capped cluster (12,800 + 16 x 100 = 14,400) 1.14x. 0 uses the pool
-  /// at every tick. Changes nothing but speed.
+  /// back: the default keeps a world of a hundred clients holding a few dozen members each on
+  /// the calling thread (BENCHMARKS.md has the measurements). 0 uses the pool at every tick.
+  /// Changes nothing but speed.
   std::uint32_t thread_min_work = 8192;
   /// Crowd cap: at most this many entities per client held by distance (rules j and k of
   /// World's rule; a tree counts once, by its root), the rest of a crowd left out; 0 (the
