@@ -9,15 +9,13 @@
 #include <vector>
 
 #include "sightline/handles.h"
+#include "sightline/limits.h"
 #include "sightline/protocol.h"
 #include "sightline/serialize.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
 
 namespace sightline {
-
-/// Most snapshots a mirror keeps per held entity (MirrorDef::history).
-inline constexpr std::uint32_t kMaxHistory = 16;
 
 /// Checks one payload the way the game will read it (typically its serialize function run on a
 /// Stream::reader, with rest_is_zero()). Returning false rejects the whole packet as malformed.

@@ -69,7 +69,7 @@ struct ReplicatorDef {
 
   /// Seconds between sends (one send per World tick): the dt of the accumulators. > 0.
   float tick_seconds = 1.0f / 20.0f;
-  /// Largest packet, bytes, in [kStateHeaderBytes + 16, 65535]. 1200 keeps a datagram under
+  /// Largest packet, bytes, in [kStateHeaderBytes + 16, kMaxPacketBytes]. 1200 keeps a datagram under
   /// common path MTUs; a reliable stream may use more.
   std::uint32_t packet_bytes = 1200;
   /// Priority mode: bytes per client per send for updates and despawns, packet headers included.

@@ -4,14 +4,9 @@
 
 #include <cstdint>
 
-namespace sightline {
+#include "sightline/limits.h"
 
-/// Bounds of SpaceDef::radius, the radius of the factor form, in world units (metres in a
-/// world measured in metres).
-inline constexpr float kLeastInterestRadius = 8.0f;
-inline constexpr float kMostInterestRadius = 1000.0f;
-/// Largest accepted SpaceDef::enter_factor and leave_factor.
-inline constexpr float kMaxRadiusFactor = 16.0f;
+namespace sightline {
 
 /// Whether a space culls by distance.
 enum class Culling : std::uint8_t {

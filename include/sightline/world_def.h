@@ -5,22 +5,10 @@
 #include <limits>
 #include <vector>
 
+#include "sightline/limits.h"
 #include "sightline/status.h"
 
 namespace sightline {
-
-/// Most origins a client may have besides its viewer (World::add_origin).
-inline constexpr std::uint32_t kMaxOrigins = 15;
-/// Deepest attachment tree: a root is depth 0, its children depth 1 (World::attach).
-inline constexpr std::uint32_t kMaxAttachmentDepth = 15;
-/// Smallest accepted enter radius, in world units. Its square stays a normal float.
-inline constexpr float kMinRadius = 1.0e-6f;
-/// Largest accepted radius or cell size, in world units. Squares of it stay finite in float.
-inline constexpr float kMaxRadius = 1.0e9f;
-/// Most threads a World may use (WorldDef::threads).
-inline constexpr std::uint32_t kMaxThreads = 64;
-/// Largest accepted |x| or |z| of a position, in world units.
-inline constexpr float kMaxCoordinate = 1.0e15f;
 
 /// One distance tier: members within `max_distance_fraction * enter_radius` of the viewer (the
 /// product and its square computed in float, as the enter test is, so d == fraction * R is inside) are
@@ -29,7 +17,7 @@ inline constexpr float kMaxCoordinate = 1.0e15f;
 struct DistanceTier {
   /// Upper bound of the tier as a fraction of the enter radius; > 0, may be +infinity.
   float max_distance_fraction = std::numeric_limits<float>::infinity();
-  /// Update period in ticks, 1..65535. 1 means every tick.
+  /// Update period in ticks, 1..kMaxPeriod. 1 means every tick.
   std::uint32_t period = 1;
 };
 
