@@ -833,6 +833,8 @@ Replicator::Replicator(Replicator&&) noexcept = default;
 Replicator& Replicator::operator=(Replicator&&) noexcept = default;
 Replicator::~Replicator() = default;
 
+ReplicatorDef default_replicator_def() { return ReplicatorDef{}; }
+
 Result<Replicator> Replicator::create(World& world, const ReplicatorDef& def) {
   if (Status s = validate(def); !s) return s;
   return Replicator(std::make_unique<ReplicatorImpl>(*world.impl_, def));

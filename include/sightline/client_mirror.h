@@ -22,6 +22,8 @@ namespace sightline {
 using PayloadCheck = bool (*)(EntityId entity, StatePart part, std::span<const std::uint8_t> payload,
                               void* context);
 
+/// How a ClientMirror holds what it receives. Obtain with default_mirror_def() and change fields;
+/// ClientMirror::create validates it.
 struct MirrorDef {
   /// Must match the server's Replicator for this client.
   Delivery delivery = Delivery::reliable;
@@ -35,6 +37,10 @@ struct MirrorDef {
   PayloadCheck check = nullptr;
   void* check_context = nullptr;
 };
+
+/// The defaults above: reliable delivery, 4 snapshots per entity, at most 2^20 entities held,
+/// no payload check.
+[[nodiscard]] MirrorDef default_mirror_def();
 
 /// How an entity left the mirror.
 enum class ExitKind : std::uint8_t {

@@ -59,8 +59,10 @@ struct PromiseViolation {
   float promise_radius = 0.0f;  ///< The client's, at the send.
 };
 
+/// How a Replicator sends. Obtain with default_replicator_def(), set the serializer, and change
+/// fields; Replicator::create validates it.
 struct ReplicatorDef {
-  /// Required: the game's state serializer.
+  /// Required: the game's state serializer (no default).
   EntitySerializer serialize = nullptr;
   void* serialize_context = nullptr;
 
@@ -114,6 +116,10 @@ struct ReplicatorDef {
   /// the space's radius (SpaceDef::radius) inside the 1.2x enter radius of its factor form.
   float promise_fraction = 1.0f / 1.2f;
 };
+
+/// The defaults above: reliable delivery, priority mode at 20 sends a second, 1200-byte packets
+/// and update budget, 32 KiB of spawns a send, shared payloads. No serializer: set one.
+[[nodiscard]] ReplicatorDef default_replicator_def();
 
 /// Totals of one send over every client.
 struct SendStats {
