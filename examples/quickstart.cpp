@@ -26,7 +26,7 @@ int main() {
     const auto stream = world->stream(*client);
     for (const auto& despawn : stream->despawns) {
       std::printf("tick %d: despawn entity %u (%s)\n", tick, despawn.entity.index,
-                  despawn.reason == sightline::DespawnReason::destroyed ? "destroyed" : "left");
+                  sightline::despawn_reason_name(despawn.reason));
     }
     for (const auto& spawn : stream->spawns) {
       std::printf("tick %d: spawn entity %u (full state)\n", tick, spawn.entity.index);

@@ -2,6 +2,8 @@
 // defaults and a def the library accepts.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "sightline/sightline.h"
 
 namespace sightline {
@@ -44,6 +46,73 @@ TEST(DefaultDefsTest, MirrorDefHasTheDocumentedDefaultsAndIsAccepted) {
   EXPECT_EQ(def.max_entities, 1u << 20);
   EXPECT_EQ(def.check, nullptr);
   EXPECT_TRUE(ClientMirror::create(def));
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+TEST(EnumNamesTest, EveryRuleAndReasonHasItsEnumeratorsName) {
+  EXPECT_STREQ(rule_name(Rule::viewer), "viewer");
+  EXPECT_STREQ(rule_name(Rule::other_space), "other_space");
+  EXPECT_STREQ(rule_name(Rule::always), "always");
+  EXPECT_STREQ(rule_name(Rule::owner), "owner");
+  EXPECT_STREQ(rule_name(Rule::origin), "origin");
+  EXPECT_STREQ(rule_name(Rule::key_excluded), "key_excluded");
+  EXPECT_STREQ(rule_name(Rule::presenter), "presenter");
+  EXPECT_STREQ(rule_name(Rule::key_bypass), "key_bypass");
+  EXPECT_STREQ(rule_name(Rule::unculled), "unculled");
+  EXPECT_STREQ(rule_name(Rule::near), "near");
+  EXPECT_STREQ(rule_name(Rule::within_leave), "within_leave");
+  EXPECT_STREQ(rule_name(Rule::out_of_range), "out_of_range");
+  EXPECT_STREQ(rule_name(Rule::hidden), "hidden");
+  EXPECT_STREQ(rule_name(Rule::crowded), "crowded");
+
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::near), "near");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::always), "always");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::key), "key");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::owner), "owner");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::origin), "origin");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::attached), "attached");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::teleport), "teleport");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::presenter), "presenter");
+  EXPECT_STREQ(spawn_reason_name(SpawnReason::unculled), "unculled");
+
+  EXPECT_STREQ(despawn_reason_name(DespawnReason::left), "left");
+  EXPECT_STREQ(despawn_reason_name(DespawnReason::destroyed), "destroyed");
+  EXPECT_STREQ(despawn_reason_name(DespawnReason::key_removed), "key_removed");
+  EXPECT_STREQ(despawn_reason_name(DespawnReason::space_changed), "space_changed");
+  EXPECT_STREQ(despawn_reason_name(DespawnReason::culling_switched), "culling_switched");
+  EXPECT_STREQ(despawn_reason_name(DespawnReason::hidden), "hidden");
+}
+
+TEST(EnumNamesTest, AValueOutsideTheEnumIsUnknown) {
+  EXPECT_STREQ(rule_name(static_cast<Rule>(14)), "unknown");
+  EXPECT_STREQ(spawn_reason_name(static_cast<SpawnReason>(9)), "unknown");
+  EXPECT_STREQ(despawn_reason_name(static_cast<DespawnReason>(6)), "unknown");
+  EXPECT_STREQ(rule_name(static_cast<Rule>(255)), "unknown");
+}
+
+// The names a game reads in why() and the records agree where the rule and the reason are one idea.
+TEST(EnumNamesTest, ARecordsReasonNamesTheRuleThatAdmittedIt) {
+  auto world = World::create(default_world_def());
+  ASSERT_TRUE(world);
+  const auto viewer = world->create_entity({.x = 0.0f, .z = 0.0f});
+  const auto walker = world->create_entity({.x = 1.0f, .z = 0.0f});
+  ASSERT_TRUE(viewer && walker);
+  const auto client = world->create_client(*viewer);
+  ASSERT_TRUE(client);
+  world->tick();
+  ASSERT_EQ(world->stream(*client)->spawns.size(), 1u);
+  EXPECT_STREQ(spawn_reason_name(world->stream(*client)->spawns[0].reason), "near");
+  EXPECT_STREQ(rule_name(world->why(*client, *walker)->rule), "near");
+  ASSERT_TRUE(world->set_position(*walker, 10.0f, 0.0f));
+  world->tick();
+  ASSERT_EQ(world->stream(*client)->despawns.size(), 1u);
+  EXPECT_STREQ(despawn_reason_name(world->stream(*client)->despawns[0].reason), "left");
+  EXPECT_STREQ(rule_name(world->why(*client, *walker)->rule), "out_of_range");
 }
 
 }  // namespace

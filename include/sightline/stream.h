@@ -32,6 +32,11 @@ enum class DespawnReason : std::uint8_t {
   hidden = 5,            ///< Out of sight for longer than its space's visibility hold.
 };
 
+/// Stable names of the reasons, their enumerators' spelling ("near", "key_removed"); "unknown"
+/// for a value outside the enum. The strings are static: never freed, safe from any thread.
+[[nodiscard]] const char* spawn_reason_name(SpawnReason reason) noexcept;
+[[nodiscard]] const char* despawn_reason_name(DespawnReason reason) noexcept;
+
 /// The entity entered the set this tick. The caller writes the entity's full state for it:
 /// the client knows nothing about the entity yet.
 struct SpawnRecord {
