@@ -117,3 +117,58 @@ TEST(EnumNamesTest, ARecordsReasonNamesTheRuleThatAdmittedIt) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// World's schedule (world.h) gives a member an update when it is due, and has no clause for a
+// member spawned this tick: with tiers, a spawn that is not due gets no update that tick (its
+// spawn carries its full state), and gets one at its next due tick.
+TEST(ScheduleTest, AMemberSpawnedThisTickIsUpdatedOnlyWhenDue) {
+  WorldDef def = default_world_def();    // R = L = 1.6
+  def.tiers = default_distance_tiers();  // within R/2 every tick, else every second tick
+  auto world = World::create(def);
+  ASSERT_TRUE(world);
+  const auto viewer = world->create_entity({.x = 0.0f, .z = 0.0f});
+  const auto far = world->create_entity({.x = 1.2f, .z = 0.0f});    // index 1: period 2
+  const auto near = world->create_entity({.x = 0.4f, .z = 0.0f});   // index 2: period 1
+  const auto other = world->create_entity({.x = 0.0f, .z = 1.2f});  // index 3: period 2
+  ASSERT_TRUE(viewer && far && near && other);
+  ASSERT_EQ(far->index, 1u);
+  ASSERT_EQ(other->index, 3u);
+  const auto client = world->create_client(*viewer);
+  ASSERT_TRUE(client);
+
+  world->tick();  // tick 0: (0 + 1) % 2 and (0 + 3) % 2 are 1, so neither far member is due
+  const auto first = *world->stream(*client);
+  ASSERT_EQ(first.spawns.size(), 3u);
+  const std::vector<EntityId> updated(first.updates.begin(), first.updates.end());
+  EXPECT_EQ(updated, std::vector<EntityId>{*near}) << "a spawn not due gets no update";
+
+  world->tick();  // tick 1: both are due
+  const auto second = *world->stream(*client);
+  EXPECT_TRUE(second.spawns.empty());
+  const std::vector<EntityId> due(second.updates.begin(), second.updates.end());
+  EXPECT_EQ(due, (std::vector<EntityId>{*far, *near, *other}));
+}
+
+// Without tiers or key rates every member is due every tick, a spawn of this tick included, so
+// the updates of a tick are the sum of the set sizes.
+TEST(ScheduleTest, WithoutTiersEverySpawnIsAlsoUpdated) {
+  auto world = World::create(default_world_def());
+  ASSERT_TRUE(world);
+  const auto viewer = world->create_entity({.x = 0.0f, .z = 0.0f});
+  const auto walker = world->create_entity({.x = 1.2f, .z = 0.0f});
+  ASSERT_TRUE(viewer && walker);
+  const auto client = world->create_client(*viewer);
+  ASSERT_TRUE(client);
+  const TickStats stats = world->tick();
+  const auto stream = *world->stream(*client);
+  ASSERT_EQ(stream.spawns.size(), 1u);
+  ASSERT_EQ(stream.updates.size(), 1u);
+  EXPECT_EQ(stream.updates[0], *walker);
+  EXPECT_EQ(stats.updates, stats.members);
+}
+
+}  // namespace
+}  // namespace sightline

@@ -63,11 +63,11 @@ struct DespawnRecord {
 /// moved; do not store them.
 struct ClientStream {
   std::span<const SpawnRecord> spawns;
-  /// The members due for an update this tick (a delta is enough). A member spawned this tick
-  /// also gets one, so that updates per tick equal the sum of set sizes (tiers off); a serializer
-  /// may fold it into the spawn's full state. When every member is due (no tiers and no key
-  /// rates) this is the interest set itself, the same memory as World::interest_set(): an update
-  /// list costs nothing to build.
+  /// The members due for an update this tick (a delta is enough), by the schedule in World's
+  /// class comment (world.h): a member spawned this tick is here only when it is due, and a
+  /// serializer may fold its update into the spawn's full state. When every member is due (no
+  /// tiers and no key rates) this is the interest set itself, the same memory as
+  /// World::interest_set(): an update list costs nothing to build.
   std::span<const EntityId> updates;
   std::span<const DespawnRecord> despawns;
   /// The events this client received at the tick (World::emit_event), sorted by event index, at
