@@ -91,10 +91,7 @@ struct TickStats {
   std::uint64_t events = 0;         ///< Events delivered this tick (emitted since the last one).
   std::uint64_t event_records = 0;  ///< Event records over all clients.
   /// Clients whose pass took the plain path: the same records as the general pass, at a fraction
-  /// of its fixed cost per client. A client takes it unless the world has attachments, a crowd
-  /// cap, always-relevant entities, presenters, bounded entities, keyed entities, distance tiers
-  /// or a visibility filter, or the client has owned entities or extra origins, or its space does
-  /// not cull, has walls or does not hold every live entity.
+  /// of its fixed cost per client. docs/architecture.md says which clients take it.
   std::uint64_t plain_passes = 0;
 };
 

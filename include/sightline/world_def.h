@@ -12,8 +12,8 @@ namespace sightline {
 
 /// One distance tier: members within `max_distance_fraction * enter_radius` of the viewer (the
 /// product and its square computed in float, as the enter test is, so d == fraction * R is inside) are
-/// updated every `period` ticks, on the ticks where `(tick + entity_index) % period == 0`, so far
-/// updates are staggered by entity and never bunch on one tick.
+/// updated every `period` ticks, staggered by their root's index so that far updates never bunch
+/// on one tick. World's class comment (world.h) states the schedule exactly.
 struct DistanceTier {
   /// Upper bound of the tier as a fraction of the enter radius; > 0, may be +infinity.
   float max_distance_fraction = std::numeric_limits<float>::infinity();
