@@ -20,13 +20,13 @@ int main() {
   if (!player || !walker || !flag || !client) return 1;
 
   for (int tick = 0; tick < 8; ++tick) {
-    // Inputs first: the walker crosses the player's view, 5 m per tick.
-    if (!world->set_position(*walker, 30.0f - 5.0f * static_cast<float>(tick) * 1.5f, 0.0f)) return 1;
+    // Inputs first: the walker crosses the player's view, 7.5 m per tick.
+    if (!world->set_position(*walker, 30.0f - 7.5f * static_cast<float>(tick), 0.0f)) return 1;
     world->tick();
     const auto stream = world->stream(*client);
     for (const auto& despawn : stream->despawns) {
       std::printf("tick %d: despawn entity %u (%s)\n", tick, despawn.entity.index,
-                  despawn.reason == sightline::DespawnReason::destroyed ? "destroyed" : "left");
+                  sightline::despawn_reason_name(despawn.reason));
     }
     for (const auto& spawn : stream->spawns) {
       std::printf("tick %d: spawn entity %u (full state)\n", tick, spawn.entity.index);

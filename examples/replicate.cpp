@@ -63,12 +63,12 @@ int main() {
   if (!player || !client) return 1;
 
   Server server{&*world};
-  sightline::ReplicatorDef rdef;
+  sightline::ReplicatorDef rdef = sightline::default_replicator_def();
   rdef.serialize = write_npc;
   rdef.serialize_context = &server;
   rdef.entry_budget_bytes = 24;  // tiny on purpose: watch entry being paced, nearest first
   auto replicator = sightline::Replicator::create(*world, rdef);
-  auto mirror = sightline::ClientMirror::create({});
+  auto mirror = sightline::ClientMirror::create(sightline::default_mirror_def());
   if (!replicator || !mirror) {
     std::fprintf(stderr, "%s%s\n", replicator.status().message().c_str(), mirror.status().message().c_str());
     return 1;

@@ -294,6 +294,8 @@ ClientMirror::ClientMirror(ClientMirror&&) noexcept = default;
 ClientMirror& ClientMirror::operator=(ClientMirror&&) noexcept = default;
 ClientMirror::~ClientMirror() = default;
 
+MirrorDef default_mirror_def() { return MirrorDef{}; }
+
 Result<ClientMirror> ClientMirror::create(const MirrorDef& def) {
   if (def.delivery != Delivery::reliable && def.delivery != Delivery::unreliable) {
     return Status{ErrorCode::invalid_def, "MirrorDef::delivery is " +

@@ -9,8 +9,6 @@ namespace sightline {
 
 namespace {
 
-constexpr std::uint32_t kMaxSendRate = 65535;
-
 Status check_key(std::uint64_t key, bool user, const char* field) {
   if (key > kMaxInterestKey) {
     return {ErrorCode::invalid_argument,
@@ -26,7 +24,7 @@ Status check_key(std::uint64_t key, bool user, const char* field) {
 
 Status check_subscription(const KeySubscription& subscription, bool user) {
   if (Status s = check_key(subscription.key, user, user ? "user key" : "area key"); !s) return s;
-  if (subscription.send_rate > kMaxSendRate) {
+  if (subscription.send_rate > kMaxPeriod) {
     return {ErrorCode::invalid_argument, "send_rate of key " + std::to_string(subscription.key) + " is " +
                                              std::to_string(subscription.send_rate) +
                                              ": must be in 0..65535"};

@@ -243,7 +243,7 @@ Status validate(const ReplicatorDef& d) {
   if (!(std::isfinite(d.tick_seconds) && d.tick_seconds > 0.0f)) {
     return invalid_def("tick_seconds", format_value(d.tick_seconds), "must be finite and > 0");
   }
-  if (d.packet_bytes < kStateHeaderBytes + 16 || d.packet_bytes > 65535) {
+  if (d.packet_bytes < kStateHeaderBytes + 16 || d.packet_bytes > kMaxPacketBytes) {
     return invalid_def("packet_bytes", std::to_string(d.packet_bytes), "must be in [33, 65535]");
   }
   if (d.budget_bytes < kStateHeaderBytes + 16) {
@@ -832,6 +832,8 @@ Replicator::Replicator(std::unique_ptr<ReplicatorImpl> impl) noexcept : impl_(st
 Replicator::Replicator(Replicator&&) noexcept = default;
 Replicator& Replicator::operator=(Replicator&&) noexcept = default;
 Replicator::~Replicator() = default;
+
+ReplicatorDef default_replicator_def() { return ReplicatorDef{}; }
 
 Result<Replicator> Replicator::create(World& world, const ReplicatorDef& def) {
   if (Status s = validate(def); !s) return s;

@@ -15,7 +15,6 @@ const char* error_code_name(ErrorCode code) noexcept {
     case ErrorCode::non_finite_position: return "non_finite_position";
     case ErrorCode::entity_is_viewer: return "entity_is_viewer";
     case ErrorCode::malformed_packet: return "malformed_packet";
-    case ErrorCode::buffer_too_small: return "buffer_too_small";
   }
   return "unknown";
 }

@@ -48,7 +48,7 @@ Status validate(const WorldDef& def) {
               name + ".max_distance_fraction is " + format_value(tier.max_distance_fraction) +
                   ": must be > 0 and greater than the previous tier's (" + format_value(previous) + ")"};
     }
-    if (tier.period < 1 || tier.period > 65535) {
+    if (tier.period < 1 || tier.period > kMaxPeriod) {
       return {ErrorCode::invalid_def,
               name + ".period is " + std::to_string(tier.period) + ": must be in 1..65535"};
     }

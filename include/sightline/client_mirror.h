@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sightline/handles.h"
+#include "sightline/limits.h"
 #include "sightline/protocol.h"
 #include "sightline/serialize.h"
 #include "sightline/status.h"
@@ -16,14 +17,13 @@
 
 namespace sightline {
 
-/// Most snapshots a mirror keeps per held entity (MirrorDef::history).
-inline constexpr std::uint32_t kMaxHistory = 16;
-
 /// Checks one payload the way the game will read it (typically its serialize function run on a
 /// Stream::reader, with rest_is_zero()). Returning false rejects the whole packet as malformed.
 using PayloadCheck = bool (*)(EntityId entity, StatePart part, std::span<const std::uint8_t> payload,
                               void* context);
 
+/// How a ClientMirror holds what it receives. Obtain with default_mirror_def() and change fields;
+/// ClientMirror::create validates it.
 struct MirrorDef {
   /// Must match the server's Replicator for this client.
   Delivery delivery = Delivery::reliable;
@@ -37,6 +37,10 @@ struct MirrorDef {
   PayloadCheck check = nullptr;
   void* check_context = nullptr;
 };
+
+/// The defaults above: reliable delivery, 4 snapshots per entity, at most 2^20 entities held,
+/// no payload check.
+[[nodiscard]] MirrorDef default_mirror_def();
 
 /// How an entity left the mirror.
 enum class ExitKind : std::uint8_t {

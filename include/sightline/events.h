@@ -5,12 +5,9 @@
 #include <cstdint>
 
 #include "sightline/handles.h"
+#include "sightline/limits.h"
 
 namespace sightline {
-
-/// Most events one tick delivers: World::emit_event refuses the next one until tick() runs.
-/// A bound against a runaway emitter, not a target; each queued event costs sizeof(EventDef).
-inline constexpr std::uint32_t kMaxEventsPerTick = 1u << 20;
 
 /// What a recipient gets when the event's subject is an entity it does not hold after the tick
 /// (not in its interest set and not its viewer), or an entity destroyed since the emit.

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "sightline/limits.h"
+
 namespace sightline {
 
 enum class InterestKeyType : std::uint8_t {
@@ -24,9 +26,6 @@ struct InterestKey {
   friend constexpr bool operator==(InterestKey, InterestKey) noexcept = default;
 };
 
-/// Largest application key value: 63 bits.
-inline constexpr std::uint64_t kMaxInterestKey = (std::uint64_t{1} << 63) - 1;
-
 [[nodiscard]] constexpr std::uint64_t encode_area_key(std::uint64_t key) noexcept { return (key << 1) | 1u; }
 [[nodiscard]] constexpr std::uint64_t encode_user_key(std::uint64_t key) noexcept { return key << 1; }
 [[nodiscard]] constexpr InterestKey decode_interest_key(std::uint64_t stored) noexcept {
@@ -37,7 +36,7 @@ inline constexpr std::uint64_t kMaxInterestKey = (std::uint64_t{1} << 63) - 1;
 /// One subscription of a client to an Area or User key.
 struct KeySubscription {
   std::uint64_t key = 0;  ///< Application key value, <= kMaxInterestKey (User keys also != 0).
-  /// Send period in ticks, 1..65535 (0 is read as 1): entities admitted by this key are updated
+  /// Send period in ticks, 1..kMaxPeriod (0 is read as 1): entities admitted by this key are updated
   /// every `send_rate` ticks, staggered by entity index. When several subscriptions match one
   /// entity the fastest (smallest) wins; with distance tiers, the slower of key and tier wins.
   std::uint32_t send_rate = 1;

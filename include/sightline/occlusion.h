@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "sightline/handles.h"
+#include "sightline/limits.h"
 
 namespace sightline {
 
@@ -22,11 +23,6 @@ struct WallSegment {
 /// tick. It must be deterministic for the World to be, must not call back into the World, and
 /// is called only from tick() and why(). `context` is the pointer given to set_visibility_filter.
 using VisibilityFilter = bool (*)(void* context, ClientId client, EntityId entity);
-
-/// Longest accepted look-ahead, seconds (World::set_look_ahead).
-inline constexpr float kMaxLookAhead = 10.0f;
-/// Most accepted SpaceDef::visibility_hold_ticks.
-inline constexpr std::uint32_t kMaxVisibilityHoldTicks = 1u << 20;
 
 /// An entity's velocity, world units per second (World::set_velocity).
 struct Velocity {

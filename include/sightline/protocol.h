@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sightline/handles.h"
+#include "sightline/limits.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
 
@@ -33,12 +34,6 @@ inline constexpr std::size_t kReliableNextOffset = 11;       ///< State: u32, Pa
 inline constexpr std::size_t kRecordCountOffset = 15;        ///< State: u16.
 inline constexpr std::size_t kAckLatestSequenceOffset = 2;   ///< Ack: u32.
 inline constexpr std::size_t kAckReliableAppliedOffset = 6;  ///< Ack: u32.
-/// Most records in one state packet (the count is a u16).
-inline constexpr std::size_t kMaxRecordsPerPacket = 65535;
-/// Unreliable delivery: a client buffers spawns and despawns that arrive ahead of a missing one
-/// when their reliable id is below next_expected + kReliableWindow, and the server never has
-/// more than this many of them unacknowledged.
-inline constexpr std::uint32_t kReliableWindow = 1024;
 
 enum class PacketKind : std::uint8_t { state = 1, ack = 2 };
 enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3 };

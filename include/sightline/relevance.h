@@ -25,6 +25,10 @@ enum class Rule : std::uint8_t {
   crowded = 13,       ///< Not held: in range and in sight, but beyond the crowd cap (WorldDef::crowd_cap).
 };
 
+/// The rule's stable name, its enumerator's spelling ("within_leave"); "unknown" for a value
+/// outside the enum. The string is static: never freed, safe from any thread.
+[[nodiscard]] const char* rule_name(Rule rule) noexcept;
+
 /// World::why's answer.
 struct Why {
   bool held = false;  ///< Whether the rule admits the entity.

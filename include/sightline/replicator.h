@@ -18,7 +18,7 @@ class World;
 
 /// How members are chosen for updates.
 enum class UpdateMode : std::uint8_t {
-  /// Priority accumulators under the byte budget (seed 001): every member's accumulator grows by
+  /// Priority accumulators under the byte budget: every member's accumulator grows by
   /// its base priority times tick_seconds each send it is not updated, and resets when it is.
   /// Tier and key send rates divide the base priority rather than gating sends.
   priority = 0,
@@ -59,8 +59,10 @@ struct PromiseViolation {
   float promise_radius = 0.0f;  ///< The client's, at the send.
 };
 
+/// How a Replicator sends. Obtain with default_replicator_def(), set the serializer, and change
+/// fields; Replicator::create validates it.
 struct ReplicatorDef {
-  /// Required: the game's state serializer.
+  /// Required: the game's state serializer (no default).
   EntitySerializer serialize = nullptr;
   void* serialize_context = nullptr;
 
@@ -69,7 +71,7 @@ struct ReplicatorDef {
 
   /// Seconds between sends (one send per World tick): the dt of the accumulators. > 0.
   float tick_seconds = 1.0f / 20.0f;
-  /// Largest packet, bytes, in [kStateHeaderBytes + 16, 65535]. 1200 keeps a datagram under
+  /// Largest packet, bytes, in [kStateHeaderBytes + 16, kMaxPacketBytes]. 1200 keeps a datagram under
   /// common path MTUs; a reliable stream may use more.
   std::uint32_t packet_bytes = 1200;
   /// Priority mode: bytes per client per send for updates and despawns, packet headers included.
@@ -111,9 +113,13 @@ struct ReplicatorDef {
   /// Development mode: record PromiseViolation. Costs a distance test per spawn.
   bool development = false;
   /// The promise radius as a fraction of the client's space's enter radius, in (0, 1]: 1 / 1.2,
-  /// seed 004's radius inside its 1.2x enter radius.
+  /// the space's radius (SpaceDef::radius) inside the 1.2x enter radius of its factor form.
   float promise_fraction = 1.0f / 1.2f;
 };
+
+/// The defaults above: reliable delivery, priority mode at 20 sends a second, 1200-byte packets
+/// and update budget, 32 KiB of spawns a send, shared payloads. No serializer: set one.
+[[nodiscard]] ReplicatorDef default_replicator_def();
 
 /// Totals of one send over every client.
 struct SendStats {

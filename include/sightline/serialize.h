@@ -69,7 +69,8 @@ class Stream {
   /// resolution / 2: steps 0..top where top = ceil((max - min) / resolution) (a fraction of a
   /// step below 0.001 is dropped), in bits_required(top) bits, top at most 2^32 - 1. Reading gives
   /// min + step * resolution, clamped to max. Writing refuses a value outside [min, max] or not
-  /// finite. Requires min < max, resolution > 0.
+  /// finite. Requires min < max, resolution > 0. The exact arithmetic, for a decoder in another
+  /// language, is in docs/protocol.md's payload table.
   bool serialize_quantized(float& value, float min, float max, float resolution) noexcept;
   /// `count` raw bytes (byte-aligned or not).
   bool serialize_bytes(std::uint8_t* data, std::size_t count) noexcept;

@@ -4,14 +4,9 @@
 
 #include <cstdint>
 
-namespace sightline {
+#include "sightline/limits.h"
 
-/// Bounds of SpaceDef::radius, the radius of the factor form, in world units (metres in a
-/// world measured in metres).
-inline constexpr float kLeastInterestRadius = 8.0f;
-inline constexpr float kMostInterestRadius = 1000.0f;
-/// Largest accepted SpaceDef::enter_factor and leave_factor.
-inline constexpr float kMaxRadiusFactor = 16.0f;
+namespace sightline {
 
 /// Whether a space culls by distance.
 enum class Culling : std::uint8_t {
@@ -62,9 +57,9 @@ struct SpaceDef {
   std::uint32_t visibility_hold_ticks = 10;
 };
 
-/// Seed 003's activation count, for spaces whose entities are the players themselves. Not the
-/// default: where entities outnumber clients (NPCs, props), broadcasting to a few clients sends
-/// the whole space to each.
+/// A broadcast threshold for spaces whose entities are the players themselves: a room of up to
+/// ten players sends everything, as a small match or lobby would. Not the default: where entities
+/// outnumber clients (NPCs, props), broadcasting to a few clients sends the whole space to each.
 inline constexpr std::uint32_t kRecommendedBroadcastThreshold = 10;
 
 /// What a space does as of the last tick (World::space_state).

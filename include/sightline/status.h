@@ -18,7 +18,6 @@ enum class ErrorCode : std::uint8_t {
   non_finite_position,  ///< A position is NaN, infinite or beyond kMaxCoordinate.
   entity_is_viewer,  ///< The entity is some client's viewer; destroy the client or change its viewer first.
   malformed_packet,  ///< Bytes from the network do not decode; the message says where and why.
-  buffer_too_small,  ///< A caller's buffer cannot hold what was asked for.
 };
 
 /// Short stable name of an error code, e.g. "stale_handle".

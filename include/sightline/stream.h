@@ -32,6 +32,11 @@ enum class DespawnReason : std::uint8_t {
   hidden = 5,            ///< Out of sight for longer than its space's visibility hold.
 };
 
+/// Stable names of the reasons, their enumerators' spelling ("near", "key_removed"); "unknown"
+/// for a value outside the enum. The strings are static: never freed, safe from any thread.
+[[nodiscard]] const char* spawn_reason_name(SpawnReason reason) noexcept;
+[[nodiscard]] const char* despawn_reason_name(DespawnReason reason) noexcept;
+
 /// The entity entered the set this tick. The caller writes the entity's full state for it:
 /// the client knows nothing about the entity yet.
 struct SpawnRecord {
@@ -58,11 +63,11 @@ struct DespawnRecord {
 /// moved; do not store them.
 struct ClientStream {
   std::span<const SpawnRecord> spawns;
-  /// The members due for an update this tick (a delta is enough). A member spawned this tick
-  /// also gets one, so that updates per tick equal the sum of set sizes (tiers off); a serializer
-  /// may fold it into the spawn's full state. When every member is due (no tiers and no key
-  /// rates) this is the interest set itself, the same memory as World::interest_set(): an update
-  /// list costs nothing to build.
+  /// The members due for an update this tick (a delta is enough), by the schedule in World's
+  /// class comment (world.h): a member spawned this tick is here only when it is due, and a
+  /// serializer may fold its update into the spawn's full state. When every member is due (no
+  /// tiers and no key rates) this is the interest set itself, the same memory as
+  /// World::interest_set(): an update list costs nothing to build.
   std::span<const EntityId> updates;
   std::span<const DespawnRecord> despawns;
   /// The events this client received at the tick (World::emit_event), sorted by event index, at
@@ -85,12 +90,8 @@ struct TickStats {
   std::uint64_t members = 0;        ///< Sum of interest set sizes after the tick.
   std::uint64_t events = 0;         ///< Events delivered this tick (emitted since the last one).
   std::uint64_t event_records = 0;  ///< Event records over all clients.
-  /// Clients that took the plain pass (WorldDef::fast_paths): the same records as the general
-  /// pass, at a fraction of its fixed cost per client. A client takes it unless the world has
-  /// attachments, a crowd cap, always-relevant entities, presenters, bounded entities, keyed
-  /// entities, distance tiers or a visibility filter, or an entity was destroyed since the last
-  /// tick, or the client has owned entities or extra origins, or its space does not cull, has
-  /// walls or does not hold every live entity.
+  /// Clients that took the plain pass: the same records as the general pass, at a fraction of its
+  /// fixed cost per client. WorldDef::fast_paths says which clients take it.
   std::uint64_t plain_passes = 0;
 };
 

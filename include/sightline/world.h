@@ -292,7 +292,7 @@ class World {
   [[nodiscard]] Result<SpaceId> space(EntityId entity) const;
   /// The space of the client's viewer.
   [[nodiscard]] Result<SpaceId> client_space(ClientId client) const;
-  /// A culling drill (seed 004): forces culling on in `space` at these radii (validated like
+  /// A culling drill: forces culling on in `space` at these radii (validated like
   /// set_radii) from the next tick, whatever its setting and broadcast mode, so a game can see
   /// what a culling space would send. clear_culling_drill restores the setting.
   [[nodiscard]] Status set_culling_drill(SpaceId space, float enter_radius, float leave_radius);

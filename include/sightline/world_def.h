@@ -5,31 +5,19 @@
 #include <limits>
 #include <vector>
 
+#include "sightline/limits.h"
 #include "sightline/status.h"
 
 namespace sightline {
 
-/// Most origins a client may have besides its viewer (World::add_origin).
-inline constexpr std::uint32_t kMaxOrigins = 15;
-/// Deepest attachment tree: a root is depth 0, its children depth 1 (World::attach).
-inline constexpr std::uint32_t kMaxAttachmentDepth = 15;
-/// Smallest accepted enter radius, in world units. Its square stays a normal float.
-inline constexpr float kMinRadius = 1.0e-6f;
-/// Largest accepted radius or cell size, in world units. Squares of it stay finite in float.
-inline constexpr float kMaxRadius = 1.0e9f;
-/// Most threads a World may use (WorldDef::threads).
-inline constexpr std::uint32_t kMaxThreads = 64;
-/// Largest accepted |x| or |z| of a position, in world units.
-inline constexpr float kMaxCoordinate = 1.0e15f;
-
 /// One distance tier: members within `max_distance_fraction * enter_radius` of the viewer (the
 /// product and its square computed in float, as the enter test is, so d == fraction * R is inside) are
-/// updated every `period` ticks, on the ticks where `(tick + entity_index) % period == 0`, so far
-/// updates are staggered by entity and never bunch on one tick.
+/// updated every `period` ticks, staggered by their root's index so that far updates never bunch
+/// on one tick. World's class comment (world.h) states the schedule exactly.
 struct DistanceTier {
   /// Upper bound of the tier as a fraction of the enter radius; > 0, may be +infinity.
   float max_distance_fraction = std::numeric_limits<float>::infinity();
-  /// Update period in ticks, 1..65535. 1 means every tick.
+  /// Update period in ticks, 1..kMaxPeriod. 1 means every tick.
   std::uint32_t period = 1;
 };
 
@@ -73,9 +61,9 @@ struct WorldDef {
   /// With threads > 1, the passes of a tick whose work is below this run on the calling thread:
   /// the work is the last tick's total set size plus 16 per live client (the measure the split
   /// uses). Handing a tick to the pool costs a few microseconds, which a small world does not win
-  /// back: on 2 threads the reference scenario (1,356 members + 16 x 120 clients = 3,276 of this
-  /// work) ran 0.86x, and the capped cluster (12,800 + 16 x 100 = 14,400) 1.14x. 0 uses the pool
-  /// at every tick. Changes nothing but speed.
+  /// back: the default keeps a world of a hundred clients holding a few dozen members each on
+  /// the calling thread (BENCHMARKS.md has the measurements). 0 uses the pool at every tick.
+  /// Changes nothing but speed.
   std::uint32_t thread_min_work = 8192;
   /// Fast paths of the client pass: a client none of whose rules apply beyond distance (no keys,
   /// owners, extra origins, bounds, attachments, tiers, cap, sight, always-relevant entities or

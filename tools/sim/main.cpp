@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -24,15 +25,15 @@ namespace {
 
 using sightline::sim::Totals;
 
-// A one-line bar on stderr, redrawn with '\r'; silent unless stderr is a terminal.
+// A one-line bar on stderr with the time left, redrawn with '\r'; silent unless stderr is a
+// terminal. finish() clears it, so that a report printed next starts on a clean line.
 class ProgressBar {
  public:
-  explicit ProgressBar(std::uint64_t total) : total_(total), enabled_(isatty(fileno(stderr)) != 0) {}
+  explicit ProgressBar(std::uint64_t total)
+      : total_(total), enabled_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
-  ~ProgressBar() {
-    if (enabled_ && drawn_) std::fprintf(stderr, "\r%*s\r", 60, "");
-  }
+  ~ProgressBar() { finish(); }
 
   void advance() {
     ++done_;
@@ -40,20 +41,43 @@ class ProgressBar {
     const auto percent = static_cast<int>(done_ * 100 / total_);
     if (percent == last_percent_) return;
     last_percent_ = percent;
-    constexpr int kWidth = 40;
-    const int filled = percent * kWidth / 100;
-    std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(), percent);
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    const double left = elapsed.count() * static_cast<double>(total_ - done_) / static_cast<double>(done_);
+    constexpr int kBarWidth = 40;
+    const int filled = percent * kBarWidth / 100;
+    std::fprintf(stderr, "\r[%s%s] %3d%%  ETA %-8s",
+                 std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(kBarWidth - filled), ' ').c_str(), percent,
+                 time_left(left).c_str());
     std::fflush(stderr);
     drawn_ = true;
   }
 
+  // Clears the bar (once it has been drawn); advance() after it draws it again.
+  void finish() {
+    if (!drawn_) return;
+    std::fprintf(stderr, "\r%*s\r", kLineWidth, "");
+    std::fflush(stderr);
+    drawn_ = false;
+    last_percent_ = -1;
+  }
+
  private:
+  // "[" + 40 + "] " + "100%" + "  ETA " + 8: the widest line advance() draws.
+  static constexpr int kLineWidth = 62;
+
+  static std::string time_left(double seconds) {
+    const auto whole = static_cast<long long>(std::ceil(seconds));
+    if (whole < 60) return fmt::format("{} s", whole);
+    return fmt::format("{}:{:02} min", whole / 60, whole % 60);
+  }
+
   std::uint64_t total_;
   std::uint64_t done_ = 0;
   int last_percent_ = -1;
   bool enabled_;
   bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
 };
 
 int fail(const std::string& message, int code = 2) {
@@ -238,6 +262,7 @@ int report() {
     if (!totals.ok()) return fail(fmt::format("{}: {}", spec.name, totals.status().message()), 1);
     rows.push_back({spec, totals.value()});
   }
+  bar.finish();
   const sightline::sim::ReportScenario scenario{walk.entities, walk.width, walk.height, enter_radius,
                                                 walk.hz,       seconds,    walk.seed};
   const std::string text = sightline::sim::format_report(scenario, rows);
@@ -292,29 +317,36 @@ int main(int argc, char** argv) {
   auto* seed_opt = app.add_option("--seed", seed, "Seed of the jittering walk")->check(non_negative);
   auto* tiers_opt =
       app.add_flag("--tiers", tiers, "Distance tiers: within R/2 every tick, else every second tick");
-  app.add_flag("--no-interest", no_interest,
-               "Send everything: every client gets every other entity every tick, no spawns or "
-               "despawns, no distance tests");
+  auto* no_interest_opt =
+      app.add_flag("--no-interest", no_interest,
+                   "Send everything: every client gets every other entity every tick, no spawns or "
+                   "despawns, no distance tests");
   auto* clients_opt =
       app.add_option("--clients", clients, "The first K entity ids are clients (default: all)");
-  app.add_flag("--json", json, "Print one JSON object instead of the summary");
-  app.add_option("--trace", trace_path,
-                 "Read positions from a CSV file instead of simulating. Header tick,id,x,y (y is the "
-                 "world's z); one row per entity per tick; ticks consecutive from 0; the rows of a tick "
-                 "in any order, each id 0..N-1 exactly once. N comes from the file, so --entities, "
-                 "--world, --seconds and --seed are refused with it");
-  app.add_option("--write-trace", write_trace_path,
-                 "Write the run's positions to a CSV file in the --trace format (floats round-trip "
-                 "exactly, so --trace on it gives the same counts)");
+  auto* json_opt = app.add_flag("--json", json, "Print one JSON object instead of the summary");
+  auto* trace_opt =
+      app.add_option("--trace", trace_path,
+                     "Read positions from a CSV file instead of simulating. Header tick,id,x,y (y is the "
+                     "world's z); one row per entity per tick; ticks consecutive from 0; the rows of a tick "
+                     "in any order, each id 0..N-1 exactly once. N comes from the file, so --entities, "
+                     "--world, --seconds and --seed are refused with it");
+  auto* write_trace_opt =
+      app.add_option("--write-trace", write_trace_path,
+                     "Write the run's positions to a CSV file in the --trace format (floats round-trip "
+                     "exactly, so --trace on it gives the same counts)");
   auto* drill_opt = app.add_option(
       "--drill", drill,
       "A culling drill: the entities live in a space that never asked for culling (everyone holds "
       "everything), and a drill forces culling on at this enter radius (leave radius: --leave, "
       "default the same). Prints what the space sends without and with the drill");
-  app.add_option("--scenario", scenario,
-                 "'relevance': the walk with one rule added per row (team markers, a boss turning always "
-                 "relevant, carried items, owned drones) and what each costs in messages")
-      ->check(CLI::IsMember({"relevance"}));
+  auto* scenario_opt =
+      app.add_option(
+             "--scenario", scenario,
+             "'relevance': the walk with one rule added per row (team markers, a boss turning always "
+             "relevant, carried items, owned drones, walls) and what each costs in messages, as a "
+             "table. It takes --entities, --world, --seconds, --seed, --speed, --radius, --clients and "
+             "--hz, and refuses the rest")
+          ->check(CLI::IsMember({"relevance"}));
   auto* budget_opt =
       app.add_option("--budget", budget,
                      "Bandwidth run: bytes per client per send for updates and despawns, headers "
@@ -337,6 +369,17 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  if (scenario_opt->count() != 0) {
+    for (const CLI::Option* opt : {json_opt, trace_opt, write_trace_opt, no_interest_opt, drill_opt,
+                                   tiers_opt, leave_opt, budget_opt, entry_opt, latency_opt, loss_opt}) {
+      if (opt->count() != 0) {
+        return fail(
+            fmt::format("{} cannot be used with --scenario {}: the scenario runs its own rows and "
+                        "prints one table",
+                        opt->get_name(), scenario));
+      }
+    }
+  }
   if (drill_opt->count() != 0) {
     if (radius_opt->count() != 0)
       return fail("--radius cannot be used with --drill: the drill gives the radius");
@@ -428,10 +471,6 @@ int main(int argc, char** argv) {
   }
 
   if (!scenario.empty()) {
-    if (trace || no_interest || drill_opt->count() != 0 || tiers || leave_opt->count() != 0) {
-      return fail(
-          "--scenario runs its own rows: --trace, --no-interest, --drill, --tiers and --leave do not apply");
-    }
     const auto specs = sightline::sim::rule_cost_rows(radius, clients, ticks);
     std::vector<sightline::sim::ReportRow> rows;
     ProgressBar bar(ticks * specs.size());
@@ -441,6 +480,7 @@ int main(int argc, char** argv) {
       if (!totals.ok()) return fail(fmt::format("{}: {}", spec.name, totals.status().message()), 1);
       rows.push_back({spec, totals.value()});
     }
+    bar.finish();
     const sightline::sim::ReportScenario about{
         entities, walk.width, walk.height, radius, hz, static_cast<float>(static_cast<double>(ticks) / hz),
         walk.seed};
@@ -478,6 +518,7 @@ int main(int argc, char** argv) {
     ProgressBar bar(ticks);
     auto totals =
         sightline::sim::run_bandwidth(bw, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
+    bar.finish();
     if (!totals.ok()) return fail(totals.status().message(), 1);
     if (out.is_open()) out.close();
     if (json) {
@@ -514,6 +555,7 @@ int main(int argc, char** argv) {
   ProgressBar bar(ticks);
   auto totals =
       sightline::sim::run(config, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
+  bar.finish();
   if (!totals.ok()) return fail(totals.status().message(), 1);
   if (out.is_open()) {
     out.close();

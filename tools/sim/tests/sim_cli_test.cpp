@@ -427,4 +427,26 @@ TEST_F(SimCli, BadFlagsAreRefused) {
   }
 }
 
+// The relevance scenario prints one table of its own rows: a flag it would ignore is refused,
+// named, instead of exiting 0 as if it had applied.
+TEST_F(SimCli, RelevanceScenarioRefusesTheFlagsItIgnores) {
+  for (const char* flag : {"--json", "--budget 1200", "--entry-budget 4096", "--latency 100", "--loss 5",
+                           "--tiers", "--leave 2", "--no-interest", "--drill 3"}) {
+    SCOPED_TRACE(flag);
+    const Output got = sim(fmt::format("--scenario relevance --seconds 1 {}", flag));
+    EXPECT_EQ(got.exit_code, 2);
+    EXPECT_TRUE(got.out.empty()) << got.out;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    EXPECT_NE(got.err.find(name + " cannot be used with --scenario relevance"), std::string::npos) << got.err;
+  }
+  const Output writes =
+      sim(fmt::format("--scenario relevance --seconds 1 --write-trace '{}'", file("t.csv").string()));
+  EXPECT_EQ(writes.exit_code, 2);
+  EXPECT_NE(writes.err.find("--write-trace cannot be used"), std::string::npos) << writes.err;
+  // What it does take still runs.
+  EXPECT_EQ(sim("--scenario relevance --seconds 1 --entities 40 --seed 3 --radius 2 --clients 20 --hz 10")
+                .exit_code,
+            0);
+}
+
 }  // namespace
