@@ -35,8 +35,10 @@ struct SmallWorld {
   /// `def` must be valid (the constructor aborts through Result otherwise).
   explicit SmallWorld(const WorldDef& def) : world(std::move(World::create(def).value())) {}
 
-  EntityId make(float x, float z, SpaceId space = {}) {
-    auto e = world.create_entity({.x = x, .z = z, .space = space});
+  EntityId make(float x, float z, SpaceId space = {}) { return make({.x = x, .z = z, .space = space}); }
+
+  EntityId make(const EntityDef& def) {
+    auto e = world.create_entity(def);
     EXPECT_TRUE(e.ok()) << e.status().message();
     return e.ok() ? *e : EntityId{};
   }
