@@ -9,11 +9,14 @@
 
 #include "rng.h"
 #include "sightline/sightline.h"
+#include "small_world.h"
 
 namespace sightline {
 namespace {
 
 using scenarios::Rng;
+using testing::small_world_def;
+using testing::SmallWorld;
 
 float d2(float ax, float az, float bx, float bz) {
   const float dx = ax - bx;
@@ -22,52 +25,45 @@ float d2(float ax, float az, float bx, float bz) {
 }
 
 TEST(BoundsTest, TerrainStaysHeldByAClientAtItsEdge) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 60.0f;
-  def.leave_radius = 84.0f;
-  World world = std::move(World::create(def).value());
-  const EntityId player = *world.create_entity({.x = 0.0f, .z = 0.0f});
+  SmallWorld w(60.0f, 84.0f);
+  const EntityId player = w.make(0.0f, 0.0f);
   // A 256 m terrain whose centre is 300 m away: its surface is 44 m away.
-  const EntityId terrain = *world.create_entity({.x = 300.0f, .z = 0.0f, .bound_radius = 256.0f});
-  const EntityId rock = *world.create_entity({.x = 300.0f, .z = 0.0f});
-  const ClientId client = *world.create_client(player);
-  world.tick();
-  const auto set = *world.interest_set(client);
-  EXPECT_NE(std::find(set.begin(), set.end(), terrain), set.end());
-  EXPECT_EQ(std::find(set.begin(), set.end(), rock), set.end());
+  const EntityId terrain = w.make({.x = 300.0f, .z = 0.0f, .bound_radius = 256.0f});
+  const EntityId rock = w.make(300.0f, 0.0f);
+  const ClientId client = w.client(player);
+  w.world.tick();
+  EXPECT_TRUE(w.holds(client, terrain));
+  EXPECT_FALSE(w.holds(client, rock));
   // Walk away: held until the surface is farther than L.
-  ASSERT_TRUE(world.set_position(player, -40.0f, 0.0f).ok());  // surface at 84: stays (d == L)
-  world.tick();
-  EXPECT_TRUE(world.stream(client)->despawns.empty());
-  ASSERT_TRUE(world.set_position(player, -41.0f, 0.0f).ok());
-  world.tick();
-  const ClientStream stream = *world.stream(client);
-  ASSERT_EQ(stream.despawns.size(), 1u);
-  EXPECT_EQ(stream.despawns[0].entity, terrain);
-  EXPECT_EQ(*world.bound_radius(terrain), 256.0f);
+  ASSERT_TRUE(w.world.set_position(player, -40.0f, 0.0f).ok());  // surface at 84: stays (d == L)
+  w.world.tick();
+  EXPECT_TRUE(w.despawns(client).empty());
+  ASSERT_TRUE(w.world.set_position(player, -41.0f, 0.0f).ok());
+  w.world.tick();
+  const auto despawns = w.despawns(client);
+  ASSERT_EQ(despawns.size(), 1u);
+  EXPECT_EQ(despawns[0].first, terrain);
+  EXPECT_EQ(*w.world.bound_radius(terrain), 256.0f);
 }
 
 TEST(BoundsTest, TiersMeasureToTheSurface) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 10.0f;
-  def.leave_radius = 10.0f;
+  WorldDef def = small_world_def(10.0f, 10.0f);
   def.tiers = default_distance_tiers();
-  World world = std::move(World::create(def).value());
-  const EntityId player = *world.create_entity({.x = 0.0f, .z = 0.0f});
+  SmallWorld w(def);
+  const EntityId player = w.make(0.0f, 0.0f);
   // Centre at 9, surface at 4 (< R/2): every tick. A point at 9 would be every second tick.
-  const EntityId big = *world.create_entity({.x = 9.0f, .z = 0.0f, .bound_radius = 5.0f});
-  const ClientId client = *world.create_client(player);
+  const EntityId big = w.make({.x = 9.0f, .z = 0.0f, .bound_radius = 5.0f});
+  const ClientId client = w.client(player);
   for (int t = 0; t < 4; ++t) {
-    world.tick();
-    const ClientStream stream = *world.stream(client);
-    ASSERT_EQ(stream.updates.size(), 1u) << "tick " << t;
-    EXPECT_EQ(stream.updates[0], big);
+    w.world.tick();
+    ASSERT_EQ(w.updates(client), std::vector<EntityId>{big}) << "tick " << t;
   }
 }
 
 TEST(BoundsTest, RefusedRadiiChangeNothing) {
-  World world = std::move(World::create(default_world_def()).value());
-  const EntityId e = *world.create_entity({.x = 0.0f, .z = 0.0f});
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId e = w.make(0.0f, 0.0f);
   for (const float bad : {-1.0f, std::nanf(""), INFINITY, 2.0e9f}) {
     const Status s = world.set_bound_radius(e, bad);
     EXPECT_EQ(s.code(), ErrorCode::invalid_argument);

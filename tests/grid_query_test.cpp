@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "mirrored_world.h"
 #include "rng.h"
+#include "small_world.h"
 
 namespace sightline::testing {
 namespace {
@@ -129,24 +132,18 @@ TEST(GridQueryTest, ExtremeCoordinatesEqualBruteForce) {
 // along each axis the neighbour is at exactly d == R and is inside; diagonals are outside.
 TEST(GridQueryTest, LatticeOnCellEdgesFindsExactlyTheAxisNeighbours) {
   for (const float r : {1.0f, 0.5f, 2.0f}) {
-    WorldDef def = default_world_def();
-    def.enter_radius = r;
-    def.leave_radius = r;
-    World world = std::move(World::create(def).value());
-    std::vector<EntityId> ids;
+    SmallWorld w(r, r);
     std::vector<ClientId> clients;
     for (int z = -4; z <= 4; ++z) {
-      for (int x = -4; x <= 4; ++x) {
-        ids.push_back(*world.create_entity({static_cast<float>(x) * r, static_cast<float>(z) * r, false}));
-        clients.push_back(*world.create_client(ids.back()));
-      }
+      for (int x = -4; x <= 4; ++x)
+        clients.push_back(w.client(w.make(static_cast<float>(x) * r, static_cast<float>(z) * r)));
     }
-    (void)world.tick();
+    (void)w.world.tick();
     for (int z = -4; z <= 4; ++z) {
       for (int x = -4; x <= 4; ++x) {
         const std::size_t expected = 4u - (std::abs(x) == 4) - (std::abs(z) == 4);
-        const auto set = world.interest_set(clients[static_cast<std::size_t>((z + 4) * 9 + x + 4)]);
-        EXPECT_EQ(set->size(), expected) << "R " << r << " at (" << x << ", " << z << ")";
+        const ClientId client = clients[static_cast<std::size_t>((z + 4) * 9 + x + 4)];
+        EXPECT_EQ(w.held(client).size(), expected) << "R " << r << " at (" << x << ", " << z << ")";
       }
     }
   }
@@ -226,62 +223,46 @@ TEST(GridQueryTest, AdmittedEntityBeyondTheRoundedQueryEdgeIsFound) {
     const float dx = c.e - c.v;
     ASSERT_LE(dx * dx, c.r * c.r) << "the case must be admitted by the float test";
     ASSERT_GT(c.e, c.v + c.r) << "the case must lie beyond the rounded query edge";
-    WorldDef def = default_world_def();
-    def.enter_radius = c.r;
-    def.leave_radius = c.r;
-    World world = std::move(World::create(def).value());
-    (void)*world.create_entity({c.origin, c.origin, false});
-    const ClientId client = *world.create_client(*world.create_entity({c.v, 0.0f, false}));
-    const EntityId admitted = *world.create_entity({c.e, 0.0f, false});
-    (void)world.tick();
-    const auto set = *world.interest_set(client);
+    SmallWorld w(c.r, c.r);
+    w.make(c.origin, c.origin);
+    const ClientId client = w.client(w.make(c.v, 0.0f));
+    const EntityId admitted = w.make(c.e, 0.0f);
+    (void)w.world.tick();
+    const std::vector<EntityId> set = w.held(client);
     EXPECT_EQ(std::count(set.begin(), set.end(), admitted), 1) << "R " << c.r << " v " << c.v << " e " << c.e;
-    ASSERT_EQ(check_points(def, {{c.origin, c.origin}, {c.v, 0.0f}, {c.e, 0.0f}}, 1), "");
+    ASSERT_EQ(check_points(small_world_def(c.r, c.r), {{c.origin, c.origin}, {c.v, 0.0f}, {c.e, 0.0f}}, 1),
+              "");
   }
 }
 
 TEST(GridQueryTest, DistanceExactlyEnterRadiusIsInsideAndOneStepBeyondIsOutside) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 0.5f;
-  def.leave_radius = 0.5f;
-  World world = std::move(World::create(def).value());
-  const EntityId viewer = *world.create_entity({-3.0f, 5.0f, false});
-  const EntityId right = *world.create_entity({-2.5f, 5.0f, false});
-  const EntityId left = *world.create_entity({-3.5f, 5.0f, false});
-  const EntityId up = *world.create_entity({-3.0f, 5.5f, false});
-  const EntityId down = *world.create_entity({-3.0f, 4.5f, false});
-  (void)*world.create_entity({std::nextafter(-2.5f, kInf), 5.0f, false});
-  (void)*world.create_entity({-3.0f, std::nextafter(4.5f, -kInf), false});
-  const ClientId client = *world.create_client(viewer);
-  (void)world.tick();
-  const auto set = world.interest_set(client);
-  ASSERT_EQ(set->size(), 4u);
-  EXPECT_EQ((*set)[0], right);
-  EXPECT_EQ((*set)[1], left);
-  EXPECT_EQ((*set)[2], up);
-  EXPECT_EQ((*set)[3], down);
+  SmallWorld w(0.5f, 0.5f);
+  const EntityId viewer = w.make(-3.0f, 5.0f);
+  const EntityId right = w.make(-2.5f, 5.0f);
+  const EntityId left = w.make(-3.5f, 5.0f);
+  const EntityId up = w.make(-3.0f, 5.5f);
+  const EntityId down = w.make(-3.0f, 4.5f);
+  w.make(std::nextafter(-2.5f, kInf), 5.0f);
+  w.make(-3.0f, std::nextafter(4.5f, -kInf));
+  const ClientId client = w.client(viewer);
+  (void)w.world.tick();
+  EXPECT_EQ(w.held(client), (std::vector<EntityId>{right, left, up, down}));
 }
 
 TEST(GridQueryTest, DistanceExactlyLeaveRadiusStaysAndOneStepBeyondLeaves) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 1.0f;
-  def.leave_radius = 1.5f;
-  World world = std::move(World::create(def).value());
-  const EntityId viewer = *world.create_entity({0.0f, 0.0f, false});
-  const EntityId stays = *world.create_entity({0.0f, 0.5f, false});
-  const EntityId leaves = *world.create_entity({0.5f, 0.0f, false});
-  const ClientId client = *world.create_client(viewer);
-  (void)world.tick();
-  ASSERT_EQ(world.interest_set(client)->size(), 2u);
-  ASSERT_TRUE(world.set_position(stays, 0.0f, -1.5f).ok());
-  ASSERT_TRUE(world.set_position(leaves, std::nextafter(1.5f, kInf), 0.0f).ok());
-  (void)world.tick();
-  const auto set = world.interest_set(client);
-  ASSERT_EQ(set->size(), 1u);
-  EXPECT_EQ((*set)[0], stays);
-  ASSERT_EQ(world.stream(client)->despawns.size(), 1u);
-  EXPECT_EQ(world.stream(client)->despawns[0].entity, leaves);
-  EXPECT_EQ(world.stream(client)->despawns[0].reason, DespawnReason::left);
+  SmallWorld w(1.0f, 1.5f);
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const EntityId stays = w.make(0.0f, 0.5f);
+  const EntityId leaves = w.make(0.5f, 0.0f);
+  const ClientId client = w.client(viewer);
+  (void)w.world.tick();
+  ASSERT_EQ(w.held(client).size(), 2u);
+  ASSERT_TRUE(w.world.set_position(stays, 0.0f, -1.5f).ok());
+  ASSERT_TRUE(w.world.set_position(leaves, std::nextafter(1.5f, kInf), 0.0f).ok());
+  (void)w.world.tick();
+  EXPECT_EQ(w.held(client), std::vector<EntityId>{stays});
+  EXPECT_EQ(w.despawns(client),
+            (std::vector<std::pair<EntityId, DespawnReason>>{{leaves, DespawnReason::left}}));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "random_run.h"
 #include "sightline/world.h"
+#include "small_world.h"
 
 namespace sightline {
 namespace {
@@ -16,7 +17,9 @@ using testing::MirroredWorld;
 using testing::RandomRunDef;
 using testing::TierMode;
 
-World make_world() { return std::move(World::create(default_world_def()).value()); }
+using testing::SmallWorld;
+using Spawn = std::pair<EntityId, SpawnReason>;
+using Despawn = std::pair<EntityId, DespawnReason>;
 
 // Every call that takes an entity handle refuses `entity` with `code`.
 void expect_entity_refused(World& world, EntityId entity, ErrorCode code, ClientId some_client) {
@@ -43,9 +46,10 @@ void expect_client_refused(World& world, ClientId client, ErrorCode code, Entity
 }
 
 TEST(HandlesTest, NullHandlesAreRefusedEverywhere) {
-  World world = make_world();
-  const EntityId viewer = *world.create_entity({});
-  const ClientId client = *world.create_client(viewer);
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const ClientId client = w.client(viewer);
   expect_entity_refused(world, EntityId{}, ErrorCode::null_handle, client);
   expect_entity_refused(world, EntityId{0, 0}, ErrorCode::null_handle, client);
   expect_client_refused(world, ClientId{}, ErrorCode::null_handle, viewer);
@@ -56,9 +60,10 @@ TEST(HandlesTest, NullHandlesAreRefusedEverywhere) {
 }
 
 TEST(HandlesTest, NeverCreatedHandlesAreStale) {
-  World world = make_world();
-  const EntityId viewer = *world.create_entity({});
-  const ClientId client = *world.create_client(viewer);
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const ClientId client = w.client(viewer);
   expect_entity_refused(world, EntityId{7, 1}, ErrorCode::stale_handle, client);
   expect_entity_refused(world, EntityId{viewer.index, viewer.generation + 1}, ErrorCode::stale_handle,
                         client);
@@ -68,10 +73,11 @@ TEST(HandlesTest, NeverCreatedHandlesAreStale) {
 }
 
 TEST(HandlesTest, DestroyedEntityIsStaleBeforeAndAfterTheTick) {
-  World world = make_world();
-  const EntityId viewer = *world.create_entity({});
-  const ClientId client = *world.create_client(viewer);
-  const EntityId doomed = *world.create_entity({1.0f, 0.0f, false});
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const ClientId client = w.client(viewer);
+  const EntityId doomed = w.make(1.0f, 0.0f);
   ASSERT_TRUE(world.destroy_entity(doomed).ok());
   expect_entity_refused(world, doomed, ErrorCode::stale_handle, client);
   (void)world.tick();
@@ -80,15 +86,16 @@ TEST(HandlesTest, DestroyedEntityIsStaleBeforeAndAfterTheTick) {
 }
 
 TEST(HandlesTest, SlotIsReusedOnlyAfterATickWithANewGeneration) {
-  World world = make_world();
-  const EntityId viewer = *world.create_entity({});
-  const ClientId client = *world.create_client(viewer);
-  const EntityId first = *world.create_entity({1.0f, 0.0f, false});
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const ClientId client = w.client(viewer);
+  const EntityId first = w.make(1.0f, 0.0f);
   ASSERT_TRUE(world.destroy_entity(first).ok());
-  const EntityId same_window = *world.create_entity({1.0f, 0.0f, false});
+  const EntityId same_window = w.make(1.0f, 0.0f);
   EXPECT_NE(same_window.index, first.index) << "slot reused before the tick that despawns it";
   (void)world.tick();
-  const EntityId reused = *world.create_entity({1.0f, 0.0f, false});
+  const EntityId reused = w.make(1.0f, 0.0f);
   EXPECT_EQ(reused.index, first.index);
   EXPECT_NE(reused.generation, first.generation);
   EXPECT_GE(reused.generation, 1u);
@@ -103,7 +110,7 @@ TEST(HandlesTest, SlotIsReusedOnlyAfterATickWithANewGeneration) {
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(world.destroy_entity(current).ok());
     (void)world.tick();
-    current = *world.create_entity({});
+    current = w.make(0.0f, 0.0f);
     ASSERT_EQ(current.index, first.index);
     EXPECT_EQ(std::count(generations.begin(), generations.end(), current.generation), 0);
     generations.push_back(current.generation);
@@ -111,115 +118,109 @@ TEST(HandlesTest, SlotIsReusedOnlyAfterATickWithANewGeneration) {
 }
 
 TEST(HandlesTest, ReusedSlotIsSpawnedAfreshAndOldRecordsNeverNameIt) {
-  World world = make_world();
-  const EntityId viewer = *world.create_entity({});
-  const ClientId client = *world.create_client(viewer);
-  const EntityId first = *world.create_entity({1.0f, 0.0f, false});
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const ClientId client = w.client(viewer);
+  const EntityId first = w.make(1.0f, 0.0f);
   (void)world.tick();
   ASSERT_TRUE(world.destroy_entity(first).ok());
   (void)world.tick();
-  ASSERT_EQ(world.stream(client)->despawns.size(), 1u);
-  EXPECT_EQ(world.stream(client)->despawns[0].entity, first);
-  const EntityId reused = *world.create_entity({1.0f, 0.0f, false});
+  const auto despawns = w.despawns(client);
+  ASSERT_EQ(despawns.size(), 1u);
+  EXPECT_EQ(despawns[0].first, first);
+  const EntityId reused = w.make(1.0f, 0.0f);
   ASSERT_EQ(reused.index, first.index);
   (void)world.tick();
-  const ClientStream stream = *world.stream(client);
-  ASSERT_EQ(stream.spawns.size(), 1u);
-  EXPECT_EQ(stream.spawns[0].entity, reused);
-  ASSERT_EQ(stream.updates.size(), 1u);
-  EXPECT_EQ(stream.updates[0], reused);
-  EXPECT_TRUE(stream.despawns.empty());
+  const auto spawns = w.spawns(client);
+  ASSERT_EQ(spawns.size(), 1u);
+  EXPECT_EQ(spawns[0].first, reused);
+  EXPECT_EQ(w.updates(client), std::vector<EntityId>{reused});
+  EXPECT_TRUE(w.despawns(client).empty());
 }
 
 TEST(HandlesTest, DestroyingAnEntityDespawnsItFromEveryHolderInTheNextTick) {
-  World world = make_world();
+  SmallWorld w(default_world_def());
+  World& world = w.world;
   std::vector<ClientId> holders;
   for (int i = 0; i < 5; ++i) {
-    holders.push_back(
-        *world.create_client(*world.create_entity({0.2f * static_cast<float>(i), 0.0f, false})));
+    holders.push_back(w.client(w.make(0.2f * static_cast<float>(i), 0.0f)));
   }
-  const ClientId far_client = *world.create_client(*world.create_entity({100.0f, 0.0f, false}));
-  const EntityId target = *world.create_entity({0.5f, 0.5f, false});
-  const EntityId objective = *world.create_entity({-50.0f, 0.0f, true});
+  const ClientId far_client = w.client(w.make(100.0f, 0.0f));
+  const EntityId target = w.make(0.5f, 0.5f);
+  const EntityId objective = w.make({.x = -50.0f, .z = 0.0f, .always_relevant = true});
   (void)world.tick();
-  for (const ClientId c : holders)
-    ASSERT_EQ(world.interest_set(c)->size(), 6u);  // 4 others, target, objective
-  ASSERT_EQ(world.interest_set(far_client)->size(), 1u);
+  for (const ClientId c : holders) ASSERT_EQ(w.held(c).size(), 6u);  // 4 others, target, objective
+  ASSERT_EQ(w.held(far_client).size(), 1u);
 
   ASSERT_TRUE(world.destroy_entity(target).ok());
   ASSERT_TRUE(world.destroy_entity(objective).ok());
   const TickStats stats = world.tick();
   EXPECT_EQ(stats.despawns, 2u * holders.size() + 1u);
   for (const ClientId c : holders) {
-    const ClientStream stream = *world.stream(c);
-    ASSERT_EQ(stream.despawns.size(), 2u);
-    EXPECT_EQ(stream.despawns[0].entity, target);
-    EXPECT_EQ(stream.despawns[0].reason, DespawnReason::destroyed);
-    EXPECT_EQ(stream.despawns[1].entity, objective);
-    EXPECT_EQ(stream.despawns[1].reason, DespawnReason::destroyed);
-    for (const EntityId u : stream.updates) {
+    EXPECT_EQ(w.despawns(c), (std::vector<Despawn>{{target, DespawnReason::destroyed},
+                                                   {objective, DespawnReason::destroyed}}));
+    for (const EntityId u : w.updates(c)) {
       EXPECT_NE(u, target);
       EXPECT_NE(u, objective);
     }
   }
-  ASSERT_EQ(world.stream(far_client)->despawns.size(), 1u);
-  EXPECT_EQ(world.stream(far_client)->despawns[0].entity, objective);
-  EXPECT_EQ(world.stream(far_client)->despawns[0].reason, DespawnReason::destroyed);
+  EXPECT_EQ(w.despawns(far_client), (std::vector<Despawn>{{objective, DespawnReason::destroyed}}));
   (void)world.tick();
-  for (const ClientId c : holders) EXPECT_TRUE(world.stream(c)->despawns.empty());
+  for (const ClientId c : holders) EXPECT_TRUE(w.despawns(c).empty());
 }
 
 TEST(HandlesTest, WalkingAwayDespawnsWithReasonLeft) {
-  World world = make_world();
-  const ClientId client = *world.create_client(*world.create_entity({}));
-  const EntityId walker = *world.create_entity({1.0f, 0.0f, false});
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const ClientId client = w.client(w.make(0.0f, 0.0f));
+  const EntityId walker = w.make(1.0f, 0.0f);
   (void)world.tick();
   ASSERT_TRUE(world.set_position(walker, 10.0f, 0.0f).ok());
   (void)world.tick();
-  ASSERT_EQ(world.stream(client)->despawns.size(), 1u);
-  EXPECT_EQ(world.stream(client)->despawns[0].reason, DespawnReason::left);
+  const auto despawns = w.despawns(client);
+  ASSERT_EQ(despawns.size(), 1u);
+  EXPECT_EQ(despawns[0].second, DespawnReason::left);
 }
 
 TEST(HandlesTest, OwnViewerIsNeverInItsSetOrStream) {
-  World world = make_world();
-  const EntityId a = *world.create_entity({0.0f, 0.0f, true});  // always relevant, and a viewer
-  const EntityId b = *world.create_entity({0.5f, 0.0f, false});
-  (void)*world.create_entity({0.0f, 0.5f, false});
-  const ClientId client = *world.create_client(a);
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  // At the origin, always relevant, and a viewer.
+  const EntityId a = w.make({.x = 0.0f, .z = 0.0f, .always_relevant = true});
+  const EntityId b = w.make(0.5f, 0.0f);
+  w.make(0.0f, 0.5f);
+  const ClientId client = w.client(a);
   auto expect_absent = [&](EntityId viewer) {
-    const auto set = *world.interest_set(client);
-    const ClientStream stream = *world.stream(client);
+    const std::vector<EntityId> set = w.held(client);
     EXPECT_EQ(std::count(set.begin(), set.end(), viewer), 0);
-    for (const SpawnRecord& s : stream.spawns) EXPECT_NE(s.entity, viewer);
-    for (const EntityId u : stream.updates) EXPECT_NE(u, viewer);
+    for (const Spawn& s : w.spawns(client)) EXPECT_NE(s.first, viewer);
+    for (const EntityId u : w.updates(client)) EXPECT_NE(u, viewer);
   };
   (void)world.tick();
   expect_absent(a);
-  EXPECT_EQ(world.interest_set(client)->size(), 2u);
+  EXPECT_EQ(w.held(client).size(), 2u);
   // Switch to a viewer that is a member: it leaves the set (reason left), the old viewer enters.
   ASSERT_TRUE(world.set_viewer(client, b).ok());
   EXPECT_EQ(*world.viewer(client), b);
   (void)world.tick();
   expect_absent(b);
-  ASSERT_EQ(world.stream(client)->despawns.size(), 1u);
-  EXPECT_EQ(world.stream(client)->despawns[0].entity, b);
-  EXPECT_EQ(world.stream(client)->despawns[0].reason, DespawnReason::left);
-  ASSERT_EQ(world.stream(client)->spawns.size(), 1u);
-  EXPECT_EQ(world.stream(client)->spawns[0].entity, a);
-  EXPECT_EQ(world.stream(client)->spawns[0].reason, SpawnReason::always);
+  EXPECT_EQ(w.despawns(client), (std::vector<Despawn>{{b, DespawnReason::left}}));
+  EXPECT_EQ(w.spawns(client), (std::vector<Spawn>{{a, SpawnReason::always}}));
   // Making the viewer itself always relevant does not put it in its own set.
   ASSERT_TRUE(world.set_always_relevant(b, true).ok());
   (void)world.tick();
   expect_absent(b);
-  EXPECT_EQ(world.interest_set(client)->size(), 2u);
+  EXPECT_EQ(w.held(client).size(), 2u);
 }
 
 TEST(HandlesTest, DestroyingAViewerIsRefusedAndChangesNothing) {
-  World world = make_world();
-  const EntityId viewer = *world.create_entity({2.0f, 3.0f, false});
-  const EntityId other = *world.create_entity({2.5f, 3.0f, false});
-  const ClientId first = *world.create_client(viewer);
-  const ClientId second = *world.create_client(viewer);  // two clients share the viewer
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId viewer = w.make(2.0f, 3.0f);
+  const EntityId other = w.make(2.5f, 3.0f);
+  const ClientId first = w.client(viewer);
+  const ClientId second = w.client(viewer);  // two clients share the viewer
   (void)world.tick();
   const Status refused = world.destroy_entity(viewer);
   EXPECT_EQ(refused.code(), ErrorCode::entity_is_viewer);
@@ -236,16 +237,17 @@ TEST(HandlesTest, DestroyingAViewerIsRefusedAndChangesNothing) {
   ASSERT_TRUE(world.set_viewer(second, other).ok());
   EXPECT_TRUE(world.destroy_entity(viewer).ok());
   (void)world.tick();
-  EXPECT_TRUE(world.interest_set(second)->empty());
+  EXPECT_TRUE(w.held(second).empty());
 }
 
 TEST(HandlesTest, ClientsAreListedInSlotOrderAndSlotsAreReusedWithNewGenerations) {
-  World world = make_world();
-  const EntityId e0 = *world.create_entity({0.0f, 0.0f, false});
-  const EntityId e1 = *world.create_entity({1.0f, 0.0f, false});
-  const ClientId c0 = *world.create_client(e0);
-  const ClientId c1 = *world.create_client(e1);
-  const ClientId c2 = *world.create_client(e0);
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId e0 = w.make(0.0f, 0.0f);
+  const EntityId e1 = w.make(1.0f, 0.0f);
+  const ClientId c0 = w.client(e0);
+  const ClientId c1 = w.client(e1);
+  const ClientId c2 = w.client(e0);
   ASSERT_EQ(world.clients().size(), 3u);
   EXPECT_EQ(world.clients()[0], c0);
   EXPECT_EQ(world.clients()[1], c1);
@@ -253,7 +255,7 @@ TEST(HandlesTest, ClientsAreListedInSlotOrderAndSlotsAreReusedWithNewGenerations
   EXPECT_LT(c0.index, c1.index);
   EXPECT_LT(c1.index, c2.index);
   (void)world.tick();
-  EXPECT_EQ(world.interest_set(c1)->size(), 1u);
+  EXPECT_EQ(w.held(c1).size(), 1u);
 
   ASSERT_TRUE(world.destroy_client(c1).ok());
   EXPECT_EQ(world.client_count(), 2u);
@@ -262,29 +264,31 @@ TEST(HandlesTest, ClientsAreListedInSlotOrderAndSlotsAreReusedWithNewGenerations
   EXPECT_EQ(world.clients()[1], c2);
   expect_client_refused(world, c1, ErrorCode::stale_handle, e0);
 
-  const ClientId reused = *world.create_client(e1);
+  const ClientId reused = w.client(e1);
   EXPECT_EQ(reused.index, c1.index);
   EXPECT_NE(reused.generation, c1.generation);
   expect_client_refused(world, c1, ErrorCode::stale_handle, e0);
   ASSERT_EQ(world.clients().size(), 3u);
   EXPECT_EQ(world.clients()[1], reused);
   // A new client holds nothing and has no records until the next tick.
-  EXPECT_TRUE(world.interest_set(reused)->empty());
-  EXPECT_TRUE(world.stream(reused)->spawns.empty());
-  EXPECT_TRUE(world.stream(reused)->updates.empty());
+  EXPECT_TRUE(w.held(reused).empty());
+  EXPECT_TRUE(w.spawns(reused).empty());
+  EXPECT_TRUE(w.updates(reused).empty());
   (void)world.tick();
-  ASSERT_EQ(world.stream(reused)->spawns.size(), 1u);
-  EXPECT_EQ(world.stream(reused)->spawns[0].entity, e0);
+  const auto spawns = w.spawns(reused);
+  ASSERT_EQ(spawns.size(), 1u);
+  EXPECT_EQ(spawns[0].first, e0);
 }
 
 TEST(HandlesTest, StreamsAndSetsAreEmptyBeforeTheFirstTick) {
-  World world = make_world();
-  const EntityId a = *world.create_entity({});
-  (void)*world.create_entity({0.5f, 0.0f, false});
-  const ClientId client = *world.create_client(a);
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId a = w.make(0.0f, 0.0f);
+  w.make(0.5f, 0.0f);
+  const ClientId client = w.client(a);
   EXPECT_EQ(world.tick_count(), 0u);
-  EXPECT_TRUE(world.interest_set(client)->empty());
-  EXPECT_TRUE(world.stream(client)->spawns.empty());
+  EXPECT_TRUE(w.held(client).empty());
+  EXPECT_TRUE(w.spawns(client).empty());
   const TickStats stats = world.tick();
   EXPECT_EQ(stats.tick, 0u);
   EXPECT_EQ(world.tick_count(), 1u);

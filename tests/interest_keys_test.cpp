@@ -9,23 +9,28 @@
 #include <utility>
 #include <vector>
 
-#include "sightline/sightline.h"
+#include "small_world.h"
 
 namespace sightline {
 namespace {
 
 constexpr std::uint64_t kBit63 = std::uint64_t{1} << 63;
 
+// The stored encoding is the documented one (include/sightline/interest_keys.h): Global 0,
+// Area (k << 1) | 1, User k << 1. Checked when this file compiles.
+static_assert(encode_area_key(42) == 85);
+static_assert(encode_user_key(42) == 84);
+static_assert(decode_interest_key(0) == InterestKey{InterestKeyType::global, 0});
+static_assert(decode_interest_key(85) == InterestKey{InterestKeyType::area, 42});
+static_assert(decode_interest_key(84) == InterestKey{InterestKeyType::user, 42});
+static_assert(encode_area_key(kMaxInterestKey) == ~std::uint64_t{0});
+static_assert(decode_interest_key(encode_user_key(kMaxInterestKey)) ==
+              InterestKey{InterestKeyType::user, kMaxInterestKey});
+
+using testing::small_world_def;
+using testing::SmallWorld;
 using Spawn = std::pair<EntityId, SpawnReason>;
 using Despawn = std::pair<EntityId, DespawnReason>;
-
-World make_world(std::vector<DistanceTier> tiers = {}) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 10.0f;
-  def.leave_radius = 12.0f;
-  def.tiers = std::move(tiers);
-  return std::move(World::create(def).value());
-}
 
 class InterestKeysTest : public ::testing::Test {
  protected:
@@ -34,56 +39,33 @@ class InterestKeysTest : public ::testing::Test {
   // A fresh world; its client views from an entity at the origin with a User key nobody
   // subscribes, so that no other client's viewer shows up in any set.
   void reset(std::vector<DistanceTier> tiers) {
-    world = make_world(std::move(tiers));
+    WorldDef def = small_world_def(10.0f, 12.0f);
+    def.tiers = std::move(tiers);
+    w = SmallWorld(def);
     viewer = make(0.0f, 0.0f);
     ASSERT_TRUE(world.set_user_interest_key(viewer, 1000000).ok());
-    const Result<ClientId> c = world.create_client(viewer);
-    ASSERT_TRUE(c.ok());
-    client = *c;
+    client = w.client(viewer);
+    ASSERT_FALSE(client.is_null());
   }
 
   EntityId make(float x, float z, bool always = false) {
-    const Result<EntityId> e = world.create_entity({x, z, always});
-    EXPECT_TRUE(e.ok());
-    return e.ok() ? *e : EntityId{};
+    return w.make({.x = x, .z = z, .always_relevant = always});
   }
 
   ClientId make_client(float x, float z) {
     const EntityId v = make(x, z);
     EXPECT_TRUE(world.set_user_interest_key(v, 1000000).ok());
-    const Result<ClientId> c = world.create_client(v);
-    EXPECT_TRUE(c.ok());
-    return c.ok() ? *c : ClientId{};
+    return w.client(v);
   }
 
-  std::vector<EntityId> held(ClientId c) {
-    const auto set = world.interest_set(c);
-    EXPECT_TRUE(set.ok());
-    return set.ok() ? std::vector<EntityId>(set->begin(), set->end()) : std::vector<EntityId>{};
+  std::vector<EntityId> held(ClientId c) const { return w.held(c); }
+  bool holds(ClientId c, EntityId e) const { return w.holds(c, e); }
+  bool updated(ClientId c, EntityId e) const {
+    const std::vector<EntityId> updates = w.updates(c);
+    return std::find(updates.begin(), updates.end(), e) != updates.end();
   }
-  bool holds(ClientId c, EntityId e) {
-    const auto set = held(c);
-    return std::find(set.begin(), set.end(), e) != set.end();
-  }
-  ClientStream stream(ClientId c) {
-    const Result<ClientStream> s = world.stream(c);
-    EXPECT_TRUE(s.ok());
-    return s.ok() ? *s : ClientStream{};
-  }
-  bool updated(ClientId c, EntityId e) {
-    const ClientStream s = stream(c);
-    return std::any_of(s.updates.begin(), s.updates.end(), [&](const EntityId r) { return r == e; });
-  }
-  std::vector<Spawn> spawns(ClientId c) {
-    std::vector<Spawn> out;
-    for (const SpawnRecord& r : stream(c).spawns) out.emplace_back(r.entity, r.reason);
-    return out;
-  }
-  std::vector<Despawn> despawns(ClientId c) {
-    std::vector<Despawn> out;
-    for (const DespawnRecord& r : stream(c).despawns) out.emplace_back(r.entity, r.reason);
-    return out;
-  }
+  std::vector<Spawn> spawns(ClientId c) const { return w.spawns(c); }
+  std::vector<Despawn> despawns(ClientId c) const { return w.despawns(c); }
   std::uint64_t revision(ClientId c) {
     const Result<std::uint64_t> r = world.subscription_revision(c);
     EXPECT_TRUE(r.ok());
@@ -123,7 +105,8 @@ class InterestKeysTest : public ::testing::Test {
     return out;
   }
 
-  World world = make_world();
+  SmallWorld w;
+  World& world = w.world;  // stays w's World across reset()
   EntityId viewer;
   ClientId client;
 };
@@ -284,18 +267,6 @@ TEST_F(InterestKeysTest, ReadersReturnDecodedValuesSortedByKey) {
   EXPECT_EQ(key_of(e), (InterestKey{InterestKeyType::area, 0}));
   ASSERT_TRUE(world.set_global_interest_key(e).ok());
   EXPECT_EQ(key_of(e), (InterestKey{InterestKeyType::global, 0}));
-}
-
-TEST(InterestKeyEncodingTest, EncodingIsTheDocumentedOne) {
-  static_assert(encode_area_key(42) == 85);
-  static_assert(encode_user_key(42) == 84);
-  static_assert(decode_interest_key(0) == InterestKey{InterestKeyType::global, 0});
-  static_assert(decode_interest_key(85) == InterestKey{InterestKeyType::area, 42});
-  static_assert(decode_interest_key(84) == InterestKey{InterestKeyType::user, 42});
-  static_assert(encode_area_key(kMaxInterestKey) == ~std::uint64_t{0});
-  static_assert(decode_interest_key(encode_user_key(kMaxInterestKey)) ==
-                InterestKey{InterestKeyType::user, kMaxInterestKey});
-  SUCCEED();
 }
 
 TEST_F(InterestKeysTest, AreaKeyZeroMatchesAreaSubscriptionZero) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,99 +32,120 @@ std::string describe_float(float v) {
 }
 }  // namespace
 
+template <typename... Handles>
+MirroredWorld::Outcome MirroredWorld::on_handles(std::string call, Expect expect, Handles... handles) const {
+  Outcome outcome{.call = std::move(call), .expect = expect};
+  // The first handle the oracle does not hold live names the refusal.
+  const auto check = [&](auto handle) {
+    if (outcome.live && !oracle_.is_live(handle)) {
+      outcome.live = false;
+      outcome.null = handle.is_null();
+    }
+  };
+  (check(handles), ...);
+  return outcome;
+}
+
+template <typename WorldCall, typename OracleCall, typename... Args>
+auto MirroredWorld::mirror(const Outcome& outcome, WorldCall world_call, OracleCall oracle_call,
+                           const Args&... args) {
+  auto answer = std::invoke(world_call, world_, args...);
+  const auto tell_oracle = [&](const auto&... inputs) {
+    if constexpr (std::is_void_v<std::invoke_result_t<OracleCall, BruteForceOracle&, decltype(inputs)...>>) {
+      std::invoke(oracle_call, oracle_, inputs...);
+    } else {
+      note(std::invoke(oracle_call, oracle_, inputs...));
+    }
+  };
+  if constexpr (std::is_same_v<decltype(answer), Status>) {
+    check_outcome(outcome, answer);
+    if (answer.ok()) tell_oracle(args...);
+  } else {  // a Result: the oracle learns the created handle first
+    check_outcome(outcome, answer.status());
+    if (answer.ok()) tell_oracle(*answer, args...);
+  }
+  return answer;
+}
+
 Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
   const std::uint32_t before = world_.entity_count();
-  Result<EntityId> id = world_.create_entity(def);
+  const bool bad_bound = !valid_bound(def.bound_radius);
   const bool bad_space = !def.space.is_null() && !oracle_.is_live(def.space);
-  if (!valid_bound(def.bound_radius) || bad_space) {
-    const ErrorCode want = bad_space ? ErrorCode::stale_handle : ErrorCode::invalid_argument;
-    const bool both = bad_space && !valid_bound(def.bound_radius);
-    if (id.ok() ||
-        (id.status().code() != want && !(both && id.status().code() == ErrorCode::invalid_argument))) {
-      note("create_entity with bound_radius " + describe_float(def.bound_radius) + " in " +
-           to_string(def.space) + " gave " +
-           (id.ok() ? std::string("ok") : std::string(error_code_name(id.status().code()))) + ", expected " +
-           error_code_name(want));
-    } else if (world_.entity_count() != before) {
-      note("a refused create_entity changed entity_count");
-    }
-    if (bad_space) count_refusal(id.status(), "create_entity: dead space");
-    compare_structure();
-    return id;
+  Outcome outcome{.call = "create_entity with bound_radius " + describe_float(def.bound_radius) + " in " +
+                          to_string(def.space)};
+  if (bad_bound || bad_space) {
+    outcome.expect = Expect::refuse;
+    outcome.refusal = bad_space ? ErrorCode::stale_handle : ErrorCode::invalid_argument;
+    if (bad_space && bad_bound) outcome.alternative = ErrorCode::invalid_argument;
   }
-  if (!id.ok()) {
-    note("create_entity refused: " + id.status().message());
-    return id;
+  Result<EntityId> id = mirror(
+      outcome, &World::create_entity,
+      [](BruteForceOracle& oracle, EntityId created, const EntityDef& d) {
+        return oracle.create_entity(created, d.x, d.z, d.always_relevant, d.bound_radius, d.space,
+                                    d.presenter);
+      },
+      def);
+  if (!id.ok() && world_.entity_count() != before) note("a refused create_entity changed entity_count");
+  if (bad_space) count_refusal(id.status(), "create_entity: dead space");
+  if (id.ok()) {
+    compare_entity(*id);
+    compare_velocity(*id);
   }
-  note(oracle_.create_entity(*id, def.x, def.z, def.always_relevant, def.bound_radius, def.space,
-                             def.presenter));
-  compare_entity(*id);
-  compare_velocity(*id);
   compare_structure();
   return id;
 }
 
 Status MirroredWorld::destroy_entity(EntityId entity) {
-  Status status = world_.destroy_entity(entity);
   const bool viewer = oracle_.is_viewer(entity);
-  if (viewer) {
-    if (status.code() != ErrorCode::entity_is_viewer) {
-      note("destroy_entity of viewer " + to_string(entity) + " gave " + error_code_name(status.code()));
-    }
-    return status;
+  Status status = mirror({.call = "destroy_entity(" + to_string(entity) + ")" + (viewer ? " [viewer]" : ""),
+                          .expect = viewer ? Expect::refuse : Expect::accept,
+                          .refusal = ErrorCode::entity_is_viewer},
+                         &World::destroy_entity, &BruteForceOracle::destroy_entity, entity);
+  if (status.ok() && !viewer) {
+    // The entity leaves every client's origins at once; its children become roots.
+    for (const ClientId c : oracle_.clients()) compare_origins(c);
+    compare_structure();
   }
-  if (!status.ok()) {
-    note("destroy_entity(" + to_string(entity) + ") refused: " + status.message());
-    return status;
-  }
-  note(oracle_.destroy_entity(entity));
-  // The entity leaves every client's origins at once; its children become roots.
-  for (const ClientId c : oracle_.clients()) compare_origins(c);
-  compare_structure();
   return status;
 }
 
 Status MirroredWorld::set_position(EntityId entity, float x, float z) {
-  Status status = world_.set_position(entity, x, z);
-  if (!status.ok()) {
-    note("set_position(" + to_string(entity) + ") refused: " + status.message());
-    return status;
-  }
-  note(oracle_.set_position(entity, x, z));
-  return status;
+  return mirror({.call = "set_position(" + to_string(entity) + ")"}, &World::set_position,
+                &BruteForceOracle::set_position, entity, x, z);
 }
 
 Status MirroredWorld::set_positions(std::span<const EntityId> entities, std::span<const float> xs,
                                     std::span<const float> zs) {
-  Status status = world_.set_positions(entities, xs, zs);
-  if (!status.ok()) {
-    note("set_positions refused: " + status.message());
-    return status;
-  }
-  for (std::size_t i = 0; i < entities.size(); ++i) note(oracle_.set_position(entities[i], xs[i], zs[i]));
-  return status;
+  return mirror(
+      {.call = "set_positions"}, &World::set_positions,
+      [](BruteForceOracle& oracle, std::span<const EntityId> ids, std::span<const float> x,
+         std::span<const float> z) {
+        std::string problem;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+          std::string p = oracle.set_position(ids[i], x[i], z[i]);
+          if (problem.empty()) problem = std::move(p);
+        }
+        return problem;
+      },
+      entities, xs, zs);
 }
 
 Status MirroredWorld::set_always_relevant(EntityId entity, bool always_relevant) {
-  Status status = world_.set_always_relevant(entity, always_relevant);
-  if (!status.ok()) {
-    note("set_always_relevant(" + to_string(entity) + ") refused: " + status.message());
-    return status;
+  Status status =
+      mirror({.call = "set_always_relevant(" + to_string(entity) + ")"}, &World::set_always_relevant,
+             &BruteForceOracle::set_always_relevant, entity, always_relevant);
+  if (status.ok()) {
+    const Result<bool> read = world_.always_relevant(entity);
+    if (!read.ok() || *read != always_relevant)
+      note("always_relevant(" + to_string(entity) + ") does not read back");
   }
-  note(oracle_.set_always_relevant(entity, always_relevant));
-  const Result<bool> read = world_.always_relevant(entity);
-  if (!read.ok() || *read != always_relevant)
-    note("always_relevant(" + to_string(entity) + ") does not read back");
   return status;
 }
 
 Result<ClientId> MirroredWorld::create_client(EntityId viewer) {
-  Result<ClientId> id = world_.create_client(viewer);
-  if (!id.ok()) {
-    note("create_client(" + to_string(viewer) + ") refused: " + id.status().message());
-    return id;
-  }
-  note(oracle_.create_client(*id, viewer));
+  Result<ClientId> id = mirror({.call = "create_client(" + to_string(viewer) + ")"}, &World::create_client,
+                               &BruteForceOracle::create_client, viewer);
+  if (!id.ok()) return id;
   compare_look_ahead(*id);
   const Result<std::uint64_t> revision = world_.subscription_revision(*id);
   if (!revision.ok()) {
@@ -136,37 +159,28 @@ Result<ClientId> MirroredWorld::create_client(EntityId viewer) {
 }
 
 Status MirroredWorld::destroy_client(ClientId client) {
-  Status status = world_.destroy_client(client);
-  if (!status.ok()) {
-    note("destroy_client(" + to_string(client) + ") refused: " + status.message());
-    return status;
-  }
-  note(oracle_.destroy_client(client));
+  Status status = mirror({.call = "destroy_client(" + to_string(client) + ")"}, &World::destroy_client,
+                         &BruteForceOracle::destroy_client, client);
   // Ownership ends at once: every entity it owned reads unowned now.
-  for (const EntityId e : oracle_.entities()) compare_entity(e);
+  if (status.ok()) {
+    for (const EntityId e : oracle_.entities()) compare_entity(e);
+  }
   return status;
 }
 
 Status MirroredWorld::set_viewer(ClientId client, EntityId viewer) {
-  Status status = world_.set_viewer(client, viewer);
-  if (!status.ok()) {
-    note("set_viewer(" + to_string(client) + ") refused: " + status.message());
-    return status;
+  Status status = mirror({.call = "set_viewer(" + to_string(client) + ")"}, &World::set_viewer,
+                         &BruteForceOracle::set_viewer, client, viewer);
+  if (status.ok()) {
+    compare_origins(client);
+    compare_structure();
   }
-  note(oracle_.set_viewer(client, viewer));
-  compare_origins(client);
-  compare_structure();
   return status;
 }
 
 Status MirroredWorld::set_radii(float enter_radius, float leave_radius) {
-  Status status = world_.set_radii(enter_radius, leave_radius);
-  if (!status.ok()) {
-    note("set_radii refused: " + status.message());
-    return status;
-  }
-  oracle_.set_radii(enter_radius, leave_radius);
-  return status;
+  return mirror({.call = "set_radii"}, &World::set_radii, &BruteForceOracle::set_radii, enter_radius,
+                leave_radius);
 }
 
 void MirroredWorld::set_crowd_cap(std::uint32_t cap) {
@@ -200,22 +214,24 @@ std::string describe(InterestKey key) {
 
 }  // namespace
 
-void MirroredWorld::check_outcome(const std::string& call, const Status& status, bool live, bool null,
-                                  Expect args) {
-  if (!live) {
-    const ErrorCode want = null ? ErrorCode::null_handle : ErrorCode::stale_handle;
+void MirroredWorld::check_outcome(const Outcome& outcome, const Status& status) {
+  const std::string& call = outcome.call;
+  if (!outcome.live) {
+    const ErrorCode want = outcome.null ? ErrorCode::null_handle : ErrorCode::stale_handle;
     if (status.code() != want) {
-      note(call + " on a " + (null ? "null" : "dead") + " handle gave " + error_code_name(status.code()) +
-           ", expected " + error_code_name(want));
+      note(call + " on a " + (outcome.null ? "null" : "dead") + " handle gave " +
+           error_code_name(status.code()) + ", expected " + error_code_name(want));
     }
     return;
   }
-  if (args == Expect::accept && !status.ok()) note(call + " refused: " + status.message());
-  if (args == Expect::refuse && status.code() != ErrorCode::invalid_argument) {
-    note(call + " gave " + error_code_name(status.code()) + ", expected invalid_argument");
+  const bool refused_as_expected = status.code() == outcome.refusal || status.code() == outcome.alternative;
+  if (outcome.expect == Expect::accept && !status.ok()) note(call + " refused: " + status.message());
+  if (outcome.expect == Expect::refuse && !refused_as_expected) {
+    note(call + " gave " + error_code_name(status.code()) + ", expected " + error_code_name(outcome.refusal));
   }
-  if (args == Expect::either && !status.ok() && status.code() != ErrorCode::invalid_argument) {
-    note(call + " gave " + error_code_name(status.code()) + ", expected ok or invalid_argument");
+  if (outcome.expect == Expect::either && !status.ok() && !refused_as_expected) {
+    note(call + " gave " + error_code_name(status.code()) + ", expected ok or " +
+         error_code_name(outcome.refusal));
   }
 }
 
@@ -259,103 +275,105 @@ void MirroredWorld::compare_subscriptions(ClientId client) {
 }
 
 Status MirroredWorld::set_area_interest_key(EntityId entity, std::uint64_t key) {
-  Status status = world_.set_area_interest_key(entity, key);
-  const bool live = oracle_.is_live(entity);
-  const std::string call = "set_area_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")";
   const bool attached = oracle_.is_attached(entity);
-  check_outcome(call + (attached ? " [attached]" : ""), status, live, entity.is_null(),
-                valid_key(key) && !attached ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.set_entity_key(entity, encode_area_key(key)));
+  Status status = mirror(
+      on_handles("set_area_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")" +
+                     (attached ? " [attached]" : ""),
+                 valid_key(key) && !attached ? Expect::accept : Expect::refuse, entity),
+      &World::set_area_interest_key,
+      [](BruteForceOracle& oracle, EntityId e, std::uint64_t k) {
+        return oracle.set_entity_key(e, encode_area_key(k));
+      },
+      entity, key);
   if (attached) count_refusal(status, "key setter: attached");
   compare_key(entity);
   return status;
 }
 
 Status MirroredWorld::set_user_interest_key(EntityId entity, std::uint64_t key) {
-  Status status = world_.set_user_interest_key(entity, key);
-  const bool live = oracle_.is_live(entity);
-  const std::string call = "set_user_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")";
   const bool attached = oracle_.is_attached(entity);
-  check_outcome(call + (attached ? " [attached]" : ""), status, live, entity.is_null(),
-                valid_key(key) && key != 0 && !attached ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.set_entity_key(entity, encode_user_key(key)));
+  Status status = mirror(
+      on_handles("set_user_interest_key(" + to_string(entity) + ", " + std::to_string(key) + ")" +
+                     (attached ? " [attached]" : ""),
+                 valid_key(key) && key != 0 && !attached ? Expect::accept : Expect::refuse, entity),
+      &World::set_user_interest_key,
+      [](BruteForceOracle& oracle, EntityId e, std::uint64_t k) {
+        return oracle.set_entity_key(e, encode_user_key(k));
+      },
+      entity, key);
   if (attached) count_refusal(status, "key setter: attached");
   compare_key(entity);
   return status;
 }
 
 Status MirroredWorld::set_global_interest_key(EntityId entity) {
-  Status status = world_.set_global_interest_key(entity);
   const bool attached = oracle_.is_attached(entity);
-  check_outcome("set_global_interest_key(" + to_string(entity) + ")" + (attached ? " [attached]" : ""),
-                status, oracle_.is_live(entity), entity.is_null(),
-                attached ? Expect::refuse : Expect::accept);
-  if (status.ok()) note(oracle_.set_entity_key(entity, 0));
+  Status status = mirror(
+      on_handles("set_global_interest_key(" + to_string(entity) + ")" + (attached ? " [attached]" : ""),
+                 attached ? Expect::refuse : Expect::accept, entity),
+      &World::set_global_interest_key,
+      [](BruteForceOracle& oracle, EntityId e) { return oracle.set_entity_key(e, 0); }, entity);
   if (attached) count_refusal(status, "key setter: attached");
   compare_key(entity);
   return status;
 }
 
 Status MirroredWorld::set_area_keys(ClientId client, std::span<const KeySubscription> keys) {
-  Status status = world_.set_area_keys(client, keys);
   const std::vector<KeySubscription> list(keys.begin(), keys.end());
   const bool valid = std::all_of(list.begin(), list.end(), [](const KeySubscription& k) {
     return valid_key(k.key) && valid_rate(k.send_rate);
   });
   last_call_ = "set_area_keys(" + to_string(client) + ", " + describe(list) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
-                valid ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.set_area_keys(client, list));
+  Status status = mirror(
+      on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client), &World::set_area_keys,
+      [](BruteForceOracle& oracle, ClientId c, std::span<const KeySubscription> k) {
+        return oracle.set_area_keys(c, std::vector<KeySubscription>(k.begin(), k.end()));
+      },
+      client, keys);
   compare_subscriptions(client);
   return status;
 }
 
 Status MirroredWorld::add_user_key(ClientId client, KeySubscription subscription) {
-  Status status = world_.add_user_key(client, subscription);
   const bool valid =
       valid_key(subscription.key) && subscription.key != 0 && valid_rate(subscription.send_rate);
   last_call_ = "add_user_key(" + to_string(client) + ", " + describe({subscription}) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
-                valid ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.add_user_key(client, subscription));
+  Status status = mirror(on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client),
+                         &World::add_user_key, &BruteForceOracle::add_user_key, client, subscription);
   compare_subscriptions(client);
   return status;
 }
 
 Status MirroredWorld::remove_user_key(ClientId client, std::uint64_t key) {
-  Status status = world_.remove_user_key(client, key);
   // Key 0 can never be subscribed: refusing it or accepting it as a no-op are both consistent.
-  const Expect args = !valid_key(key) ? Expect::refuse : key == 0 ? Expect::either : Expect::accept;
+  const Expect expect = !valid_key(key) ? Expect::refuse : key == 0 ? Expect::either : Expect::accept;
   last_call_ = "remove_user_key(" + to_string(client) + ", " + std::to_string(key) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), args);
-  if (status.ok()) note(oracle_.remove_user_key(client, key));
+  Status status = mirror(on_handles(last_call_, expect, client), &World::remove_user_key,
+                         &BruteForceOracle::remove_user_key, client, key);
   compare_subscriptions(client);
   return status;
 }
 
 Status MirroredWorld::clear_area_keys(ClientId client) {
-  Status status = world_.clear_area_keys(client);
   last_call_ = "clear_area_keys(" + to_string(client) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), Expect::accept);
-  if (status.ok()) note(oracle_.clear_area_keys(client));
+  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_area_keys,
+                         &BruteForceOracle::clear_area_keys, client);
   compare_subscriptions(client);
   return status;
 }
 
 Status MirroredWorld::clear_user_keys(ClientId client) {
-  Status status = world_.clear_user_keys(client);
   last_call_ = "clear_user_keys(" + to_string(client) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), Expect::accept);
-  if (status.ok()) note(oracle_.clear_user_keys(client));
+  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_user_keys,
+                         &BruteForceOracle::clear_user_keys, client);
   compare_subscriptions(client);
   return status;
 }
 
 Status MirroredWorld::clear_interest_keys(ClientId client) {
-  Status status = world_.clear_interest_keys(client);
   last_call_ = "clear_interest_keys(" + to_string(client) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(), Expect::accept);
-  if (status.ok()) note(oracle_.clear_interest_keys(client));
+  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_interest_keys,
+                         &BruteForceOracle::clear_interest_keys, client);
   compare_subscriptions(client);
   return status;
 }
@@ -398,59 +416,46 @@ void MirroredWorld::compare_origins(ClientId client) {
 }
 
 Status MirroredWorld::set_bound_radius(EntityId entity, float radius) {
-  Status status = world_.set_bound_radius(entity, radius);
-  check_outcome("set_bound_radius(" + to_string(entity) + ", " + describe_float(radius) + ")", status,
-                oracle_.is_live(entity), entity.is_null(),
-                valid_bound(radius) ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.set_bound_radius(entity, radius));
+  Status status =
+      mirror(on_handles("set_bound_radius(" + to_string(entity) + ", " + describe_float(radius) + ")",
+                        valid_bound(radius) ? Expect::accept : Expect::refuse, entity),
+             &World::set_bound_radius, &BruteForceOracle::set_bound_radius, entity, radius);
   compare_entity(entity);
   return status;
 }
 
 Status MirroredWorld::set_owner(EntityId entity, ClientId client) {
-  Status status = world_.set_owner(entity, client);
-  const bool entity_live = oracle_.is_live(entity);
-  const bool client_live = oracle_.is_live(client);
-  check_outcome("set_owner(" + to_string(entity) + ", " + to_string(client) + ")", status,
-                entity_live && client_live, entity_live ? client.is_null() : entity.is_null(),
-                Expect::accept);
-  if (status.ok()) note(oracle_.set_owner(entity, client));
+  Status status = mirror(on_handles("set_owner(" + to_string(entity) + ", " + to_string(client) + ")",
+                                    Expect::accept, entity, client),
+                         &World::set_owner, &BruteForceOracle::set_owner, entity, client);
   compare_entity(entity);
   return status;
 }
 
 Status MirroredWorld::clear_owner(EntityId entity) {
-  Status status = world_.clear_owner(entity);
   const bool owned = !oracle_.owner(entity).is_null();
-  check_outcome("clear_owner(" + to_string(entity) + ")", status, oracle_.is_live(entity), entity.is_null(),
-                owned ? Expect::accept : Expect::either);
-  if (status.ok()) note(oracle_.clear_owner(entity));
+  Status status = mirror(
+      on_handles("clear_owner(" + to_string(entity) + ")", owned ? Expect::accept : Expect::either, entity),
+      &World::clear_owner, &BruteForceOracle::clear_owner, entity);
   compare_entity(entity);
   return status;
 }
 
 Status MirroredWorld::add_origin(ClientId client, EntityId origin) {
-  Status status = world_.add_origin(client, origin);
-  const bool entity_live = oracle_.is_live(origin);
-  const bool client_live = oracle_.is_live(client);
   const std::string refusal = oracle_.add_origin_refusal(client, origin);
-  std::string call = "add_origin(" + to_string(client) + ", " + to_string(origin) + ")";
-  if (!refusal.empty()) call += " [" + refusal + "]";
-  check_outcome(call, status, entity_live && client_live, client_live ? origin.is_null() : client.is_null(),
-                refusal.empty() ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.add_origin(client, origin));
+  Status status = mirror(on_handles("add_origin(" + to_string(client) + ", " + to_string(origin) + ")" +
+                                        (refusal.empty() ? "" : " [" + refusal + "]"),
+                                    refusal.empty() ? Expect::accept : Expect::refuse, client, origin),
+                         &World::add_origin, &BruteForceOracle::add_origin, client, origin);
   compare_origins(client);
   return status;
 }
 
 Status MirroredWorld::remove_origin(ClientId client, EntityId origin) {
-  Status status = world_.remove_origin(client, origin);
-  const bool entity_live = oracle_.is_live(origin);
-  const bool client_live = oracle_.is_live(client);
-  check_outcome("remove_origin(" + to_string(client) + ", " + to_string(origin) + ")", status,
-                entity_live && client_live, client_live ? origin.is_null() : client.is_null(),
-                oracle_.is_origin(client, origin) ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.remove_origin(client, origin));
+  Status status =
+      mirror(on_handles("remove_origin(" + to_string(client) + ", " + to_string(origin) + ")",
+                        oracle_.is_origin(client, origin) ? Expect::accept : Expect::refuse, client, origin),
+             &World::remove_origin, &BruteForceOracle::remove_origin, client, origin);
   compare_origins(client);
   return status;
 }
@@ -564,34 +569,23 @@ void MirroredWorld::compare_structure(bool after_tick) {
 }
 
 Result<SpaceId> MirroredWorld::create_space(const SpaceDef& def) {
-  Result<SpaceId> id = world_.create_space(def);
   const std::string refusal = BruteForceOracle::space_def_refusal(def);
   last_call_ = "create_space(" + describe(def) + ")";
-  if (!refusal.empty()) {
-    if (id.ok()) {
-      note(last_call_ + " accepted, expected a refusal: " + refusal);
-    } else if (id.status().code() != ErrorCode::invalid_argument &&
-               id.status().code() != ErrorCode::invalid_def) {
-      note(last_call_ + " gave " + error_code_name(id.status().code()) + ", expected invalid_argument");
-    }
-  } else if (!id.ok()) {
-    note(last_call_ + " refused: " + id.status().message());
-  } else {
-    note(oracle_.create_space(*id, def));
-    compare_walls(*id);
-  }
+  Result<SpaceId> id = mirror({.call = last_call_ + (refusal.empty() ? "" : " [" + refusal + "]"),
+                               .expect = refusal.empty() ? Expect::accept : Expect::refuse,
+                               .alternative = ErrorCode::invalid_def},
+                              &World::create_space, &BruteForceOracle::create_space, def);
+  if (id.ok()) compare_walls(*id);
   count_refusal(id.status(), "create_space: " + refusal.substr(0, refusal.find(':')));
   compare_structure();
   return id;
 }
 
 Status MirroredWorld::destroy_space(SpaceId space) {
-  Status status = world_.destroy_space(space);
   const std::string refusal = oracle_.destroy_space_refusal(space);
   last_call_ = "destroy_space(" + to_string(space) + ")" + (refusal.empty() ? "" : " [" + refusal + "]");
-  check_outcome(last_call_, status, oracle_.is_live(space), space.is_null(),
-                refusal.empty() ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.destroy_space(space));
+  Status status = mirror(on_handles(last_call_, refusal.empty() ? Expect::accept : Expect::refuse, space),
+                         &World::destroy_space, &BruteForceOracle::destroy_space, space);
   count_refusal(status, "destroy_space: " + (refusal.empty() ? std::string("handle")
                                              : refusal.find("default") != std::string::npos
                                                  ? std::string("default space")
@@ -601,21 +595,12 @@ Status MirroredWorld::destroy_space(SpaceId space) {
 }
 
 Status MirroredWorld::set_space_def(SpaceId space, const SpaceDef& def) {
-  Status status = world_.set_space_def(space, def);
   const std::string refusal = BruteForceOracle::space_def_refusal(def);
   last_call_ = "set_space_def(" + to_string(space) + ", " + describe(def) + ")";
-  if (!oracle_.is_live(space)) {
-    check_outcome(last_call_, status, false, space.is_null(), Expect::accept);
-  } else if (!refusal.empty()) {
-    if (status.ok()) {
-      note(last_call_ + " accepted, expected a refusal: " + refusal);
-    } else if (status.code() != ErrorCode::invalid_argument && status.code() != ErrorCode::invalid_def) {
-      note(last_call_ + " gave " + error_code_name(status.code()) + ", expected invalid_argument");
-    }
-  } else if (!status.ok()) {
-    note(last_call_ + " refused: " + status.message());
-  }
-  if (status.ok()) note(oracle_.set_space_def(space, def));
+  Outcome outcome = on_handles(last_call_ + (refusal.empty() ? "" : " [" + refusal + "]"),
+                               refusal.empty() ? Expect::accept : Expect::refuse, space);
+  outcome.alternative = ErrorCode::invalid_def;
+  Status status = mirror(outcome, &World::set_space_def, &BruteForceOracle::set_space_def, space, def);
   count_refusal(status, oracle_.is_live(space) ? "set_space_def: " + refusal.substr(0, refusal.find(':'))
                                                : "set_space_def: handle");
   compare_structure();
@@ -623,55 +608,45 @@ Status MirroredWorld::set_space_def(SpaceId space, const SpaceDef& def) {
 }
 
 Status MirroredWorld::set_space(EntityId entity, SpaceId space) {
-  Status status = world_.set_space(entity, space);
-  const bool entity_live = oracle_.is_live(entity);
-  const bool space_live = oracle_.is_live(space);
   const bool attached = oracle_.is_attached(entity);
   last_call_ =
       "set_space(" + to_string(entity) + ", " + to_string(space) + ")" + (attached ? " [attached]" : "");
-  check_outcome(last_call_, status, entity_live && space_live,
-                entity_live ? space.is_null() : entity.is_null(), attached ? Expect::refuse : Expect::accept);
-  if (status.ok()) note(oracle_.set_space(entity, space));
+  Status status = mirror(on_handles(last_call_, attached ? Expect::refuse : Expect::accept, entity, space),
+                         &World::set_space, &BruteForceOracle::set_space, entity, space);
   count_refusal(status, attached ? "set_space: attached" : "set_space: handle");
   compare_structure();
   return status;
 }
 
 Status MirroredWorld::set_culling_drill(SpaceId space, float enter_radius, float leave_radius) {
-  Status status = world_.set_culling_drill(space, enter_radius, leave_radius);
   const std::string refusal = BruteForceOracle::drill_refusal(enter_radius, leave_radius);
   last_call_ = "set_culling_drill(" + to_string(space) + ", " + describe_float(enter_radius) + ", " +
                describe_float(leave_radius) + ")" + (refusal.empty() ? "" : " [" + refusal + "]");
-  check_outcome(last_call_, status, oracle_.is_live(space), space.is_null(),
-                refusal.empty() ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.set_culling_drill(space, enter_radius, leave_radius));
+  Status status = mirror(on_handles(last_call_, refusal.empty() ? Expect::accept : Expect::refuse, space),
+                         &World::set_culling_drill, &BruteForceOracle::set_culling_drill, space, enter_radius,
+                         leave_radius);
   count_refusal(status, refusal.empty() ? "set_culling_drill: handle" : "set_culling_drill: radii");
   compare_structure();
   return status;
 }
 
 Status MirroredWorld::clear_culling_drill(SpaceId space) {
-  Status status = world_.clear_culling_drill(space);
   last_call_ = "clear_culling_drill(" + to_string(space) + ")";
   // Clearing where no drill is set may be a no-op or a refusal.
-  check_outcome(last_call_, status, oracle_.is_live(space), space.is_null(),
-                oracle_.has_drill(space) ? Expect::accept : Expect::either);
-  if (status.ok()) note(oracle_.clear_culling_drill(space));
+  Status status =
+      mirror(on_handles(last_call_, oracle_.has_drill(space) ? Expect::accept : Expect::either, space),
+             &World::clear_culling_drill, &BruteForceOracle::clear_culling_drill, space);
   compare_structure();
   return status;
 }
 
 Status MirroredWorld::attach(EntityId child, EntityId parent) {
-  Status status = world_.attach(child, parent);
-  const bool child_live = oracle_.is_live(child);
-  const bool parent_live = oracle_.is_live(parent);
   const std::string refusal = oracle_.attach_refusal(child, parent);
   last_call_ = "attach(" + to_string(child) + ", " + to_string(parent) + ")" +
                (refusal.empty() ? "" : " [" + refusal + "]");
-  check_outcome(last_call_, status, child_live && parent_live,
-                child_live ? parent.is_null() : child.is_null(),
-                refusal.empty() ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.attach(child, parent));
+  Status status =
+      mirror(on_handles(last_call_, refusal.empty() ? Expect::accept : Expect::refuse, child, parent),
+             &World::attach, &BruteForceOracle::attach, child, parent);
   std::string kind = "attach: handle";
   if (refusal.find("child == parent") != std::string::npos) kind = "attach: child == parent";
   if (refusal.find("is attached to child") != std::string::npos) kind = "attach: cycle";
@@ -685,41 +660,31 @@ Status MirroredWorld::attach(EntityId child, EntityId parent) {
 }
 
 Status MirroredWorld::detach(EntityId child) {
-  Status status = world_.detach(child);
   last_call_ = "detach(" + to_string(child) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(child), child.is_null(), Expect::accept);
-  if (status.ok()) note(oracle_.detach(child));
+  Status status =
+      mirror(on_handles(last_call_, Expect::accept, child), &World::detach, &BruteForceOracle::detach, child);
   compare_structure();
   return status;
 }
 
 Status MirroredWorld::set_presenter(EntityId entity, bool presenter) {
-  Status status = world_.set_presenter(entity, presenter);
   const bool attached = oracle_.is_attached(entity);
   last_call_ = "set_presenter(" + to_string(entity) + ", " + (presenter ? "true" : "false") + ")" +
                (attached ? " [attached]" : "");
-  check_outcome(last_call_, status, oracle_.is_live(entity), entity.is_null(),
-                attached ? Expect::refuse : Expect::accept);
-  if (status.ok()) note(oracle_.set_presenter(entity, presenter));
+  Status status = mirror(on_handles(last_call_, attached ? Expect::refuse : Expect::accept, entity),
+                         &World::set_presenter, &BruteForceOracle::set_presenter, entity, presenter);
   count_refusal(status, attached ? "set_presenter: attached" : "set_presenter: handle");
   compare_structure();
   return status;
 }
 
 Status MirroredWorld::teleport(EntityId entity, float x, float z) {
-  Status status = world_.teleport(entity, x, z);
+  const bool valid = valid_position(x, z);
   last_call_ = "teleport(" + to_string(entity) + ", " + describe_float(x) + ", " + describe_float(z) + ")";
-  if (!oracle_.is_live(entity)) {
-    check_outcome(last_call_, status, false, entity.is_null(), Expect::accept);
-  } else if (!valid_position(x, z)) {
-    if (status.code() != ErrorCode::non_finite_position) {
-      note(last_call_ + " gave " + error_code_name(status.code()) + ", expected non_finite_position");
-    }
-  } else if (!status.ok()) {
-    note(last_call_ + " refused: " + status.message());
-  }
-  if (status.ok()) note(oracle_.teleport(entity, x, z));
-  count_refusal(status, valid_position(x, z) ? "teleport: handle" : "teleport: position");
+  Outcome outcome = on_handles(last_call_, valid ? Expect::accept : Expect::refuse, entity);
+  outcome.refusal = ErrorCode::non_finite_position;
+  Status status = mirror(outcome, &World::teleport, &BruteForceOracle::teleport, entity, x, z);
+  count_refusal(status, valid ? "teleport: handle" : "teleport: position");
   return status;
 }
 
@@ -772,48 +737,41 @@ void MirroredWorld::compare_look_ahead(ClientId client) {
 }
 
 Status MirroredWorld::set_walls(SpaceId space, std::span<const WallSegment> walls) {
-  Status status = world_.set_walls(space, walls);
   const bool valid = std::all_of(walls.begin(), walls.end(), [](const WallSegment& w) {
     return valid_wall_coordinate(w.x0) && valid_wall_coordinate(w.z0) && valid_wall_coordinate(w.x1) &&
            valid_wall_coordinate(w.z1);
   });
   last_call_ = "set_walls(" + to_string(space) + ", " + std::to_string(walls.size()) + " walls)" +
                (valid ? "" : " [bad coordinate]");
-  if (!oracle_.is_live(space)) {
-    check_outcome(last_call_, status, false, space.is_null(), Expect::accept);
-  } else if (!valid) {
-    if (status.code() != ErrorCode::non_finite_position) {
-      note(last_call_ + " gave " + error_code_name(status.code()) + ", expected non_finite_position");
-    }
-  } else if (!status.ok()) {
-    note(last_call_ + " refused: " + status.message());
-  }
-  if (status.ok()) note(oracle_.set_walls(space, std::vector<WallSegment>(walls.begin(), walls.end())));
+  Outcome outcome = on_handles(last_call_, valid ? Expect::accept : Expect::refuse, space);
+  outcome.refusal = ErrorCode::non_finite_position;
+  Status status = mirror(
+      outcome, &World::set_walls,
+      [](BruteForceOracle& oracle, SpaceId s, std::span<const WallSegment> w) {
+        return oracle.set_walls(s, std::vector<WallSegment>(w.begin(), w.end()));
+      },
+      space, walls);
   count_refusal(status, valid ? "set_walls: handle" : "set_walls: coordinate");
   compare_walls(space);
   return status;
 }
 
 Status MirroredWorld::set_velocity(EntityId entity, float vx, float vz) {
-  Status status = world_.set_velocity(entity, vx, vz);
   const bool valid = valid_wall_coordinate(vx) && valid_wall_coordinate(vz);
   last_call_ =
       "set_velocity(" + to_string(entity) + ", " + describe_float(vx) + ", " + describe_float(vz) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(entity), entity.is_null(),
-                valid ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.set_velocity(entity, vx, vz));
+  Status status = mirror(on_handles(last_call_, valid ? Expect::accept : Expect::refuse, entity),
+                         &World::set_velocity, &BruteForceOracle::set_velocity, entity, vx, vz);
   count_refusal(status, valid ? "set_velocity: handle" : "set_velocity: value");
   compare_velocity(entity);
   return status;
 }
 
 Status MirroredWorld::set_look_ahead(ClientId client, float seconds) {
-  Status status = world_.set_look_ahead(client, seconds);
   const bool valid = seconds >= 0.0f && seconds <= kMaxLookAhead;
   last_call_ = "set_look_ahead(" + to_string(client) + ", " + describe_float(seconds) + ")";
-  check_outcome(last_call_, status, oracle_.is_live(client), client.is_null(),
-                valid ? Expect::accept : Expect::refuse);
-  if (status.ok()) note(oracle_.set_look_ahead(client, seconds));
+  Status status = mirror(on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client),
+                         &World::set_look_ahead, &BruteForceOracle::set_look_ahead, client, seconds);
   count_refusal(status, valid ? "set_look_ahead: handle" : "set_look_ahead: value");
   compare_look_ahead(client);
   return status;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -119,9 +120,33 @@ class MirroredWorld {
 
  private:
   void note(std::string message);
+
   enum class Expect : std::uint8_t { accept, refuse, either };
-  // Checks a key call's outcome: refused by handle when `live` is false, else per `args`.
-  void check_outcome(const std::string& call, const Status& status, bool live, bool null, Expect args);
+  /// How an input call must come out. Refused by handle when `live` is false (null_handle when the
+  /// bad handle is null, else stale_handle); otherwise as `expect` says, a refusal giving `refusal`
+  /// (or `alternative`, where either code is right).
+  struct Outcome {
+    std::string call;  ///< The call as error() names it.
+    Expect expect = Expect::accept;
+    bool live = true;
+    bool null = false;
+    ErrorCode refusal = ErrorCode::invalid_argument;
+    std::optional<ErrorCode> alternative = std::nullopt;
+  };
+  /// The Outcome of a call on `handles`: refused by handle unless the oracle holds each live (the
+  /// first that is not names the code), else as `expect` says.
+  template <typename... Handles>
+  [[nodiscard]] Outcome on_handles(std::string call, Expect expect, Handles... handles) const;
+  void check_outcome(const Outcome& outcome, const Status& status);
+
+  /// Every input wrapper's core: calls `world_call` (a World member) with `args` and checks its
+  /// answer against `outcome`; when the World accepted, gives the oracle the same input through
+  /// `oracle_call` (a BruteForceOracle member, or a callable taking the oracle first; a handle the
+  /// World created comes before `args`) and notes the inconsistency it reports. Returns the
+  /// World's answer (a Status or a Result).
+  template <typename WorldCall, typename OracleCall, typename... Args>
+  auto mirror(const Outcome& outcome, WorldCall world_call, OracleCall oracle_call, const Args&... args);
+
   void compare_key(EntityId entity);
   void compare_subscriptions(ClientId client);
   void compare_entity(EntityId entity);  ///< bound_radius and owner

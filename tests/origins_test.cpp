@@ -2,49 +2,36 @@
 // removes it everywhere.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <vector>
-
-#include "sightline/sightline.h"
+#include "small_world.h"
 
 namespace sightline {
 namespace {
 
+using testing::SmallWorld;
+
 class OriginsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    WorldDef def = default_world_def();
-    def.enter_radius = 10.0f;
-    def.leave_radius = 12.0f;
-    world = std::move(World::create(def).value());
     viewer = make(0.0f, 0.0f);
     target = make(1000.0f, 0.0f);
     near_viewer = make(5.0f, 0.0f);
     near_target = make(1005.0f, 0.0f);
-    client = *world.create_client(viewer);
+    client = w.client(viewer);
   }
 
-  EntityId make(float x, float z) {
-    auto e = world.create_entity({.x = x, .z = z});
-    EXPECT_TRUE(e.ok());
-    return e.ok() ? *e : EntityId{};
-  }
+  EntityId make(float x, float z) { return w.make(x, z); }
+  bool holds(EntityId e) const { return w.holds(client, e); }
 
-  bool holds(EntityId e) {
-    auto set = world.interest_set(client);
-    return set.ok() && std::find(set->begin(), set->end(), e) != set->end();
-  }
-
-  SpawnReason spawn_reason(EntityId e) {
-    const ClientStream stream = *world.stream(client);
-    for (const SpawnRecord& s : stream.spawns) {
-      if (s.entity == e) return s.reason;
+  SpawnReason spawn_reason(EntityId e) const {
+    for (const auto& [entity, reason] : w.spawns(client)) {
+      if (entity == e) return reason;
     }
     ADD_FAILURE() << "no spawn for entity " << e.index;
     return SpawnReason::near;
   }
 
-  World world = std::move(World::create(default_world_def()).value());
+  SmallWorld w{10.0f, 12.0f};
+  World& world = w.world;
   EntityId viewer, target, near_viewer, near_target;
   ClientId client;
 };
@@ -93,9 +80,8 @@ TEST_F(OriginsTest, DestroyingAnOriginRemovesItFromEveryClient) {
   EXPECT_TRUE(world.origins(client)->empty());
   world.tick();
   bool destroyed = false;
-  const ClientStream stream = *world.stream(client);
-  for (const DespawnRecord& d : stream.despawns) {
-    if (d.entity == target) destroyed = d.reason == DespawnReason::destroyed;
+  for (const auto& [entity, reason] : w.despawns(client)) {
+    if (entity == target) destroyed = reason == DespawnReason::destroyed;
   }
   EXPECT_TRUE(destroyed);
   EXPECT_FALSE(holds(near_target));

@@ -2,48 +2,31 @@
 // with the client or the entity.
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <utility>
 #include <vector>
 
-#include "sightline/sightline.h"
+#include "small_world.h"
 
 namespace sightline {
 namespace {
 
+using testing::SmallWorld;
+using Spawn = std::pair<EntityId, SpawnReason>;
+
 class OwnersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    WorldDef def = default_world_def();
-    def.enter_radius = 10.0f;
-    def.leave_radius = 12.0f;
-    auto created = World::create(def);
-    ASSERT_TRUE(created.ok());
-    world = std::move(created.value());
     viewer = make(0.0f, 0.0f);
     far = make(500.0f, 500.0f);
-    auto c = world.create_client(viewer);
-    ASSERT_TRUE(c.ok());
-    client = *c;
+    client = w.client(viewer);
+    ASSERT_FALSE(client.is_null());
   }
 
-  EntityId make(float x, float z) {
-    auto e = world.create_entity({.x = x, .z = z});
-    EXPECT_TRUE(e.ok());
-    return e.ok() ? *e : EntityId{};
-  }
+  EntityId make(float x, float z) { return w.make(x, z); }
+  bool holds(EntityId e) const { return w.holds(client, e); }
 
-  std::vector<EntityId> held() {
-    auto set = world.interest_set(client);
-    EXPECT_TRUE(set.ok());
-    return set.ok() ? std::vector<EntityId>(set->begin(), set->end()) : std::vector<EntityId>{};
-  }
-
-  bool holds(EntityId e) {
-    const auto set = held();
-    return std::find(set.begin(), set.end(), e) != set.end();
-  }
-
-  World world = std::move(World::create(default_world_def()).value());
+  SmallWorld w{10.0f, 12.0f};
+  World& world = w.world;
   EntityId viewer;
   EntityId far;
   ClientId client;
@@ -52,11 +35,7 @@ class OwnersTest : public ::testing::Test {
 TEST_F(OwnersTest, OwnedEntityIsHeldAtAnyDistanceWithReasonOwner) {
   ASSERT_TRUE(world.set_owner(far, client).ok());
   world.tick();
-  auto stream = world.stream(client);
-  ASSERT_TRUE(stream.ok());
-  ASSERT_EQ(stream->spawns.size(), 1u);
-  EXPECT_EQ(stream->spawns[0].entity, far);
-  EXPECT_EQ(stream->spawns[0].reason, SpawnReason::owner);
+  EXPECT_EQ(w.spawns(client), (std::vector<Spawn>{{far, SpawnReason::owner}}));
   for (int i = 0; i < 5; ++i) world.tick();
   EXPECT_TRUE(holds(far));
   auto o = world.owner(far);
@@ -70,7 +49,7 @@ TEST_F(OwnersTest, OwnedEntityIsHeldWhateverItsKey) {
   world.tick();
   EXPECT_TRUE(holds(far));
   // Every tick: an owned entity takes no key send rate.
-  EXPECT_EQ(world.stream(client)->updates.size(), 1u);
+  EXPECT_EQ(w.updates(client).size(), 1u);
 }
 
 TEST_F(OwnersTest, ClearingOwnershipHandsTheEntityBackToTheUsualRules) {
@@ -80,39 +59,36 @@ TEST_F(OwnersTest, ClearingOwnershipHandsTheEntityBackToTheUsualRules) {
   ASSERT_TRUE(world.clear_owner(far).ok());
   world.tick();
   EXPECT_FALSE(holds(far));
-  auto stream = world.stream(client);
-  ASSERT_EQ(stream->despawns.size(), 1u);
-  EXPECT_EQ(stream->despawns[0].reason, DespawnReason::left);
+  const auto despawns = w.despawns(client);
+  ASSERT_EQ(despawns.size(), 1u);
+  EXPECT_EQ(despawns[0].second, DespawnReason::left);
   EXPECT_TRUE(world.owner(far)->is_null());
 }
 
 TEST_F(OwnersTest, AnotherOwnerReplacesTheFirst) {
   const EntityId second_viewer = make(1000.0f, 1000.0f);
-  auto second = world.create_client(second_viewer);
-  ASSERT_TRUE(second.ok());
+  const ClientId second = w.client(second_viewer);
+  ASSERT_FALSE(second.is_null());
   ASSERT_TRUE(world.set_owner(far, client).ok());
   world.tick();
-  ASSERT_TRUE(world.set_owner(far, *second).ok());
+  ASSERT_TRUE(world.set_owner(far, second).ok());
   world.tick();
   EXPECT_FALSE(holds(far));
-  auto set = world.interest_set(*second);
-  ASSERT_TRUE(set.ok());
-  EXPECT_NE(std::find(set->begin(), set->end(), far), set->end());
+  EXPECT_TRUE(w.holds(second, far));
 }
 
 TEST_F(OwnersTest, DestroyingTheOwnerEndsOwnership) {
   const EntityId other_viewer = make(2.0f, 0.0f);
-  auto other = world.create_client(other_viewer);
-  ASSERT_TRUE(other.ok());
-  ASSERT_TRUE(world.set_owner(far, *other).ok());
-  ASSERT_TRUE(world.destroy_client(*other).ok());
+  const ClientId other = w.client(other_viewer);
+  ASSERT_FALSE(other.is_null());
+  ASSERT_TRUE(world.set_owner(far, other).ok());
+  ASSERT_TRUE(world.destroy_client(other).ok());
   EXPECT_TRUE(world.owner(far)->is_null());
   // The reused client slot does not inherit the ownership.
-  auto reused = world.create_client(other_viewer);
-  ASSERT_TRUE(reused.ok());
+  const ClientId reused = w.client(other_viewer);
+  ASSERT_FALSE(reused.is_null());
   world.tick();
-  auto set = world.interest_set(*reused);
-  EXPECT_EQ(std::find(set->begin(), set->end(), far), set->end());
+  EXPECT_FALSE(w.holds(reused, far));
 }
 
 TEST_F(OwnersTest, DestroyingTheOwnedEntityDespawnsItAsDestroyed) {
@@ -120,9 +96,9 @@ TEST_F(OwnersTest, DestroyingTheOwnedEntityDespawnsItAsDestroyed) {
   world.tick();
   ASSERT_TRUE(world.destroy_entity(far).ok());
   world.tick();
-  auto stream = world.stream(client);
-  ASSERT_EQ(stream->despawns.size(), 1u);
-  EXPECT_EQ(stream->despawns[0].reason, DespawnReason::destroyed);
+  const auto despawns = w.despawns(client);
+  ASSERT_EQ(despawns.size(), 1u);
+  EXPECT_EQ(despawns[0].second, DespawnReason::destroyed);
   // The slot, reused, is not owned.
   const EntityId again = make(500.0f, 500.0f);
   world.tick();

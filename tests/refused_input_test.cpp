@@ -7,9 +7,12 @@
 #include <string>
 
 #include "sightline/world.h"
+#include "small_world.h"
 
 namespace sightline {
 namespace {
+
+using testing::SmallWorld;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -112,9 +115,10 @@ TEST(RefusedInputTest, BoundaryWorldDefsAreAccepted) {
 class RefusedPositionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int i = 0; i < 4; ++i) ids.push_back(*world.create_entity({static_cast<float>(i), 2.0f, false}));
+    for (int i = 0; i < 4; ++i) ids.push_back(w.make(static_cast<float>(i), 2.0f));
   }
-  World world = std::move(World::create(default_world_def()).value());
+  SmallWorld w{default_world_def()};
+  World& world = w.world;
   std::vector<EntityId> ids;
 };
 
@@ -189,14 +193,14 @@ TEST_F(RefusedPositionTest, CreateEntityWithBadPositionIsRefusedAndCountUnchange
     EXPECT_NE(id.status().message().find("entity"), std::string::npos) << id.status().message();
     EXPECT_EQ(world.entity_count(), before);
   }
-  const EntityId next = *world.create_entity({0.0f, 0.0f, false});
+  const EntityId next = w.make(0.0f, 0.0f);
   EXPECT_EQ(next.index, 1u);
   EXPECT_EQ(next.generation, 2u);
   // The refused creates asked for always-relevant entities; none may have been left behind.
   // The other entities are 2 or more away from (0, 0), beyond R = 1.6.
-  const ClientId client = *world.create_client(next);
+  const ClientId client = w.client(next);
   (void)world.tick();
-  EXPECT_TRUE(world.interest_set(client)->empty());
+  EXPECT_TRUE(w.held(client).empty());
 }
 
 TEST_F(RefusedPositionTest, SetRadiiRefusesBadValuesAndKeepsTheRadii) {
@@ -231,14 +235,14 @@ TEST_F(RefusedPositionTest, SetRadiiMessageNamesTheRadiusAndItsValue) {
 
 // A refused set_radii must also leave the interest rule alone: the next tick uses the old radii.
 TEST_F(RefusedPositionTest, RefusedSetRadiiDoesNotChangeTheNextTick) {
-  const ClientId client = *world.create_client(ids[0]);  // ids at x = 0..3, z = 2
+  const ClientId client = w.client(ids[0]);  // ids at x = 0..3, z = 2
   (void)world.tick();
-  ASSERT_EQ(world.interest_set(client)->size(), 1u);  // only x = 1 is within 1.6
+  ASSERT_EQ(w.held(client).size(), 1u);  // only x = 1 is within 1.6
   EXPECT_FALSE(world.set_radii(5.0f, 4.0f).ok());
   EXPECT_FALSE(world.set_radii(kInf, kInf).ok());
   const TickStats stats = world.tick();
   EXPECT_EQ(stats.spawns, 0u);
-  EXPECT_EQ(world.interest_set(client)->size(), 1u);
+  EXPECT_EQ(w.held(client).size(), 1u);
 }
 
 TEST(RefusedInputTest, SetRadiiAboveConfiguredCellSizeIsRefused) {

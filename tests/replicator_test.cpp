@@ -193,13 +193,10 @@ TEST(ReplicatorTest, TierAndKeyRatesActAsPriorityNotTimers) {
 }
 
 TEST(ReplicatorTest, FixedRateModeSendsTheWorldSchedule) {
-  SmallWorld w(10.0f, 12.0f);
   // With tiers, members beyond R / 2 are due every second tick: the schedule is not "everyone".
-  WorldDef tiered = default_world_def();
-  tiered.enter_radius = 10.0f;
-  tiered.leave_radius = 12.0f;
+  WorldDef tiered = testing::small_world_def(10.0f, 12.0f);
   tiered.tiers = default_distance_tiers();
-  w.world = std::move(World::create(tiered).value());
+  SmallWorld w(tiered);
   Game game{&w.world};
   const EntityId viewer = w.make(0.0f, 0.0f);
   for (int i = 0; i < 20; ++i) w.make(static_cast<float>(i) * 0.4f, 1.0f);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -20,16 +21,24 @@ inline SpaceDef culling_space(float enter_radius, float leave_radius) {
   return def;
 }
 
-struct SmallWorld {
-  explicit SmallWorld(float enter_radius = 10.0f, float leave_radius = 12.0f) {
-    WorldDef def = default_world_def();
-    def.enter_radius = enter_radius;
-    def.leave_radius = leave_radius;
-    world = std::move(World::create(def).value());
-  }
+/// default_world_def() at these radii.
+inline WorldDef small_world_def(float enter_radius = 10.0f, float leave_radius = 12.0f) {
+  WorldDef def = default_world_def();
+  def.enter_radius = enter_radius;
+  def.leave_radius = leave_radius;
+  return def;
+}
 
-  EntityId make(float x, float z, SpaceId space = {}) {
-    auto e = world.create_entity({.x = x, .z = z, .space = space});
+struct SmallWorld {
+  explicit SmallWorld(float enter_radius = 10.0f, float leave_radius = 12.0f)
+      : SmallWorld(small_world_def(enter_radius, leave_radius)) {}
+  /// `def` must be valid (the constructor aborts through Result otherwise).
+  explicit SmallWorld(const WorldDef& def) : world(std::move(World::create(def).value())) {}
+
+  EntityId make(float x, float z, SpaceId space = {}) { return make({.x = x, .z = z, .space = space}); }
+
+  EntityId make(const EntityDef& def) {
+    auto e = world.create_entity(def);
     EXPECT_TRUE(e.ok()) << e.status().message();
     return e.ok() ? *e : EntityId{};
   }
@@ -66,9 +75,17 @@ struct SmallWorld {
     return {set.begin(), set.end()};
   }
 
-  bool holds(ClientId c, EntityId e) const { return *world.is_relevant_to(c, e); }
+  /// Whether `e` is in c's interest set after the last tick; is_relevant_to must say the same.
+  bool holds(ClientId c, EntityId e) const {
+    const auto set = *world.interest_set(c);
+    const bool member = std::find(set.begin(), set.end(), e) != set.end();
+    const Result<bool> relevant = world.is_relevant_to(c, e);
+    EXPECT_TRUE(relevant.ok() && *relevant == member)
+        << "is_relevant_to(client " << c.index << ", entity " << e.index << ") disagrees with the set";
+    return member;
+  }
 
-  World world = std::move(World::create(default_world_def()).value());
+  World world;
 };
 
 }  // namespace sightline::testing

@@ -12,6 +12,7 @@
 
 #include "random_run.h"
 #include "sightline/world.h"
+#include "small_world.h"
 
 namespace sightline::testing {
 namespace {
@@ -130,34 +131,34 @@ TEST(StreamOrderTest, StreamsObeyTheOrderGuaranteesOnRandomRuns) {
 }
 
 TEST(StreamOrderTest, DestroyedClientProducesNoRecordsAndItsReplacementStartsEmpty) {
-  World world = std::move(World::create(default_world_def()).value());
-  const EntityId a = *world.create_entity({0.0f, 0.0f, false});
-  const EntityId b = *world.create_entity({1.0f, 0.0f, false});
-  const ClientId first = *world.create_client(a);
-  (void)world.tick();
-  ASSERT_EQ(world.interest_set(first)->size(), 1u);
-  ASSERT_TRUE(world.destroy_client(first).ok());
-  const ClientId second = *world.create_client(a);
+  SmallWorld w(default_world_def());
+  const EntityId a = w.make(0.0f, 0.0f);
+  const EntityId b = w.make(1.0f, 0.0f);
+  const ClientId first = w.client(a);
+  (void)w.world.tick();
+  ASSERT_EQ(w.held(first).size(), 1u);
+  ASSERT_TRUE(w.world.destroy_client(first).ok());
+  const ClientId second = w.client(a);
   ASSERT_EQ(second.index, first.index);
-  EXPECT_TRUE(world.interest_set(second)->empty());
-  const TickStats stats = world.tick();
+  EXPECT_TRUE(w.held(second).empty());
+  const TickStats stats = w.world.tick();
   EXPECT_EQ(stats.spawns, 1u) << "the replacement must be spawned everything afresh";
-  ASSERT_EQ(world.stream(second)->spawns.size(), 1u);
-  EXPECT_EQ(world.stream(second)->spawns[0].entity, b);
+  const auto spawns = w.spawns(second);
+  ASSERT_EQ(spawns.size(), 1u);
+  EXPECT_EQ(spawns[0].first, b);
 }
 
 // Every member due (no tiers, or a refresh): the updates are the set's own memory. With tiers,
 // a tick where some member rests gets its own list, still a sorted part of the set.
 TEST(StreamOrderTest, UpdatesAreTheInterestSetItselfWhenEveryMemberIsDue) {
   for (const bool tiers : {false, true}) {
-    WorldDef def = default_world_def();
-    def.enter_radius = 10.0f;
-    def.leave_radius = 12.0f;
+    WorldDef def = small_world_def(10.0f, 12.0f);
     if (tiers) def.tiers = {{0.3f, 1}, {std::numeric_limits<float>::infinity(), 4}};
-    World world = std::move(World::create(def).value());
-    const EntityId viewer = *world.create_entity({0.0f, 0.0f, false});
-    for (int i = 1; i <= 9; ++i) (void)*world.create_entity({static_cast<float>(i), 0.0f, false});
-    const ClientId client = *world.create_client(viewer);
+    SmallWorld w(def);
+    World& world = w.world;
+    const EntityId viewer = w.make(0.0f, 0.0f);
+    for (int i = 1; i <= 9; ++i) w.make(static_cast<float>(i), 0.0f);
+    const ClientId client = w.client(viewer);
     int own_lists = 0;
     for (int t = 0; t < 8; ++t) {
       (void)world.tick();
