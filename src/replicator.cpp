@@ -13,7 +13,7 @@
 
 #include "format_value.h"
 #include "sightline/world.h"
-#include "world_impl.h"
+#include "tick_view.h"
 
 namespace sightline {
 namespace {
@@ -271,16 +271,22 @@ Status validate(const ReplicatorDef& d) {
 
 class ReplicatorImpl {
  public:
-  ReplicatorImpl(WorldImpl& world, const ReplicatorDef& settings) : w(world), def(settings) {
-    if (def.mode == UpdateMode::priority) w.record_periods = true;
+  ReplicatorImpl(World& w, const ReplicatorDef& settings) : world(w), def(settings) {
+    if (def.mode == UpdateMode::priority) world.request_periods();
     max_payload = def.packet_bytes - kStateHeaderBytes - kMaxRecordFraming;
     writing.resize(max_payload);
   }
+  ReplicatorImpl(const ReplicatorImpl&) = delete;
+  ReplicatorImpl& operator=(const ReplicatorImpl&) = delete;
+  ~ReplicatorImpl() {
+    if (def.mode == UpdateMode::priority) world.release_periods();
+  }
 
   Status send();
-  void send_client(ClientState& c, const ClientSlot& slot);
+  void send_client(ClientState& c, const ClientTick& slot);
 
-  WorldImpl& w;
+  TickSource world;
+  TickView view;  // of the tick at hand, set by send()
   ReplicatorDef def;
   std::size_t max_payload = 0;
   std::uint64_t sends = 0;
@@ -327,7 +333,7 @@ class ReplicatorImpl {
 };
 
 void ReplicatorImpl::grow_entities() {
-  const std::size_t n = w.alive.size();
+  const std::size_t n = world.entity_slots();
   if (priority.size() >= n) return;
   priority.resize(n, 1.0f);
   priority_generation.resize(n, 0);
@@ -389,6 +395,7 @@ bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::ui
 }
 
 Status ReplicatorImpl::send() {
+  view = world.view();
   grow_entities();
   stats = SendStats{};
   first_error = {};
@@ -396,25 +403,23 @@ Status ReplicatorImpl::send() {
   out.clear();
   packet_offsets.clear();
   violations.clear();
-  for (const std::uint32_t r : w.last_teleported_roots) teleport_send[r] = sends + 1;
+  for (const std::uint32_t r : view.teleported_roots) teleport_send[r] = sends + 1;
   if (def.development) {
-    for (std::size_t e = 0; e < w.alive.size(); ++e) {
-      if (w.alive[e] && born_generation[e] != w.generation[e]) {
-        born_generation[e] = w.generation[e];
+    for (std::size_t e = 0; e < view.entity_slots; ++e) {
+      if (view.alive[e] && born_generation[e] != view.generation[e]) {
+        born_generation[e] = view.generation[e];
         born_send[e] = sends;
       }
     }
   }
-  if (clients.size() < w.client_slots.size()) clients.resize(w.client_slots.size());
-  for (std::size_t i = 0; i < clients.size(); ++i) {
-    const ClientSlot& slot = w.client_slots[i];
-    ClientState& c = clients[i];
-    if (c.known && (!slot.alive || slot.generation != c.id.generation)) c = ClientState{};
+  if (clients.size() < view.client_slots) clients.resize(view.client_slots);
+  for (ClientState& c : clients) {
+    if (c.known && !world.holds(c.id)) c = ClientState{};
   }
-  for (const ClientId id : w.live_clients) {
+  for (const ClientId id : view.live_clients) {
     ClientState& c = clients[id.index];
     if (!c.known) c.reset(id, def.delivery == Delivery::unreliable);
-    send_client(c, w.client_slots[id.index]);
+    send_client(c, world.client(id.index));
   }
   packet_spans.clear();
   make_room(packet_spans, packet_offsets.size() / 2);
@@ -425,50 +430,45 @@ Status ReplicatorImpl::send() {
   return first_error;
 }
 
-void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
+void ReplicatorImpl::send_client(ClientState& c, const ClientTick& slot) {
   const std::uint64_t now = sends;
   const bool unreliable = def.delivery == Delivery::unreliable;
   const bool settled = !c.catching_up && !slot.origins_changed;
   if (slot.origins_changed) c.catching_up = true;
 
   // Origins and the space's radii, for distances, priorities and the promise.
-  std::array<float, kMaxOrigins + 1> ox;
-  std::array<float, kMaxOrigins + 1> oz;
-  const std::size_t origins = w.origins_of(slot, ox.data(), oz.data());
-  const SpaceSlot& room = w.space_slots[w.space[slot.viewer]];
-  const float enter = room.culls ? room.enter : w.enter_radius;
+  const std::size_t origins = slot.origins;
+  const float* const ox = slot.origin_x.data();
+  const float* const oz = slot.origin_z.data();
+  const float enter = slot.enter;
   auto surface = [&](std::uint32_t r) {
     float best = std::numeric_limits<float>::infinity();
     for (std::size_t o = 0; o < origins; ++o) {
-      const float dx = w.xs[r] - ox[o];
-      const float dz = w.zs[r] - oz[o];
+      const float dx = view.xs[r] - ox[o];
+      const float dz = view.zs[r] - oz[o];
       best = std::min(best, dx * dx + dz * dz);
     }
-    return std::max(0.0f, std::sqrt(best) - w.bound[r]);
+    return std::max(0.0f, std::sqrt(best) - view.bound[r]);
   };
   std::array<std::uint32_t, kMaxOrigins + 1> origin_roots;
-  std::size_t origin_root_count = 0;
-  origin_roots[origin_root_count++] = w.root_of(slot.viewer);
-  for (const std::uint32_t o : slot.extra_origins) {
-    if (w.space[o] == w.space[slot.viewer]) origin_roots[origin_root_count++] = w.root_of(o);
-  }
+  const std::size_t origin_root_count = origins;
+  for (std::size_t o = 0; o < origins; ++o) origin_roots[o] = view.root_of(slot.origin_entity[o]);
 
   // 1. Membership: merge the World's set (sorted by index) into the table.
-  const EntityId* const set = w.members[w.current].data() + slot.members.begin;
-  const std::uint32_t set_size = slot.members.count;
-  const std::uint32_t* const periods =
-      def.mode == UpdateMode::priority ? w.periods.data() + slot.members.begin : nullptr;
-  const SpawnRecord* const spawned = w.spawns.data() + slot.spawns.begin;
-  const DespawnRecord* const despawned = w.despawns.data() + slot.despawns.begin;
+  const EntityId* const set = slot.members.data();
+  const auto set_size = static_cast<std::uint32_t>(slot.members.size());
+  const std::uint32_t* const periods = def.mode == UpdateMode::priority ? slot.periods : nullptr;
+  const SpawnRecord* const spawned = slot.spawns.data();
+  const DespawnRecord* const despawned = slot.despawns.data();
   ++stamp;
-  for (std::uint32_t i = 0; i < slot.spawns.count; ++i) {
+  for (std::uint32_t i = 0; i < slot.spawns.size(); ++i) {
     spawn_stamp[spawned[i].entity.index] = stamp;
     spawn_reason[spawned[i].entity.index] = static_cast<std::uint8_t>(spawned[i].reason);
   }
   // Despawns in the World's order (attachments before their parents); a member whose spawn never
   // went leaves without a record.
-  make_room(c.waiting_despawns, slot.despawns.count, kDespawnFloor);
-  for (std::uint32_t i = 0; i < slot.despawns.count; ++i) {
+  make_room(c.waiting_despawns, slot.despawns.size(), kDespawnFloor);
+  for (std::uint32_t i = 0; i < slot.despawns.size(); ++i) {
     const Member* m = find(c.members, despawned[i].entity);
     if (m == nullptr || m->pending) continue;
     c.waiting_despawns.push_back(despawned[i]);
@@ -478,7 +478,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   // still leaves the client: the table follows the set, whatever was missed.
   auto gone = [&](const Member& m) {
     if (m.pending || despawn_stamp[m.id.index] == stamp) return;
-    const bool alive = w.alive[m.id.index] && w.generation[m.id.index] == m.id.generation;
+    const bool alive = view.alive[m.id.index] && view.generation[m.id.index] == m.id.generation;
     make_room(c.waiting_despawns, 1, kDespawnFloor);
     c.waiting_despawns.push_back({m.id, alive ? DespawnReason::left : DespawnReason::destroyed});
   };
@@ -521,7 +521,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   }
 
   // 2. Packets: reliable records first, then updates.
-  const auto tick = static_cast<std::uint32_t>(w.ticks == 0 ? 0 : w.ticks - 1);
+  const auto tick = static_cast<std::uint32_t>(view.ticks == 0 ? 0 : view.ticks - 1);
   const std::uint32_t first_packet = static_cast<std::uint32_t>(packet_offsets.size() / 2);
   std::size_t packet_begin = 0;
   bool open = false;
@@ -633,22 +633,22 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   for (std::uint32_t i = 0; any_pending && i < c.members.size(); ++i) {
     const Member& m = c.members[i];
     if (!m.pending) continue;
-    const std::uint32_t r = w.root_of(m.id.index);
+    const std::uint32_t r = view.root_of(m.id.index);
     const float d = surface(r);
-    bool critical = d == 0.0f && w.bound[r] > 0.0f;
+    bool critical = d == 0.0f && view.bound[r] > 0.0f;
     for (std::size_t o = 0; o < origin_root_count && !critical; ++o) critical = origin_roots[o] == r;
-    entry_order.push_back({critical ? 0u : 1u, d, w.depth[m.id.index], m.id.index, i});
+    entry_order.push_back({critical ? 0u : 1u, d, view.depth[m.id.index], m.id.index, i});
   }
   std::sort(entry_order.begin(), entry_order.end());
   const float promise = def.promise_fraction * enter;
   for (const EntryOrder& o : entry_order) {
     if (!window_open()) break;
     Member& m = c.members[o.member];
-    const std::uint32_t parent = w.parent[m.id.index];
-    if (parent != WorldImpl::kNone) {
+    const std::uint32_t parent = view.parent[m.id.index];
+    if (parent != TickView::kNoParent) {
       // Parent first. The World holds a tree whole, so a parent outside the table is the viewer,
       // which the client predicts and is never sent.
-      const Member* p = find(c.members, EntityId{parent, w.generation[parent]});
+      const Member* p = find(c.members, EntityId{parent, view.generation[parent]});
       if (p != nullptr && p->pending) continue;
     }
     std::span<const std::uint8_t> bytes;
@@ -665,7 +665,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     }
     m.since = now;
     ++stats.spawns;
-    if (def.development && settled && room.culls && (m.reason == SpawnReason::near) &&
+    if (def.development && settled && slot.culls && (m.reason == SpawnReason::near) &&
         born_send[m.id.index] < now && o.distance <= promise) {
       violations.push_back({c.id, m.id, o.distance, promise});
       ++stats.promise_violations;
@@ -675,7 +675,7 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
   // Updates.
   if (def.mode == UpdateMode::fixed_rate) {
     std::size_t m = 0;
-    for (const EntityId e : w.updates_of(slot)) {
+    for (const EntityId e : slot.updates) {
       while (m < c.members.size() && c.members[m].id.index < e.index) ++m;
       if (m == c.members.size() || c.members[m].id != e) continue;
       Member& member = c.members[m];
@@ -696,8 +696,8 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
     const float speed_scale = def.speed_scale > 0.0f ? def.speed_scale : tenth;
     // Without attachments every member is its own root; without teleports at this tick no
     // teleport_send is now + 1.
-    const bool trees = w.attached_entities != 0;
-    const bool teleports = !w.last_teleported_roots.empty();
+    const bool trees = view.attachments;
+    const bool teleports = !view.teleported_roots.empty();
     candidates.clear();
     make_room(candidates, c.members.size());
     if (sort_scratch.size() < candidates.capacity()) sort_scratch.resize(candidates.capacity());
@@ -707,22 +707,22 @@ void ReplicatorImpl::send_client(ClientState& c, const ClientSlot& slot) {
       // members ahead.
       if (i + kAhead < c.members.size()) {
         const std::uint32_t ahead = c.members[i + kAhead].id.index;
-        prefetch(&w.xs[ahead]);
-        prefetch(&w.zs[ahead]);
-        prefetch(&w.bound[ahead]);
-        prefetch(&w.vel_x[ahead]);
-        prefetch(&w.vel_z[ahead]);
+        prefetch(&view.xs[ahead]);
+        prefetch(&view.zs[ahead]);
+        prefetch(&view.bound[ahead]);
+        prefetch(&view.vel_x[ahead]);
+        prefetch(&view.vel_z[ahead]);
       }
       Member& m = c.members[i];
       if (m.pending || m.since == now) continue;
       const std::uint32_t e = m.id.index;
-      const std::uint32_t r = trees ? w.root_of(e) : e;
+      const std::uint32_t r = trees ? view.root_of(e) : e;
       PriorityInputs in;
       in.client = c.id;
       in.entity = m.id;
       in.distance = surface(r);
-      in.bound_radius = w.bound[r];
-      in.speed = std::sqrt(w.vel_x[e] * w.vel_x[e] + w.vel_z[e] * w.vel_z[e]);
+      in.bound_radius = view.bound[r];
+      in.speed = std::sqrt(view.vel_x[e] * view.vel_x[e] + view.vel_z[e] * view.vel_z[e]);
       in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
       in.interacted = m.interacted_until > now;
       const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
@@ -835,14 +835,14 @@ Replicator::~Replicator() = default;
 
 Result<Replicator> Replicator::create(World& world, const ReplicatorDef& def) {
   if (Status s = validate(def); !s) return s;
-  return Replicator(std::make_unique<ReplicatorImpl>(*world.impl_, def));
+  return Replicator(std::make_unique<ReplicatorImpl>(world, def));
 }
 
 Status Replicator::send() { return impl_->send(); }
 
 Result<std::span<const std::span<const std::uint8_t>>> Replicator::packets(ClientId client) const {
   const ReplicatorImpl& r = *impl_;
-  if (Status s = r.w.check(client); !s) return s;
+  if (Status s = r.world.check(client); !s) return s;
   if (client.index >= r.clients.size() || !r.clients[client.index].known ||
       r.clients[client.index].id != client) {
     return std::span<const std::span<const std::uint8_t>>{};
@@ -854,7 +854,7 @@ Result<std::span<const std::span<const std::uint8_t>>> Replicator::packets(Clien
 
 Status Replicator::receive_ack(ClientId client, std::span<const std::uint8_t> bytes) {
   ReplicatorImpl& r = *impl_;
-  if (Status s = r.w.check(client); !s) return s;
+  if (Status s = r.world.check(client); !s) return s;
   Result<AckPacket> ack = decode_ack(bytes);
   if (!ack) return ack.status();
   if (client.index >= r.clients.size() || r.clients[client.index].id != client) {
@@ -899,13 +899,12 @@ Result<std::uint32_t> Replicator::pending(ClientId client) const {
 
 Result<ClientSendStats> Replicator::client_stats(ClientId client) const {
   const ReplicatorImpl& r = *impl_;
-  if (Status s = r.w.check(client); !s) return s;
+  if (Status s = r.world.check(client); !s) return s;
   ClientSendStats out;
-  const ClientSlot& slot = r.w.client_slots[client.index];
   if (client.index >= r.clients.size() || r.clients[client.index].id != client ||
       !r.clients[client.index].known) {
     // Not sent to yet: everything the World holds for it waits.
-    out.pending = slot.members.count;
+    out.pending = static_cast<std::uint32_t>(r.world.client(client.index).members.size());
     out.catching_up = true;
     return out;
   }
@@ -924,7 +923,7 @@ Result<ClientSendStats> Replicator::client_stats(ClientId client) const {
 
 Status Replicator::set_priority(EntityId entity, float priority) {
   ReplicatorImpl& r = *impl_;
-  if (Status s = r.w.check(entity); !s) return s;
+  if (Status s = r.world.check(entity); !s) return s;
   if (!(std::isfinite(priority) && priority >= 0.0f)) {
     return {ErrorCode::invalid_argument, "priority of " + describe(entity) + " is " + format_value(priority) +
                                              ": must be finite and >= 0"};
@@ -938,7 +937,7 @@ Status Replicator::set_priority(EntityId entity, float priority) {
 
 Result<float> Replicator::priority(EntityId entity) const {
   const ReplicatorImpl& r = *impl_;
-  if (Status s = r.w.check(entity); !s) return s;
+  if (Status s = r.world.check(entity); !s) return s;
   if (entity.index < r.priority.size() && r.priority_generation[entity.index] == entity.generation) {
     return r.priority[entity.index];
   }
@@ -947,8 +946,8 @@ Result<float> Replicator::priority(EntityId entity) const {
 
 Status Replicator::note_interaction(ClientId client, EntityId entity) {
   ReplicatorImpl& r = *impl_;
-  if (Status s = r.w.check(client); !s) return s;
-  if (Status s = r.w.check(entity); !s) return s;
+  if (Status s = r.world.check(client); !s) return s;
+  if (Status s = r.world.check(entity); !s) return s;
   if (client.index >= r.clients.size() || r.clients[client.index].id != client) return {};
   if (Member* m = find(r.clients[client.index].members, entity))
     m->interacted_until = r.sends + r.def.interaction_sends;
