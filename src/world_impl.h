@@ -290,8 +290,9 @@ class WorldImpl {
   // writes members[1 - current].
   int current = 0;
   // Per member of members[current], its update period at the last tick (schedule, class comment),
-  // kept only while a Replicator asks for it (record_periods).
+  // kept only while a Replicator asks for it (record_periods, while period_requests != 0).
   bool record_periods = false;
+  std::uint32_t period_requests = 0;       // TickSource::request_periods less release_periods
   std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
   // The first share's passes grow these while other threads read the fields around them: they
   // sit on cache lines of their own.

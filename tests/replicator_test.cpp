@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -188,6 +189,34 @@ TEST(ReplicatorTest, TierAndKeyRatesActAsPriorityNotTimers) {
   }
   // Rate 4 is a quarter of the priority: against one rival for one slot, it wins one send in
   // five (its accumulator passes the rival's after five sends), never none.
+  EXPECT_NEAR(sent[slow.index], 80, 2);
+  EXPECT_NEAR(sent[fast.index], 320, 2);
+}
+
+// The World records per-member periods while any priority Replicator over it lives: one
+// released does not turn them off for another.
+TEST(ReplicatorTest, PeriodsStayRecordedWhileAnyPriorityReplicatorLives) {
+  SmallWorld w(100.0f, 100.0f);
+  Game game{&w.world};
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const EntityId slow = w.make(10.5f, 0.0f);
+  const EntityId fast = w.make(10.0f, 0.0f);
+  ASSERT_TRUE(w.world.set_area_interest_key(slow, 7).ok());
+  const ClientId c = w.client(viewer);
+  ASSERT_TRUE(w.world.set_area_keys(c, std::vector<KeySubscription>{{.key = 7, .send_rate = 4}}).ok());
+  ReplicatorDef def = def_for(game);
+  def.budget_bytes = static_cast<std::uint32_t>(kStateHeaderBytes + update_record_bytes(fast, 20));
+  std::optional<Replicator> first = std::move(Replicator::create(w.world, def).value());
+  Replicator r = std::move(Replicator::create(w.world, def).value());
+  first.reset();
+  std::map<std::uint32_t, int> sent;
+  for (int t = 0; t < 401; ++t) {
+    w.world.tick();
+    ASSERT_TRUE(r.send().ok());
+    if (t == 0) continue;
+    for (const WireRecord& u : decode_all(r, c).updates) ++sent[u.entity.index];
+  }
+  // As in TierAndKeyRatesActAsPriorityNotTimers: without periods both would win half the sends.
   EXPECT_NEAR(sent[slow.index], 80, 2);
   EXPECT_NEAR(sent[fast.index], 320, 2);
 }

@@ -396,7 +396,7 @@ class World {
   [[nodiscard]] std::span<const ClientId> clients() const noexcept;
 
  private:
-  friend class Replicator;  // reads the sets, origins and per-member periods in place
+  friend class TickSource;  // the Replicator's view of the last tick (src/tick_view.h)
   explicit World(std::unique_ptr<WorldImpl> impl) noexcept;
   std::unique_ptr<WorldImpl> impl_;
 };

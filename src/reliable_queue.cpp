@@ -1,0 +1,94 @@
+// The reliable queue of unreliable delivery: spawns and despawns kept, by reliable id, until an
+// ack covers them, and resent meanwhile.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "format_value.h"
+#include "replicator_impl.h"
+
+namespace sightline {
+
+std::uint32_t ReplicatorImpl::enqueue(ClientSend& s, RecordType type, EntityId e, std::uint8_t reason,
+                                      std::span<const std::uint8_t> bytes) {
+  ClientState& c = s.c;
+  Reliable r;
+  r.id = c.next_reliable;
+  r.type = type;
+  r.reason = reason;
+  r.entity = e;
+  r.last_sent = s.now;
+  if (s.unreliable) {
+    r.payload_begin = static_cast<std::uint32_t>(c.store.size());
+    r.payload_size = static_cast<std::uint32_t>(bytes.size());
+    r.state_tick = s.tick;
+    make_room(c.store, bytes.size(), kStoreFloor);
+    c.store.insert(c.store.end(), bytes.begin(), bytes.end());
+    make_room(c.queue, 1, kQueueFloor);
+    c.queue.push_back(r);
+  }
+  return c.next_reliable++;
+}
+
+/// Resends (unreliable): what an ack has not covered within the resend interval: resend_sends,
+/// or the round trip measured from acks and a margin, whichever is longer, so a slow link is
+/// not flooded with copies that were never lost.
+void ReplicatorImpl::resend_reliable(ClientSend& s) {
+  ClientState& c = s.c;
+  const std::uint64_t resend_after = std::max<std::uint64_t>(
+      def.resend_sends, static_cast<std::uint64_t>(std::ceil(c.round_trip * 1.25f)) + 1);
+  for (std::size_t q = c.head; s.unreliable && q < c.queue.size(); ++q) {
+    Reliable& r = c.queue[q];
+    if (s.now - r.last_sent < resend_after) continue;
+    r.last_sent = s.now;
+    ++stats.resends;
+    if (r.type == RecordType::despawn) {
+      s.budget_used += write_despawn(s, r.id, r.entity, static_cast<DespawnReason>(r.reason));
+      continue;
+    }
+    // Fresh state while the client still holds the entity; otherwise the state it was spawned
+    // with, so nothing reaches the client from a time it was not entitled to.
+    std::span<const std::uint8_t> bytes{c.store.data() + r.payload_begin, r.payload_size};
+    std::uint32_t age = s.tick - r.state_tick;
+    const Member* m = find(c.members, r.entity);
+    std::span<const std::uint8_t> fresh;
+    if (m != nullptr && !m->pending && payload(r.entity, StatePart::full, fresh)) {
+      bytes = fresh;
+      age = 0;
+    }
+    s.entry_used += write_spawn(s, r.id, r.entity, static_cast<SpawnReason>(r.reason), bytes, age);
+  }
+}
+
+Status ReplicatorImpl::receive_ack(ClientState& c, const AckPacket& ack) {
+  if (ack.reliable_applied > c.next_reliable) {
+    return {ErrorCode::invalid_argument, "ack from " + describe(c.id) + " covers reliable id " +
+                                             std::to_string(ack.reliable_applied) + ", but only " +
+                                             std::to_string(c.next_reliable) + " were sent"};
+  }
+  // A round-trip sample from the newest packet the ack names, if that packet is still on record.
+  const std::size_t at = ack.latest_sequence % kSentWindow;
+  if (ack.latest_sequence < c.sequence && c.packet_sequence[at] == ack.latest_sequence) {
+    const auto sample = static_cast<float>(sends - c.packet_send[at]);
+    c.round_trip = c.measured ? 0.875f * c.round_trip + 0.125f * sample : sample;
+    c.measured = true;
+  }
+  if (ack.reliable_applied <= c.acked) return {};
+  c.acked = ack.reliable_applied;
+  while (c.head < c.queue.size() && c.queue[c.head].id < c.acked) ++c.head;
+  if (c.head == c.queue.size()) {
+    c.queue.clear();
+    c.store.clear();
+    c.head = 0;
+  } else if (c.head >= 64 && c.head * 2 >= c.queue.size()) {
+    const std::uint32_t cut = c.queue[c.head].payload_begin;
+    c.queue.erase(c.queue.begin(), c.queue.begin() + static_cast<std::ptrdiff_t>(c.head));
+    c.head = 0;
+    c.store.erase(c.store.begin(), c.store.begin() + cut);
+    for (Reliable& q : c.queue) q.payload_begin -= cut;
+  }
+  return {};
+}
+
+}  // namespace sightline

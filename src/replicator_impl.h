@@ -1,0 +1,289 @@
+// The Replicator's private state: per-client tables and reliable queues, per-entity send marks,
+// the buffers of one send, and the context one client's send passes through its phases.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "sightline/protocol.h"
+#include "sightline/replicator.h"
+#include "tick_view.h"
+
+namespace sightline {
+
+// Largest record framing around a payload: type, reliable id, index, generation, reason, length.
+inline constexpr std::size_t kMaxRecordFraming = 1 + 5 + 5 + 5 + 1 + 5;
+
+// Capacities a client's tables start with (see make_room).
+inline constexpr std::size_t kMemberFloor = 64;
+inline constexpr std::size_t kDespawnFloor = 64;
+inline constexpr std::size_t kQueueFloor = 64;
+inline constexpr std::size_t kStoreFloor = 1024;
+inline constexpr std::size_t kSentWindow = 256;
+
+// 32 bytes: every send walks each table whole, and copies it when the set changed.
+struct Member {
+  EntityId id;
+  // Pending: the send it joined the World's set at; then the send of its last spawn or update.
+  std::uint64_t since = 0;
+  std::uint64_t interacted_until = 0;
+  float acc = 0.0f;
+  bool pending = true;  // its spawn has not been written
+  SpawnReason reason = SpawnReason::near;
+};
+
+struct Reliable {
+  std::uint32_t id = 0;
+  RecordType type = RecordType::spawn;
+  std::uint8_t reason = 0;
+  EntityId entity;
+  std::uint64_t last_sent = 0;
+  std::uint32_t payload_begin = 0;  // unreliable spawns: the full state first sent, in `store`
+  std::uint32_t payload_size = 0;
+  std::uint32_t state_tick = 0;  // the tick that state is from
+};
+
+struct ClientState {
+  ClientId id;
+  bool known = false;
+  std::vector<Member> members;  // the World's set, sorted by index
+  std::vector<Member> merge;
+  std::vector<Reliable> queue;  // unacknowledged spawns and despawns from `head`, by id
+  std::size_t head = 0;
+  std::vector<std::uint8_t> store;
+  std::vector<DespawnRecord> waiting_despawns;  // not yet given an id: the window was full
+  std::uint32_t next_reliable = 0;
+  std::uint32_t acked = 0;
+  std::uint32_t sequence = 0;
+  bool catching_up = true;
+  std::uint32_t pending = 0;
+  std::uint32_t longest_wait = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t packets = 0;
+  std::uint32_t packet_begin = 0;  // into ReplicatorImpl::packet_spans
+  std::uint32_t packet_count = 0;
+  // Unreliable: the send each recent packet went at (by sequence % kSentWindow), and the smoothed
+  // round trip in sends from acks of them.
+  std::array<std::uint64_t, kSentWindow> packet_send{};
+  std::array<std::uint32_t, kSentWindow> packet_sequence{};
+  float round_trip = 0.0f;
+  bool measured = false;
+  std::uint32_t update_bytes = 16;  // the filler's estimate of an update record's size, from the last send
+
+  void reset(ClientId client, bool unreliable);
+};
+
+/// The member with exactly this id in a table sorted by index, or null.
+[[nodiscard]] inline Member* find(std::vector<Member>& table, EntityId e) noexcept {
+  const auto at = std::lower_bound(table.begin(), table.end(), e.index,
+                                   [](const Member& m, std::uint32_t index) { return m.id.index < index; });
+  return at != table.end() && at->id == e ? &*at : nullptr;
+}
+
+/// Room for `extra` more elements, with headroom and at least `floor`: per-client tables creep
+/// past their early highs for a long while, and each step of std::vector's own growth from a
+/// small size would allocate in a steady send.
+template <class T>
+void make_room(std::vector<T>& v, std::size_t extra, std::size_t floor = 16) {
+  if (v.capacity() < v.size() + extra) v.reserve(std::max(2 * (v.size() + extra), floor));
+}
+
+// Starts loading the cache line at p: a hint, nothing where the compiler has no builtin for it.
+inline void prefetch(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+struct EntryOrder {
+  std::uint32_t critical = 0;  // 0 goes first
+  float distance = 0.0f;
+  std::uint32_t depth = 0;
+  std::uint32_t index = 0;
+  std::uint32_t member = 0;  // position in ClientState::members
+  friend bool operator<(const EntryOrder& a, const EntryOrder& b) noexcept {
+    if (a.critical != b.critical) return a.critical < b.critical;
+    if (a.distance != b.distance) return a.distance < b.distance;
+    if (a.depth != b.depth) return a.depth < b.depth;
+    return a.index < b.index;
+  }
+};
+
+// A candidate for an update (update_selection.cpp): its accumulator over its place in the table.
+using Candidate = std::uint64_t;
+
+/// One client's send in progress: what its phases (ReplicatorImpl::send_client) share.
+struct ClientSend {
+  ClientState& c;
+  const ClientTick& client;
+  std::uint64_t now = 0;   // the send's number
+  std::uint32_t tick = 0;  // the World tick its packets carry
+  bool unreliable = false;
+  bool settled = false;      // caught up, origins unchanged: the promise holds (development)
+  std::uint32_t joined = 0;  // members new to the table at this send
+  std::uint32_t first_packet = 0;
+  // The packet being written, and the bytes spent.
+  std::size_t packet_begin = 0;
+  bool open = false;
+  PacketWriter writer{{}, PacketHeader{}};
+  std::uint64_t budget_used = 0;
+  std::uint64_t entry_used = 0;
+};
+
+/// Distance from the client's nearest origin to the surface of root r (0 inside it).
+[[nodiscard]] inline float surface(const TickView& view, const ClientTick& client, std::uint32_t r) noexcept {
+  float best = std::numeric_limits<float>::infinity();
+  for (std::size_t o = 0; o < client.origins; ++o) {
+    const float dx = view.xs[r] - client.origin_x[o];
+    const float dz = view.zs[r] - client.origin_z[o];
+    best = std::min(best, dx * dx + dz * dz);
+  }
+  return std::max(0.0f, std::sqrt(best) - view.bound[r]);
+}
+
+class ReplicatorImpl {
+ public:
+  ReplicatorImpl(World& w, const ReplicatorDef& settings);
+  ReplicatorImpl(const ReplicatorImpl&) = delete;
+  ReplicatorImpl& operator=(const ReplicatorImpl&) = delete;
+  ~ReplicatorImpl();
+
+  Status send();
+  /// Applies a decoded ack of the client's (reliable_queue.cpp); refuses reliable ids never sent.
+  Status receive_ack(ClientState& c, const AckPacket& ack);
+
+  TickSource world;
+  TickView view;  // of the tick at hand, set by send()
+  ReplicatorDef def;
+  std::size_t max_payload = 0;
+  std::uint64_t sends = 0;
+  SendStats stats;
+  Status first_error;
+  std::vector<ClientState> clients;  // by client slot
+
+  // Per entity slot.
+  std::vector<float> priority;
+  std::vector<std::uint32_t> priority_generation;  // the generation `priority` was set for
+  bool priorities_set = false;                     // false: every priority is 1
+  std::vector<std::uint64_t> spawn_stamp;          // == stamp when spawned to the client at hand
+  std::vector<std::uint8_t> spawn_reason;
+  std::vector<std::uint64_t> despawn_stamp;    // == stamp when despawned by a record of this tick
+  std::vector<std::uint64_t> teleport_send;    // send + 1 at which its tree was teleported
+  std::vector<std::uint32_t> born_generation;  // development: the generation last seen alive
+  std::vector<std::uint64_t> born_send;
+  // Per part: where its payload of this send is in `payloads`. One struct, so a lookup or an
+  // entry touches one cache line of a table as large as the world.
+  struct CachedPayload {
+    std::uint64_t send = 0;  // send + 1 it is from
+    std::uint32_t begin = 0;
+    std::uint32_t size = 0;
+  };
+  std::array<std::vector<CachedPayload>, 2> cache;
+  std::uint64_t stamp = 0;
+
+  // Per send.
+  std::vector<std::uint8_t> payloads;         // shared payloads of this send
+  std::vector<std::uint8_t> writing;          // one payload being written (max_payload bytes)
+  std::vector<std::uint8_t> out;              // every packet of this send
+  std::vector<std::uint32_t> packet_offsets;  // begin, end of each packet in `out`
+  std::vector<std::span<const std::uint8_t>> packet_spans;
+  std::vector<PromiseViolation> violations;
+  std::vector<EntryOrder> entry_order;
+  std::vector<Candidate> candidates;
+  std::vector<Candidate> sort_scratch;  // as large as candidates' capacity
+
+  void grow_entities();
+  /// The entity's payload of `part` for this send in `bytes`; false (and the error noted) when the
+  /// serializer fails (payloads.cpp).
+  bool payload(EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  void note_error(EntityId e, StatePart part, const char* why);
+
+  // One client's send (client_send.cpp), its phases in order.
+  void send_client(ClientState& c, const ClientTick& client);
+  void merge_membership(ClientSend& s);
+  void resend_reliable(ClientSend& s);  // reliable_queue.cpp
+  void send_despawns(ClientSend& s);
+  void pace_entry(ClientSend& s);
+  void fill_updates(ClientSend& s);  // update_selection.cpp
+  void finish_client(ClientSend& s);
+
+  // Membership.
+  void leave_unrecorded(ClientState& c, const Member& m);
+
+  // The reliable queue (reliable_queue.cpp).
+  [[nodiscard]] bool window_open(const ClientSend& s) const noexcept {
+    return !s.unreliable || s.c.next_reliable - s.c.acked < kReliableWindow;
+  }
+  /// The next reliable id, the record kept for resending under unreliable delivery.
+  std::uint32_t enqueue(ClientSend& s, RecordType type, EntityId e, std::uint8_t reason,
+                        std::span<const std::uint8_t> bytes);
+
+  // Update selection (update_selection.cpp).
+  void fill_fixed_rate(ClientSend& s);
+  void score_members(ClientSend& s);
+  void fill_by_priority(ClientSend& s);
+
+  // The client's packets: a record goes into the open packet, or a new one when it does not fit.
+  void close_packet(ClientSend& s);
+  bool room_for(ClientSend& s, std::size_t bytes);
+  std::size_t write_spawn(ClientSend& s, std::uint32_t id, EntityId e, SpawnReason reason,
+                          std::span<const std::uint8_t> bytes, std::uint32_t age);
+  std::size_t write_despawn(ClientSend& s, std::uint32_t id, EntityId e, DespawnReason reason);
+};
+
+// The packet functions run once per record, from three files: inline here.
+
+inline void ReplicatorImpl::close_packet(ClientSend& s) {
+  if (!s.open) return;
+  const std::size_t size = s.writer.finish().size();
+  out.resize(s.packet_begin + size);
+  make_room(packet_offsets, 2);
+  packet_offsets.push_back(static_cast<std::uint32_t>(s.packet_begin));
+  packet_offsets.push_back(static_cast<std::uint32_t>(s.packet_begin + size));
+  s.open = false;
+}
+
+/// Room for a record of `bytes`: in the open packet, or in a new one (its header is charged to
+/// the budget).
+inline bool ReplicatorImpl::room_for(ClientSend& s, std::size_t bytes) {
+  if (s.open && s.writer.room() >= bytes) return true;
+  close_packet(s);
+  s.packet_begin = out.size();
+  make_room(out, def.packet_bytes);
+  out.resize(s.packet_begin + def.packet_bytes);
+  PacketHeader header;
+  header.delivery = def.delivery;
+  header.sequence = s.c.sequence++;
+  s.c.packet_send[header.sequence % kSentWindow] = s.now;
+  s.c.packet_sequence[header.sequence % kSentWindow] = header.sequence;
+  header.tick = s.tick;
+  s.writer = PacketWriter({out.data() + s.packet_begin, def.packet_bytes}, header);
+  s.open = true;
+  s.budget_used += kStateHeaderBytes;
+  return s.writer.room() >= bytes;
+}
+
+inline std::size_t ReplicatorImpl::write_spawn(ClientSend& s, std::uint32_t id, EntityId e,
+                                               SpawnReason reason, std::span<const std::uint8_t> bytes,
+                                               std::uint32_t age) {
+  const std::size_t size = spawn_record_bytes(id, e, bytes.size(), age);
+  if (room_for(s, size)) s.writer.add_spawn(id, e, reason, bytes, age);
+  return size;
+}
+
+inline std::size_t ReplicatorImpl::write_despawn(ClientSend& s, std::uint32_t id, EntityId e,
+                                                 DespawnReason reason) {
+  const std::size_t size = despawn_record_bytes(id, e);
+  if (room_for(s, size)) s.writer.add_despawn(id, e, reason);
+  return size;
+}
+
+}  // namespace sightline

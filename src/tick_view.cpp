@@ -1,0 +1,73 @@
+// The World's side of the Replicator's view (tick_view.h).
+#include "tick_view.h"
+
+#include "sightline/world.h"
+#include "world_impl.h"
+
+namespace sightline {
+
+static_assert(TickView::kNoParent == WorldImpl::kNone);
+
+TickSource::TickSource(World& world) noexcept : world_(world.impl_.get()) {}
+
+TickView TickSource::view() const noexcept {
+  const WorldImpl& w = *world_;
+  TickView t;
+  t.ticks = w.ticks;
+  t.entity_slots = w.alive.size();
+  t.alive = w.alive.data();
+  t.generation = w.generation.data();
+  t.xs = w.xs.data();
+  t.zs = w.zs.data();
+  t.bound = w.bound.data();
+  t.vel_x = w.vel_x.data();
+  t.vel_z = w.vel_z.data();
+  t.parent = w.parent.data();
+  t.depth = w.depth.data();
+  t.attachments = w.attached_entities != 0;
+  t.teleported_roots = w.last_teleported_roots;
+  t.live_clients = w.live_clients;
+  t.client_slots = w.client_slots.size();
+  return t;
+}
+
+ClientTick TickSource::client(std::uint32_t client_slot) const noexcept {
+  const WorldImpl& w = *world_;
+  const ClientSlot& slot = w.client_slots[client_slot];
+  ClientTick c;
+  c.viewer = slot.viewer;
+  c.origins_changed = slot.origins_changed;
+  c.members = w.members[w.current].span().subspan(slot.members.begin, slot.members.count);
+  // Periods are recorded only at ticks run while requested.
+  if (w.periods.size() == w.members[w.current].size()) c.periods = w.periods.data() + slot.members.begin;
+  c.spawns = w.spawns.span().subspan(slot.spawns.begin, slot.spawns.count);
+  c.despawns = w.despawns.span().subspan(slot.despawns.begin, slot.despawns.count);
+  c.updates = w.updates_of(slot);
+  const SpaceSlot& room = w.space_slots[w.space[slot.viewer]];
+  c.culls = room.culls;
+  c.enter = room.culls ? room.enter : w.enter_radius;
+  c.origins = w.origins_of(slot, c.origin_x.data(), c.origin_z.data());
+  std::size_t o = 0;
+  c.origin_entity[o++] = slot.viewer;
+  for (const std::uint32_t e : slot.extra_origins) {
+    if (w.space[e] == w.space[slot.viewer]) c.origin_entity[o++] = e;
+  }
+  return c;
+}
+
+bool TickSource::holds(ClientId client) const noexcept {
+  const ClientSlot& slot = world_->client_slots[client.index];
+  return slot.alive && slot.generation == client.generation;
+}
+
+std::size_t TickSource::entity_slots() const noexcept { return world_->alive.size(); }
+
+Status TickSource::check(ClientId client) const { return world_->check(client); }
+
+Status TickSource::check(EntityId entity) const { return world_->check(entity); }
+
+void TickSource::request_periods() noexcept { world_->record_periods = ++world_->period_requests != 0; }
+
+void TickSource::release_periods() noexcept { world_->record_periods = --world_->period_requests != 0; }
+
+}  // namespace sightline

@@ -1,0 +1,88 @@
+// The Replicator's narrow view of a World: what the last tick produced (sets, records, periods,
+// teleported roots, origins) and the entity arrays it ranks members by, as pointers into the
+// World's own arrays. The Replicator reads a World through this header alone.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "sightline/handles.h"
+#include "sightline/status.h"
+#include "sightline/stream.h"
+#include "sightline/world_def.h"
+
+namespace sightline {
+
+class World;
+class WorldImpl;
+
+/// The World after its last tick. Every pointer is into an array indexed by entity slot, of
+/// entity_slots elements. Valid until the World changes (a tick, a new entity).
+struct TickView {
+  static constexpr std::uint32_t kNoParent = 0xffffffffu;
+
+  std::uint64_t ticks = 0;  // ticks run so far
+  std::size_t entity_slots = 0;
+  const std::uint8_t* alive = nullptr;
+  const std::uint32_t* generation = nullptr;
+  const float* xs = nullptr;
+  const float* zs = nullptr;
+  const float* bound = nullptr;  // bounding-sphere radius; 0 for a point
+  const float* vel_x = nullptr;
+  const float* vel_z = nullptr;
+  const std::uint32_t* parent = nullptr;            // kNoParent for a root
+  const std::uint8_t* depth = nullptr;              // 0 for a root
+  bool attachments = false;                         // false: every entity is its own root
+  std::span<const std::uint32_t> teleported_roots;  // roots of the trees teleported for the last tick
+  std::span<const ClientId> live_clients;           // sorted by index
+  std::size_t client_slots = 0;
+
+  [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
+    while (parent[e] != kNoParent) e = parent[e];
+    return e;
+  }
+};
+
+/// One client's part of the last tick. Valid as TickView is.
+struct ClientTick {
+  std::uint32_t viewer = 0;                // entity index
+  bool origins_changed = false;            // its origins changed for the last tick: every member was due
+  std::span<const EntityId> members;       // its set, sorted by index
+  const std::uint32_t* periods = nullptr;  // beside members: each one's update period; null when not recorded
+  std::span<const SpawnRecord> spawns;
+  std::span<const DespawnRecord> despawns;
+  std::span<const EntityId> updates;
+  bool culls = false;  // the viewer's space culls by distance
+  float enter = 0.0f;  // the enter radius there
+  // Its origins in the viewer's space, the viewer first.
+  std::size_t origins = 0;
+  std::array<float, kMaxOrigins + 1> origin_x;
+  std::array<float, kMaxOrigins + 1> origin_z;
+  std::array<std::uint32_t, kMaxOrigins + 1> origin_entity;
+};
+
+/// The Replicator's door into a World (its only friend): the views above, handle checks, and a
+/// counted request that the World record per-member periods while someone reads them.
+class TickSource {
+ public:
+  explicit TickSource(World& world) noexcept;
+
+  [[nodiscard]] TickView view() const noexcept;
+  /// `client_slot` must be a live client's.
+  [[nodiscard]] ClientTick client(std::uint32_t client_slot) const noexcept;
+  /// Whether the client's slot still holds that client.
+  [[nodiscard]] bool holds(ClientId client) const noexcept;
+  [[nodiscard]] std::size_t entity_slots() const noexcept;
+  [[nodiscard]] Status check(ClientId client) const;
+  [[nodiscard]] Status check(EntityId entity) const;
+  /// Each request keeps periods recorded from the next tick on, until it is released.
+  void request_periods() noexcept;
+  void release_periods() noexcept;
+
+ private:
+  WorldImpl* world_;
+};
+
+}  // namespace sightline

@@ -1,0 +1,249 @@
+// Update selection: each member's priority accumulated, then the highest written first while
+// the budget lasts (priority mode), or the World's schedule as it is (fixed rate).
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <utility>
+
+#include "replicator_impl.h"
+
+namespace sightline {
+namespace {
+
+// A candidate for an update packs its accumulator (> 0, so its bits order as the float does,
+// +infinity on top) over the complement of its position in the table, which is sorted by entity
+// index: one integer compare gives highest accumulator first, then lowest index, a total order,
+// so selection is deterministic.
+Candidate candidate(float acc, std::uint32_t member) noexcept {
+  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(acc)) << 32 | (0xFFFFFFFFu - member);
+}
+
+std::uint32_t member_of(Candidate c) noexcept { return 0xFFFFFFFFu - static_cast<std::uint32_t>(c); }
+
+/// Moves the highest candidates of [first, last) to its front, keeping the order among them and
+/// among the rest, and returns the end of them: about `want` of them, at least one, each higher
+/// than any behind them. `scratch` holds as many as the range.
+Candidate* gather_highest(Candidate* first, Candidate* last, std::size_t want, Candidate* scratch) noexcept {
+  const auto n = static_cast<std::size_t>(last - first);
+  if (want >= n) return last;
+  // A threshold from an even sample, then one pass without a branch to mispredict.
+  constexpr std::size_t kSamples = 64;
+  std::array<Candidate, kSamples> sample;
+  const std::size_t samples = std::min(n, kSamples);
+  for (std::size_t i = 0; i < samples; ++i) sample[i] = first[i * n / samples];
+  const std::size_t rank = want * samples / n;
+  std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank),
+                   sample.begin() + static_cast<std::ptrdiff_t>(samples), std::greater<>());
+  const Candidate threshold = sample[rank];
+  std::size_t high = 0;
+  std::size_t rest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Candidate x = first[i];
+    const auto passes = static_cast<std::size_t>(x >= threshold);
+    first[high] = x;
+    scratch[rest] = x;
+    high += passes;
+    rest += passes ^ 1;
+  }
+  std::copy(scratch, scratch + rest, first + high);
+  return first + high;
+}
+
+/// Sorts candidates highest first, given them in table order. Accumulators order at random, on
+/// which a comparison sort mispredicts every other branch: a few dozen are ranked by counting,
+/// more by a stable radix sort of the accumulators alone (least significant byte first, over the
+/// bytes in which they differ, the table order breaking ties), both without a branch on the
+/// keys and several times faster. `scratch` holds as many.
+void sort_highest_first(Candidate* first, Candidate* last, Candidate* scratch) noexcept {
+  const auto n = static_cast<std::size_t>(last - first);
+  if (n < 64) {
+    // Each one's place is how many are higher (keys are unique): n * n compares, no branch.
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t higher = 0;
+      for (std::size_t j = 0; j < n; ++j) higher += static_cast<std::size_t>(first[j] > first[i]);
+      scratch[higher] = first[i];
+    }
+    std::copy(scratch, scratch + n, first);
+    return;
+  }
+  // The complement of the accumulator's bits: ascending order of it is descending order of the
+  // accumulator.
+  auto digits = [](Candidate c) { return static_cast<std::uint32_t>(~c >> 32); };
+  std::array<std::array<std::uint32_t, 256>, 4> at{};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t d = digits(first[i]);
+    ++at[0][d & 0xFF];
+    ++at[1][(d >> 8) & 0xFF];
+    ++at[2][(d >> 16) & 0xFF];
+    ++at[3][d >> 24];
+  }
+  const std::uint32_t any = digits(first[0]);
+  Candidate* from = first;
+  Candidate* to = scratch;
+  for (int byte = 0; byte < 4; ++byte) {
+    const int shift = 8 * byte;
+    std::array<std::uint32_t, 256>& place = at[static_cast<std::size_t>(byte)];
+    if (place[(any >> shift) & 0xFF] == n) continue;  // one value: nothing to order
+    std::uint32_t sum = 0;
+    for (std::uint32_t& p : place) sum += std::exchange(p, sum);
+    for (std::size_t i = 0; i < n; ++i) to[place[(digits(from[i]) >> shift) & 0xFF]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != first) std::copy(from, from + n, first);
+}
+
+/// The filler stops when fewer than 3 bytes of the budget are left (no record fits), or after
+/// filler_misfits candidates in a row that did not fit.
+bool filler_done(const ClientSend& s, const ReplicatorDef& def, std::uint32_t misfits) noexcept {
+  return s.budget_used + 3 > def.budget_bytes || misfits >= def.filler_misfits;
+}
+
+}  // namespace
+
+void ReplicatorImpl::fill_updates(ClientSend& s) {
+  if (def.mode == UpdateMode::fixed_rate) {
+    fill_fixed_rate(s);
+    return;
+  }
+  score_members(s);
+  fill_by_priority(s);
+}
+
+/// The World's schedule: each member it names that is held and was not sent whole this send.
+void ReplicatorImpl::fill_fixed_rate(ClientSend& s) {
+  ClientState& c = s.c;
+  std::size_t m = 0;
+  for (const EntityId e : s.client.updates) {
+    while (m < c.members.size() && c.members[m].id.index < e.index) ++m;
+    if (m == c.members.size() || c.members[m].id != e) continue;
+    Member& member = c.members[m];
+    if (member.pending || member.since == s.now) continue;
+    std::span<const std::uint8_t> bytes;
+    if (!payload(e, StatePart::update, bytes)) continue;
+    const std::size_t size = update_record_bytes(e, bytes.size());
+    if (room_for(s, size)) s.writer.add_update(e, bytes);
+    s.budget_used += size;
+    member.since = s.now;
+    ++stats.updates;
+  }
+}
+
+/// Adds each held member's priority for this send to its accumulator, and lists the candidates.
+void ReplicatorImpl::score_members(ClientSend& s) {
+  ClientState& c = s.c;
+  const std::uint64_t now = s.now;
+  const std::uint32_t* const periods = s.client.periods;
+  const float dt = def.tick_seconds;
+  const float tenth = s.client.enter / 10.0f;
+  const float distance_scale = def.distance_scale > 0.0f ? def.distance_scale : tenth;
+  const float size_scale = def.size_scale > 0.0f ? def.size_scale : tenth;
+  const float speed_scale = def.speed_scale > 0.0f ? def.speed_scale : tenth;
+  // Without attachments every member is its own root; without teleports at this tick no
+  // teleport_send is now + 1.
+  const bool trees = view.attachments;
+  const bool teleports = !view.teleported_roots.empty();
+  candidates.clear();
+  make_room(candidates, c.members.size());
+  if (sort_scratch.size() < candidates.capacity()) sort_scratch.resize(candidates.capacity());
+  constexpr std::uint32_t kAhead = 8;
+  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+    // Members are scattered over the World's arrays: each of their lines a miss, started a few
+    // members ahead.
+    if (i + kAhead < c.members.size()) {
+      const std::uint32_t ahead = c.members[i + kAhead].id.index;
+      prefetch(&view.xs[ahead]);
+      prefetch(&view.zs[ahead]);
+      prefetch(&view.bound[ahead]);
+      prefetch(&view.vel_x[ahead]);
+      prefetch(&view.vel_z[ahead]);
+    }
+    Member& m = c.members[i];
+    if (m.pending || m.since == now) continue;
+    const std::uint32_t e = m.id.index;
+    const std::uint32_t r = trees ? view.root_of(e) : e;
+    PriorityInputs in;
+    in.client = c.id;
+    in.entity = m.id;
+    in.distance = surface(view, s.client, r);
+    in.bound_radius = view.bound[r];
+    in.speed = std::sqrt(view.vel_x[e] * view.vel_x[e] + view.vel_z[e] * view.vel_z[e]);
+    in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
+    in.interacted = m.interacted_until > now;
+    const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
+    in.base = own / static_cast<float>(in.period) / (1.0f + in.distance / distance_scale) *
+              (1.0f + in.bound_radius / size_scale) * (1.0f + in.speed / speed_scale) *
+              (in.interacted ? def.interaction_boost : 1.0f);
+    float base = def.priority_hook != nullptr ? def.priority_hook(in, def.priority_context) : in.base;
+    if (!(base >= 0.0f)) base = 0.0f;  // NaN and negatives
+    base = std::min(base, 1.0e30f);
+    m.acc = std::min(m.acc + base * dt, std::numeric_limits<float>::max());
+    // A teleported tree jumps the queue: the client must not draw it where it was.
+    const float acc =
+        teleports && teleport_send[r] == now + 1 ? std::numeric_limits<float>::infinity() : m.acc;
+    if (acc > 0.0f) candidates.push_back(candidate(acc, i));
+  }
+}
+
+// The rule (checked against a full sort by tests/replicator_oracle_test.cpp): candidates in
+// order of (accumulator descending, index ascending); each that fits is written, each that
+// does not is skipped for smaller ones behind it; the filler stops when fewer than 3 bytes
+// are left (no record fits), after filler_misfits candidates in a row that did not fit, or
+// when the candidates run out. Partial selection finds that order a round at a time: about
+// as many of the best as could still fit at the average record size, and filler_misfits
+// more (gather_highest, then a sort of those), twice that in each further round, so there
+// are O(log n) rounds of O(n) and the sorts of what is tried. How the rounds fall changes
+// nothing written, only the work.
+void ReplicatorImpl::fill_by_priority(ClientSend& s) {
+  ClientState& c = s.c;
+  std::size_t begin = 0;
+  std::size_t average = c.update_bytes;  // running estimate of an update record's bytes
+  std::size_t growth = 1;
+  std::uint64_t written = 0;
+  std::uint64_t written_bytes = 0;
+  std::uint32_t misfits = 0;
+  while (begin < candidates.size() && !filler_done(s, def, misfits)) {
+    const std::size_t left = def.budget_bytes - s.budget_used;
+    const std::size_t k = (left / average + def.filler_misfits) * growth;
+    growth *= 2;
+    Candidate* const first = candidates.data() + begin;
+    Candidate* const last =
+        gather_highest(first, candidates.data() + candidates.size(), k, sort_scratch.data());
+    sort_highest_first(first, last, sort_scratch.data());
+    // The payload cache is as large as the world and each candidate's entry a miss: start them
+    // all now rather than one at a time behind each serialization.
+    for (const Candidate* it = first; it != last; ++it) {
+      prefetch(&cache[1][c.members[member_of(*it)].id.index]);
+    }
+    for (const Candidate* it = first; it != last && !filler_done(s, def, misfits); ++it) {
+      Member& m = c.members[member_of(*it)];
+      std::span<const std::uint8_t> bytes;
+      if (!payload(m.id, StatePart::update, bytes)) continue;
+      const std::size_t size = update_record_bytes(m.id, bytes.size());
+      const bool fits_open = s.open && s.writer.room() >= size;
+      const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
+      if (s.budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) {
+        ++misfits;
+        continue;
+      }
+      misfits = 0;
+      room_for(s, size);
+      s.writer.add_update(m.id, bytes);
+      s.budget_used += size;
+      m.acc = 0.0f;
+      m.since = s.now;
+      ++stats.updates;
+      ++written;
+      written_bytes += size;
+    }
+    if (written != 0) average = std::max<std::size_t>(3, static_cast<std::size_t>(written_bytes / written));
+    begin = static_cast<std::size_t>(last - candidates.data());
+  }
+  c.update_bytes = static_cast<std::uint32_t>(average);
+  stats.updates_skipped += candidates.size() - written;
+}
+
+}  // namespace sightline
