@@ -27,7 +27,7 @@ ClientPass::ClientPass(const WorldImpl& world, ClientSlot& client, PassScratch& 
     : w_(world),
       client_(client),
       pass_(scratch),
-      out_(out),
+      out_(out.to),
       stats_(stats),
       epoch_(begin_pass(scratch)),
       stamp_(scratch.stamp.data()),

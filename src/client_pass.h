@@ -55,7 +55,7 @@ class ClientPass {
   const WorldImpl& w_;
   ClientSlot& client_;
   PassScratch& pass_;
-  PassOutputs& out_;
+  TickOutputs& out_;
   TickStats& stats_;
 
   // The client and its space.

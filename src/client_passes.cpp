@@ -93,39 +93,17 @@ void WorldImpl::parallel_passes(TickStats& stats) {
   const auto n = static_cast<std::uint32_t>(shares.size());
   pool->run(
       n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->run_share(s); }, this);
-  // Share 0 wrote straight into the shared arrays; the others are placed after it.
-  std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
-  for (WorkerShare& w : shares) {
-    if (&w == &shares[0]) {
-      at_members = members[1 - current].size();
-      at_seen = seen[1 - current].size();
-      at_periods = periods.size();
-      at_spawns = spawns.size();
-      at_updates = updates.size();
-      at_despawns = despawns.size();
-      add_pass_totals(stats, w.stats);
-      continue;
-    }
-    w.at_members = at_members;
-    w.at_seen = at_seen;
-    w.at_periods = at_periods;
-    w.at_spawns = at_spawns;
-    w.at_updates = at_updates;
-    w.at_despawns = at_despawns;
-    at_members += w.members.size();
-    at_seen += w.seen.size();
-    at_periods += w.periods.size();
-    at_spawns += w.spawns.size();
-    at_updates += w.updates.size();
-    at_despawns += w.despawns.size();
+  // Share 0 wrote straight into the World's outputs; the others are placed after it.
+  TickOutputs::Sizes end = outputs.sizes();
+  add_pass_totals(stats, shares[0].stats);
+  for (std::uint32_t s = 1; s < n; ++s) {
+    WorkerShare& w = shares[s];
+    w.at = end;
+    const TickOutputs::Sizes sizes = w.out.sizes();
+    for (std::size_t k = 0; k < end.size(); ++k) end[k] += sizes[k];
     add_pass_totals(stats, w.stats);
   }
-  members[1 - current].resize_unwritten(at_members);
-  seen[1 - current].resize_unwritten(at_seen);
-  periods.resize_unwritten(at_periods);
-  spawns.resize_unwritten(at_spawns);
-  updates.resize_unwritten(at_updates);
-  despawns.resize_unwritten(at_despawns);
+  outputs.resize(end);
   // Task s places share s, on the thread that ran it (the pool keeps a task on its thread), so the
   // share's part of the shared arrays is written by the core whose passes read it next tick.
   pool->run(
@@ -136,54 +114,32 @@ void WorldImpl::run_share(std::uint32_t s) {
   WorkerShare& w = shares[s];
   if (s == 0) {
     w.stats = TickStats{};
-    PassOutputs shared{members[1 - current],    seen[1 - current],   periods, spawns, updates, despawns,
-                       members[current].data(), seen[current].data()};
+    PassOutputs shared{outputs, previous_members.data(), previous_seen.data()};
     run_passes(w.first, w.last, w.scratch, shared, w.stats);
     return;
   }
-  // The same headroom policy as reserve_outputs, on this share's part of the sets.
+  // The outputs' growth rule, on this share's part of the sets.
   std::uint64_t old_total = 0;
   for (std::uint32_t i = w.first; i < w.last; ++i) old_total += client_slots[pass_order[i]].members.count;
-  const std::uint64_t high = std::max<std::uint64_t>(old_total, w.stats.members);
-  if (high > w.reserved_for_members) {
-    const std::size_t capacity = 3 * high + 192;
-    w.members.reserve(capacity);
-    w.seen.reserve(capacity);
-    if (record_periods) w.periods.reserve(capacity);
-    w.spawns.reserve(capacity);
-    w.updates.reserve(capacity);
-    w.despawns.reserve(capacity);
-    w.reserved_for_members = 2 * high + 64;
-  }
-  w.members.clear();
-  w.seen.clear();
-  w.periods.clear();
-  w.spawns.clear();
-  w.updates.clear();
-  w.despawns.clear();
+  (void)w.out.reserve_for(std::max<std::uint64_t>(old_total, w.stats.members), record_periods);
+  w.out.clear();
   w.stats = TickStats{};
-  PassOutputs out = w.outputs(members[current].data(), seen[current].data());
+  PassOutputs out{w.out, previous_members.data(), previous_seen.data()};
   run_passes(w.first, w.last, w.scratch, out, w.stats);
 }
 
 void WorldImpl::place_share(std::uint32_t s) {
   if (s == 0) return;  // share 0 wrote in place
   WorkerShare& w = shares[s];
-  std::copy(w.members.begin(), w.members.end(),
-            members[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_members));
-  std::copy(w.seen.begin(), w.seen.end(), seen[1 - current].begin() + static_cast<std::ptrdiff_t>(w.at_seen));
-  std::copy(w.periods.begin(), w.periods.end(), periods.begin() + static_cast<std::ptrdiff_t>(w.at_periods));
-  std::copy(w.spawns.begin(), w.spawns.end(), spawns.begin() + static_cast<std::ptrdiff_t>(w.at_spawns));
-  std::copy(w.updates.begin(), w.updates.end(), updates.begin() + static_cast<std::ptrdiff_t>(w.at_updates));
-  std::copy(w.despawns.begin(), w.despawns.end(),
-            despawns.begin() + static_cast<std::ptrdiff_t>(w.at_despawns));
+  w.out.copy_into(outputs, w.at);
+  const auto at_members = static_cast<std::uint32_t>(w.at[0]);
   for (std::uint32_t i = w.first; i < w.last; ++i) {
     ClientSlot& c = client_slots[pass_order[i]];
-    c.members.begin += static_cast<std::uint32_t>(w.at_members);
-    if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at_seen);
-    c.spawns.begin += static_cast<std::uint32_t>(w.at_spawns);
-    c.updates.begin += static_cast<std::uint32_t>(c.updates_in_set ? w.at_members : w.at_updates);
-    c.despawns.begin += static_cast<std::uint32_t>(w.at_despawns);
+    c.members.begin += at_members;
+    if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at[1]);
+    c.spawns.begin += static_cast<std::uint32_t>(w.at[3]);
+    c.updates.begin += c.updates_in_set ? at_members : static_cast<std::uint32_t>(w.at[4]);
+    c.despawns.begin += static_cast<std::uint32_t>(w.at[5]);
   }
 }
 

@@ -48,9 +48,9 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   // Leave: the despawns keep the set's order; the positions let go are noted for the merge.
   const EntityId* const old_members = out.previous_members + client.members.begin;
   const std::uint32_t old_count = client.members.count;
-  const auto despawns_begin = static_cast<std::uint32_t>(out.despawns.size());
-  out.despawns.resize_unwritten(despawns_begin + old_count);
-  DespawnRecord* const despawned = out.despawns.data() + despawns_begin;
+  const auto despawns_begin = static_cast<std::uint32_t>(out.to.despawns.size());
+  out.to.despawns.resize_unwritten(despawns_begin + old_count);
+  DespawnRecord* const despawned = out.to.despawns.data() + despawns_begin;
   std::uint32_t despawn_count = 0;
   std::uint32_t* const gaps = pass.gaps.data();
   std::uint32_t gap_count = 0;
@@ -71,7 +71,7 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   }
   despawn_count = gap_count;
   stats.distance_tests += old_count - untested;
-  out.despawns.resize_unwritten(despawns_begin + despawn_count);
+  out.to.despawns.resize_unwritten(despawns_begin + despawn_count);
 
   // Enter: the grid's entities within R not already held (the scan leaves out the stamped).
   // In a plain world every live entity is binned and no member is dead, so those within R are the
@@ -100,18 +100,18 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   }
 
   // The new set: spawns sorted by index, merged into the kept members.
-  const std::uint32_t spawns_begin = write_spawns(pass, out.spawns, generation.data());
+  const std::uint32_t spawns_begin = write_spawns(pass, out.to.spawns, generation.data());
   const auto spawn_count = static_cast<std::uint32_t>(pass.entering.size());
-  const SpawnRecord* const spawned = out.spawns.data() + spawns_begin;
-  const auto members_begin = static_cast<std::uint32_t>(out.members.size());
+  const SpawnRecord* const spawned = out.to.spawns.data() + spawns_begin;
+  const auto members_begin = static_cast<std::uint32_t>(out.to.members.size());
   const std::uint32_t member_count = old_count - gap_count + spawn_count;
-  out.members.resize_unwritten(members_begin + member_count);
+  out.to.members.resize_unwritten(members_begin + member_count);
   merge_set(old_members, old_count, gaps, gap_count, spawned, spawn_count,
-            out.members.data() + members_begin);
+            out.to.members.data() + members_begin);
 
   // Without tiers and keys every member is due every tick: the updates are the set itself.
   if (record_periods) {
-    std::uint32_t* const period_of = out.periods.extend(member_count);
+    std::uint32_t* const period_of = out.to.periods.extend(member_count);
     std::fill(period_of, period_of + member_count, 1u);
   }
   client.sighted = false;

@@ -1,4 +1,6 @@
 // The tick: its phases in order (run_tick), and what it settles before and after the client passes.
+#include <utility>
+
 #include "pass_steps.h"
 #include "sightline_assert.h"
 #include "world_impl.h"
@@ -18,16 +20,13 @@ template <class Array>
 // by the old one). On a new high h beyond what the last reserve covers, every array is reserved
 // to 3h: a later tick grows none of them until the total set size passes 3h, and the next reserve
 // comes only once the high passes 2h, so steady ticks never allocate.
+// The outputs' growth rule (TickOutputs::reserve_for), and the same room for the sets and
+// sightings they swap with.
 void WorldImpl::reserve_outputs(std::uint64_t member_total) {
-  if (member_total <= reserved_for_members) return;
-  const std::size_t capacity = 3 * member_total + 192;
-  for (auto* v : {&members[0], &members[1]}) v->reserve(capacity);
-  for (auto* v : {&seen[0], &seen[1]}) v->reserve(capacity);
-  spawns.reserve(capacity);
-  if (record_periods) periods.reserve(capacity);
-  updates.reserve(capacity);
-  despawns.reserve(capacity);
-  reserved_for_members = 2 * member_total + 64;
+  const std::size_t capacity = outputs.reserve_for(member_total, record_periods);
+  if (capacity == 0) return;
+  previous_members.reserve(capacity);
+  previous_seen.reserve(capacity);
 }
 
 void WorldImpl::settle_trees() {
@@ -72,15 +71,12 @@ void WorldImpl::index_entities() {
 
 // On the calling thread, or one run of clients per thread when there is work enough.
 void WorldImpl::run_client_passes(TickStats& stats) {
-  members[1 - current].clear();
-  seen[1 - current].clear();
-  periods.clear();
-  spawns.clear();
-  updates.clear();
-  despawns.clear();
+  std::swap(outputs.members, previous_members);
+  std::swap(outputs.seen, previous_seen);
+  outputs.clear();
   plain_tick = plain_world();
   // Last tick's sets and clients: the same measure of work as split_shares uses.
-  const std::uint64_t work = members[current].size() + 16 * static_cast<std::uint64_t>(live_clients.size());
+  const std::uint64_t work = previous_members.size() + 16 * static_cast<std::uint64_t>(live_clients.size());
   const bool threaded =
       pool != nullptr && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
   if (threaded) split_shares();
@@ -88,23 +84,22 @@ void WorldImpl::run_client_passes(TickStats& stats) {
   if (threaded) {
     parallel_passes(stats);
   } else {
-    PassOutputs shared{members[1 - current],    seen[1 - current],   periods, spawns, updates, despawns,
-                       members[current].data(), seen[current].data()};
+    PassOutputs shared{outputs, previous_members.data(), previous_seen.data()};
     run_passes(0, size32(pass_order), scratch, shared, stats);
   }
 }
 
-// The new sets become the current ones, with the holder counts they imply (after every pass: a
-// pass writes only what its own client owns).
+// The holder counts the new sets imply (after every pass: a pass writes only what its own client
+// owns), and room for the next tick's outputs.
 void WorldImpl::adopt_sets(const TickStats& stats) {
   for (const ClientId id : live_clients) {
     const ClientSlot& c = client_slots[id.index];
-    for (std::uint32_t i = 0; i < c.spawns.count; ++i) ++holders[spawns[c.spawns.begin + i].entity.index];
+    for (std::uint32_t i = 0; i < c.spawns.count; ++i)
+      ++holders[outputs.spawns[c.spawns.begin + i].entity.index];
     for (std::uint32_t i = 0; i < c.despawns.count; ++i) {
-      --holders[despawns[c.despawns.begin + i].entity.index];
+      --holders[outputs.despawns[c.despawns.begin + i].entity.index];
     }
   }
-  current = 1 - current;
   // Spawns arrive about at random, so a pass finds none with probability near exp(-spawns per
   // pass); the count costs about half the scan it can save, so it pays while that is over half.
   count_enters = stats.spawns * 3 < 2 * static_cast<std::uint64_t>(live_clients.size());

@@ -37,11 +37,12 @@ ClientTick TickSource::client(std::uint32_t client_slot) const noexcept {
   ClientTick c;
   c.viewer = slot.viewer;
   c.origins_changed = slot.origins_changed;
-  c.members = w.members[w.current].span().subspan(slot.members.begin, slot.members.count);
+  c.members = w.outputs.members.span().subspan(slot.members.begin, slot.members.count);
   // Periods are recorded only at ticks run while requested.
-  if (w.periods.size() == w.members[w.current].size()) c.periods = w.periods.data() + slot.members.begin;
-  c.spawns = w.spawns.span().subspan(slot.spawns.begin, slot.spawns.count);
-  c.despawns = w.despawns.span().subspan(slot.despawns.begin, slot.despawns.count);
+  if (w.outputs.periods.size() == w.outputs.members.size())
+    c.periods = w.outputs.periods.data() + slot.members.begin;
+  c.spawns = w.outputs.spawns.span().subspan(slot.spawns.begin, slot.spawns.count);
+  c.despawns = w.outputs.despawns.span().subspan(slot.despawns.begin, slot.despawns.count);
   c.updates = w.updates_of(slot);
   const SpaceSlot& room = w.space_slots[w.space[slot.viewer]];
   c.culls = room.culls;

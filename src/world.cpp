@@ -378,7 +378,7 @@ Status World::destroy_client(ClientId client) {
   slot.extra_origins.clear();
   --w.viewer_refs[slot.viewer];
   for (std::uint32_t i = 0; i < slot.members.count; ++i)
-    --w.holders[w.members[w.current][slot.members.begin + i].index];
+    --w.holders[w.outputs.members[slot.members.begin + i].index];
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = slot.events = Slice{};
   w.client_pool.free(client.index);
@@ -452,8 +452,9 @@ Result<ClientStream> World::stream(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   const ClientSlot& slot = w.client_slots[client.index];
-  return ClientStream{w.spawns.span().subspan(slot.spawns.begin, slot.spawns.count), w.updates_of(slot),
-                      w.despawns.span().subspan(slot.despawns.begin, slot.despawns.count),
+  return ClientStream{w.outputs.spawns.span().subspan(slot.spawns.begin, slot.spawns.count),
+                      w.updates_of(slot),
+                      w.outputs.despawns.span().subspan(slot.despawns.begin, slot.despawns.count),
                       std::span(w.events.records).subspan(slot.events.begin, slot.events.count)};
 }
 
@@ -461,7 +462,7 @@ Result<std::span<const EntityId>> World::interest_set(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   const Slice members = w.client_slots[client.index].members;
-  return w.members[w.current].span().subspan(members.begin, members.count);
+  return w.outputs.members.span().subspan(members.begin, members.count);
 }
 
 std::span<const ClientId> World::clients() const noexcept { return impl_->live_clients; }

@@ -14,6 +14,7 @@
 #include "sightline/space_def.h"
 #include "sightline/world.h"
 #include "slot_pool.h"
+#include "tick_outputs.h"
 #include "worker_pool.h"
 
 namespace sightline {
@@ -130,19 +131,14 @@ struct Sight {
   std::uint32_t hold_ticks = 0;
 };
 
-/// Where one run of client passes writes (the World's shared arrays, or a worker's own), and the
-/// last tick's sets it reads. Those two pointers are copied here, on the running thread's stack:
-/// read through members[current] they would share a cache line with the headers the first share
-/// grows at every pass, and the line bouncing between cores made two threads slower than one.
+/// Where one run of client passes writes (the World's outputs, or a worker's own), and the last
+/// tick's sets it reads. Those two pointers are copied here, on the running thread's stack: read
+/// through the World they would share a cache line with the headers the first share grows at
+/// every pass, and the line bouncing between cores made two threads slower than one.
 struct PassOutputs {
-  RecordBuffer<EntityId>& members;
-  RecordBuffer<std::uint64_t>& seen;
-  RecordBuffer<std::uint32_t>& periods;
-  RecordBuffer<SpawnRecord>& spawns;
-  RecordBuffer<EntityId>& updates;
-  RecordBuffer<DespawnRecord>& despawns;
-  const EntityId* previous_members = nullptr;    // members[current].data()
-  const std::uint64_t* previous_seen = nullptr;  // seen[current].data()
+  TickOutputs& to;
+  const EntityId* previous_members = nullptr;    // WorldImpl::previous_members.data()
+  const std::uint64_t* previous_seen = nullptr;  // WorldImpl::previous_seen.data()
 };
 
 /// One worker's share of a threaded tick: a contiguous run of client slots, its own
@@ -152,20 +148,9 @@ struct alignas(64) WorkerShare {
   std::uint32_t first = 0;  // into live_clients, and the same positions of pass_order
   std::uint32_t last = 0;
   PassScratch scratch;
-  RecordBuffer<EntityId> members;
-  RecordBuffer<std::uint64_t> seen;
-  RecordBuffer<std::uint32_t> periods;
-  RecordBuffer<SpawnRecord> spawns;
-  RecordBuffer<EntityId> updates;
-  RecordBuffer<DespawnRecord> despawns;
+  TickOutputs out;
   TickStats stats;
-  std::uint64_t reserved_for_members = 0;
-  // Offsets of its outputs in the shared arrays.
-  std::size_t at_members = 0, at_seen = 0, at_periods = 0, at_spawns = 0, at_updates = 0, at_despawns = 0;
-  [[nodiscard]] PassOutputs outputs(const EntityId* previous_members,
-                                    const std::uint64_t* previous_seen) noexcept {
-    return {members, seen, periods, spawns, updates, despawns, previous_members, previous_seen};
-  }
+  TickOutputs::Sizes at{};  // where its outputs go in the World's
 };
 
 struct EventClassSlot {
@@ -286,22 +271,18 @@ class WorldImpl {
   std::vector<std::uint32_t> pass_cell;
   std::vector<std::uint32_t> pass_cursor;
 
-  // Shared per-tick outputs. Sets are double-buffered: a tick reads members[current] and
-  // writes members[1 - current].
-  int current = 0;
-  // Per member of members[current], its update period at the last tick (schedule, class comment),
-  // kept only while a Replicator asks for it (record_periods, while period_requests != 0).
+  // Per member of a set, its update period at the last tick (schedule, class comment), kept
+  // only while a Replicator asks for it (record_periods, while period_requests != 0).
   bool record_periods = false;
-  std::uint32_t period_requests = 0;       // TickSource::request_periods less release_periods
-  std::uint64_t reserved_for_members = 0;  // largest total set size the last reserve covers
-  // The first share's passes grow these while other threads read the fields around them: they
+  std::uint32_t period_requests = 0;  // TickSource::request_periods less release_periods
+  // The last tick's outputs (what the readers between ticks see), written anew by every tick.
+  // The first share's passes grow them while other threads read the fields around them: they
   // sit on cache lines of their own.
-  alignas(64) RecordBuffer<EntityId> members[2];
-  RecordBuffer<std::uint64_t> seen[2];  // last sighting per member, beside members (sight)
-  RecordBuffer<SpawnRecord> spawns;
-  RecordBuffer<EntityId> updates;
-  RecordBuffer<DespawnRecord> despawns;
-  RecordBuffer<std::uint32_t> periods;
+  alignas(64) TickOutputs outputs;
+  // The sets and sightings of the tick before, which a tick reads while it writes the new ones
+  // into `outputs` (the two pairs swap at the start of every tick).
+  alignas(64) RecordBuffer<EntityId> previous_members;
+  RecordBuffer<std::uint64_t> previous_seen;
 
   alignas(64) Grid grid;
   DistanceScan scan = best_distance_scan();          // the enter phase's distance test (AVX2 or scalar)
@@ -330,7 +311,7 @@ class WorldImpl {
                                        float* origin_z) const noexcept;
   /// The client's updates of the last tick (ClientStream::updates).
   [[nodiscard]] std::span<const EntityId> updates_of(const ClientSlot& client) const noexcept {
-    const RecordBuffer<EntityId>& from = client.updates_in_set ? members[current] : updates;
+    const RecordBuffer<EntityId>& from = client.updates_in_set ? outputs.members : outputs.updates;
     return from.span().subspan(client.updates.begin, client.updates.count);
   }
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {

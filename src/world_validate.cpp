@@ -79,7 +79,7 @@ void WorldImpl::validate_entities() const {
 }
 
 void WorldImpl::validate_clients() const {
-  const RecordBuffer<EntityId>& sets = members[current];
+  const RecordBuffer<EntityId>& sets = outputs.members;
   validate_holders.assign(xs.size(), 0);
   std::uint64_t member_total = 0;
   for (std::size_t i = 0; i < live_clients.size(); ++i) {
@@ -88,12 +88,13 @@ void WorldImpl::validate_clients() const {
     const ClientSlot& c = client_slots[id.index];
     SIGHTLINE_ASSERT(c.alive && c.generation == id.generation && alive[c.viewer]);
     SIGHTLINE_ASSERT(sorted_unique(c.owned) && sorted_unique(c.extra_origins));
-    SIGHTLINE_ASSERT(within(c.members, sets) && within(c.spawns, spawns) && within(c.despawns, despawns));
+    SIGHTLINE_ASSERT(within(c.members, sets) && within(c.spawns, outputs.spawns) &&
+                     within(c.despawns, outputs.despawns));
     SIGHTLINE_ASSERT(c.updates_in_set
                          ? c.updates.begin == c.members.begin && c.updates.count == c.members.count
-                         : within(c.updates, updates));
+                         : within(c.updates, outputs.updates));
     SIGHTLINE_ASSERT(std::uint64_t{c.events.begin} + c.events.count <= events.records.size());
-    SIGHTLINE_ASSERT(!c.sighted || (within(c.seen, seen[current]) && c.seen.count == c.members.count));
+    SIGHTLINE_ASSERT(!c.sighted || (within(c.seen, outputs.seen) && c.seen.count == c.members.count));
     member_total += c.members.count;
     // The set: sorted by index, live entities of their current generation, never the viewer.
     const EntityId* const set = sets.data() + c.members.begin;
@@ -111,14 +112,14 @@ void WorldImpl::validate_clients() const {
       return at != end && *at == e;
     };
     for (std::uint32_t s = 0; s < c.spawns.count; ++s)
-      SIGHTLINE_ASSERT(holds(spawns[c.spawns.begin + s].entity));
+      SIGHTLINE_ASSERT(holds(outputs.spawns[c.spawns.begin + s].entity));
     for (std::uint32_t d = 0; d < c.despawns.count; ++d) {
-      SIGHTLINE_ASSERT(!holds(despawns[c.despawns.begin + d].entity));
+      SIGHTLINE_ASSERT(!holds(outputs.despawns[c.despawns.begin + d].entity));
     }
     for (const EntityId u : updates_of(c)) SIGHTLINE_ASSERT(holds(u));
   }
   SIGHTLINE_ASSERT(member_total <= sets.size());
-  SIGHTLINE_ASSERT(!record_periods || periods.size() == sets.size());
+  SIGHTLINE_ASSERT(!record_periods || outputs.periods.size() == sets.size());
   for (std::size_t e = 0; e < xs.size(); ++e) {
     SIGHTLINE_ASSERT_MSG(holders[e] == validate_holders[e],
                          "holder counts equal the sets that hold each entity");
