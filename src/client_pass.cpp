@@ -77,21 +77,6 @@ void ClientPass::run() {
   finish();
 }
 
-float ClientPass::nearest2(float x, float z) const noexcept {
-  float best = distance2(x, z, origin_x_[0], origin_z_[0]);
-  for (std::size_t o = 1; o < origins_; ++o)
-    best = std::min(best, distance2(x, z, origin_x_[o], origin_z_[o]));
-  return best;
-}
-
-bool ClientPass::admits(std::uint32_t e) const noexcept {
-  return w_.key[e] == 0 || find_subscription(client_, w_.key[e]) != nullptr;
-}
-
-SpawnReason ClientPass::near_reason(std::uint32_t e) const noexcept {
-  return w_.tree_teleported[e] ? SpawnReason::teleport : SpawnReason::near;
-}
-
 // Trees with something the client owns, then those with one of its origins (the viewer's own
 // tree included), in its space.
 void ClientPass::force_trees() {

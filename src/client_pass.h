@@ -5,9 +5,12 @@
 // apply beyond distance.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
+#include "pass_steps.h"
+#include "simd.h"
 #include "world_impl.h"
 
 namespace sightline {
@@ -42,9 +45,20 @@ class ClientPass {
   Fate leave_by_every_rule(std::uint32_t i, EntityId member);
   void enter_by_grid();
   void bring_attached(std::uint32_t e);
-  [[nodiscard]] float nearest2(float x, float z) const noexcept;
-  [[nodiscard]] bool admits(std::uint32_t e) const noexcept;
-  [[nodiscard]] SpawnReason near_reason(std::uint32_t e) const noexcept;
+  /// The smallest squared distance from (x, z) to an origin.
+  [[nodiscard]] SIGHTLINE_FORCE_INLINE float nearest2(float x, float z) const noexcept {
+    float best = distance2(x, z, origin_x_[0], origin_z_[0]);
+    for (std::size_t o = 1; o < origins_; ++o)
+      best = std::min(best, distance2(x, z, origin_x_[o], origin_z_[o]));
+    return best;
+  }
+  /// Whether e's key admits the client.
+  [[nodiscard]] bool admits(std::uint32_t e) const noexcept {
+    return w_.key[e] == 0 || find_subscription(client_, w_.key[e]) != nullptr;
+  }
+  [[nodiscard]] SpawnReason near_reason(std::uint32_t e) const noexcept {
+    return w_.tree_teleported[e] ? SpawnReason::teleport : SpawnReason::near;
+  }
   void enter(std::uint32_t e, SpawnReason reason) {
     pass_.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
   }
