@@ -33,7 +33,7 @@ ClientPass::ClientPass(const WorldImpl& world, ClientSlot& client, PassScratch& 
       stamp_(scratch.stamp.data()),
       forced_(scratch.forced.data()),
       viewer_(client.viewer),
-      client_space_(world.space[client.viewer]),
+      client_space_(world.cold[client.viewer].space),
       room_(world.space_slots[client_space_]),
       culls_(room_.culls),
       enter_r_(room_.enter),
@@ -53,8 +53,8 @@ ClientPass::ClientPass(const WorldImpl& world, ClientSlot& client, PassScratch& 
       gaps_(scratch.gaps.data()) {
   const auto client_slot = static_cast<std::uint32_t>(&client - w_.client_slots.data());
   stamp_[viewer_] = epoch_;
-  refresh_ = client.refresh || w_.teleported[viewer_];
-  for (const std::uint32_t o : client.extra_origins) refresh_ = refresh_ || w_.teleported[o];
+  refresh_ = client.refresh || w_.cold[viewer_].teleported;
+  for (const std::uint32_t o : client.extra_origins) refresh_ = refresh_ || w_.cold[o].teleported;
   sight_ = w_.sight_of(client, client_slot, origins_, origin_x_.data(), origin_z_.data());
   // The distance test alone decides a member with no trait where the space culls, holds every
   // live entity and needs no sight test.
@@ -89,10 +89,10 @@ void ClientPass::force_trees() {
     pass_.forced_roots.push_back(r);
   };
   for (const std::uint32_t e : client_.owned) {
-    if (w_.space[e] == client_space_) force(e, SpawnReason::owner);
+    if (w_.cold[e].space == client_space_) force(e, SpawnReason::owner);
   }
   for (const std::uint32_t e : client_.extra_origins) {
-    if (w_.space[e] == client_space_) force(e, SpawnReason::origin);
+    if (w_.cold[e].space == client_space_) force(e, SpawnReason::origin);
   }
   force(viewer_, SpawnReason::origin);
 }
@@ -176,19 +176,19 @@ ClientPass::Fate ClientPass::leave_by_every_rule(std::uint32_t i, EntityId membe
     pass_.child_members.push_back(member);
     return Fate::deferred;
   }
-  if (w_.space[e] != client_space_) {
+  if (w_.cold[e].space != client_space_) {
     despawn(member, DespawnReason::space_changed);
     return Fate::goes;
   }
-  if (w_.tree_always[e] || forced_[e] == epoch_) return Fate::stays;
-  const std::uint64_t k = w_.key[e];
+  if (w_.cold[e].tree_always || forced_[e] == epoch_) return Fate::stays;
+  const std::uint64_t k = w_.cold[e].key;
   const Subscription* subscription = k == 0 ? nullptr : find_subscription(client_, k);
   if (k != 0 && subscription == nullptr) {
     despawn(member, DespawnReason::key_removed);
     return Fate::goes;
   }
   const bool anywhere =
-      w_.presenter[e] || (subscription != nullptr && subscription->bypass_distance) || !culls_;
+      w_.cold[e].presenter || (subscription != nullptr && subscription->bypass_distance) || !culls_;
   if (anywhere) return Fate::stays;
   ++stats_.distance_tests;
   const float reach = leave_r_ + w_.bound[e];
@@ -214,7 +214,7 @@ ClientPass::Fate ClientPass::leave_by_every_rule(std::uint32_t i, EntityId membe
 void ClientPass::enter_forced() {
   pass_.entering.clear();
   for (const std::uint32_t r : w_.always_roots) {
-    if (stamp_[r] == epoch_ || w_.space[r] != client_space_) continue;
+    if (stamp_[r] == epoch_ || w_.cold[r].space != client_space_) continue;
     stamp_[r] = epoch_;
     enter(r, SpawnReason::always);
   }
@@ -224,7 +224,7 @@ void ClientPass::enter_forced() {
     enter(r, static_cast<SpawnReason>(pass_.forced_reason[r]));
   }
   for (const std::uint32_t r : w_.presenter_list) {
-    if (stamp_[r] == epoch_ || w_.space[r] != client_space_ || !admits(r)) continue;
+    if (stamp_[r] == epoch_ || w_.cold[r].space != client_space_ || !admits(r)) continue;
     stamp_[r] = epoch_;
     enter(r, SpawnReason::presenter);
   }
@@ -235,7 +235,7 @@ void ClientPass::enter_forced() {
                                std::pair<std::uint64_t, std::uint32_t>{subscription.stored_key, 0});
     for (; at != w_.keyed_index.end() && at->first == subscription.stored_key; ++at) {
       const std::uint32_t e = at->second;
-      if (stamp_[e] == epoch_ || w_.space[e] != client_space_) continue;
+      if (stamp_[e] == epoch_ || w_.cold[e].space != client_space_) continue;
       stamp_[e] = epoch_;
       enter(e, SpawnReason::key);
     }
@@ -253,7 +253,7 @@ void ClientPass::enter_by_distance() {
   }
   // Bounded entities are not in the grid: each is tested against the sphere's surface.
   for (const std::uint32_t e : w_.bounded_list) {
-    if (stamp_[e] == epoch_ || w_.space[e] != client_space_ || !admits(e)) continue;
+    if (stamp_[e] == epoch_ || w_.cold[e].space != client_space_ || !admits(e)) continue;
     ++stats_.distance_tests;
     const float reach = enter_r_ + w_.bound[e];
     const float d2 = nearest2(w_.xs[e], w_.zs[e]);
@@ -291,8 +291,8 @@ void ClientPass::enter_by_grid() {
         scan_near(w_.grid, w_.scan, pass_, origin_x_[o], origin_z_[o], scan_radius, scan2, stats_);
     for (std::uint32_t h = 0; h < found; ++h) {
       const std::uint32_t e = hits[h];
-      if (!uniform_ && w_.space[e] != client_space_) continue;
-      if (any_keys && w_.key[e] != 0 && find_subscription(client_, w_.key[e]) == nullptr) continue;
+      if (!uniform_ && w_.cold[e].space != client_space_) continue;
+      if (any_keys && w_.cold[e].key != 0 && find_subscription(client_, w_.cold[e].key) == nullptr) continue;
       if (sight_.needed && !w_.sees(sight_, e, pass_.occluders)) continue;
       if (cap_ != 0) pass_.crowd.push_back(crowd_rank(nearest2(w_.xs[e], w_.zs[e]), enter_r_, e));
       stamp_[e] = epoch_;
@@ -330,7 +330,7 @@ void ClientPass::apply_crowd_cap() {
 }
 
 void ClientPass::bring_attached(std::uint32_t e) {
-  for (std::uint32_t c = w_.first_child[e]; c != WorldImpl::kNone; c = w_.next_sibling[c]) {
+  for (std::uint32_t c = w_.cold[e].first_child; c != WorldImpl::kNone; c = w_.cold[c].next_sibling) {
     if (stamp_[c] != epoch_) {
       stamp_[c] = epoch_;
       enter(c, SpawnReason::attached);
@@ -356,7 +356,7 @@ void ClientPass::follow_attachments() {
     DespawnReason reason = out_of_range_;
     if (cap_ != 0 && pass_.crowded[r] == epoch_) {
       reason = DespawnReason::left;
-    } else if (w_.space[r] != client_space_) {
+    } else if (w_.cold[r].space != client_space_) {
       reason = DespawnReason::space_changed;
     } else if (!admits(r)) {
       reason = DespawnReason::key_removed;
@@ -371,14 +371,14 @@ void ClientPass::follow_attachments() {
     despawn(member, reason);
   }
   for (std::uint32_t i = 0; i < kept_count_; ++i) {
-    if (w_.first_child[kept_[i].index] != WorldImpl::kNone) bring_attached(kept_[i].index);
+    if (w_.cold[kept_[i].index].first_child != WorldImpl::kNone) bring_attached(kept_[i].index);
   }
   const std::size_t entered_roots = pass_.entering.size();
   for (std::size_t i = 0; i < entered_roots; ++i) {
     const auto e = static_cast<std::uint32_t>(pass_.entering[i] >> 8);
-    if (w_.first_child[e] != WorldImpl::kNone) bring_attached(e);
+    if (w_.cold[e].first_child != WorldImpl::kNone) bring_attached(e);
   }
-  if (w_.parent[viewer_] == WorldImpl::kNone && w_.first_child[viewer_] != WorldImpl::kNone) {
+  if (w_.cold[viewer_].parent == WorldImpl::kNone && w_.cold[viewer_].first_child != WorldImpl::kNone) {
     bring_attached(viewer_);
   }
   if (kept_children != 0) {
@@ -439,14 +439,16 @@ void ClientPass::write_new_set() {
   client_.sighted = sight_.needed;
   if (attachments_) {
     // Parents spawn before what is attached to them, and despawn after it.
-    const std::uint8_t* const d = w_.depth.data();
+    const EntityCold* const d = w_.cold.data();
     std::sort(spawned, spawned + spawn_count_, [d](const SpawnRecord& x, const SpawnRecord& y) {
-      return d[x.entity.index] != d[y.entity.index] ? d[x.entity.index] < d[y.entity.index]
-                                                    : x.entity.index < y.entity.index;
+      return d[x.entity.index].depth != d[y.entity.index].depth
+                 ? d[x.entity.index].depth < d[y.entity.index].depth
+                 : x.entity.index < y.entity.index;
     });
     std::sort(despawned_, despawned_ + despawn_count_, [d](const DespawnRecord& x, const DespawnRecord& y) {
-      return d[x.entity.index] != d[y.entity.index] ? d[x.entity.index] > d[y.entity.index]
-                                                    : x.entity.index < y.entity.index;
+      return d[x.entity.index].depth != d[y.entity.index].depth
+                 ? d[x.entity.index].depth > d[y.entity.index].depth
+                 : x.entity.index < y.entity.index;
     });
   }
 }

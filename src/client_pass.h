@@ -54,10 +54,10 @@ class ClientPass {
   }
   /// Whether e's key admits the client.
   [[nodiscard]] bool admits(std::uint32_t e) const noexcept {
-    return w_.key[e] == 0 || find_subscription(client_, w_.key[e]) != nullptr;
+    return w_.cold[e].key == 0 || find_subscription(client_, w_.cold[e].key) != nullptr;
   }
   [[nodiscard]] SpawnReason near_reason(std::uint32_t e) const noexcept {
-    return w_.tree_teleported[e] ? SpawnReason::teleport : SpawnReason::near;
+    return w_.cold[e].tree_teleported ? SpawnReason::teleport : SpawnReason::near;
   }
   void enter(std::uint32_t e, SpawnReason reason) {
     pass_.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));

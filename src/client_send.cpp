@@ -195,14 +195,14 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
     const float d = surface(view, s.client, r);
     bool critical = d == 0.0f && view.bound[r] > 0.0f;
     for (std::size_t o = 0; o < s.client.origins && !critical; ++o) critical = origin_roots[o] == r;
-    entry_order.push_back({critical ? 0u : 1u, d, view.depth[m.id.index], m.id.index, i});
+    entry_order.push_back({critical ? 0u : 1u, d, view.cold[m.id.index].depth, m.id.index, i});
   }
   std::sort(entry_order.begin(), entry_order.end());
   const float promise = def.promise_fraction * s.client.enter;
   for (const EntryOrder& o : entry_order) {
     if (!window_open(s)) break;
     Member& m = c.members[o.member];
-    const std::uint32_t parent = view.parent[m.id.index];
+    const std::uint32_t parent = view.cold[m.id.index].parent;
     if (parent != TickView::kNoParent) {
       // Parent first. The World holds a tree whole, so a parent outside the table is the viewer,
       // which the client predicts and is never sent.

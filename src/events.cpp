@@ -84,7 +84,7 @@ void order_by_space(WorldImpl& w) {
 // The client's viewer and its extra origins in space s.
 std::uint32_t origins_in(const WorldImpl& w, const ClientSlot& client, std::uint32_t s) {
   std::uint32_t n = 1;
-  for (const std::uint32_t o : client.extra_origins) n += w.space[o] == s ? 1 : 0;
+  for (const std::uint32_t o : client.extra_origins) n += w.cold[o].space == s ? 1 : 0;
   return n;
 }
 
@@ -103,7 +103,7 @@ void group_origins(WorldImpl& w) {
   std::fill(ev.space_origins.begin(), ev.space_origins.begin() + spaces + 1, 0);
   for (const ClientId id : w.live_clients) {
     const ClientSlot& client = w.client_slots[id.index];
-    const std::uint32_t s = w.space[client.viewer];
+    const std::uint32_t s = w.cold[client.viewer].space;
     if (ev.space_events[s] != 0) ev.space_origins[s + 1] += origins_in(w, client, s);
   }
   for (std::size_t s = 0; s < spaces; ++s) ev.space_origins[s + 1] += ev.space_origins[s];
@@ -119,11 +119,11 @@ void group_origins(WorldImpl& w) {
   // Scatter with space_origins as running cursors, then shift them back to starts.
   for (const ClientId id : w.live_clients) {
     const ClientSlot& client = w.client_slots[id.index];
-    const std::uint32_t s = w.space[client.viewer];
+    const std::uint32_t s = w.cold[client.viewer].space;
     if (ev.space_events[s] == 0) continue;
     place_origin(ev, s, w.xs[client.viewer], w.zs[client.viewer], id.index);
     for (const std::uint32_t o : client.extra_origins) {
-      if (w.space[o] == s) place_origin(ev, s, w.xs[o], w.zs[o], id.index);
+      if (w.cold[o].space == s) place_origin(ev, s, w.xs[o], w.zs[o], id.index);
     }
   }
   for (std::size_t s = spaces; s > 0; --s) ev.space_origins[s] = ev.space_origins[s - 1];

@@ -92,11 +92,11 @@ const Subscription* find_subscription(const ClientSlot& client, std::uint64_t st
 }
 
 void WorldImpl::set_entity_key(std::uint32_t index, std::uint64_t stored_key) {
-  const std::uint64_t old = key[index];
+  const std::uint64_t old = cold[index].key;
   if (old == stored_key) return;
   if (old == 0) ++keyed_entities;
   if (stored_key == 0) --keyed_entities;
-  key[index] = stored_key;
+  cold[index].key = stored_key;
   refresh_traits(index);
   keys_dirty = true;
 }
@@ -104,9 +104,9 @@ void WorldImpl::set_entity_key(std::uint32_t index, std::uint64_t stored_key) {
 void WorldImpl::rebuild_keyed_index() {
   keys_dirty = false;
   keyed_index.clear();
-  if (keyed_index.capacity() < key.size()) keyed_index.reserve(key.size());
-  for (std::uint32_t i = 0; i < key.size(); ++i) {
-    if (alive[i] && key[i] != 0) keyed_index.emplace_back(key[i], i);
+  if (keyed_index.capacity() < cold.size()) keyed_index.reserve(cold.size());
+  for (std::uint32_t i = 0; i < cold.size(); ++i) {
+    if (alive[i] && cold[i].key != 0) keyed_index.emplace_back(cold[i].key, i);
   }
   std::sort(keyed_index.begin(), keyed_index.end());
 }
@@ -140,7 +140,7 @@ Status World::set_global_interest_key(EntityId entity) {
 Result<InterestKey> World::interest_key(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  return decode_interest_key(w.key[entity.index]);
+  return decode_interest_key(w.cold[entity.index].key);
 }
 
 Status World::set_area_keys(ClientId client, std::span<const KeySubscription> keys) {

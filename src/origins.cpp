@@ -8,12 +8,12 @@
 namespace sightline {
 
 std::size_t WorldImpl::origins_of(const ClientSlot& client, float* origin_x, float* origin_z) const noexcept {
-  const std::uint32_t client_space = space[client.viewer];
+  const std::uint32_t client_space = cold[client.viewer].space;
   origin_x[0] = xs[client.viewer];
   origin_z[0] = zs[client.viewer];
   std::size_t origins = 1;
   for (const std::uint32_t o : client.extra_origins) {
-    if (space[o] != client_space) continue;
+    if (cold[o].space != client_space) continue;
     origin_x[origins] = xs[o];
     origin_z[origins] = zs[o];
     ++origins;
@@ -40,7 +40,7 @@ Status World::add_origin(ClientId client, EntityId origin) {
   }
   extra.insert(at, origin.index);
   slot.refresh = true;
-  ++w.origin_refs[origin.index];
+  ++w.cold[origin.index].origin_refs;
   w.refresh_traits(origin.index);
   return {};
 }
@@ -56,7 +56,7 @@ Status World::remove_origin(ClientId client, EntityId origin) {
   }
   extra.erase(at);
   w.client_slots[client.index].refresh = true;
-  --w.origin_refs[origin.index];
+  --w.cold[origin.index].origin_refs;
   w.refresh_traits(origin.index);
   return {};
 }
@@ -72,7 +72,7 @@ Result<std::vector<EntityId>> World::origins(ClientId client) const {
 }
 
 void WorldImpl::forget_origin(std::uint32_t entity_index) {
-  if (origin_refs[entity_index] == 0) return;
+  if (cold[entity_index].origin_refs == 0) return;
   for (const ClientId id : live_clients) {
     std::vector<std::uint32_t>& extra = client_slots[id.index].extra_origins;
     const auto at = std::lower_bound(extra.begin(), extra.end(), entity_index);
@@ -81,7 +81,7 @@ void WorldImpl::forget_origin(std::uint32_t entity_index) {
       client_slots[id.index].refresh = true;
     }
   }
-  origin_refs[entity_index] = 0;
+  cold[entity_index].origin_refs = 0;
   refresh_traits(entity_index);
 }
 

@@ -7,11 +7,11 @@
 namespace sightline {
 
 void WorldImpl::clear_owner(std::uint32_t entity_index) {
-  const std::uint32_t owner_slot = owner[entity_index];
+  const std::uint32_t owner_slot = cold[entity_index].owner;
   if (owner_slot == 0) return;
   std::vector<std::uint32_t>& owned = client_slots[owner_slot - 1].owned;
   owned.erase(std::lower_bound(owned.begin(), owned.end(), entity_index));
-  owner[entity_index] = 0;
+  cold[entity_index].owner = 0;
   refresh_traits(entity_index);
 }
 
@@ -19,11 +19,11 @@ Status World::set_owner(EntityId entity, ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
   if (Status s = w.check(client); !s) return s;
-  if (w.owner[entity.index] == client.index + 1) return {};
+  if (w.cold[entity.index].owner == client.index + 1) return {};
   w.clear_owner(entity.index);
   std::vector<std::uint32_t>& owned = w.client_slots[client.index].owned;
   owned.insert(std::lower_bound(owned.begin(), owned.end(), entity.index), entity.index);
-  w.owner[entity.index] = client.index + 1;
+  w.cold[entity.index].owner = client.index + 1;
   w.refresh_traits(entity.index);
   return {};
 }
@@ -38,7 +38,7 @@ Status World::clear_owner(EntityId entity) {
 Result<ClientId> World::owner(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  const std::uint32_t owner_slot = w.owner[entity.index];
+  const std::uint32_t owner_slot = w.cold[entity.index].owner;
   if (owner_slot == 0) return ClientId{};
   return ClientId{owner_slot - 1, w.client_slots[owner_slot - 1].generation};
 }

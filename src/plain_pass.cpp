@@ -24,7 +24,7 @@ bool WorldImpl::plain_world() const noexcept {
 // that does not cull, has walls or does not hold every live entity (space tests per candidate).
 // An entity owned by another client, or its origin, is a plain point to this one.
 bool WorldImpl::plain_client(const ClientSlot& client) const noexcept {
-  const SpaceSlot& room = space_slots[space[client.viewer]];
+  const SpaceSlot& room = space_slots[cold[client.viewer].space];
   return client.owned.empty() && client.extra_origins.empty() && room.culls &&
          room.entities.size() == live_entities && room.walls.wall_count() == 0;
 }
@@ -37,7 +37,7 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   const std::uint32_t epoch = begin_pass(pass);
   std::uint32_t* const stamp = pass.stamp.data();
   const std::uint32_t viewer = client.viewer;
-  const SpaceSlot& room = space_slots[space[viewer]];
+  const SpaceSlot& room = space_slots[cold[viewer].space];
   const float enter2 = room.enter * room.enter;
   const float leave2 = room.leave * room.leave;
   const float ox = xs[viewer];
@@ -95,7 +95,7 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   for (std::uint32_t h = 0; h < found; ++h) {
     const std::uint32_t e = hits[h];
     stamp[e] = epoch;
-    const SpawnReason reason = tree_teleported[e] ? SpawnReason::teleport : SpawnReason::near;
+    const SpawnReason reason = cold[e].tree_teleported ? SpawnReason::teleport : SpawnReason::near;
     pass.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
   }
 
@@ -115,7 +115,7 @@ void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
     std::fill(period_of, period_of + member_count, 1u);
   }
   client.sighted = false;
-  client.origins_changed = client.refresh || teleported[viewer];
+  client.origins_changed = client.refresh || cold[viewer].teleported;
   client.refresh = false;
   client.members = {members_begin, member_count};
   client.spawns = {spawns_begin, spawn_count};

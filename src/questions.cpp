@@ -13,7 +13,7 @@ namespace {
 template <class F>
 bool any_in_tree(const WorldImpl& w, std::uint32_t e, const F& f) {
   if (f(e)) return true;
-  for (std::uint32_t c = w.first_child[e]; c != WorldImpl::kNone; c = w.next_sibling[c]) {
+  for (std::uint32_t c = w.cold[e].first_child; c != WorldImpl::kNone; c = w.cold[c].next_sibling) {
     if (any_in_tree(w, c, f)) return true;
   }
   return false;
@@ -44,7 +44,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   const ClientSlot& c = w.client_slots[client.index];
   const std::uint32_t e = entity.index;
   const std::uint32_t r = w.root_of(e);
-  const std::uint32_t client_space = w.space[c.viewer];
+  const std::uint32_t client_space = w.cold[c.viewer].space;
   const SpaceSlot& room = w.space_slots[client_space];
   auto answer = [&](bool held, Rule rule) { return Why{held, rule, EntityId{r, w.generation[r]}}; };
   if (e == c.viewer) return answer(false, Rule::viewer);
@@ -59,7 +59,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   };
   add_origin(c.viewer);
   for (const std::uint32_t o : c.extra_origins) {
-    if (w.space[o] == client_space) add_origin(o);
+    if (w.cold[o].space == client_space) add_origin(o);
   }
   const Sight sight = w.sight_of(c, client.index, origins, origin_x.data(), origin_z.data());
   OccluderScratch occluders;
@@ -76,15 +76,16 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   };
   auto decide = [&](std::uint32_t x) -> Decision {
     auto rule = [](bool held, Rule which) { return Decision{held, which}; };
-    if (w.space[x] != client_space) return rule(false, Rule::other_space);
-    if (any_in_tree(w, x, [&](std::uint32_t y) { return w.always[y] != 0; })) return rule(true, Rule::always);
-    if (any_in_tree(w, x, [&](std::uint32_t y) { return w.owner[y] == client.index + 1; })) {
+    if (w.cold[x].space != client_space) return rule(false, Rule::other_space);
+    if (any_in_tree(w, x, [&](std::uint32_t y) { return w.cold[y].always != 0; }))
+      return rule(true, Rule::always);
+    if (any_in_tree(w, x, [&](std::uint32_t y) { return w.cold[y].owner == client.index + 1; })) {
       return rule(true, Rule::owner);
     }
     if (any_in_tree(w, x, is_origin)) return rule(true, Rule::origin);
-    const Subscription* subscription = w.key[x] == 0 ? nullptr : find_subscription(c, w.key[x]);
-    if (w.key[x] != 0 && subscription == nullptr) return rule(false, Rule::key_excluded);
-    if (w.presenter[x]) return rule(true, Rule::presenter);
+    const Subscription* subscription = w.cold[x].key == 0 ? nullptr : find_subscription(c, w.cold[x].key);
+    if (w.cold[x].key != 0 && subscription == nullptr) return rule(false, Rule::key_excluded);
+    if (w.cold[x].presenter) return rule(true, Rule::presenter);
     if (subscription != nullptr && subscription->bypass_distance) return rule(true, Rule::key_bypass);
     if (!room.culls) return rule(true, Rule::unculled);
     float best = std::numeric_limits<float>::infinity();
@@ -121,7 +122,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
     // Held only if fewer than crowd_cap roots held by distance rank before it.
     std::uint32_t ahead = 0;
     for (std::uint32_t x = 0; x < w.alive.size() && ahead < w.def.crowd_cap; ++x) {
-      if (x == r || !w.alive[x] || w.parent[x] != WorldImpl::kNone) continue;
+      if (x == r || !w.alive[x] || w.cold[x].parent != WorldImpl::kNone) continue;
       const Decision other = decide(x);
       if (other.by_distance && other.rank < d.rank) ++ahead;
     }
@@ -133,7 +134,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
 Result<std::uint32_t> World::holder_count(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  return w.holders[entity.index];
+  return w.cold[entity.index].holders;
 }
 
 }  // namespace sightline

@@ -85,22 +85,22 @@ Status WorldImpl::check(SpaceId id) const {
 
 void WorldImpl::add_to_space(std::uint32_t e, std::uint32_t space_slot) {
   std::vector<std::uint32_t>& list = space_slots[space_slot].entities;
-  space[e] = space_slot;
-  space_pos[e] = static_cast<std::uint32_t>(list.size());
+  cold[e].space = space_slot;
+  cold[e].space_pos = static_cast<std::uint32_t>(list.size());
   list.push_back(e);
 }
 
 void WorldImpl::remove_from_space(std::uint32_t e) {
-  std::vector<std::uint32_t>& list = space_slots[space[e]].entities;
+  std::vector<std::uint32_t>& list = space_slots[cold[e].space].entities;
   const std::uint32_t last = list.back();
-  list[space_pos[e]] = last;
-  space_pos[last] = space_pos[e];
+  list[cold[e].space_pos] = last;
+  cold[last].space_pos = cold[e].space_pos;
   list.pop_back();
 }
 
 void WorldImpl::settle_spaces() {
   for (SpaceSlot& slot : space_slots) slot.clients = 0;
-  for (const ClientId id : live_clients) ++space_slots[space[client_slots[id.index].viewer]].clients;
+  for (const ClientId id : live_clients) ++space_slots[cold[client_slots[id.index].viewer].space].clients;
   for (SpaceSlot& slot : space_slots) {
     if (!slot.alive) continue;
     const SpaceDef& d = slot.def;
@@ -193,11 +193,12 @@ Status World::set_space(EntityId entity, SpaceId space) {
   if (Status s = w.check(entity); !s) return s;
   if (Status s = w.check(space); !s) return s;
   if (Status s = w.check_root(entity, "the space"); !s) return s;
-  if (w.space[entity.index] == space.index) return {};
+  if (w.cold[entity.index].space == space.index) return {};
   auto move = [&w, &space](auto& self, std::uint32_t e) -> void {
     w.remove_from_space(e);
     w.add_to_space(e, space.index);
-    for (std::uint32_t c = w.first_child[e]; c != WorldImpl::kNone; c = w.next_sibling[c]) self(self, c);
+    for (std::uint32_t c = w.cold[e].first_child; c != WorldImpl::kNone; c = w.cold[c].next_sibling)
+      self(self, c);
   };
   move(move, entity.index);
   return {};
@@ -206,14 +207,14 @@ Status World::set_space(EntityId entity, SpaceId space) {
 Result<SpaceId> World::space(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  const std::uint32_t slot = w.space[entity.index];
+  const std::uint32_t slot = w.cold[entity.index].space;
   return SpaceId{slot, w.space_slots[slot].generation};
 }
 
 Result<SpaceId> World::client_space(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
-  const std::uint32_t slot = w.space[w.client_slots[client.index].viewer];
+  const std::uint32_t slot = w.cold[w.client_slots[client.index].viewer].space;
   return SpaceId{slot, w.space_slots[slot].generation};
 }
 

@@ -30,18 +30,18 @@ void WorldImpl::reserve_outputs(std::uint64_t member_total) {
 }
 
 void WorldImpl::settle_trees() {
-  for (const std::uint32_t r : always_roots) tree_always[r] = 0;
+  for (const std::uint32_t r : always_roots) cold[r].tree_always = 0;
   always_roots.clear();
   for (const std::uint32_t e : always_list) {
     const std::uint32_t r = root_of(e);
-    if (tree_always[r]) continue;
-    tree_always[r] = 1;
+    if (cold[r].tree_always) continue;
+    cold[r].tree_always = 1;
     always_roots.push_back(r);
   }
   for (const std::uint32_t e : teleported_list) {
     const std::uint32_t r = root_of(e);
-    if (tree_teleported[r]) continue;
-    tree_teleported[r] = 1;
+    if (cold[r].tree_teleported) continue;
+    cold[r].tree_teleported = 1;
     tree_teleported_list.push_back(r);
   }
 }
@@ -95,9 +95,9 @@ void WorldImpl::adopt_sets(const TickStats& stats) {
   for (const ClientId id : live_clients) {
     const ClientSlot& c = client_slots[id.index];
     for (std::uint32_t i = 0; i < c.spawns.count; ++i)
-      ++holders[outputs.spawns[c.spawns.begin + i].entity.index];
+      ++cold[outputs.spawns[c.spawns.begin + i].entity.index].holders;
     for (std::uint32_t i = 0; i < c.despawns.count; ++i) {
-      --holders[outputs.despawns[c.despawns.begin + i].entity.index];
+      --cold[outputs.despawns[c.despawns.begin + i].entity.index].holders;
     }
   }
   // Spawns arrive about at random, so a pass finds none with probability near exp(-spawns per
@@ -109,9 +109,9 @@ void WorldImpl::adopt_sets(const TickStats& stats) {
 // Slots of entities destroyed before this tick become reusable; teleport marks are cleared.
 void WorldImpl::release() {
   last_teleported_roots.assign(tree_teleported_list.begin(), tree_teleported_list.end());
-  for (const std::uint32_t e : teleported_list) teleported[e] = 0;
+  for (const std::uint32_t e : teleported_list) cold[e].teleported = 0;
   teleported_list.clear();
-  for (const std::uint32_t r : tree_teleported_list) tree_teleported[r] = 0;
+  for (const std::uint32_t r : tree_teleported_list) cold[r].tree_teleported = 0;
   tree_teleported_list.clear();
   for (const std::uint32_t index : destroyed) entity_slots.free(index);
   destroyed.clear();

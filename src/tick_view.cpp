@@ -20,10 +20,7 @@ TickView TickSource::view() const noexcept {
   t.xs = w.xs.data();
   t.zs = w.zs.data();
   t.bound = w.bound.data();
-  t.vel_x = w.vel_x.data();
-  t.vel_z = w.vel_z.data();
-  t.parent = w.parent.data();
-  t.depth = w.depth.data();
+  t.cold = w.cold.data();
   t.attachments = w.attached_entities != 0;
   t.teleported_roots = w.last_teleported_roots;
   t.live_clients = w.live_clients;
@@ -44,14 +41,14 @@ ClientTick TickSource::client(std::uint32_t client_slot) const noexcept {
   c.spawns = w.outputs.spawns.span().subspan(slot.spawns.begin, slot.spawns.count);
   c.despawns = w.outputs.despawns.span().subspan(slot.despawns.begin, slot.despawns.count);
   c.updates = w.updates_of(slot);
-  const SpaceSlot& room = w.space_slots[w.space[slot.viewer]];
+  const SpaceSlot& room = w.space_slots[w.cold[slot.viewer].space];
   c.culls = room.culls;
   c.enter = room.culls ? room.enter : w.enter_radius;
   c.origins = w.origins_of(slot, c.origin_x.data(), c.origin_z.data());
   std::size_t o = 0;
   c.origin_entity[o++] = slot.viewer;
   for (const std::uint32_t e : slot.extra_origins) {
-    if (w.space[e] == w.space[slot.viewer]) c.origin_entity[o++] = e;
+    if (w.cold[e].space == w.cold[slot.viewer].space) c.origin_entity[o++] = e;
   }
   return c;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 
+#include "entity_cold.h"
 #include "sightline/handles.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
@@ -21,7 +22,7 @@ class WorldImpl;
 /// The World after its last tick. Every pointer is into an array indexed by entity slot, of
 /// entity_slots elements. Valid until the World changes (a tick, a new entity).
 struct TickView {
-  static constexpr std::uint32_t kNoParent = 0xffffffffu;
+  static constexpr std::uint32_t kNoParent = kNoEntity;
 
   std::uint64_t ticks = 0;  // ticks run so far
   std::size_t entity_slots = 0;
@@ -29,18 +30,15 @@ struct TickView {
   const std::uint32_t* generation = nullptr;
   const float* xs = nullptr;
   const float* zs = nullptr;
-  const float* bound = nullptr;  // bounding-sphere radius; 0 for a point
-  const float* vel_x = nullptr;
-  const float* vel_z = nullptr;
-  const std::uint32_t* parent = nullptr;            // kNoParent for a root
-  const std::uint8_t* depth = nullptr;              // 0 for a root
+  const float* bound = nullptr;                     // bounding-sphere radius; 0 for a point
+  const EntityCold* cold = nullptr;                 // parent (kNoParent for a root), depth, velocity
   bool attachments = false;                         // false: every entity is its own root
   std::span<const std::uint32_t> teleported_roots;  // roots of the trees teleported for the last tick
   std::span<const ClientId> live_clients;           // sorted by index
   std::size_t client_slots = 0;
 
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
-    while (parent[e] != kNoParent) e = parent[e];
+    while (cold[e].parent != kNoParent) e = cold[e].parent;
     return e;
   }
 };

@@ -45,12 +45,12 @@ void ClientPass::schedule_updates() {
       }
       period = w_.tier_period[tier];
     }
-    if (any_keys && w_.key[r] != 0 && !w_.tree_always[r] && forced_[r] != epoch_) {
-      const Subscription* subscription = find_subscription(client_, w_.key[r]);
+    if (any_keys && w_.cold[r].key != 0 && !w_.cold[r].tree_always && forced_[r] != epoch_) {
+      const Subscription* subscription = find_subscription(client_, w_.cold[r].key);
       if (subscription != nullptr) period = std::max(period, subscription->send_rate);
     }
     if (period_of != nullptr) period_of[i] = period;
-    if (period != 1 && !refresh_ && !w_.tree_teleported[r] && (w_.ticks + r) % period != 0) continue;
+    if (period != 1 && !refresh_ && !w_.cold[r].tree_teleported && (w_.ticks + r) % period != 0) continue;
     updated[update_count++] = member;
   }
   update_count_ = update_count;

@@ -158,8 +158,7 @@ void ReplicatorImpl::score_members(ClientSend& s) {
       prefetch(&view.xs[ahead]);
       prefetch(&view.zs[ahead]);
       prefetch(&view.bound[ahead]);
-      prefetch(&view.vel_x[ahead]);
-      prefetch(&view.vel_z[ahead]);
+      prefetch(&view.cold[ahead]);
     }
     Member& m = c.members[i];
     if (m.pending || m.since == now) continue;
@@ -170,7 +169,7 @@ void ReplicatorImpl::score_members(ClientSend& s) {
     in.entity = m.id;
     in.distance = surface(view, s.client, r);
     in.bound_radius = view.bound[r];
-    in.speed = std::sqrt(view.vel_x[e] * view.vel_x[e] + view.vel_z[e] * view.vel_z[e]);
+    in.speed = std::sqrt(view.cold[e].vel_x * view.cold[e].vel_x + view.cold[e].vel_z * view.cold[e].vel_z);
     in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
     in.interacted = m.interacted_until > now;
     const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;

@@ -11,7 +11,7 @@ namespace sightline {
 
 Sight WorldImpl::sight_of(const ClientSlot& client, std::uint32_t client_slot, std::size_t origins,
                           const float* origin_x, const float* origin_z) const {
-  const SpaceSlot& room = space_slots[space[client.viewer]];
+  const SpaceSlot& room = space_slots[cold[client.viewer].space];
   Sight sight;
   sight.walls = room.walls.wall_count() != 0;
   sight.needed = room.culls && (sight.walls || filter != nullptr);
@@ -30,10 +30,10 @@ bool WorldImpl::sees(const Sight& sight, std::uint32_t r, OccluderScratch& occlu
   const float pz = zs[r];
   bool visible = !sight.walls;
   if (!visible) {
-    const OccluderGrid& walls = space_slots[space[r]].walls;
-    const bool ahead = sight.look_ahead > 0.0f && (vel_x[r] != 0.0f || vel_z[r] != 0.0f);
-    const float ax = px + vel_x[r] * sight.look_ahead;
-    const float az = pz + vel_z[r] * sight.look_ahead;
+    const OccluderGrid& walls = space_slots[cold[r].space].walls;
+    const bool ahead = sight.look_ahead > 0.0f && (cold[r].vel_x != 0.0f || cold[r].vel_z != 0.0f);
+    const float ax = px + cold[r].vel_x * sight.look_ahead;
+    const float az = pz + cold[r].vel_z * sight.look_ahead;
     for (std::size_t o = 0; o < sight.origins && !visible; ++o) {
       visible = walls.sees(sight.origin_x[o], sight.origin_z[o], px, pz, b, occluder_scratch) ||
                 (ahead && walls.sees(sight.origin_x[o], sight.origin_z[o], ax, az, b, occluder_scratch));
@@ -76,15 +76,15 @@ Status World::set_velocity(EntityId entity, float vx, float vz) {
                                              ", " + format_value(vz) + "): must be finite and within " +
                                              format_value(kMaxCoordinate) + " per second"};
   }
-  w.vel_x[entity.index] = vx;
-  w.vel_z[entity.index] = vz;
+  w.cold[entity.index].vel_x = vx;
+  w.cold[entity.index].vel_z = vz;
   return {};
 }
 
 Result<Velocity> World::velocity(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  return Velocity{w.vel_x[entity.index], w.vel_z[entity.index]};
+  return Velocity{w.cold[entity.index].vel_x, w.cold[entity.index].vel_z};
 }
 
 Status World::set_look_ahead(ClientId client, float seconds) {

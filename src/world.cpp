@@ -38,19 +38,10 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   generation.reserve(def.entity_capacity);
   alive.reserve(def.entity_capacity);
   live_generation.reserve(def.entity_capacity);
-  always.reserve(def.entity_capacity);
-  viewer_refs.reserve(def.entity_capacity);
-  key.reserve(def.entity_capacity);
-  owner.reserve(def.entity_capacity);
-  origin_refs.reserve(def.entity_capacity);
+  cold.reserve(def.entity_capacity);
   bound.reserve(def.entity_capacity);
   binned.reserve(def.entity_capacity);
   traits.reserve(def.entity_capacity);
-  for (auto* v : {&parent, &first_child, &next_sibling, &holders, &space, &space_pos})
-    v->reserve(def.entity_capacity);
-  for (auto* v : {&vel_x, &vel_z}) v->reserve(def.entity_capacity);
-  for (auto* v : {&depth, &presenter, &teleported, &tree_teleported, &tree_always})
-    v->reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
   // The default space: culling at the world's radii, no broadcast.
   SpaceSlot& default_slot = space_slots.emplace_back();
@@ -86,8 +77,8 @@ Status WorldImpl::check(EntityId id) const {
 }
 
 Status WorldImpl::check_root(EntityId id, const char* what) const {
-  if (parent[id.index] == kNone) return {};
-  const EntityId parent_id{parent[id.index], generation[parent[id.index]]};
+  if (cold[id.index].parent == kNone) return {};
+  const EntityId parent_id{cold[id.index].parent, generation[cold[id.index].parent]};
   return {ErrorCode::invalid_argument, describe(id) + " is attached to " + describe(parent_id) + ": " + what +
                                            " belongs to the root of its tree"};
 }
@@ -129,41 +120,19 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.generation[index] = next_generation;
     w.live_generation[index] = next_generation;
     w.alive[index] = 1;
-    w.always[index] = 0;
-    w.viewer_refs[index] = 0;
-    w.key[index] = 0;
-    w.owner[index] = 0;
-    w.origin_refs[index] = 0;
+    w.cold[index] = EntityCold{};
     w.bound[index] = 0.0f;
     w.binned[index] = 1;
-    w.parent[index] = w.first_child[index] = w.next_sibling[index] = WorldImpl::kNone;
-    w.depth[index] = 0;
-    w.presenter[index] = 0;
-    w.holders[index] = 0;
-    w.vel_x[index] = w.vel_z[index] = 0.0f;
-    w.teleported[index] = w.tree_teleported[index] = w.tree_always[index] = 0;
   } else {
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
     w.generation.push_back(next_generation);
     w.live_generation.push_back(next_generation);
     w.alive.push_back(1);
-    w.always.push_back(0);
-    w.viewer_refs.push_back(0);
-    w.key.push_back(0);
-    w.owner.push_back(0);
-    w.origin_refs.push_back(0);
+    w.cold.emplace_back();
     w.bound.push_back(0.0f);
     w.binned.push_back(1);
     w.traits.push_back(0);
-    for (auto* v : {&w.parent, &w.first_child, &w.next_sibling}) v->push_back(WorldImpl::kNone);
-    for (auto* v : {&w.depth, &w.presenter, &w.teleported, &w.tree_teleported, &w.tree_always})
-      v->push_back(0);
-    w.holders.push_back(0);
-    w.vel_x.push_back(0.0f);
-    w.vel_z.push_back(0.0f);
-    w.space.push_back(0);
-    w.space_pos.push_back(0);
     // The release phase of a tick frees slots: keep room for every slot.
     w.entity_slots.reserve_frees(w.xs.capacity());
   }
@@ -179,7 +148,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
 Status World::destroy_entity(EntityId entity) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  if (w.viewer_refs[entity.index] != 0) {
+  if (w.cold[entity.index].viewer_refs != 0) {
     for (const ClientId client : w.live_clients) {
       if (w.client_slots[client.index].viewer == entity.index) {
         return {ErrorCode::entity_is_viewer, describe(entity) + " is the viewer of " + describe(client) +
@@ -189,13 +158,13 @@ Status World::destroy_entity(EntityId entity) {
   }
   (void)set_always_relevant(entity, false);
   const std::uint32_t e = entity.index;
-  while (w.first_child[e] != WorldImpl::kNone) w.detach(w.first_child[e]);
+  while (w.cold[e].first_child != WorldImpl::kNone) w.detach(w.cold[e].first_child);
   // Its despawns sort at the depth it had, so a destroyed attachment still goes before its parent.
-  const std::uint8_t depth = w.depth[e];
+  const std::uint8_t depth = w.cold[e].depth;
   w.detach(e);
-  w.depth[e] = depth;
+  w.cold[e].depth = depth;
   if (depth != 0) ++w.deep_destroyed;
-  if (w.presenter[e]) (void)set_presenter(entity, false);
+  if (w.cold[e].presenter) (void)set_presenter(entity, false);
   w.remove_from_space(e);
   w.set_entity_key(entity.index, 0);
   w.clear_owner(entity.index);
@@ -256,7 +225,7 @@ void WorldImpl::set_bound(std::uint32_t entity_index, float radius) {
 }
 
 void WorldImpl::refresh_binning(std::uint32_t e) {
-  const bool root = parent[e] == kNone;
+  const bool root = cold[e].parent == kNone;
   binned[e] = alive[e] && root && bound[e] == 0.0f ? 1 : 0;
   const bool listed_now = alive[e] && root && bound[e] > 0.0f;
   set_listed(bounded_list, e, listed_now);
@@ -265,9 +234,10 @@ void WorldImpl::refresh_binning(std::uint32_t e) {
 
 void WorldImpl::refresh_traits(std::uint32_t e) {
   traits[e] = static_cast<std::uint8_t>(
-      (alive[e] ? 0 : kDead) | (always[e] ? kAlways : 0) | (owner[e] != 0 ? kOwned : 0) |
-      (key[e] != 0 ? kKeyed : 0) | (bound[e] > 0.0f ? kBounded : 0) | (origin_refs[e] != 0 ? kOrigin : 0) |
-      (parent[e] != kNone ? kChild : 0) | (first_child[e] != kNone || presenter[e] ? kTree : 0));
+      (alive[e] ? 0 : kDead) | (cold[e].always ? kAlways : 0) | (cold[e].owner != 0 ? kOwned : 0) |
+      (cold[e].key != 0 ? kKeyed : 0) | (bound[e] > 0.0f ? kBounded : 0) |
+      (cold[e].origin_refs != 0 ? kOrigin : 0) | (cold[e].parent != kNone ? kChild : 0) |
+      (cold[e].first_child != kNone || cold[e].presenter ? kTree : 0));
 }
 
 Status World::set_bound_radius(EntityId entity, float radius) {
@@ -288,8 +258,8 @@ Status World::set_always_relevant(EntityId entity, bool always_relevant) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
   const auto flag = static_cast<std::uint8_t>(always_relevant);
-  if (w.always[entity.index] == flag) return {};
-  w.always[entity.index] = flag;
+  if (w.cold[entity.index].always == flag) return {};
+  w.cold[entity.index].always = flag;
   w.refresh_traits(entity.index);
   set_listed(w.always_list, entity.index, always_relevant);
   return {};
@@ -298,7 +268,7 @@ Status World::set_always_relevant(EntityId entity, bool always_relevant) {
 Result<bool> World::always_relevant(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  return w.always[entity.index] != 0;
+  return w.cold[entity.index].always != 0;
 }
 
 Status World::set_presenter(EntityId entity, bool presenter) {
@@ -306,8 +276,8 @@ Status World::set_presenter(EntityId entity, bool presenter) {
   if (Status s = w.check(entity); !s) return s;
   if (Status s = w.check_root(entity, "presenting"); !s) return s;
   const auto flag = static_cast<std::uint8_t>(presenter);
-  if (w.presenter[entity.index] == flag) return {};
-  w.presenter[entity.index] = flag;
+  if (w.cold[entity.index].presenter == flag) return {};
+  w.cold[entity.index].presenter = flag;
   w.refresh_traits(entity.index);
   set_listed(w.presenter_list, entity.index, presenter);
   return {};
@@ -316,14 +286,14 @@ Status World::set_presenter(EntityId entity, bool presenter) {
 Result<bool> World::presenter(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
-  return w.presenter[entity.index] != 0;
+  return w.cold[entity.index].presenter != 0;
 }
 
 Status World::teleport(EntityId entity, float x, float z) {
   WorldImpl& w = *impl_;
   if (Status s = set_position(entity, x, z); !s) return s;
-  if (!w.teleported[entity.index]) {
-    w.teleported[entity.index] = 1;
+  if (!w.cold[entity.index].teleported) {
+    w.cold[entity.index].teleported = 1;
     w.teleported_list.push_back(entity.index);
   }
   return {};
@@ -354,7 +324,7 @@ Result<ClientId> World::create_client(EntityId viewer) {
   slot.look_ahead = 0.0f;
   slot.sighted = false;
   slot.seen = Slice{};
-  ++w.viewer_refs[viewer.index];
+  ++w.cold[viewer.index].viewer_refs;
   const ClientId id{index, slot.generation};
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), id,
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
@@ -367,18 +337,18 @@ Status World::destroy_client(ClientId client) {
   if (Status s = w.check(client); !s) return s;
   ClientSlot& slot = w.client_slots[client.index];
   for (const std::uint32_t e : slot.owned) {
-    w.owner[e] = 0;
+    w.cold[e].owner = 0;
     w.refresh_traits(e);
   }
   slot.owned.clear();
   for (const std::uint32_t e : slot.extra_origins) {
-    --w.origin_refs[e];
+    --w.cold[e].origin_refs;
     w.refresh_traits(e);
   }
   slot.extra_origins.clear();
-  --w.viewer_refs[slot.viewer];
+  --w.cold[slot.viewer].viewer_refs;
   for (std::uint32_t i = 0; i < slot.members.count; ++i)
-    --w.holders[w.outputs.members[slot.members.begin + i].index];
+    --w.cold[w.outputs.members[slot.members.begin + i].index].holders;
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = slot.events = Slice{};
   w.client_pool.free(client.index);
@@ -398,11 +368,11 @@ Status World::set_viewer(ClientId client, EntityId viewer) {
   const auto at = std::lower_bound(extra.begin(), extra.end(), viewer.index);
   if (at != extra.end() && *at == viewer.index) {
     extra.erase(at);
-    --w.origin_refs[viewer.index];
+    --w.cold[viewer.index].origin_refs;
     w.refresh_traits(viewer.index);
   }
-  --w.viewer_refs[slot.viewer];
-  ++w.viewer_refs[viewer.index];
+  --w.cold[slot.viewer].viewer_refs;
+  ++w.cold[viewer.index].viewer_refs;
   slot.viewer = viewer.index;
   slot.refresh = true;
   return {};

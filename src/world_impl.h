@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "distance_scan.h"
+#include "entity_cold.h"
 #include "grid.h"
 #include "occluder_grid.h"
 #include "position_batch.h"
@@ -198,24 +199,21 @@ class WorldImpl {
   std::vector<std::uint32_t> tier_period;
   std::vector<float> tier_fraction;
 
-  // Entities, structure of arrays, indexed by slot.
+  // Entities, indexed by slot: the columns the hot loops stream through, and the rest of each
+  // slot in one record (cold).
   std::vector<float> xs;
   std::vector<float> zs;
   std::vector<std::uint32_t> generation;
   std::vector<std::uint8_t> alive;
   // generation while alive, 0 once destroyed: one load (or one gather) checks a handle.
   std::vector<std::uint32_t> live_generation;
-  std::vector<std::uint8_t> always;
-  std::vector<std::uint32_t> viewer_refs;   // clients viewing from this entity
-  std::vector<std::uint32_t> origin_refs;   // clients with this entity as an extra origin
+  std::vector<EntityCold> cold;
   std::vector<float> bound;                 // bounding-sphere radius per slot; 0 for a point
   std::vector<std::uint8_t> binned;         // alive and a point: these go into the grid
   std::vector<std::uint32_t> bounded_list;  // sorted indices of live entities with bound > 0
   SlotPool entity_slots;                    // a destroyed entity's slot is freed after the next tick
   std::vector<std::uint32_t> destroyed;     // released after the next tick
   std::vector<std::uint32_t> always_list;   // sorted entity indices
-  std::vector<std::uint64_t> key;           // stored interest key per entity slot; 0 is Global
-  std::vector<std::uint32_t> owner;         // owning client slot + 1 per entity; 0 is none
   std::uint32_t keyed_entities = 0;         // live entities with a non-Global key
   // (stored key, entity index) of live keyed entities, sorted; rebuilt when keys_dirty, for
   // bypass_distance subscriptions that admit entities at any distance.
@@ -230,36 +228,22 @@ class WorldImpl {
   enum : std::uint8_t { kChild = 64, kTree = 128 };
   std::vector<std::uint8_t> traits;
 
-  // Attachments: parent, first child and next sibling per slot (kNone when absent); depth 0 for
-  // a root.
-  static constexpr std::uint32_t kNone = 0xffffffffu;
-  std::vector<std::uint32_t> parent;
-  std::vector<std::uint32_t> first_child;
-  std::vector<std::uint32_t> next_sibling;
-  std::vector<std::uint8_t> depth;
+  // Attachments (EntityCold's parent, first_child, next_sibling, depth).
+  static constexpr std::uint32_t kNone = kNoEntity;
   std::uint32_t attached_entities = 0;
-  std::uint32_t deep_destroyed = 0;  // destroyed since the last tick while attached
-  std::vector<std::uint8_t> presenter;
+  std::uint32_t deep_destroyed = 0;           // destroyed since the last tick while attached
   std::vector<std::uint32_t> presenter_list;  // sorted indices of presenters (roots)
-  std::vector<std::uint32_t> holders;         // clients holding each entity after the last tick
   // Teleports since the last tick, and per tick the roots of their trees.
-  std::vector<std::uint8_t> teleported;
   std::vector<std::uint32_t> teleported_list;
-  std::vector<std::uint8_t> tree_teleported;
   std::vector<std::uint32_t> tree_teleported_list;
   std::vector<std::uint32_t> last_teleported_roots;  // tree_teleported_list of the last tick
   // Per tick: roots of trees holding an always-relevant entity.
-  std::vector<std::uint8_t> tree_always;
   std::vector<std::uint32_t> always_roots;
-  // Sight: velocities for look-ahead and the game's filter (the last sightings are outputs, below).
-  std::vector<float> vel_x;
-  std::vector<float> vel_z;
+  // Sight: the game's filter (velocities are cold; the last sightings are outputs, below).
   VisibilityFilter filter = nullptr;
   void* filter_context = nullptr;
 
-  // Spaces: per entity slot its space slot and its position in that space's entity list.
-  std::vector<std::uint32_t> space;
-  std::vector<std::uint32_t> space_pos;
+  // Spaces (an entity's space and its place in the space's list are cold).
   std::vector<SpaceSlot> space_slots;
   SlotPool space_pool;
 
@@ -315,7 +299,7 @@ class WorldImpl {
     return from.span().subspan(client.updates.begin, client.updates.count);
   }
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
-    while (parent[e] != kNone) e = parent[e];
+    while (cold[e].parent != kNone) e = cold[e].parent;
     return e;
   }
   /// Whether client `sight.client` sees root r this tick: past the walls of r's space from some

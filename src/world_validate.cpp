@@ -36,12 +36,9 @@ bool sorted_unique(const std::vector<std::uint32_t>& list) noexcept {
 
 void WorldImpl::validate_entities() const {
   const std::size_t slots = xs.size();
-  for (const auto* column : {&generation, &live_generation, &viewer_refs, &origin_refs, &owner, &parent,
-                             &first_child, &next_sibling, &space, &space_pos}) {
-    SIGHTLINE_ASSERT(column->size() == slots);
-  }
+  SIGHTLINE_ASSERT(generation.size() == slots && live_generation.size() == slots && cold.size() == slots);
   SIGHTLINE_ASSERT(zs.size() == slots && alive.size() == slots && traits.size() == slots);
-  SIGHTLINE_ASSERT(bound.size() == slots && key.size() == slots && depth.size() == slots);
+  SIGHTLINE_ASSERT(bound.size() == slots && binned.size() == slots);
   std::uint32_t live = 0;
   std::uint32_t attached = 0;
   for (std::uint32_t e = 0; e < slots; ++e) {
@@ -50,18 +47,19 @@ void WorldImpl::validate_entities() const {
     SIGHTLINE_ASSERT(((traits[e] & kDead) != 0) == (alive[e] == 0));
     if (!alive[e]) continue;
     ++live;
-    const SpaceSlot& room = space_slots[space[e]];
+    const SpaceSlot& room = space_slots[cold[e].space];
     SIGHTLINE_ASSERT(room.alive);
-    SIGHTLINE_ASSERT(space_pos[e] < room.entities.size() && room.entities[space_pos[e]] == e);
-    if (parent[e] == kNone) {
-      SIGHTLINE_ASSERT(depth[e] == 0);
+    SIGHTLINE_ASSERT(cold[e].space_pos < room.entities.size() && room.entities[cold[e].space_pos] == e);
+    if (cold[e].parent == kNone) {
+      SIGHTLINE_ASSERT(cold[e].depth == 0);
       continue;
     }
     ++attached;
-    const std::uint32_t p = parent[e];
-    SIGHTLINE_ASSERT(alive[p] && depth[e] == depth[p] + 1 && (traits[e] & kChild) != 0);
+    const std::uint32_t p = cold[e].parent;
+    SIGHTLINE_ASSERT(alive[p] && cold[e].depth == cold[p].depth + 1 && (traits[e] & kChild) != 0);
     bool listed = false;
-    for (std::uint32_t c = first_child[p]; c != kNone && !listed; c = next_sibling[c]) listed = c == e;
+    for (std::uint32_t c = cold[p].first_child; c != kNone && !listed; c = cold[c].next_sibling)
+      listed = c == e;
     SIGHTLINE_ASSERT_MSG(listed, "an attached entity is among its parent's children");
   }
   SIGHTLINE_ASSERT(live == live_entities);
@@ -71,7 +69,7 @@ void WorldImpl::validate_entities() const {
   for (const std::uint32_t e : entity_slots.freed()) SIGHTLINE_ASSERT(e < slots && !alive[e]);
   SIGHTLINE_ASSERT(sorted_unique(always_list) && sorted_unique(bounded_list) &&
                    sorted_unique(presenter_list));
-  for (const std::uint32_t e : always_list) SIGHTLINE_ASSERT(alive[e] && always[e]);
+  for (const std::uint32_t e : always_list) SIGHTLINE_ASSERT(alive[e] && cold[e].always);
   for (const std::uint32_t e : bounded_list) SIGHTLINE_ASSERT(alive[e] && bound[e] > 0.0f && !binned[e]);
   std::size_t in_spaces = 0;
   for (const SpaceSlot& room : space_slots) in_spaces += room.alive ? room.entities.size() : 0;
@@ -121,7 +119,7 @@ void WorldImpl::validate_clients() const {
   SIGHTLINE_ASSERT(member_total <= sets.size());
   SIGHTLINE_ASSERT(!record_periods || outputs.periods.size() == sets.size());
   for (std::size_t e = 0; e < xs.size(); ++e) {
-    SIGHTLINE_ASSERT_MSG(holders[e] == validate_holders[e],
+    SIGHTLINE_ASSERT_MSG(cold[e].holders == validate_holders[e],
                          "holder counts equal the sets that hold each entity");
   }
 }
