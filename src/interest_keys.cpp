@@ -143,15 +143,15 @@ Result<InterestKey> World::interest_key(EntityId entity) const {
   return decode_interest_key(w.cold[entity.index].key);
 }
 
-Status World::set_area_keys(ClientId client, std::span<const KeySubscription> keys) {
+Status World::set_area_subscriptions(ClientId client, std::span<const KeySubscription> subscriptions) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
-  for (const KeySubscription& k : keys) {
+  for (const KeySubscription& k : subscriptions) {
     if (Status s = check_subscription(k, false); !s) return s;
   }
   std::vector<Subscription> replacement;
-  replacement.reserve(keys.size());
-  for (const KeySubscription& k : keys) replacement.push_back(stored(k, false));
+  replacement.reserve(subscriptions.size());
+  for (const KeySubscription& k : subscriptions) replacement.push_back(stored(k, false));
   std::sort(replacement.begin(), replacement.end(),
             [](const Subscription& a, const Subscription& b) { return a.stored_key < b.stored_key; });
   // A key listed twice: the fastest rate, bypass if either entry is.
@@ -168,7 +168,7 @@ Status World::set_area_keys(ClientId client, std::span<const KeySubscription> ke
   return {};
 }
 
-Status World::add_user_key(ClientId client, KeySubscription subscription) {
+Status World::add_user_subscription(ClientId client, KeySubscription subscription) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   if (Status s = check_subscription(subscription, true); !s) return s;
@@ -186,7 +186,7 @@ Status World::add_user_key(ClientId client, KeySubscription subscription) {
   return {};
 }
 
-Status World::remove_user_key(ClientId client, std::uint64_t key) {
+Status World::remove_user_subscription(ClientId client, std::uint64_t key) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   if (Status s = check_key(key, true, "user key"); !s) return s;
@@ -197,21 +197,21 @@ Status World::remove_user_key(ClientId client, std::uint64_t key) {
   return {};
 }
 
-Status World::clear_area_keys(ClientId client) {
+Status World::clear_area_subscriptions(ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   replace_kind(w.client_slots[client.index], false, {});
   return {};
 }
 
-Status World::clear_user_keys(ClientId client) {
+Status World::clear_user_subscriptions(ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   replace_kind(w.client_slots[client.index], true, {});
   return {};
 }
 
-Status World::clear_interest_keys(ClientId client) {
+Status World::clear_subscriptions(ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   ClientSlot& slot = w.client_slots[client.index];
@@ -222,13 +222,13 @@ Status World::clear_interest_keys(ClientId client) {
   return {};
 }
 
-Result<std::vector<KeySubscription>> World::area_keys(ClientId client) const {
+Result<std::vector<KeySubscription>> World::area_subscriptions(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   return decoded(w.client_slots[client.index], false);
 }
 
-Result<std::vector<KeySubscription>> World::user_keys(ClientId client) const {
+Result<std::vector<KeySubscription>> World::user_subscriptions(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   return decoded(w.client_slots[client.index], true);

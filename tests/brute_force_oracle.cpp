@@ -636,9 +636,9 @@ void BruteForceOracle::replace_kind(Client& c, bool user,
   }
 }
 
-std::string BruteForceOracle::set_area_keys(ClientId id, const std::vector<KeySubscription>& keys) {
+std::string BruteForceOracle::set_area_subscriptions(ClientId id, const std::vector<KeySubscription>& keys) {
   Client* c = client(id);
-  if (c == nullptr) return "set_area_keys accepted " + to_string(id) + ", not live";
+  if (c == nullptr) return "set_area_subscriptions accepted " + to_string(id) + ", not live";
   std::map<std::uint64_t, Subscription> replacement;
   for (const KeySubscription& k : keys) {
     const Subscription sub{std::max<std::uint32_t>(k.send_rate, 1), k.bypass_distance};
@@ -655,9 +655,9 @@ std::string BruteForceOracle::set_area_keys(ClientId id, const std::vector<KeySu
   return {};
 }
 
-std::string BruteForceOracle::add_user_key(ClientId id, KeySubscription subscription) {
+std::string BruteForceOracle::add_user_subscription(ClientId id, KeySubscription subscription) {
   Client* c = client(id);
-  if (c == nullptr) return "add_user_key accepted " + to_string(id) + ", not live";
+  if (c == nullptr) return "add_user_subscription accepted " + to_string(id) + ", not live";
   std::map<std::uint64_t, Subscription> users;
   for (const auto& [key, sub] : c->subscriptions) {
     if (is_user_key(key)) users[key] = sub;
@@ -668,9 +668,9 @@ std::string BruteForceOracle::add_user_key(ClientId id, KeySubscription subscrip
   return {};
 }
 
-std::string BruteForceOracle::remove_user_key(ClientId id, std::uint64_t key) {
+std::string BruteForceOracle::remove_user_subscription(ClientId id, std::uint64_t key) {
   Client* c = client(id);
-  if (c == nullptr) return "remove_user_key accepted " + to_string(id) + ", not live";
+  if (c == nullptr) return "remove_user_subscription accepted " + to_string(id) + ", not live";
   std::map<std::uint64_t, Subscription> users;
   for (const auto& [stored, sub] : c->subscriptions) {
     if (is_user_key(stored) && stored != encode_user_key(key)) users[stored] = sub;
@@ -679,23 +679,23 @@ std::string BruteForceOracle::remove_user_key(ClientId id, std::uint64_t key) {
   return {};
 }
 
-std::string BruteForceOracle::clear_area_keys(ClientId id) {
+std::string BruteForceOracle::clear_area_subscriptions(ClientId id) {
   Client* c = client(id);
-  if (c == nullptr) return "clear_area_keys accepted " + to_string(id) + ", not live";
+  if (c == nullptr) return "clear_area_subscriptions accepted " + to_string(id) + ", not live";
   replace_kind(*c, false, {});
   return {};
 }
 
-std::string BruteForceOracle::clear_user_keys(ClientId id) {
+std::string BruteForceOracle::clear_user_subscriptions(ClientId id) {
   Client* c = client(id);
-  if (c == nullptr) return "clear_user_keys accepted " + to_string(id) + ", not live";
+  if (c == nullptr) return "clear_user_subscriptions accepted " + to_string(id) + ", not live";
   replace_kind(*c, true, {});
   return {};
 }
 
-std::string BruteForceOracle::clear_interest_keys(ClientId id) {
+std::string BruteForceOracle::clear_subscriptions(ClientId id) {
   Client* c = client(id);
-  if (c == nullptr) return "clear_interest_keys accepted " + to_string(id) + ", not live";
+  if (c == nullptr) return "clear_subscriptions accepted " + to_string(id) + ", not live";
   // One call, one change: the revision rises by one at most.
   if (!c->subscriptions.empty()) {
     c->subscriptions.clear();
@@ -718,10 +718,10 @@ std::vector<KeySubscription> BruteForceOracle::decoded(const Client& c, bool use
   return out;
 }
 
-std::vector<KeySubscription> BruteForceOracle::area_keys(ClientId id) const {
+std::vector<KeySubscription> BruteForceOracle::area_subscriptions(ClientId id) const {
   return decoded(*client(id), false);
 }
-std::vector<KeySubscription> BruteForceOracle::user_keys(ClientId id) const {
+std::vector<KeySubscription> BruteForceOracle::user_subscriptions(ClientId id) const {
   return decoded(*client(id), true);
 }
 std::uint64_t BruteForceOracle::subscription_revision(ClientId id) const { return client(id)->revision; }

@@ -99,9 +99,9 @@ namespace sightline::testing {
 /// membership, as the World does: a member beyond R hidden past its hold is no member then, so
 /// why() names it `out_of_range` (its despawn still says `hidden`). Events are not modelled.
 ///
-/// Bookkeeping: set_area_keys replaces the area subscriptions as a set (a key listed twice keeps
-/// the smallest rate and bypass if either entry has it); the revision rises by one on every
-/// accepted call that changed the client's subscriptions. Destroying an entity removes it from
+/// Bookkeeping: set_area_subscriptions replaces the area subscriptions as a set (a key listed
+/// twice keeps the smallest rate and bypass if either entry has it); the revision rises by one on
+/// every accepted call that changed the client's subscriptions. Destroying an entity removes it from
 /// every client's extra origins and ends its ownership; destroying a client ends its ownerships;
 /// set_viewer to an extra origin removes it from the extra origins. Destroyed slots are forgotten
 /// after the tick; teleport and origin-change marks are cleared by it.
@@ -155,17 +155,17 @@ class BruteForceOracle {
   // Interest keys. The caller validates keys and rates (the oracle records accepted inputs only);
   // each returns an empty string, or why the handle makes the call inconsistent.
   std::string set_entity_key(EntityId id, std::uint64_t stored_key);
-  std::string set_area_keys(ClientId id, const std::vector<KeySubscription>& keys);
-  std::string add_user_key(ClientId id, KeySubscription subscription);
-  std::string remove_user_key(ClientId id, std::uint64_t key);
-  std::string clear_area_keys(ClientId id);
-  std::string clear_user_keys(ClientId id);
-  std::string clear_interest_keys(ClientId id);
+  std::string set_area_subscriptions(ClientId id, const std::vector<KeySubscription>& keys);
+  std::string add_user_subscription(ClientId id, KeySubscription subscription);
+  std::string remove_user_subscription(ClientId id, std::uint64_t key);
+  std::string clear_area_subscriptions(ClientId id);
+  std::string clear_user_subscriptions(ClientId id);
+  std::string clear_subscriptions(ClientId id);
   /// Sets the revision the oracle counts from (the world's value when the client was created).
   void set_revision_base(ClientId id, std::uint64_t revision);
   /// Decoded subscriptions, sorted by key value; expected revision. Client must be known.
-  [[nodiscard]] std::vector<KeySubscription> area_keys(ClientId id) const;
-  [[nodiscard]] std::vector<KeySubscription> user_keys(ClientId id) const;
+  [[nodiscard]] std::vector<KeySubscription> area_subscriptions(ClientId id) const;
+  [[nodiscard]] std::vector<KeySubscription> user_subscriptions(ClientId id) const;
   [[nodiscard]] std::uint64_t subscription_revision(ClientId id) const;
   /// Stored key of a live entity (0 when unknown).
   [[nodiscard]] std::uint64_t stored_key(EntityId id) const;

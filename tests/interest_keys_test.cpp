@@ -72,12 +72,12 @@ class InterestKeysTest : public ::testing::Test {
     return r.ok() ? *r : ~std::uint64_t{0};
   }
   std::vector<KeySubscription> area(ClientId c) {
-    const auto keys = world.area_keys(c);
+    const auto keys = world.area_subscriptions(c);
     EXPECT_TRUE(keys.ok());
     return keys.ok() ? *keys : std::vector<KeySubscription>{};
   }
   std::vector<KeySubscription> user(ClientId c) {
-    const auto keys = world.user_keys(c);
+    const auto keys = world.user_subscriptions(c);
     EXPECT_TRUE(keys.ok());
     return keys.ok() ? *keys : std::vector<KeySubscription>{};
   }
@@ -124,14 +124,14 @@ TEST_F(InterestKeysTest, SeedTableAreaKeysAndGlobal) {
   const ClientId player2 = make_client(0.5f, 0.5f);
   const KeySubscription both[] = {{42, 1, false}, {99, 1, false}};
   const KeySubscription only42[] = {{42, 1, false}};
-  ASSERT_TRUE(world.set_area_keys(player1, both).ok());
-  ASSERT_TRUE(world.set_area_keys(player2, only42).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(player1, both).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(player2, only42).ok());
   world.tick();
   EXPECT_EQ(held(player1), (std::vector<EntityId>{a, b, c}));
   EXPECT_EQ(held(player2), (std::vector<EntityId>{a, c}));
   for (const Spawn& s : spawns(player1)) EXPECT_EQ(s.second, SpawnReason::near);
   // A User subscription with the same value does not match an Area key.
-  ASSERT_TRUE(world.add_user_key(player2, {99, 1, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(player2, {99, 1, false}).ok());
   world.tick();
   EXPECT_EQ(held(player2), (std::vector<EntityId>{a, c}));
 }
@@ -141,90 +141,90 @@ TEST_F(InterestKeysTest, SeedTableAreaKeysAndGlobal) {
 TEST_F(InterestKeysTest, SetAreaKeysWithTheSameSetLeavesTheRevision) {
   const std::uint64_t r0 = revision(client);
   const KeySubscription set[] = {{42, 1, false}, {99, 2, true}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   const std::uint64_t r1 = revision(client);
   EXPECT_EQ(r1, r0 + 1);
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   EXPECT_EQ(revision(client), r1);
   const KeySubscription reordered[] = {{99, 2, true}, {42, 1, false}};
-  ASSERT_TRUE(world.set_area_keys(client, reordered).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, reordered).ok());
   EXPECT_EQ(revision(client), r1) << "the same set in another order";
   const KeySubscription other_key[] = {{42, 1, false}, {98, 2, true}};
-  ASSERT_TRUE(world.set_area_keys(client, other_key).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, other_key).ok());
   EXPECT_EQ(revision(client), r1 + 1);
   const KeySubscription other_rate[] = {{42, 3, false}, {98, 2, true}};
-  ASSERT_TRUE(world.set_area_keys(client, other_rate).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, other_rate).ok());
   EXPECT_EQ(revision(client), r1 + 2);
   const KeySubscription other_bypass[] = {{42, 3, true}, {98, 2, true}};
-  ASSERT_TRUE(world.set_area_keys(client, other_bypass).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, other_bypass).ok());
   EXPECT_EQ(revision(client), r1 + 3);
   EXPECT_EQ(area(client), (std::vector<KeySubscription>{{42, 3, true}, {98, 2, true}}));
 }
 
 TEST_F(InterestKeysTest, UserKeysSurviveSetAreaKeysAndClearAreaKeys) {
-  ASSERT_TRUE(world.add_user_key(client, {7, 2, true}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {7, 2, true}).ok());
   const KeySubscription set[] = {{1, 1, false}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   EXPECT_EQ(user(client), (std::vector<KeySubscription>{{7, 2, true}}));
-  ASSERT_TRUE(world.set_area_keys(client, std::span<const KeySubscription>{}).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, std::span<const KeySubscription>{}).ok());
   EXPECT_EQ(user(client), (std::vector<KeySubscription>{{7, 2, true}}));
   EXPECT_TRUE(area(client).empty());
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
-  ASSERT_TRUE(world.clear_area_keys(client).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
+  ASSERT_TRUE(world.clear_area_subscriptions(client).ok());
   EXPECT_EQ(user(client), (std::vector<KeySubscription>{{7, 2, true}}));
   EXPECT_TRUE(area(client).empty());
 }
 
 TEST_F(InterestKeysTest, AddAndRemoveUserKeys) {
   const std::uint64_t r0 = revision(client);
-  ASSERT_TRUE(world.add_user_key(client, {7, 2, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {7, 2, false}).ok());
   EXPECT_EQ(revision(client), r0 + 1);
-  ASSERT_TRUE(world.add_user_key(client, {7, 2, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {7, 2, false}).ok());
   EXPECT_EQ(revision(client), r0 + 1) << "adding the same subscription again changes nothing";
-  ASSERT_TRUE(world.add_user_key(client, {7, 3, true}).ok());  // replaces
+  ASSERT_TRUE(world.add_user_subscription(client, {7, 3, true}).ok());  // replaces
   EXPECT_EQ(revision(client), r0 + 2);
   EXPECT_EQ(user(client), (std::vector<KeySubscription>{{7, 3, true}}));
-  ASSERT_TRUE(world.remove_user_key(client, 8).ok()) << "removing an absent key is not an error";
+  ASSERT_TRUE(world.remove_user_subscription(client, 8).ok()) << "removing an absent key is not an error";
   EXPECT_EQ(revision(client), r0 + 2);
-  ASSERT_TRUE(world.remove_user_key(client, 7).ok());
+  ASSERT_TRUE(world.remove_user_subscription(client, 7).ok());
   EXPECT_EQ(revision(client), r0 + 3);
   EXPECT_TRUE(user(client).empty());
-  ASSERT_TRUE(world.remove_user_key(client, 7).ok());
+  ASSERT_TRUE(world.remove_user_subscription(client, 7).ok());
   EXPECT_EQ(revision(client), r0 + 3);
 }
 
 TEST_F(InterestKeysTest, ClearCallsClearTheirKindAndBumpTheRevisionOnceWhenTheyChangeSomething) {
   const KeySubscription set[] = {{1, 1, false}, {2, 4, false}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
-  ASSERT_TRUE(world.add_user_key(client, {5, 1, false}).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {5, 1, false}).ok());
   std::uint64_t r = revision(client);
 
-  ASSERT_TRUE(world.clear_user_keys(client).ok());
+  ASSERT_TRUE(world.clear_user_subscriptions(client).ok());
   EXPECT_TRUE(user(client).empty());
   EXPECT_EQ(area(client).size(), 2u);
   EXPECT_EQ(revision(client), ++r);
-  ASSERT_TRUE(world.clear_user_keys(client).ok());
+  ASSERT_TRUE(world.clear_user_subscriptions(client).ok());
   EXPECT_EQ(revision(client), r) << "clearing nothing changes nothing";
 
-  ASSERT_TRUE(world.add_user_key(client, {5, 1, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {5, 1, false}).ok());
   r = revision(client);
-  ASSERT_TRUE(world.clear_area_keys(client).ok());
+  ASSERT_TRUE(world.clear_area_subscriptions(client).ok());
   EXPECT_TRUE(area(client).empty());
   EXPECT_EQ(user(client).size(), 1u);
   EXPECT_EQ(revision(client), ++r);
-  ASSERT_TRUE(world.clear_area_keys(client).ok());
+  ASSERT_TRUE(world.clear_area_subscriptions(client).ok());
   EXPECT_EQ(revision(client), r);
 
-  // clear_interest_keys with both kinds present: one call that changed the subscriptions, so
+  // clear_subscriptions with both kinds present: one call that changed the subscriptions, so
   // the revision "rises by one" (world.h).
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   r = revision(client);
-  ASSERT_TRUE(world.clear_interest_keys(client).ok());
+  ASSERT_TRUE(world.clear_subscriptions(client).ok());
   EXPECT_TRUE(area(client).empty());
   EXPECT_TRUE(user(client).empty());
-  EXPECT_EQ(revision(client), r + 1) << "clear_interest_keys removing area and user keys in one call";
+  EXPECT_EQ(revision(client), r + 1) << "clear_subscriptions removing area and user keys in one call";
   r = revision(client);
-  ASSERT_TRUE(world.clear_interest_keys(client).ok());
+  ASSERT_TRUE(world.clear_subscriptions(client).ok());
   EXPECT_EQ(revision(client), r);
 }
 
@@ -235,11 +235,11 @@ TEST_F(InterestKeysTest, ClearingSubscriptionsDespawnsKeyedEntitiesWithKeyRemove
   ASSERT_TRUE(world.set_area_interest_key(a, 1).ok());
   ASSERT_TRUE(world.set_user_interest_key(u, 1).ok());
   const KeySubscription set[] = {{1, 1, false}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
-  ASSERT_TRUE(world.add_user_key(client, {1, 1, false}).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {1, 1, false}).ok());
   world.tick();
   ASSERT_EQ(held(client), (std::vector<EntityId>{a, u, g}));
-  ASSERT_TRUE(world.clear_interest_keys(client).ok());
+  ASSERT_TRUE(world.clear_subscriptions(client).ok());
   world.tick();
   EXPECT_EQ(held(client), (std::vector<EntityId>{g}));
   EXPECT_EQ(despawns(client),
@@ -248,12 +248,12 @@ TEST_F(InterestKeysTest, ClearingSubscriptionsDespawnsKeyedEntitiesWithKeyRemove
 
 TEST_F(InterestKeysTest, ReadersReturnDecodedValuesSortedByKey) {
   const KeySubscription set[] = {{99, 2, false}, {5, 1, true}, {kMaxInterestKey, 3, false}, {42, 4, false}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   EXPECT_EQ(area(client), (std::vector<KeySubscription>{
                               {5, 1, true}, {42, 4, false}, {99, 2, false}, {kMaxInterestKey, 3, false}}));
-  ASSERT_TRUE(world.add_user_key(client, {kMaxInterestKey, 1, false}).ok());
-  ASSERT_TRUE(world.add_user_key(client, {3, 2, true}).ok());
-  ASSERT_TRUE(world.add_user_key(client, {1, 1, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {kMaxInterestKey, 1, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {3, 2, true}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {1, 1, false}).ok());
   EXPECT_EQ(user(client),
             (std::vector<KeySubscription>{{1, 1, false}, {3, 2, true}, {kMaxInterestKey, 1, false}}));
 
@@ -275,7 +275,7 @@ TEST_F(InterestKeysTest, AreaKeyZeroMatchesAreaSubscriptionZero) {
   world.tick();
   EXPECT_FALSE(holds(client, e));
   const KeySubscription zero[] = {{0, 1, false}};
-  ASSERT_TRUE(world.set_area_keys(client, zero).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, zero).ok());
   world.tick();
   EXPECT_TRUE(holds(client, e));
 }
@@ -291,8 +291,8 @@ TEST_F(InterestKeysTest, NewEntityInAReusedSlotAndNewClientInAReusedSlotStartWit
 
   const ClientId other = make_client(5.0f, 5.0f);
   const KeySubscription set[] = {{9, 1, true}};
-  ASSERT_TRUE(world.set_area_keys(other, set).ok());
-  ASSERT_TRUE(world.add_user_key(other, {9, 1, true}).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(other, set).ok());
+  ASSERT_TRUE(world.add_user_subscription(other, {9, 1, true}).ok());
   ASSERT_TRUE(world.destroy_client(other).ok());
   const Result<EntityId> v = world.create_entity({6.0f, 6.0f, false});
   ASSERT_TRUE(v.ok());
@@ -309,7 +309,7 @@ TEST_F(InterestKeysTest, KeySendRateSetsTheUpdateCadence) {
   const EntityId e = make(1.0f, 0.0f);
   ASSERT_TRUE(world.set_area_interest_key(e, 3).ok());
   const KeySubscription set[] = {{3, 4, false}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   const std::uint64_t first = world.tick_count();
   EXPECT_EQ(update_ticks(e, 24), due_ticks(first, 24, e.index, 4));
 }
@@ -317,7 +317,7 @@ TEST_F(InterestKeysTest, KeySendRateSetsTheUpdateCadence) {
 TEST_F(InterestKeysTest, SendRateZeroReadsAsOne) {
   const EntityId e = make(1.0f, 0.0f);
   ASSERT_TRUE(world.set_user_interest_key(e, 3).ok());
-  ASSERT_TRUE(world.add_user_key(client, {3, 0, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {3, 0, false}).ok());
   const std::uint64_t first = world.tick_count();
   EXPECT_EQ(update_ticks(e, 6), due_ticks(first, 6, e.index, 1));
 }
@@ -328,13 +328,13 @@ TEST_F(InterestKeysTest, MinimumSendRateWinsOverTwoMatchingAreaSubscriptions) {
   const EntityId e = make(1.0f, 0.0f);
   ASSERT_TRUE(world.set_area_interest_key(e, 42).ok());
   const KeySubscription twice[] = {{42, 5, false}, {42, 2, false}, {43, 1, false}};
-  ASSERT_TRUE(world.set_area_keys(client, twice).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, twice).ok());
   EXPECT_EQ(area(client), (std::vector<KeySubscription>{{42, 2, false}, {43, 1, false}}));
   std::uint64_t first = world.tick_count();
   EXPECT_EQ(update_ticks(e, 20), due_ticks(first, 20, e.index, 2));
 
   const KeySubscription reversed[] = {{42, 2, false}, {42, 5, true}};
-  ASSERT_TRUE(world.set_area_keys(client, reversed).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, reversed).ok());
   EXPECT_EQ(area(client), (std::vector<KeySubscription>{{42, 2, true}}));
   first = world.tick_count();
   EXPECT_EQ(update_ticks(e, 20), due_ticks(first, 20, e.index, 2));
@@ -345,7 +345,7 @@ TEST_F(InterestKeysTest, KeyRateSlowerThanTheTierRateWins) {
   const EntityId e = make(1.0f, 0.0f);
   ASSERT_TRUE(world.set_area_interest_key(e, 1).ok());
   const KeySubscription set[] = {{1, 5, false}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   const std::uint64_t first = world.tick_count();
   EXPECT_EQ(update_ticks(e, 30), due_ticks(first, 30, e.index, 5));
 }
@@ -354,7 +354,7 @@ TEST_F(InterestKeysTest, TierRateSlowerThanTheKeyRateWins) {
   reset({DistanceTier{std::numeric_limits<float>::infinity(), 6}});
   const EntityId e = make(1.0f, 0.0f);
   ASSERT_TRUE(world.set_user_interest_key(e, 1).ok());
-  ASSERT_TRUE(world.add_user_key(client, {1, 3, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {1, 3, false}).ok());
   const std::uint64_t first = world.tick_count();
   EXPECT_EQ(update_ticks(e, 30), due_ticks(first, 30, e.index, 6));
 }
@@ -364,7 +364,7 @@ TEST_F(InterestKeysTest, GlobalAndAlwaysRelevantEntitiesTakeNoKeyRate) {
   const EntityId boss = make(500.0f, 0.0f, true);
   ASSERT_TRUE(world.set_area_interest_key(boss, 8).ok());
   const KeySubscription slow[] = {{8, 7, false}};
-  ASSERT_TRUE(world.set_area_keys(client, slow).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, slow).ok());
   for (int t = 0; t < 5; ++t) {
     world.tick();
     EXPECT_TRUE(updated(client, g));
@@ -379,7 +379,7 @@ TEST_F(InterestKeysTest, BypassSubscriptionAdmitsAFarEntityAndKeepsItBeyondTheLe
   ASSERT_TRUE(world.set_user_interest_key(teammate, 7).ok());
   world.tick();
   EXPECT_FALSE(holds(client, teammate));
-  ASSERT_TRUE(world.add_user_key(client, {7, 1, true}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {7, 1, true}).ok());
   world.tick();
   EXPECT_EQ(spawns(client), (std::vector<Spawn>{{teammate, SpawnReason::key}}));
   EXPECT_TRUE(updated(client, teammate));
@@ -390,7 +390,7 @@ TEST_F(InterestKeysTest, BypassSubscriptionAdmitsAFarEntityAndKeepsItBeyondTheLe
     EXPECT_TRUE(despawns(client).empty());
     EXPECT_TRUE(updated(client, teammate));
   }
-  ASSERT_TRUE(world.remove_user_key(client, 7).ok());
+  ASSERT_TRUE(world.remove_user_subscription(client, 7).ok());
   world.tick();
   EXPECT_EQ(despawns(client), (std::vector<Despawn>{{teammate, DespawnReason::key_removed}}));
   EXPECT_FALSE(holds(client, teammate));
@@ -400,7 +400,7 @@ TEST_F(InterestKeysTest, BypassSpawnReasonIsKeyEvenWhenNear) {
   const EntityId near_mate = make(1.0f, 0.0f);
   ASSERT_TRUE(world.set_area_interest_key(near_mate, 7).ok());
   const KeySubscription set[] = {{7, 1, true}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   world.tick();
   EXPECT_EQ(spawns(client), (std::vector<Spawn>{{near_mate, SpawnReason::key}}));
 }
@@ -410,10 +410,10 @@ TEST_F(InterestKeysTest, DroppingBypassKeepsTheSubscriptionButPutsTheEntityBackU
   const EntityId near_mate = make(11.0f, 0.0f);  // between R and L
   ASSERT_TRUE(world.set_user_interest_key(far_mate, 7).ok());
   ASSERT_TRUE(world.set_user_interest_key(near_mate, 7).ok());
-  ASSERT_TRUE(world.add_user_key(client, {7, 1, true}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {7, 1, true}).ok());
   world.tick();
   ASSERT_EQ(held(client), (std::vector<EntityId>{far_mate, near_mate}));
-  ASSERT_TRUE(world.add_user_key(client, {7, 1, false}).ok());
+  ASSERT_TRUE(world.add_user_subscription(client, {7, 1, false}).ok());
   world.tick();
   EXPECT_EQ(despawns(client), (std::vector<Despawn>{{far_mate, DespawnReason::left}}));
   EXPECT_EQ(held(client), (std::vector<EntityId>{near_mate}));
@@ -427,7 +427,7 @@ TEST_F(InterestKeysTest, ChangingAnEntityKeyToAnUnsubscribedOneDespawnsWithKeyRe
   world.tick();
   EXPECT_EQ(despawns(client), (std::vector<Despawn>{{e, DespawnReason::key_removed}}));
   const KeySubscription set[] = {{5, 1, false}};
-  ASSERT_TRUE(world.set_area_keys(client, set).ok());
+  ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
   world.tick();
   EXPECT_EQ(spawns(client), (std::vector<Spawn>{{e, SpawnReason::near}}));
   ASSERT_TRUE(world.set_user_interest_key(e, 5).ok());  // same value, other type
@@ -472,8 +472,8 @@ class RefusedKeyInputTest : public InterestKeysTest {
     entity = make(1.0f, 0.0f);
     ASSERT_TRUE(world.set_area_interest_key(entity, 3).ok());
     const KeySubscription set[] = {{3, 2, false}, {4, 1, true}};
-    ASSERT_TRUE(world.set_area_keys(client, set).ok());
-    ASSERT_TRUE(world.add_user_key(client, {9, 1, false}).ok());
+    ASSERT_TRUE(world.set_area_subscriptions(client, set).ok());
+    ASSERT_TRUE(world.add_user_subscription(client, {9, 1, false}).ok());
     world.tick();
     ASSERT_TRUE(holds(client, entity));
     snapshot();
@@ -509,8 +509,8 @@ class RefusedKeyInputTest : public InterestKeysTest {
 
 TEST_F(RefusedKeyInputTest, UserKeyZero) {
   expect_refused(world.set_user_interest_key(entity, 0), "set_user_interest_key(e, 0)");
-  expect_refused(world.add_user_key(client, {0, 1, false}), "add_user_key(0)");
-  expect_refused(world.add_user_key(client, {0, 1, true}), "add_user_key(0, bypass)");
+  expect_refused(world.add_user_subscription(client, {0, 1, false}), "add_user_subscription(0)");
+  expect_refused(world.add_user_subscription(client, {0, 1, true}), "add_user_subscription(0, bypass)");
   world.tick();
   EXPECT_TRUE(holds(client, entity));
   EXPECT_TRUE(despawns(client).empty());
@@ -521,9 +521,9 @@ TEST_F(RefusedKeyInputTest, KeysWithBit63SetInEveryCallTakingAKey) {
     expect_refused(world.set_area_interest_key(entity, bad), "set_area_interest_key");
     expect_refused(world.set_user_interest_key(entity, bad), "set_user_interest_key");
     const KeySubscription one[] = {{bad, 1, false}};
-    expect_refused(world.set_area_keys(client, one), "set_area_keys");
-    expect_refused(world.add_user_key(client, {bad, 1, false}), "add_user_key");
-    expect_refused(world.remove_user_key(client, bad), "remove_user_key");
+    expect_refused(world.set_area_subscriptions(client, one), "set_area_subscriptions");
+    expect_refused(world.add_user_subscription(client, {bad, 1, false}), "add_user_subscription");
+    expect_refused(world.remove_user_subscription(client, bad), "remove_user_subscription");
   }
   world.tick();
   EXPECT_TRUE(holds(client, entity));
@@ -532,20 +532,20 @@ TEST_F(RefusedKeyInputTest, KeysWithBit63SetInEveryCallTakingAKey) {
   EXPECT_TRUE(world.set_area_interest_key(entity, kMaxInterestKey).ok());
   EXPECT_TRUE(world.set_user_interest_key(entity, kMaxInterestKey).ok());
   const KeySubscription max_key[] = {{kMaxInterestKey, 1, false}};
-  EXPECT_TRUE(world.set_area_keys(client, max_key).ok());
-  EXPECT_TRUE(world.add_user_key(client, {kMaxInterestKey, 1, false}).ok());
-  EXPECT_TRUE(world.remove_user_key(client, kMaxInterestKey).ok());
+  EXPECT_TRUE(world.set_area_subscriptions(client, max_key).ok());
+  EXPECT_TRUE(world.add_user_subscription(client, {kMaxInterestKey, 1, false}).ok());
+  EXPECT_TRUE(world.remove_user_subscription(client, kMaxInterestKey).ok());
 }
 
 TEST_F(RefusedKeyInputTest, SetAreaKeysWithOneBadKeyAmongGoodOnesAppliesNothing) {
   const KeySubscription first_bad[] = {{kBit63, 1, false}, {5, 1, false}, {6, 2, true}};
-  expect_refused(world.set_area_keys(client, first_bad), "bad key first");
+  expect_refused(world.set_area_subscriptions(client, first_bad), "bad key first");
   const KeySubscription middle_bad[] = {{5, 1, false}, {kMaxInterestKey + 1, 1, false}, {6, 2, true}};
-  expect_refused(world.set_area_keys(client, middle_bad), "bad key in the middle");
+  expect_refused(world.set_area_subscriptions(client, middle_bad), "bad key in the middle");
   const KeySubscription last_bad[] = {{5, 1, false}, {6, 2, true}, {~std::uint64_t{0}, 1, false}};
-  expect_refused(world.set_area_keys(client, last_bad), "bad key last");
+  expect_refused(world.set_area_subscriptions(client, last_bad), "bad key last");
   const KeySubscription bad_rate[] = {{5, 1, false}, {6, 65536, false}};
-  expect_refused(world.set_area_keys(client, bad_rate), "bad rate among good keys");
+  expect_refused(world.set_area_subscriptions(client, bad_rate), "bad rate among good keys");
   world.tick();
   EXPECT_TRUE(holds(client, entity));
   EXPECT_TRUE(despawns(client).empty());
@@ -554,13 +554,14 @@ TEST_F(RefusedKeyInputTest, SetAreaKeysWithOneBadKeyAmongGoodOnesAppliesNothing)
 TEST_F(RefusedKeyInputTest, SendRateAbove65535) {
   for (const std::uint32_t bad : {65536u, 100000u, std::numeric_limits<std::uint32_t>::max()}) {
     const KeySubscription one[] = {{5, bad, false}};
-    expect_refused(world.set_area_keys(client, one), "set_area_keys rate");
-    expect_refused(world.add_user_key(client, {5, bad, false}), "add_user_key rate");
-    expect_refused(world.add_user_key(client, {9, bad, false}), "add_user_key rate replacing");
+    expect_refused(world.set_area_subscriptions(client, one), "set_area_subscriptions rate");
+    expect_refused(world.add_user_subscription(client, {5, bad, false}), "add_user_subscription rate");
+    expect_refused(world.add_user_subscription(client, {9, bad, false}),
+                   "add_user_subscription rate replacing");
   }
   const KeySubscription max_rate[] = {{5, 65535, false}};
-  EXPECT_TRUE(world.set_area_keys(client, max_rate).ok());
-  EXPECT_TRUE(world.add_user_key(client, {5, 65535, false}).ok());
+  EXPECT_TRUE(world.set_area_subscriptions(client, max_rate).ok());
+  EXPECT_TRUE(world.add_user_subscription(client, {5, 65535, false}).ok());
 }
 
 TEST_F(RefusedKeyInputTest, StaleAndNullHandles) {
@@ -584,14 +585,14 @@ TEST_F(RefusedKeyInputTest, StaleAndNullHandles) {
   for (const auto& [c, code] :
        {std::pair{gone, ErrorCode::stale_handle}, std::pair{stale_client, ErrorCode::stale_handle},
         std::pair{ClientId{}, ErrorCode::null_handle}}) {
-    EXPECT_EQ(world.set_area_keys(c, set).code(), code);
-    EXPECT_EQ(world.add_user_key(c, {1, 1, false}).code(), code);
-    EXPECT_EQ(world.remove_user_key(c, 9).code(), code);
-    EXPECT_EQ(world.clear_area_keys(c).code(), code);
-    EXPECT_EQ(world.clear_user_keys(c).code(), code);
-    EXPECT_EQ(world.clear_interest_keys(c).code(), code);
-    EXPECT_EQ(world.area_keys(c).status().code(), code);
-    EXPECT_EQ(world.user_keys(c).status().code(), code);
+    EXPECT_EQ(world.set_area_subscriptions(c, set).code(), code);
+    EXPECT_EQ(world.add_user_subscription(c, {1, 1, false}).code(), code);
+    EXPECT_EQ(world.remove_user_subscription(c, 9).code(), code);
+    EXPECT_EQ(world.clear_area_subscriptions(c).code(), code);
+    EXPECT_EQ(world.clear_user_subscriptions(c).code(), code);
+    EXPECT_EQ(world.clear_subscriptions(c).code(), code);
+    EXPECT_EQ(world.area_subscriptions(c).status().code(), code);
+    EXPECT_EQ(world.user_subscriptions(c).status().code(), code);
     EXPECT_EQ(world.subscription_revision(c).status().code(), code);
   }
   expect_unchanged("after dead handles");

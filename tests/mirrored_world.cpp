@@ -250,19 +250,19 @@ void MirroredWorld::compare_key(EntityId entity) {
 
 void MirroredWorld::compare_subscriptions(ClientId client) {
   if (!oracle_.is_live(client)) return;
-  const auto area = world_.area_keys(client);
-  const auto user = world_.user_keys(client);
+  const auto area = world_.area_subscriptions(client);
+  const auto user = world_.user_subscriptions(client);
   const auto revision = world_.subscription_revision(client);
   if (!area.ok() || !user.ok() || !revision.ok()) {
     note("a subscription reader refused " + to_string(client));
     return;
   }
-  if (*area != oracle_.area_keys(client)) {
-    note("area_keys(" + to_string(client) + "): expected " + describe(oracle_.area_keys(client)) + ", got " +
-         describe(*area));
-  } else if (*user != oracle_.user_keys(client)) {
-    note("user_keys(" + to_string(client) + "): expected " + describe(oracle_.user_keys(client)) + ", got " +
-         describe(*user));
+  if (*area != oracle_.area_subscriptions(client)) {
+    note("area_subscriptions(" + to_string(client) + "): expected " +
+         describe(oracle_.area_subscriptions(client)) + ", got " + describe(*area));
+  } else if (*user != oracle_.user_subscriptions(client)) {
+    note("user_subscriptions(" + to_string(client) + "): expected " +
+         describe(oracle_.user_subscriptions(client)) + ", got " + describe(*user));
   } else if (*revision != oracle_.subscription_revision(client)) {
     if (revision_error_.empty()) {
       revision_error_ = "after " + std::to_string(oracle_.tick_count()) + " ticks: subscription_revision(" +
@@ -318,62 +318,63 @@ Status MirroredWorld::set_global_interest_key(EntityId entity) {
   return status;
 }
 
-Status MirroredWorld::set_area_keys(ClientId client, std::span<const KeySubscription> keys) {
+Status MirroredWorld::set_area_subscriptions(ClientId client, std::span<const KeySubscription> keys) {
   const std::vector<KeySubscription> list(keys.begin(), keys.end());
   const bool valid = std::all_of(list.begin(), list.end(), [](const KeySubscription& k) {
     return valid_key(k.key) && valid_rate(k.send_rate);
   });
-  last_call_ = "set_area_keys(" + to_string(client) + ", " + describe(list) + ")";
+  last_call_ = "set_area_subscriptions(" + to_string(client) + ", " + describe(list) + ")";
   Status status = mirror(
-      on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client), &World::set_area_keys,
+      on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client), &World::set_area_subscriptions,
       [](BruteForceOracle& oracle, ClientId c, std::span<const KeySubscription> k) {
-        return oracle.set_area_keys(c, std::vector<KeySubscription>(k.begin(), k.end()));
+        return oracle.set_area_subscriptions(c, std::vector<KeySubscription>(k.begin(), k.end()));
       },
       client, keys);
   compare_subscriptions(client);
   return status;
 }
 
-Status MirroredWorld::add_user_key(ClientId client, KeySubscription subscription) {
+Status MirroredWorld::add_user_subscription(ClientId client, KeySubscription subscription) {
   const bool valid =
       valid_key(subscription.key) && subscription.key != 0 && valid_rate(subscription.send_rate);
-  last_call_ = "add_user_key(" + to_string(client) + ", " + describe({subscription}) + ")";
-  Status status = mirror(on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client),
-                         &World::add_user_key, &BruteForceOracle::add_user_key, client, subscription);
+  last_call_ = "add_user_subscription(" + to_string(client) + ", " + describe({subscription}) + ")";
+  Status status =
+      mirror(on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client),
+             &World::add_user_subscription, &BruteForceOracle::add_user_subscription, client, subscription);
   compare_subscriptions(client);
   return status;
 }
 
-Status MirroredWorld::remove_user_key(ClientId client, std::uint64_t key) {
+Status MirroredWorld::remove_user_subscription(ClientId client, std::uint64_t key) {
   // Key 0 can never be subscribed: refusing it or accepting it as a no-op are both consistent.
   const Expect expect = !valid_key(key) ? Expect::refuse : key == 0 ? Expect::either : Expect::accept;
-  last_call_ = "remove_user_key(" + to_string(client) + ", " + std::to_string(key) + ")";
-  Status status = mirror(on_handles(last_call_, expect, client), &World::remove_user_key,
-                         &BruteForceOracle::remove_user_key, client, key);
+  last_call_ = "remove_user_subscription(" + to_string(client) + ", " + std::to_string(key) + ")";
+  Status status = mirror(on_handles(last_call_, expect, client), &World::remove_user_subscription,
+                         &BruteForceOracle::remove_user_subscription, client, key);
   compare_subscriptions(client);
   return status;
 }
 
-Status MirroredWorld::clear_area_keys(ClientId client) {
-  last_call_ = "clear_area_keys(" + to_string(client) + ")";
-  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_area_keys,
-                         &BruteForceOracle::clear_area_keys, client);
+Status MirroredWorld::clear_area_subscriptions(ClientId client) {
+  last_call_ = "clear_area_subscriptions(" + to_string(client) + ")";
+  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_area_subscriptions,
+                         &BruteForceOracle::clear_area_subscriptions, client);
   compare_subscriptions(client);
   return status;
 }
 
-Status MirroredWorld::clear_user_keys(ClientId client) {
-  last_call_ = "clear_user_keys(" + to_string(client) + ")";
-  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_user_keys,
-                         &BruteForceOracle::clear_user_keys, client);
+Status MirroredWorld::clear_user_subscriptions(ClientId client) {
+  last_call_ = "clear_user_subscriptions(" + to_string(client) + ")";
+  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_user_subscriptions,
+                         &BruteForceOracle::clear_user_subscriptions, client);
   compare_subscriptions(client);
   return status;
 }
 
-Status MirroredWorld::clear_interest_keys(ClientId client) {
-  last_call_ = "clear_interest_keys(" + to_string(client) + ")";
-  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_interest_keys,
-                         &BruteForceOracle::clear_interest_keys, client);
+Status MirroredWorld::clear_subscriptions(ClientId client) {
+  last_call_ = "clear_subscriptions(" + to_string(client) + ")";
+  Status status = mirror(on_handles(last_call_, Expect::accept, client), &World::clear_subscriptions,
+                         &BruteForceOracle::clear_subscriptions, client);
   compare_subscriptions(client);
   return status;
 }

@@ -36,17 +36,17 @@ class MirroredWorld {
   // Interest keys. Each call must be accepted exactly when its handle is live and its keys and
   // rates are valid (null_handle / stale_handle / invalid_argument otherwise; an entity key setter
   // on an attached entity gives invalid_argument); after every call, accepted or refused, the
-  // World's readers (interest_key, area_keys, user_keys, subscription_revision) must equal the
-  // oracle's.
+  // World's readers (interest_key, area_subscriptions, user_subscriptions, subscription_revision)
+  // must equal the oracle's.
   Status set_area_interest_key(EntityId entity, std::uint64_t key);
   Status set_user_interest_key(EntityId entity, std::uint64_t key);
   Status set_global_interest_key(EntityId entity);
-  Status set_area_keys(ClientId client, std::span<const KeySubscription> keys);
-  Status add_user_key(ClientId client, KeySubscription subscription);
-  Status remove_user_key(ClientId client, std::uint64_t key);
-  Status clear_area_keys(ClientId client);
-  Status clear_user_keys(ClientId client);
-  Status clear_interest_keys(ClientId client);
+  Status set_area_subscriptions(ClientId client, std::span<const KeySubscription> keys);
+  Status add_user_subscription(ClientId client, KeySubscription subscription);
+  Status remove_user_subscription(ClientId client, std::uint64_t key);
+  Status clear_area_subscriptions(ClientId client);
+  Status clear_user_subscriptions(ClientId client);
+  Status clear_subscriptions(ClientId client);
 
   // Bounds, owners and origins. Each call must be accepted exactly when its handles are live and
   // its arguments valid: a bound radius in [0, kMaxRadius] (create_entity's too); add_origin not

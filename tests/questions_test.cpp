@@ -39,9 +39,10 @@ TEST(QuestionsTest, WhyNamesTheRuleThatDecidedAndHolderCountCountsClients) {
   ASSERT_TRUE(w.world.set_area_interest_key(npc, 9).ok());
   EXPECT_FALSE(w.world.why(c1, npc)->held);
   EXPECT_EQ(w.world.why(c1, npc)->rule, Rule::key_excluded);
-  ASSERT_TRUE(w.world.add_user_key(c1, {.key = 1}).ok());
+  ASSERT_TRUE(w.world.add_user_subscription(c1, {.key = 1}).ok());
   ASSERT_TRUE(
-      w.world.set_area_keys(c1, std::vector<KeySubscription>{{.key = 9, .bypass_distance = true}}).ok());
+      w.world.set_area_subscriptions(c1, std::vector<KeySubscription>{{.key = 9, .bypass_distance = true}})
+          .ok());
   EXPECT_EQ(w.world.why(c1, npc)->rule, Rule::key_bypass);
   w.world.tick();
   EXPECT_TRUE(w.holds(c1, npc));
@@ -91,7 +92,7 @@ TEST(QuestionsTest, PresentersAreHeldByEveryClientOfTheirSpaceThatTheirKeyAdmits
   const ClientId c1 = w.client(v1);
   const ClientId c2 = w.client(v2);
   const ClientId c3 = w.client(v3);
-  ASSERT_TRUE(w.world.add_user_key(c2, {.key = 77}).ok());
+  ASSERT_TRUE(w.world.add_user_subscription(c2, {.key = 77}).ok());
   w.world.tick();
   EXPECT_EQ(w.spawns(c1), (std::vector<Spawn>{{record, SpawnReason::presenter}}));
   EXPECT_EQ(w.spawns(c2),

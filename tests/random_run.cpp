@@ -1118,11 +1118,11 @@ class RandomInputs {
       case 1:
       case 2: {
         const std::vector<KeySubscription> keys = area_set();
-        (void)mirror_.set_area_keys(c, keys);
+        (void)mirror_.set_area_subscriptions(c, keys);
         break;
       }
       case 3: {  // The set it already has, reversed, sometimes with a duplicate entry: no change.
-        std::vector<KeySubscription> keys = mirror_.oracle().area_keys(c);
+        std::vector<KeySubscription> keys = mirror_.oracle().area_subscriptions(c);
         std::reverse(keys.begin(), keys.end());
         if (!keys.empty() && chance(0.5f)) {
           KeySubscription dup = keys[0];
@@ -1130,19 +1130,19 @@ class RandomInputs {
           dup.bypass_distance = dup.bypass_distance && chance(0.5f);
           keys.push_back(dup);
         }
-        (void)mirror_.set_area_keys(c, keys);
+        (void)mirror_.set_area_subscriptions(c, keys);
         break;
       }
       case 4:
       case 5:
-      case 6: (void)mirror_.add_user_key(c, subscription()); break;
+      case 6: (void)mirror_.add_user_subscription(c, subscription()); break;
       case 7:
       case 8:
-        (void)mirror_.remove_user_key(c, chance(0.1f) ? 0 : key_value());  // absent keys too
+        (void)mirror_.remove_user_subscription(c, chance(0.1f) ? 0 : key_value());  // absent keys too
         break;
-      case 9: (void)mirror_.clear_area_keys(c); break;
-      case 10: (void)mirror_.clear_user_keys(c); break;
-      default: (void)mirror_.clear_interest_keys(c); break;
+      case 9: (void)mirror_.clear_area_subscriptions(c); break;
+      case 10: (void)mirror_.clear_user_subscriptions(c); break;
+      default: (void)mirror_.clear_subscriptions(c); break;
     }
   }
 
@@ -1162,13 +1162,13 @@ class RandomInputs {
         keys.insert(keys.begin() +
                         static_cast<std::ptrdiff_t>(rng_.below(static_cast<std::uint32_t>(keys.size() + 1))),
                     bad);
-        (void)mirror_.set_area_keys(c, keys);
+        (void)mirror_.set_area_subscriptions(c, keys);
         break;
       }
-      case 4: (void)mirror_.add_user_key(c, {0, 1, false}); break;
-      case 5: (void)mirror_.add_user_key(c, {bad_key(), 1, chance(0.5f)}); break;
-      case 6: (void)mirror_.add_user_key(c, {key_value(), bad_rate(), false}); break;
-      case 7: (void)mirror_.remove_user_key(c, bad_key()); break;
+      case 4: (void)mirror_.add_user_subscription(c, {0, 1, false}); break;
+      case 5: (void)mirror_.add_user_subscription(c, {bad_key(), 1, chance(0.5f)}); break;
+      case 6: (void)mirror_.add_user_subscription(c, {key_value(), bad_rate(), false}); break;
+      case 7: (void)mirror_.remove_user_subscription(c, bad_key()); break;
       default: {  // Dead and null handles.
         const EntityId stale_entity{e.index, e.generation + 1};
         const ClientId stale_client{c.index, c.generation + 1};
@@ -1180,9 +1180,13 @@ class RandomInputs {
             (void)mirror_.set_user_interest_key(chance(0.5f) ? stale_entity : EntityId{}, key_value());
             break;
           case 2: (void)mirror_.set_global_interest_key(chance(0.5f) ? stale_entity : EntityId{}); break;
-          case 3: (void)mirror_.set_area_keys(chance(0.5f) ? stale_client : ClientId{}, area_set()); break;
-          case 4: (void)mirror_.add_user_key(chance(0.5f) ? stale_client : ClientId{}, subscription()); break;
-          default: (void)mirror_.clear_interest_keys(chance(0.5f) ? stale_client : ClientId{}); break;
+          case 3:
+            (void)mirror_.set_area_subscriptions(chance(0.5f) ? stale_client : ClientId{}, area_set());
+            break;
+          case 4:
+            (void)mirror_.add_user_subscription(chance(0.5f) ? stale_client : ClientId{}, subscription());
+            break;
+          default: (void)mirror_.clear_subscriptions(chance(0.5f) ? stale_client : ClientId{}); break;
         }
         break;
       }
@@ -1195,9 +1199,9 @@ class RandomInputs {
     }
     for (const ClientId c : mirror_.oracle().clients()) {
       const std::vector<KeySubscription> keys = area_set();
-      (void)mirror_.set_area_keys(c, keys);
+      (void)mirror_.set_area_subscriptions(c, keys);
       const std::uint32_t users = rng_.below(3);
-      for (std::uint32_t i = 0; i < users; ++i) (void)mirror_.add_user_key(c, subscription());
+      for (std::uint32_t i = 0; i < users; ++i) (void)mirror_.add_user_subscription(c, subscription());
     }
   }
 

@@ -175,7 +175,8 @@ TEST(ReplicatorTest, TierAndKeyRatesActAsPriorityNotTimers) {
   const EntityId fast = w.make(10.0f, 0.0f);
   ASSERT_TRUE(w.world.set_area_interest_key(slow, 7).ok());
   const ClientId c = w.client(viewer);
-  ASSERT_TRUE(w.world.set_area_keys(c, std::vector<KeySubscription>{{.key = 7, .send_rate = 4}}).ok());
+  ASSERT_TRUE(
+      w.world.set_area_subscriptions(c, std::vector<KeySubscription>{{.key = 7, .send_rate = 4}}).ok());
   ReplicatorDef def = def_for(game);
   // Room for one update a send.
   def.budget_bytes = static_cast<std::uint32_t>(kStateHeaderBytes + update_record_bytes(fast, 20));
@@ -203,7 +204,8 @@ TEST(ReplicatorTest, PeriodsStayRecordedWhileAnyPriorityReplicatorLives) {
   const EntityId fast = w.make(10.0f, 0.0f);
   ASSERT_TRUE(w.world.set_area_interest_key(slow, 7).ok());
   const ClientId c = w.client(viewer);
-  ASSERT_TRUE(w.world.set_area_keys(c, std::vector<KeySubscription>{{.key = 7, .send_rate = 4}}).ok());
+  ASSERT_TRUE(
+      w.world.set_area_subscriptions(c, std::vector<KeySubscription>{{.key = 7, .send_rate = 4}}).ok());
   ReplicatorDef def = def_for(game);
   def.budget_bytes = static_cast<std::uint32_t>(kStateHeaderBytes + update_record_bytes(fast, 20));
   std::optional<Replicator> first = std::move(Replicator::create(w.world, def).value());

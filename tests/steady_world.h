@@ -139,8 +139,8 @@ struct SteadyWorld {
     }
     for (std::size_t c = 0; c < clients.size(); ++c) {
       const KeySubscription zones[] = {{c % 5, 1, false}, {(c + 1) % 5, 3, false}, {(c + 1) % 5, 2, false}};
-      if (!world->set_area_keys(clients[c], zones).ok()) std::abort();
-      if (!world->add_user_key(clients[c], {1 + c % 4, 2, true}).ok()) std::abort();
+      if (!world->set_area_subscriptions(clients[c], zones).ok()) std::abort();
+      if (!world->add_user_subscription(clients[c], {1 + c % 4, 2, true}).ok()) std::abort();
     }
   }
 

@@ -15,8 +15,8 @@ namespace sightline {
 
 enum class InterestKeyType : std::uint8_t {
   global = 0,  ///< Every client may hold the entity (subject to distance).
-  area = 1,    ///< Clients subscribed through set_area_keys: zones, regions, rooms.
-  user = 2,    ///< Clients subscribed through add_user_key: teams, parties, private channels.
+  area = 1,    ///< Clients subscribed through set_area_subscriptions: zones, regions, rooms.
+  user = 2,    ///< Clients subscribed through add_user_subscription: teams, parties, private channels.
 };
 
 /// A decoded key: its type and the application value (0 for Global).

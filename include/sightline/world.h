@@ -233,36 +233,38 @@ class World {
   /// The owner, or a null ClientId when the entity has none.
   [[nodiscard]] Result<ClientId> owner(EntityId entity) const;
 
-  // --- Interest keys (see interest_keys.h) ---------------------------------------------
+  // --- Interest keys and subscriptions (see interest_keys.h) ---------------------------
 
-  /// Gives the entity an Area key: only clients subscribed to `key` through set_area_keys may
-  /// hold it. Refused (invalid_argument) when key > kMaxInterestKey.
+  /// Gives the entity an Area key: only clients subscribed to `key` through
+  /// set_area_subscriptions may hold it. Refused (invalid_argument) when key > kMaxInterestKey.
   /// Every key setter is refused (invalid_argument) on an attached entity: keys belong to the
   /// root, whose key the whole tree follows.
   [[nodiscard]] Status set_area_interest_key(EntityId entity, std::uint64_t key);
-  /// Gives the entity a User key: only clients subscribed through add_user_key may hold it.
-  /// Refused (invalid_argument) for key 0 (it would encode as Global) and key > kMaxInterestKey.
+  /// Gives the entity a User key: only clients subscribed through add_user_subscription may hold
+  /// it. Refused (invalid_argument) for key 0 (it would encode as Global) and key > kMaxInterestKey.
   [[nodiscard]] Status set_user_interest_key(EntityId entity, std::uint64_t key);
   /// Back to Global, the default: every client may hold it.
   [[nodiscard]] Status set_global_interest_key(EntityId entity);
   [[nodiscard]] Result<InterestKey> interest_key(EntityId entity) const;
 
-  /// Replaces the client's Area subscriptions as a set (User keys are untouched). A key listed
-  /// twice keeps its fastest rate and is bypass if either entry is. Setting the set it already
-  /// has changes nothing: subscription_revision() stays. Every key is checked first; a refused
-  /// call changes nothing.
-  [[nodiscard]] Status set_area_keys(ClientId client, std::span<const KeySubscription> keys);
-  /// Adds or replaces one User subscription. It survives set_area_keys and clear_area_keys.
-  [[nodiscard]] Status add_user_key(ClientId client, KeySubscription subscription);
+  /// Replaces the client's Area subscriptions as a set (User subscriptions are untouched). A key
+  /// listed twice keeps its fastest rate and is bypass if either entry is. Setting the set it
+  /// already has changes nothing: subscription_revision() stays. Every key is checked first; a
+  /// refused call changes nothing.
+  [[nodiscard]] Status set_area_subscriptions(ClientId client,
+                                              std::span<const KeySubscription> subscriptions);
+  /// Adds or replaces one User subscription. It survives set_area_subscriptions and
+  /// clear_area_subscriptions.
+  [[nodiscard]] Status add_user_subscription(ClientId client, KeySubscription subscription);
   /// Removes one User subscription; removing one the client does not have is not an error.
-  [[nodiscard]] Status remove_user_key(ClientId client, std::uint64_t key);
-  [[nodiscard]] Status clear_area_keys(ClientId client);
-  [[nodiscard]] Status clear_user_keys(ClientId client);
-  /// Both kinds.
-  [[nodiscard]] Status clear_interest_keys(ClientId client);
+  [[nodiscard]] Status remove_user_subscription(ClientId client, std::uint64_t key);
+  [[nodiscard]] Status clear_area_subscriptions(ClientId client);
+  [[nodiscard]] Status clear_user_subscriptions(ClientId client);
+  /// Both kinds, Area and User.
+  [[nodiscard]] Status clear_subscriptions(ClientId client);
   /// The client's subscriptions, decoded, sorted by key value. Allocates; not for the hot path.
-  [[nodiscard]] Result<std::vector<KeySubscription>> area_keys(ClientId client) const;
-  [[nodiscard]] Result<std::vector<KeySubscription>> user_keys(ClientId client) const;
+  [[nodiscard]] Result<std::vector<KeySubscription>> area_subscriptions(ClientId client) const;
+  [[nodiscard]] Result<std::vector<KeySubscription>> user_subscriptions(ClientId client) const;
   /// Rises by one on every call that actually changed the client's subscriptions.
   [[nodiscard]] Result<std::uint64_t> subscription_revision(ClientId client) const;
 

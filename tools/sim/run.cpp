@@ -62,7 +62,8 @@ Status add_extras(World& world, const RunConfig& config, const std::vector<Entit
   for (std::size_t c = 0; c < clients.size(); ++c) {
     if (config.teams != 0) {
       const std::uint64_t team_key = c % config.teams + 1;
-      if (Status s = world.add_user_key(clients[c], {.key = team_key, .bypass_distance = true}); !s) return s;
+      if (Status s = world.add_user_subscription(clients[c], {.key = team_key, .bypass_distance = true}); !s)
+        return s;
     }
     if (config.carried_every != 0 && c % config.carried_every == 0) {
       Result<EntityId> item = world.create_entity({.x = xs[c], .z = zs[c]});
