@@ -9,15 +9,6 @@
 
 namespace sightline {
 
-namespace {
-
-template <class Array>
-[[nodiscard]] std::uint32_t size32(const Array& v) noexcept {
-  return static_cast<std::uint32_t>(v.size());
-}
-
-}  // namespace
-
 void WorldImpl::client_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   ClientPass(*this, client, pass, out, stats).run();
 }

@@ -1,4 +1,4 @@
-// Steps both client passes take (the general one in interest_pass.cpp, the plain one in
+// Steps both client passes take (the general one in client_pass.cpp, the plain one in
 // plain_pass.cpp): scratch sizing, the pass's epoch, the grid scan of one origin, the merge of
 // the new set.
 #pragma once
@@ -10,6 +10,12 @@
 #include "world_impl.h"
 
 namespace sightline {
+
+/// A size that fits 32 bits (entity slots, set sizes and record counts all do).
+template <class Array>
+[[nodiscard]] std::uint32_t size32(const Array& v) noexcept {
+  return static_cast<std::uint32_t>(v.size());
+}
 
 /// The squared distance of two points, as every rule measures it (no fused multiply-add).
 [[nodiscard]] inline float distance2(float ax, float az, float bx, float bz) noexcept {

@@ -7,15 +7,6 @@
 
 namespace sightline {
 
-namespace {
-
-template <class Array>
-[[nodiscard]] std::uint32_t size32(const Array& v) noexcept {
-  return static_cast<std::uint32_t>(v.size());
-}
-
-}  // namespace
-
 // Every output array is bounded by a total set size (spawns and updates by the new one, despawns
 // by the old one). On a new high h beyond what the last reserve covers, every array is reserved
 // to 3h: a later tick grows none of them until the total set size passes 3h, and the next reserve

@@ -41,9 +41,9 @@ struct ClientSlot {
   std::uint32_t generation = 0;
   bool alive = false;
   std::uint32_t viewer = 0;  // entity index
-  Slice members;             // into WorldImpl::members[current], sorted by index
+  Slice members;             // into WorldImpl::outputs.members, sorted by index
   Slice spawns;
-  Slice updates;                // into WorldImpl::updates, or into members[current] when updates_in_set
+  Slice updates;                // into outputs.updates, or into outputs.members when updates_in_set
   bool updates_in_set = false;  // every member was due: the updates are the set itself
   Slice despawns;
   Slice events;                             // into WorldImpl::events.records

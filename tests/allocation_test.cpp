@@ -170,19 +170,11 @@ TEST(AllocationTest, SteadyEventRateAllocatesNothing) {
 
 // The Replicator on top of the whole model: priorities under a budget that leaves members waiting,
 // paced entry, serialize-once payloads; under unreliable delivery with acks that lag and skip.
-bool serialize_position(Stream& s, EntityId e, StatePart part, void* context) {
-  const World& world = *static_cast<const World*>(context);
-  Position p = *world.position(e);
-  if (!s.serialize_quantized(p.x, -1000.0f, 1000.0f, 0.01f)) return false;
-  if (!s.serialize_quantized(p.z, -1000.0f, 1000.0f, 0.01f)) return false;
-  std::uint32_t health = e.index % 101;
-  return part == StatePart::update || s.serialize_uint(health, 0, 100);
-}
 
 void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
   SteadyWorld steady(kArena, true, true);
   ReplicatorDef def;
-  def.serialize = serialize_position;
+  def.serialize = testing::serialize_steady_state;
   def.serialize_context = &*steady.world;
   def.delivery = delivery;
   def.mode = mode;

@@ -24,53 +24,12 @@ std::string to_string(SpaceId id) {
   return "space " + std::to_string(id.index) + ":" + std::to_string(id.generation);
 }
 
-std::string to_string(Rule rule) {
-  switch (rule) {
-    case Rule::viewer: return "viewer";
-    case Rule::other_space: return "other_space";
-    case Rule::always: return "always";
-    case Rule::owner: return "owner";
-    case Rule::origin: return "origin";
-    case Rule::key_excluded: return "key_excluded";
-    case Rule::presenter: return "presenter";
-    case Rule::key_bypass: return "key_bypass";
-    case Rule::unculled: return "unculled";
-    case Rule::near: return "near";
-    case Rule::within_leave: return "within_leave";
-    case Rule::out_of_range: return "out_of_range";
-    case Rule::hidden: return "hidden";
-    case Rule::crowded: return "crowded";
-  }
-  return "rule " + std::to_string(static_cast<int>(rule));
-}
+std::string to_string(Rule rule) { return rule_name(rule); }
 
 // Any other value is printed as a number, so a reason this model never produces reads clearly.
-std::string to_string(SpawnReason reason) {
-  switch (reason) {
-    case SpawnReason::near: return "near";
-    case SpawnReason::always: return "always";
-    case SpawnReason::key: return "key";
-    case SpawnReason::owner: return "owner";
-    case SpawnReason::origin: return "origin";
-    case SpawnReason::attached: return "attached";
-    case SpawnReason::teleport: return "teleport";
-    case SpawnReason::presenter: return "presenter";
-    case SpawnReason::unculled: return "unculled";
-  }
-  return "reason " + std::to_string(static_cast<int>(reason));
-}
+std::string to_string(SpawnReason reason) { return spawn_reason_name(reason); }
 
-std::string to_string(DespawnReason reason) {
-  switch (reason) {
-    case DespawnReason::left: return "left";
-    case DespawnReason::destroyed: return "destroyed";
-    case DespawnReason::key_removed: return "key_removed";
-    case DespawnReason::space_changed: return "space_changed";
-    case DespawnReason::culling_switched: return "culling_switched";
-    case DespawnReason::hidden: return "hidden";
-  }
-  return "reason " + std::to_string(static_cast<int>(reason));
-}
+std::string to_string(DespawnReason reason) { return despawn_reason_name(reason); }
 
 namespace {
 

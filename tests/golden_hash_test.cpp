@@ -102,21 +102,12 @@ std::uint64_t random_runs_hash() {
   return hash.h;
 }
 
-bool serialize_state(Stream& s, EntityId e, StatePart part, void* context) {
-  const World& world = *static_cast<const World*>(context);
-  Position p = *world.position(e);
-  if (!s.serialize_quantized(p.x, -1000.0f, 1000.0f, 0.01f)) return false;
-  if (!s.serialize_quantized(p.z, -1000.0f, 1000.0f, 0.01f)) return false;
-  std::uint32_t health = e.index % 101;
-  return part == StatePart::update || s.serialize_uint(health, 0, 100);
-}
-
 // The Replicator over the arena with every feature: priorities, paced entry and a budget that
 // leave members waiting, interactions; under unreliable delivery, acks that lag and skip.
 std::uint64_t send_hash(Delivery delivery, UpdateMode mode, std::uint32_t threads) {
   SteadyWorld steady(kArena, true, true, threads);
   ReplicatorDef def;
-  def.serialize = serialize_state;
+  def.serialize = serialize_steady_state;
   def.serialize_context = &*steady.world;
   def.delivery = delivery;
   def.mode = mode;

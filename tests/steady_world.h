@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jitter_walk.h"
+#include "sightline/serialize.h"
 #include "sightline/world.h"
 
 namespace sightline::testing {
@@ -180,5 +181,16 @@ struct SteadyWorld {
   SpaceId arena;
   SpaceId room;
 };
+
+/// The steady worlds' entity state, for a Replicator over one (context: the World): the position
+/// to a centimetre in every part, and a health in full states.
+inline bool serialize_steady_state(Stream& s, EntityId e, StatePart part, void* context) {
+  const World& world = *static_cast<const World*>(context);
+  Position p = *world.position(e);
+  if (!s.serialize_quantized(p.x, -1000.0f, 1000.0f, 0.01f)) return false;
+  if (!s.serialize_quantized(p.z, -1000.0f, 1000.0f, 0.01f)) return false;
+  std::uint32_t health = e.index % 101;
+  return part == StatePart::update || s.serialize_uint(health, 0, 100);
+}
 
 }  // namespace sightline::testing
