@@ -84,11 +84,16 @@ class ServerProcess {
 
   std::uint16_t port() const { return port_; }
 
-  void terminate() { kill(pid_, SIGTERM); }
+  void terminate() {
+    kill(pid_, SIGTERM);
+    terminated_ = true;
+  }
 
-  // SIGTERM, then the exit code (-1 if it did not exit within 10 s) and the stats file.
+  // SIGTERM (unless terminate() sent it: a second one could arrive after the server has let go of
+  // its signal handler and is writing its stats, and kill it), then the exit code (-1 if it did
+  // not exit within 10 s) and the stats file.
   int stop(nlohmann::json* stats) {
-    terminate();
+    if (!terminated_) terminate();
     int code = -1;
     for (int i = 0; i < 1000; ++i) {
       int status = 0;
@@ -131,6 +136,7 @@ class ServerProcess {
   pid_t pid_ = -1;
   int stdout_ = -1;
   std::uint16_t port_ = 0;
+  bool terminated_ = false;
   std::filesystem::path stats_path_;
 };
 
