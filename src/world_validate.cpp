@@ -18,21 +18,26 @@ void assert_failed(const char* condition, const char* file, int line, const char
 }
 }  // namespace detail
 
-namespace {
+// Outside an anonymous namespace: where assertions are compiled out, these are named only in
+// unevaluated operands, which clang would flag in internal functions.
+namespace validation {
 
 template <class T>
-bool within(const Slice& slice, const RecordBuffer<T>& buffer) noexcept {
+inline bool within(const Slice& slice, const RecordBuffer<T>& buffer) noexcept {
   return std::uint64_t{slice.begin} + slice.count <= buffer.size();
 }
 
-bool sorted_unique(const std::vector<std::uint32_t>& list) noexcept {
+inline bool sorted_unique(const std::vector<std::uint32_t>& list) noexcept {
   for (std::size_t i = 1; i < list.size(); ++i) {
     if (list[i - 1] >= list[i]) return false;
   }
   return true;
 }
 
-}  // namespace
+}  // namespace validation
+
+using validation::sorted_unique;
+using validation::within;
 
 void WorldImpl::validate_entities() const {
   const std::size_t slots = xs.size();
