@@ -4,15 +4,16 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 TSAN_BUILD ?= build-tsan
-FUZZ_SECONDS ?= 12
+FUZZ_SECONDS ?= 8
 CLANG_FORMAT ?= clang-format-14
 CMAKE_FLAGS ?=
 # make demo's server: DEMO_FLAGS takes any sightline-server option (--help lists them).
 DEMO_HOST ?= 127.0.0.1
 DEMO_PORT ?= 8080
 DEMO_FLAGS ?=
-# The sanitizer builds: no benchmarks or Beast network layer (the release build tests
-# those), line tables only for stack traces, to keep make test under 20 minutes on 2 cores.
+# The sanitizer builds: the library, its tests and examples; no benchmarks, tools or Beast network
+# layer (the release build tests the tools, and the fuzz build runs the tools' byte readers under
+# ASan), line tables only for stack traces, to keep make test under 20 minutes on 2 cores.
 # No NDEBUG: SIGHTLINE_ASSERT and the World's validation after every tick are on there.
 SANITIZER_FLAGS = -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_NETWORK=OFF \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1"
@@ -49,7 +50,7 @@ test-release: build
 
 $(ASAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIGHTLINE_SANITIZE=address,undefined \
-	  $(SANITIZER_FLAGS) $(CMAKE_FLAGS)
+	  $(SANITIZER_FLAGS) -DSIGHTLINE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 
 test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
@@ -88,6 +89,8 @@ test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 # The six scenarios beside brute force (numbers also in $(BUILD)/bench.json), the Replicator's
 # send, the enter test's scalar and AVX2 scans, then tick time against entity count and its log-log plot ($(BUILD)/scaling.svg).
 bench: build
+	cmake --build $(BUILD) -j$(JOBS) --target sightline-bench sightline-bench-send sightline-bench-scan \
+	  sightline-bench-profile
 	$(BUILD)/bin/sightline-bench --json $(BUILD)/bench.json
 	$(BUILD)/bin/sightline-bench-send
 	$(BUILD)/bin/sightline-bench-scan
