@@ -91,8 +91,12 @@ void WorldImpl::order_passes(std::uint32_t share_count) {
 // One share per thread (split_shares), each writing its own outputs; placed in share order after.
 void WorldImpl::parallel_passes(TickStats& stats) {
   const auto n = static_cast<std::uint32_t>(shares.size());
-  pool->run(
-      n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->run_share(s); }, this);
+  tasks->run(
+      n, 1,
+      [](std::uint32_t first, std::uint32_t last, std::uint32_t, void* world) {
+        for (std::uint32_t s = first; s < last; ++s) static_cast<WorldImpl*>(world)->run_share(s);
+      },
+      this);
   // Share 0 wrote straight into the World's outputs; the others are placed after it.
   TickOutputs::Sizes end = outputs.sizes();
   add_pass_totals(stats, shares[0].stats);
@@ -104,10 +108,14 @@ void WorldImpl::parallel_passes(TickStats& stats) {
     add_pass_totals(stats, w.stats);
   }
   outputs.resize(end);
-  // Task s places share s, on the thread that ran it (the pool keeps a task on its thread), so the
-  // share's part of the shared arrays is written by the core whose passes read it next tick.
-  pool->run(
-      n, [](void* world, std::uint32_t s) { static_cast<WorldImpl*>(world)->place_share(s); }, this);
+  // Share s is placed by the worker that ran it (the World's pool keeps a range on its thread),
+  // so the share's part of the shared arrays is written by the core whose passes read it next tick.
+  tasks->run(
+      n, 1,
+      [](std::uint32_t first, std::uint32_t last, std::uint32_t, void* world) {
+        for (std::uint32_t s = first; s < last; ++s) static_cast<WorldImpl*>(world)->place_share(s);
+      },
+      this);
 }
 
 void WorldImpl::run_share(std::uint32_t s) {

@@ -69,7 +69,7 @@ void WorldImpl::run_client_passes(TickStats& stats) {
   // Last tick's sets and clients: the same measure of work as split_shares uses.
   const std::uint64_t work = previous_members.size() + 16 * static_cast<std::uint64_t>(live_clients.size());
   const bool threaded =
-      pool != nullptr && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
+      tasks->workers() > 1 && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
   if (threaded) split_shares();
   order_passes(threaded ? static_cast<std::uint32_t>(shares.size()) : 1);
   if (threaded) {

@@ -39,6 +39,12 @@ Status validate(const WorldDef& def) {
     return {ErrorCode::invalid_def,
             "threads is " + std::to_string(def.threads) + ": must be in 1.." + std::to_string(kMaxThreads)};
   }
+  if ((def.enqueue_task == nullptr) != (def.finish_task == nullptr)) {
+    return {ErrorCode::invalid_def,
+            def.enqueue_task == nullptr
+                ? "enqueue_task is null while finish_task is set: set both or neither"
+                : "finish_task is null while enqueue_task is set: set both or neither"};
+  }
   float previous = 0.0f;
   for (std::size_t i = 0; i < def.tiers.size(); ++i) {
     const DistanceTier& tier = def.tiers[i];

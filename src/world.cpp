@@ -23,10 +23,10 @@ void set_listed(std::vector<std::uint32_t>& list, std::uint32_t e, bool listed) 
 }  // namespace
 
 WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
-  if (def.threads > 1) {
-    pool = std::make_unique<WorkerPool>(def.threads);
-    shares.resize(def.threads);
-  }
+  tasks = def.enqueue_task != nullptr ? std::make_unique<TaskRunner>(def.threads, def.enqueue_task,
+                                                                     def.finish_task, def.task_user_context)
+                                      : std::make_unique<TaskRunner>(def.threads);
+  if (def.threads > 1) shares.resize(def.threads);
   for (const DistanceTier& tier : def.tiers) {
     tier_period.push_back(tier.period);
     tier_fraction.push_back(tier.max_distance_fraction);

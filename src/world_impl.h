@@ -15,8 +15,8 @@
 #include "sightline/space_def.h"
 #include "sightline/world.h"
 #include "slot_pool.h"
+#include "task_runner.h"
 #include "tick_outputs.h"
-#include "worker_pool.h"
 
 namespace sightline {
 
@@ -278,8 +278,9 @@ class WorldImpl {
   // Whether the plain pass counts what lies within R before it stamps and scans: it pays while
   // most passes find nothing new, judged by the last tick's spawns per pass (plain_pass.cpp).
   bool count_enters = true;
-  // Threads (WorldDef::threads): the pool and one share per thread; empty with one thread.
-  std::unique_ptr<WorkerPool> pool;
+  // Threads (WorldDef::threads): where parallel work runs (the World's pool or the game's task
+  // system), and one share per worker; no share with one worker.
+  std::unique_ptr<TaskRunner> tasks;
   std::vector<WorkerShare> shares;
   EventState events;
   std::uint64_t ticks = 0;
@@ -344,7 +345,7 @@ class WorldImpl {
   void plain_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   void split_shares();                           // each thread's run of live_clients
   void order_passes(std::uint32_t share_count);  // pass_order for this tick
-  void parallel_passes(TickStats& stats);        // phases 3 and 4 over the pool's threads
+  void parallel_passes(TickStats& stats);        // phases 3 and 4 over the workers
   void run_share(std::uint32_t share);           // one worker's clients, into its own outputs
   void place_share(std::uint32_t share);         // its outputs into the shared arrays, slices moved
   // The phases of run_tick that live in tick.cpp.

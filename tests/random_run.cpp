@@ -1264,6 +1264,9 @@ void run_random(const RandomRunDef& def,
   if (def.tiers == TierMode::preset) world_def.tiers = default_distance_tiers();
   if (def.tiers == TierMode::custom) world_def.tiers = custom_tiers();
   world_def.threads = def.threads;
+  world_def.enqueue_task = def.enqueue_task;
+  world_def.finish_task = def.finish_task;
+  world_def.task_user_context = def.task_user_context;
   world_def.thread_min_work = 0;  // these worlds are small: run them on the pool all the same
   world_def.fast_paths = !def.general_pass;
   if (def.crowd_cap) {

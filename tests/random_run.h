@@ -80,6 +80,10 @@ struct RandomRunDef {
   bool general_pass = false;
   /// WorldDef::threads: the same inputs must give the same records whatever the count.
   std::uint32_t threads = 1;
+  /// WorldDef's task system hooks (tasks.h); null: the World's own pool.
+  EnqueueTaskFunction* enqueue_task = nullptr;
+  FinishTaskFunction* finish_task = nullptr;
+  void* task_user_context = nullptr;
   /// Crowd cap: WorldDef::crowd_cap drawn from {0, 1, 2, 3, 5, 8}, changed now and then
   /// between ticks (to 0 too). Off leaves the other inputs unchanged.
   bool crowd_cap = false;

@@ -4,16 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "random_run.h"
 #include "sightline/world.h"
 #include "tick_fingerprint.h"
+#include "toy_task_system.h"
 
 namespace sightline {
 namespace {
 
-std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads) {
+std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads,
+                               testing::ToyTaskSystem* task_system = nullptr) {
   testing::RandomRunDef def;
   def.seed = seed;
   def.tiers = seed % 2 == 0 ? testing::TierMode::preset : testing::TierMode::custom;
@@ -25,6 +28,11 @@ std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads) {
   def.structure = true;
   def.sight = true;
   def.threads = threads;
+  if (task_system != nullptr) {
+    def.enqueue_task = &testing::ToyTaskSystem::enqueue;
+    def.finish_task = &testing::ToyTaskSystem::finish;
+    def.task_user_context = task_system;
+  }
   std::vector<std::uint64_t> prints;
   testing::run_random(def, [&](testing::MirroredWorld& mirror, const TickStats& stats) {
     prints.push_back(testing::tick_fingerprint(mirror.world(), stats));
@@ -41,6 +49,37 @@ TEST(ThreadsTest, RecordsAreIdenticalForAnyThreadCount) {
       if (HasFailure()) return;
     }
   }
+}
+
+// The game's task system (WorldDef::enqueue_task) in place of the World's pool: its ranges come
+// in uneven sizes, last first, on workers of its own, and the records are those of one thread.
+TEST(ThreadsTest, AGamesTaskSystemGivesTheRecordsOfOneThread) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const std::vector<std::uint64_t> one = run(seed, 1);
+    for (const std::uint32_t workers : {2u, 3u}) {
+      testing::ToyTaskSystem task_system(workers);
+      EXPECT_EQ(run(seed, workers, &task_system), one) << "seed " << seed << ", " << workers << " workers";
+      EXPECT_GT(task_system.tasks(), 0u);
+      EXPECT_GT(task_system.ranges(), task_system.tasks());
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST(ThreadsTest, HalfATaskSystemIsRefused) {
+  WorldDef def = default_world_def();
+  def.enqueue_task = &testing::ToyTaskSystem::enqueue;
+  const Result<World> world = World::create(def);
+  ASSERT_FALSE(world.ok());
+  EXPECT_EQ(world.status().code(), ErrorCode::invalid_def);
+  EXPECT_NE(world.status().message().find("finish_task is null"), std::string::npos)
+      << world.status().message();
+  def.enqueue_task = nullptr;
+  def.finish_task = &testing::ToyTaskSystem::finish;
+  const Result<World> other = World::create(def);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("enqueue_task is null"), std::string::npos)
+      << other.status().message();
 }
 
 // WorldDef::thread_min_work: a world whose work crosses the threshold back and forth (the radius

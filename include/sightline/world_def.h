@@ -7,6 +7,7 @@
 
 #include "sightline/limits.h"
 #include "sightline/status.h"
+#include "sightline/tasks.h"
 
 namespace sightline {
 
@@ -58,6 +59,16 @@ struct WorldDef {
   /// than 2 clients per thread run on the calling thread. The visibility filter (occlusion.h) is
   /// then called from several threads at once and must be safe for that.
   std::uint32_t threads = 1;
+  /// A game's own task system (tasks.h), as a job system's two entry points: with both set, the
+  /// World starts no thread of its own and runs the work of its ticks, and of the Replicators
+  /// over it, as tasks enqueued here, with `threads` as the number of workers it may use
+  /// (worker indices 0..threads - 1). Both null (the default): the World's own pool. One set
+  /// without the other is refused. Records, sets and packets are the same either way.
+  EnqueueTaskFunction* enqueue_task = nullptr;
+  /// Waits for a task enqueue_task started (see enqueue_task).
+  FinishTaskFunction* finish_task = nullptr;
+  /// Passed to enqueue_task and finish_task as their user_context; not used otherwise.
+  void* task_user_context = nullptr;
   /// With threads > 1, the passes of a tick whose work is below this run on the calling thread:
   /// the work is the last tick's total set size plus 16 per live client (the measure the split
   /// uses). Handing a tick to the pool costs a few microseconds, which a small world does not win
