@@ -113,6 +113,35 @@ BenchScenario observers_crowd_scenario() {
   return s;
 }
 
+BenchScenario crowd_spot_scenario(std::uint32_t crowd_cap) {
+  BenchScenario s;
+  s.name = crowd_cap == 0 ? "crowd_spot_uncapped" : "crowd_spot";
+  s.walk.entities = 20'000;
+  s.walk.width = 4.0f;
+  s.walk.height = 4.0f;
+  s.walk.seed = 1;
+  s.clients = 1000;
+  s.enter_radius = 50.0f;  // the whole spot is within R of everyone in it
+  s.leave_radius = 62.5f;
+  s.crowd_cap = crowd_cap;
+  s.checked_from_start = 2;
+  s.warmup_ticks = 60;
+  s.checked_steady = 2;
+  s.frame_block = 16;
+  s.time_brute_force = false;  // 20 million pairs a tick: checked ticks only
+  return s;
+}
+
+BenchScenario crowd_clients_scenario() {
+  BenchScenario s = crowd_spot_scenario(64);
+  s.name = "crowd_clients";
+  s.clients = 20'000;
+  s.checked_from_start = 1;
+  s.warmup_ticks = 30;
+  s.checked_steady = 1;
+  return s;
+}
+
 std::vector<BenchScenario> all_scenarios() {
   return {reference_scenario(),
           arena_scenario(),
@@ -122,7 +151,10 @@ std::vector<BenchScenario> all_scenarios() {
           teleports_scenario(),
           observers_scenario(30.0f),
           observers_scenario(33.0f),
-          observers_crowd_scenario()};
+          observers_crowd_scenario(),
+          crowd_spot_scenario(64),
+          crowd_spot_scenario(0),
+          crowd_clients_scenario()};
 }
 
 BenchScenario scaling_scenario(std::uint32_t entities) {

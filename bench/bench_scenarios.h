@@ -50,6 +50,13 @@ struct BenchScenario {
 [[nodiscard]] BenchScenario observers_scenario(float leave_radius);
 /// (f)'s crowd: 2,000 entities, all clients, in 512 x 512.
 [[nodiscard]] BenchScenario observers_crowd_scenario();
+/// A crowd in one spot: 20,000 entities walking in 4 x 4, the first 1,000 of them clients, R = 50,
+/// L = 62.5 (everyone is within R of everyone), with WorldDef::crowd_cap = `crowd_cap`
+/// ("crowd_spot" with a cap, "crowd_spot_uncapped" with 0). Issue 18's item 6: with the cap, a
+/// client's work is bounded by the cap, not by the crowd.
+[[nodiscard]] BenchScenario crowd_spot_scenario(std::uint32_t crowd_cap);
+/// crowd_spot with every one of the 20,000 entities a client, cap 64.
+[[nodiscard]] BenchScenario crowd_clients_scenario();
 /// Every scenario above, (c) reference first, in the order the table prints them.
 [[nodiscard]] std::vector<BenchScenario> all_scenarios();
 

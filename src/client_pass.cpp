@@ -259,27 +259,58 @@ void ClientPass::enter_by_distance() {
 }
 
 // Each origin scans its own cells; an entity near one origin is found by that origin's scan.
+// Once the cap is full, one ranked after the cap-th candidate cannot get in: the scan looks no
+// farther than such a newcomer could stand (a hair farther, for the rounding of the rank). Where
+// a crowd has dense cells (CrowdIndex), they are read by sub-cells, and a client whose cap is not
+// yet full scans discs that double from the finest sub-cell until the cap is full and its cap-th
+// rank lies within what was scanned: the candidates read grow with the cap, not the crowd.
 void ClientPass::enter_by_grid() {
-  // Once the cap is full without the grid's newcomers, one ranked after the cap-th candidate
-  // cannot get in: scan no farther than such a newcomer could stand (a hair farther, for the
-  // rounding of the rank), so a steady crowd costs about the cap, not the crowd.
-  float scan_radius = enter_r_;
-  float scan2 = enter2_;
-  if (cap_ != 0 && pass_.crowd.size() >= cap_) {
-    const auto nth = pass_.crowd.begin() + (cap_ - 1);
-    std::nth_element(pass_.crowd.begin(), nth, pass_.crowd.end());
-    const float worst = std::bit_cast<float>(static_cast<std::uint32_t>(*nth >> 32));
-    const float bound2 = worst * enter2_ * (1.0f + 0x1.0p-20f);
-    if (bound2 < enter2_) {
-      scan2 = bound2;
-      scan_radius = std::sqrt(bound2) * (1.0f + 0x1.0p-20f);
+  const CrowdIndex* const dense = cap_ != 0 && !w_.crowd_index.empty() ? &w_.crowd_index : nullptr;
+  float reach = enter_r_;
+  if (dense != nullptr && pass_.crowd.size() < cap_) {
+    for (std::size_t o = 0; o < origins_; ++o) {
+      // Twelve doublings at most, however close together the crowd stands.
+      if (dense->touches(w_.grid, origin_x_[o], origin_z_[o], enter_r_))
+        reach = std::max(dense->finest_side(), enter_r_ * 0x1.0p-12f);
     }
   }
+  float scanned2 = -1.0f;  // every entity with d2 <= scanned2 from each origin was scanned
+  for (;;) {
+    float scan_radius = enter_r_;
+    float scan2 = enter2_;
+    if (cap_ != 0 && pass_.crowd.size() >= cap_) {
+      const auto nth = pass_.crowd.begin() + (cap_ - 1);
+      std::nth_element(pass_.crowd.begin(), nth, pass_.crowd.end());
+      const float worst = std::bit_cast<float>(static_cast<std::uint32_t>(*nth >> 32));
+      const float bound2 = worst * enter2_ * (1.0f + 0x1.0p-20f);
+      if (bound2 < enter2_) {
+        scan2 = bound2;
+        scan_radius = std::sqrt(bound2) * (1.0f + 0x1.0p-20f);
+      }
+    }
+    if (scan2 <= scanned2) return;
+    const bool last = reach >= scan_radius;
+    if (!last) {
+      scan_radius = reach;
+      scan2 = reach * reach;
+    }
+    scan_origins(dense, scan_radius, scan2);
+    if (last) return;
+    scanned2 = scan2;
+    reach *= 2.0f;
+  }
+}
+
+void ClientPass::scan_origins(const CrowdIndex* dense, float scan_radius, float scan2) {
   const bool any_keys = w_.keyed_entities != 0;
   const std::uint32_t* const hits = pass_.hits.data();
   for (std::size_t o = 0; o < origins_; ++o) {
-    const std::uint32_t found =
-        scan_near(w_.grid, w_.scan, pass_, origin_x_[o], origin_z_[o], scan_radius, scan2, stats_);
+    const float ox = origin_x_[o];
+    const float oz = origin_z_[o];
+    const std::uint32_t found = dense != nullptr
+                                    ? dense->scan(w_.grid, w_.scan, ox, oz, scan_radius, scan2,
+                                                  pass_.stamp.data(), epoch_, pass_.hits.data(), stats_)
+                                    : scan_near(w_.grid, w_.scan, pass_, ox, oz, scan_radius, scan2, stats_);
     for (std::uint32_t h = 0; h < found; ++h) {
       const std::uint32_t e = hits[h];
       if (!uniform_ && w_.cold[e].space != client_space_) continue;

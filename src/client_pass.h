@@ -44,6 +44,9 @@ class ClientPass {
   Fate leave_rule(std::uint32_t i, EntityId member);
   Fate leave_by_every_rule(std::uint32_t i, EntityId member);
   void enter_by_grid();
+  /// Each origin's grid scan of `scan_radius` (r2 `scan2`), through the crowd index when given;
+  /// the hits the client's rules admit enter.
+  void scan_origins(const CrowdIndex* dense, float scan_radius, float scan2);
   void bring_attached(std::uint32_t e);
   /// The smallest squared distance from (x, z) to an origin.
   [[nodiscard]] SIGHTLINE_FORCE_INLINE float nearest2(float x, float z) const noexcept {

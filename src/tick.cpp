@@ -57,6 +57,11 @@ void WorldImpl::run_tick(TickStats& stats) {
 void WorldImpl::index_entities() {
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
   grid.build(xs, zs, binned, cell, def.max_grid_cells);
+  if (def.crowd_cap != 0) {
+    crowd_index.build(grid);
+  } else {
+    crowd_index.clear();
+  }
   if (keys_dirty) rebuild_keyed_index();
 }
 

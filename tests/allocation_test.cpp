@@ -97,6 +97,13 @@ TEST(AllocationTest, SteadyTicksWithACrowdCapAllocateNothing) {
   expect_steady_ticks_allocate_nothing(kCappedArena);
   expect_steady_ticks_allocate_nothing(kCappedArena, true, true, 2);
 }
+// The 2000 entities in 20 x 20 with R = 10: about 500 a grid cell, so the capped scan goes
+// through the crowd index's sub-cells, which the walk moves between cells every tick.
+TEST(AllocationTest, SteadyTicksInADenseCrowdWithACrowdCapAllocateNothing) {
+  constexpr SteadyWorldDef kCrowdSpot{20.0f, 20.0f, 10.0f, 12.5f, 8};
+  expect_steady_ticks_allocate_nothing(kCrowdSpot);
+  expect_steady_ticks_allocate_nothing(kCrowdSpot, true, true, 2);
+}
 
 // Entities are destroyed and created between ticks at a steady rate (20 a tick, the same slots
 // coming back from the free list); viewers are left alone.

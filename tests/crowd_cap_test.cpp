@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mirrored_world.h"
 #include "random_run.h"
+#include "rng.h"
 #include "sightline/world.h"
 #include "small_world.h"
 
@@ -158,6 +160,136 @@ TEST(CrowdCap, RandomRunsOnThreadsMatchTheOracle) {
   def.relevance = true;
   def.threads = 3;
   expect_capped_runs_match(def, 35000, 40);
+}
+
+// A dense crowd: `entities` walking nowhere in a 2 x 2 square (all within R = 50 of each other,
+// one grid cell), the first `clients` of them viewers, under `cap`.
+struct Spot {
+  Spot(std::uint32_t entities, std::uint32_t clients, std::uint32_t cap) : rng(5) {
+    WorldDef def = default_world_def();
+    def.enter_radius = 50.0f;
+    def.leave_radius = 62.5f;
+    def.crowd_cap = cap;
+    world.emplace(std::move(World::create(def).value()));
+    for (std::uint32_t i = 0; i < entities; ++i) {
+      ids.push_back(*world->create_entity({rng.uniform(0.0f, 2.0f), rng.uniform(0.0f, 2.0f)}));
+      if (i < clients) {
+        EXPECT_TRUE(world->create_client(ids.back()).ok());
+      }
+    }
+  }
+  // Every entity sways by up to 0.02 on each axis, then a tick.
+  TickStats step() {
+    for (const EntityId e : ids) {
+      const Position at = *world->position(e);
+      EXPECT_TRUE(
+          world->set_position(e, at.x + rng.uniform(-0.02f, 0.02f), at.z + rng.uniform(-0.02f, 0.02f)).ok());
+    }
+    return world->tick();
+  }
+  scenarios::Rng rng;
+  std::optional<World> world;
+  std::vector<EntityId> ids;
+};
+
+TEST(CrowdCap, ADenseCrowdCostsAboutTheCapNotTheCrowd) {
+  // Uncapped, each client reads the whole crowd: the crowd stands in one grid cell.
+  Spot uncapped(4000, 100, 0);
+  EXPECT_EQ(uncapped.world->tick().cell_candidates, 100u * 4000u);
+  Spot capped(4000, 100, 16);
+  // From empty sets the scan widens from the finest sub-cell until the cap is full.
+  const TickStats first = capped.world->tick();
+  EXPECT_EQ(first.members, 100u * 16u);
+  EXPECT_LT(first.cell_candidates, 100u * 4000u / 8);
+  // Holding its cap, a client scans only as far as a newcomer could still rank ahead.
+  for (int t = 0; t < 5; ++t) {
+    const TickStats steady = capped.step();
+    EXPECT_EQ(steady.members, 100u * 16u);
+    EXPECT_LT(steady.cell_candidates, 100u * 16u * 16u) << "tick " << t;
+  }
+}
+
+// Dense crowds against the oracle: blobs of a few hundred to a thousand entities, more than a
+// grid cell's CrowdIndex::kDenseCell, so the capped scan reads sub-cells and widens from the
+// finest. Some blobs stand on a lattice of a few points or half of them on one point, so ranks
+// tie and the index decides; sparse entities and clients stand around them; between ticks
+// entities sway, some jump into or out of a blob, and the cap changes now and then.
+void expect_dense_run_matches(std::uint64_t seed) {
+  scenarios::Rng rng(seed * 0x9e3779b97f4a7c15ull + 3);
+  WorldDef def = default_world_def();
+  const float radii[] = {1.0f, 6.0f, 50.0f};
+  const float factors[] = {1.0f, 1.25f, 1.5f};
+  const std::uint32_t caps[] = {1, 2, 5, 8, 64};
+  def.enter_radius = radii[rng.below(3)];
+  def.leave_radius = def.enter_radius * factors[rng.below(3)];
+  def.crowd_cap = caps[rng.below(5)];
+  def.threads = 1 + rng.below(2);
+  def.thread_min_work = 0;
+  const float r = def.enter_radius;
+  MirroredWorld mirror(def);
+  struct Blob {
+    float x, z, side;
+    std::uint32_t shape;  // 0: uniform, 1: a 5 x 5 lattice, 2: half on one point
+  };
+  std::vector<Blob> blobs;
+  const float sides[] = {0.001f, 0.05f, 0.5f, 2.0f};
+  for (std::uint32_t b = 0, n = 1 + rng.below(3); b < n; ++b) {
+    blobs.push_back({rng.uniform(-3.0f * r, 3.0f * r), rng.uniform(-3.0f * r, 3.0f * r),
+                     r * sides[rng.below(4)], rng.below(3)});
+  }
+  auto place = [&](const Blob& b) -> Position {
+    if (b.shape == 1) {
+      return {b.x + b.side * static_cast<float>(rng.below(5)) / 4.0f,
+              b.z + b.side * static_cast<float>(rng.below(5)) / 4.0f};
+    }
+    if (b.shape == 2 && rng.below(2) == 0) return {b.x, b.z};
+    return {b.x + rng.uniform(0.0f, b.side), b.z + rng.uniform(0.0f, b.side)};
+  };
+  std::vector<EntityId> ids;
+  for (const Blob& b : blobs) {
+    for (std::uint32_t i = 0, n = 300 + rng.below(700); i < n; ++i) {
+      const Position at = place(b);
+      ids.push_back(*mirror.create_entity({at.x, at.z}));
+    }
+  }
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    ids.push_back(
+        *mirror.create_entity({rng.uniform(-6.0f * r, 6.0f * r), rng.uniform(-6.0f * r, 6.0f * r)}));
+  }
+  for (std::uint32_t c = 0, n = 3 + rng.below(12); c < n; ++c) {
+    // Mostly in a blob, the last few among the sparse ones.
+    const std::uint32_t at = c + 3 < n ? rng.below(static_cast<std::uint32_t>(ids.size()) - 40)
+                                       : static_cast<std::uint32_t>(ids.size()) - 1 - c;
+    (void)mirror.create_client(ids[at]);
+  }
+  std::uint64_t crowded = 0;
+  for (std::uint32_t t = 0; t < 8; ++t) {
+    if (t > 0) {
+      for (const EntityId e : ids) {
+        const std::uint32_t roll = rng.below(100);
+        const Position at = *mirror.world().position(e);
+        if (roll < 30) {
+          const float sway = 0.01f * r;
+          (void)mirror.set_position(e, at.x + rng.uniform(-sway, sway), at.z + rng.uniform(-sway, sway));
+        } else if (roll < 32) {
+          const Position to = place(blobs[rng.below(static_cast<std::uint32_t>(blobs.size()))]);
+          (void)mirror.set_position(e, to.x, to.z);
+        } else if (roll < 33) {
+          (void)mirror.set_position(e, rng.uniform(-6.0f * r, 6.0f * r), rng.uniform(-6.0f * r, 6.0f * r));
+        }
+      }
+      if (rng.below(4) == 0) mirror.set_crowd_cap(caps[rng.below(5)]);
+    }
+    (void)mirror.tick();
+    ASSERT_EQ(mirror.error(), "") << "seed " << seed << ", tick " << t;
+    ASSERT_EQ(mirror.question_error(), "") << "seed " << seed << ", tick " << t;
+    crowded = mirror.oracle().crowded_total();
+  }
+  EXPECT_GT(crowded, 0u) << "seed " << seed << ": the cap must bite";
+}
+
+TEST(CrowdCap, DenseCrowdsMatchTheOracle) {
+  for (std::uint64_t seed = 1; seed <= seeds_for_build(12); ++seed) expect_dense_run_matches(seed);
 }
 
 }  // namespace
