@@ -85,7 +85,8 @@ struct TickStats {
   /// per entity found in the scanned cells (the enter test runs over whole cell runs, members
   /// and the viewer included, before membership is looked at).
   std::uint64_t distance_tests = 0;
-  /// Every entity found in the scanned cells, members and the viewer included.
+  /// Every entity found in the scanned cells, members and the viewer included (with a crowd cap,
+  /// a densely filled cell counts only the part of it a scan reads: see WorldDef::crowd_cap).
   std::uint64_t cell_candidates = 0;
   std::uint64_t members = 0;        ///< Sum of interest set sizes after the tick.
   std::uint64_t events = 0;         ///< Events delivered this tick (emitted since the last one).

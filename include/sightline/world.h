@@ -52,7 +52,8 @@ class WorldImpl;
 ///   1. spaces:   count each space's clients (live clients whose viewer is in it), switch its
 ///                broadcast mode (SpaceDef::broadcast_threshold) and settle whether it culls at
 ///                this tick and at which radii (a culling drill forces culling on);
-///   2. index:    bin every live, unattached, unbounded entity into a uniform grid by counting sort;
+///   2. index:    bin every live, unattached, unbounded entity into a uniform grid by counting sort
+///                (with a crowd cap, densely filled cells again into finer ones);
 ///   3. relevance, per client in ascending slot order, for every entity of the world, by the rule
 ///                below; the client's set becomes what the rule holds, and the differences
 ///                become its spawns and despawns;
