@@ -9,31 +9,50 @@
 
 namespace sightline {
 
-void CrowdIndex::build(const Grid& grid) {
-  cells_.clear();
-  starts_.clear();
-  items_.clear();
-  item_x_.clear();
-  item_z_.clear();
-  // Room for the worst case up front (every entity in dense cells, 2 n + 1 sub-cell starts for a
-  // cell of n), so that a crowd moving between cells never grows a buffer in a steady tick.
+bool CrowdIndex::find_dense_cells(const Grid& grid) {
+  clear();
   const std::size_t items = grid.items().size();
-  cells_.reserve(items / kDenseCell + 1);
-  starts_.reserve(3 * items + 1);
-  items_.reserve(items);
-  item_x_.reserve(items);
-  item_z_.reserve(items);
-  sub_cell_of_.reserve(items);
-  finest_side_ = std::numeric_limits<float>::infinity();
+  dense_.reserve(items / kDenseCell + 1);
   const std::uint32_t cells_x = grid.cells_x();
   for (std::uint32_t z = 0; z < grid.cells_z(); ++z) {
     // A row with no more than kDenseCell entities has no dense cell: one subtraction skips it.
     if (grid.run_end(z, cells_x - 1) - grid.run_begin(z, 0) <= kDenseCell) continue;
     for (std::uint32_t x = 0; x < cells_x; ++x) {
-      const std::uint32_t begin = grid.run_begin(z, x);
-      const std::uint32_t end = grid.run_end(z, x);
-      if (end - begin > kDenseCell) index_cell(grid, z * cells_x + x, begin, end);
+      if (grid.run_end(z, x) - grid.run_begin(z, x) > kDenseCell) dense_.push_back({z * cells_x + x, 0});
     }
+  }
+  return !dense_.empty();
+}
+
+void CrowdIndex::count_scanner(const Grid& grid, float x, float z) noexcept {
+  const std::uint32_t cell = grid.cell_of_point(x, z);
+  const auto at = std::lower_bound(dense_.begin(), dense_.end(), cell,
+                                   [](const Candidate& c, std::uint32_t v) { return c.cell < v; });
+  if (at != dense_.end() && at->cell == cell) ++at->scanners;
+}
+
+void CrowdIndex::index_busy_cells(const Grid& grid) {
+  starts_used_ = 0;
+  items_used_ = 0;
+  finest_side_ = std::numeric_limits<float>::infinity();
+  // Sized for the worst case (every entity in dense cells, 2 n + 1 sub-cell starts for a cell of
+  // n) and never shrunk, so that a crowd moving between cells never grows a buffer in a steady
+  // tick, and the arrays are written without being cleared first.
+  const std::size_t items = grid.items().size();
+  cells_.reserve(items / kDenseCell + 1);
+  if (starts_.size() < 3 * items + 1) starts_.resize(3 * items + 1);
+  if (items_.size() < items) {
+    items_.resize(items);
+    item_x_.resize(items);
+    item_z_.resize(items);
+    sub_cell_of_.resize(items);
+  }
+  const std::uint32_t cells_x = grid.cells_x();
+  for (const Candidate& dense : dense_) {
+    if (dense.scanners < kMinScanners) continue;
+    const std::uint32_t x = dense.cell % cells_x;
+    const std::uint32_t z = dense.cell / cells_x;
+    index_cell(grid, dense.cell, grid.run_begin(z, x), grid.run_end(z, x));
   }
 }
 
@@ -75,8 +94,8 @@ void CrowdIndex::index_cell(const Grid& grid, std::uint32_t cell, std::uint32_t 
     }
   }
   const auto sub_cells = sub_x * sub_z;
-  const auto first = static_cast<std::uint32_t>(starts_.size());
-  const auto base = static_cast<std::uint32_t>(items_.size());
+  const std::uint32_t first = starts_used_;
+  const std::uint32_t base = items_used_;
   const DenseCell dense{cell,
                         first,
                         sub_x,
@@ -86,8 +105,10 @@ void CrowdIndex::index_cell(const Grid& grid, std::uint32_t cell, std::uint32_t 
                         static_cast<float>(sub_x - 1),
                         static_cast<float>(sub_z - 1)};
   cells_.push_back(dense);
-  starts_.resize(first + sub_cells + 1, 0);  // after clear(): all zero
-  sub_cell_of_.resize(n);
+  starts_used_ = first + sub_cells + 1;
+  items_used_ = base + n;
+  SIGHTLINE_ASSERT(starts_used_ <= starts_.size() && items_used_ <= items_.size());
+  std::fill(starts_.begin() + first, starts_.begin() + starts_used_, 0u);
   std::uint32_t* const count = starts_.data() + first;
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t s = clamped_cell(zs[begin + i], min_z, inv_side, dense.last_z) * sub_x +
@@ -96,9 +117,6 @@ void CrowdIndex::index_cell(const Grid& grid, std::uint32_t cell, std::uint32_t 
     ++count[s + 1];
   }
   for (std::uint32_t s = 0; s < sub_cells; ++s) count[s + 1] += count[s];
-  items_.resize(base + n);
-  item_x_.resize(base + n);
-  item_z_.resize(base + n);
   // count[s] walks from sub-cell s's start to its end, which is s + 1's start: shifted back
   // by one afterwards, and made absolute.
   for (std::uint32_t i = 0; i < n; ++i) {

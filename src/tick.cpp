@@ -57,10 +57,14 @@ void WorldImpl::run_tick(TickStats& stats) {
 void WorldImpl::index_entities() {
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
   grid.build(xs, zs, binned, cell, def.max_grid_cells);
-  if (def.crowd_cap != 0) {
-    crowd_index.build(grid);
-  } else {
-    crowd_index.clear();
+  crowd_index.clear();
+  if (def.crowd_cap != 0 && crowd_index.find_dense_cells(grid)) {
+    for (const ClientId c : live_clients) {
+      const ClientSlot& client = client_slots[c.index];
+      crowd_index.count_scanner(grid, xs[client.viewer], zs[client.viewer]);
+      for (const std::uint32_t o : client.extra_origins) crowd_index.count_scanner(grid, xs[o], zs[o]);
+    }
+    crowd_index.index_busy_cells(grid);
   }
   if (keys_dirty) rebuild_keyed_index();
 }

@@ -209,10 +209,10 @@ TEST(CrowdCap, ADenseCrowdCostsAboutTheCapNotTheCrowd) {
   }
 }
 
-// Dense crowds against the oracle: blobs of a few hundred to a thousand entities, more than a
-// grid cell's CrowdIndex::kDenseCell, so the capped scan reads sub-cells and widens from the
-// finest. Some blobs stand on a lattice of a few points or half of them on one point, so ranks
-// tie and the index decides; sparse entities and clients stand around them; between ticks
+// Dense crowds against the oracle: blobs of a few hundred to eight hundred entities, more than a
+// grid cell's CrowdIndex::kDenseCell, with enough clients in the first that the capped scan reads
+// sub-cells and widens from the finest. Some blobs stand on a lattice of a few points or half of them on one
+// point, so ranks tie and the index decides; sparse entities and clients stand around them; between ticks
 // entities sway, some jump into or out of a blob, and the cap changes now and then.
 void expect_dense_run_matches(std::uint64_t seed) {
   scenarios::Rng rng(seed * 0x9e3779b97f4a7c15ull + 3);
@@ -246,8 +246,10 @@ void expect_dense_run_matches(std::uint64_t seed) {
     return {b.x + rng.uniform(0.0f, b.side), b.z + rng.uniform(0.0f, b.side)};
   };
   std::vector<EntityId> ids;
+  std::uint32_t first_blob = 0;  // entities of blobs[0]
   for (const Blob& b : blobs) {
-    for (std::uint32_t i = 0, n = 300 + rng.below(700); i < n; ++i) {
+    if (first_blob == 0 && !ids.empty()) first_blob = static_cast<std::uint32_t>(ids.size());
+    for (std::uint32_t i = 0, n = 300 + rng.below(500); i < n; ++i) {
       const Position at = place(b);
       ids.push_back(*mirror.create_entity({at.x, at.z}));
     }
@@ -256,11 +258,33 @@ void expect_dense_run_matches(std::uint64_t seed) {
     ids.push_back(
         *mirror.create_entity({rng.uniform(-6.0f * r, 6.0f * r), rng.uniform(-6.0f * r, 6.0f * r)}));
   }
-  for (std::uint32_t c = 0, n = 3 + rng.below(12); c < n; ++c) {
-    // Mostly in a blob, the last few among the sparse ones.
-    const std::uint32_t at = c + 3 < n ? rng.below(static_cast<std::uint32_t>(ids.size()) - 40)
-                                       : static_cast<std::uint32_t>(ids.size()) - 1 - c;
-    (void)mirror.create_client(ids[at]);
+  const auto in_blobs = static_cast<std::uint32_t>(ids.size()) - 40;
+  std::vector<ClientId> clients;
+  if (first_blob == 0) first_blob = in_blobs;
+  for (std::uint32_t c = 0, n = 19 + rng.below(12); c < n; ++c) {
+    // The first 16 in the first blob (CrowdIndex::kMinScanners: its cells get sub-cells), then
+    // anywhere in a blob, the last three among the sparse ones.
+    const std::uint32_t at = c < 16      ? rng.below(first_blob)
+                             : c + 3 < n ? rng.below(in_blobs)
+                                         : static_cast<std::uint32_t>(ids.size()) - 1 - (n - 1 - c);
+    clients.push_back(*mirror.create_client(ids[at]));
+  }
+  // Half the runs: area keys on a third of the crowd, which only some clients subscribe to (the
+  // others' scans find entities they may not hold, and widen past them), and a second origin in
+  // a blob for some clients.
+  if (rng.below(2) == 0) {
+    for (std::uint32_t i = 0; i < in_blobs; ++i) {
+      if (rng.below(3) == 0) {
+        EXPECT_TRUE(mirror.set_area_interest_key(ids[i], 1 + rng.below(2)).ok());
+      }
+    }
+    for (const ClientId c : clients) {
+      if (rng.below(2) == 0) {
+        const KeySubscription keys[] = {{1}};
+        EXPECT_TRUE(mirror.set_area_subscriptions(c, keys).ok());
+      }
+      if (rng.below(3) == 0) (void)mirror.add_origin(c, ids[rng.below(in_blobs)]);
+    }
   }
   std::uint64_t crowded = 0;
   for (std::uint32_t t = 0; t < 8; ++t) {

@@ -93,8 +93,9 @@ struct WorldDef {
   /// flicker. It bounds the sets, and so the updates, the membership diff and everything the
   /// Replicator does per member; once a client holds its cap, its scan looks only as far as a
   /// newcomer could still rank ahead of the cap-th member, and where a crowd stands densely (more
-  /// than 256 entities in one cell of `cell_size`) it reads only the part of the crowd within that
-  /// distance, so a client's work grows with the cap, not with the crowd around it. What a
+  /// than 256 entities in one cell of `cell_size`, with 16 or more clients in it) it
+  /// reads only the part of the crowd within that distance, so a client's work grows with the
+  /// cap, not with the crowd around it. What a
   /// client loses: the far part of a dense crowd (it sees the nearest `crowd_cap`, which
   /// return as the crowd thins); a member pushed out despawns with reason `left`.
   /// Changeable later with World::set_crowd_cap.
