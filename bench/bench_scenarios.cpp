@@ -57,6 +57,16 @@ BenchScenario mmo_scenario() {
   return s;
 }
 
+BenchScenario mmo_outlier_scenario() {
+  BenchScenario s = mmo_scenario();
+  s.name = "mmo_outlier";
+  s.walk.entities += 1;
+  s.walk.far_entities = 1;
+  s.walk.far_x = kMaxCoordinate;
+  s.walk.far_z = -kMaxCoordinate;
+  return s;
+}
+
 BenchScenario clustered_scenario() {
   BenchScenario s = arena_scenario();
   s.name = "clustered";
@@ -143,17 +153,10 @@ BenchScenario crowd_clients_scenario() {
 }
 
 std::vector<BenchScenario> all_scenarios() {
-  return {reference_scenario(),
-          arena_scenario(),
-          mmo_scenario(),
-          clustered_scenario(),
-          clustered_capped_scenario(),
-          teleports_scenario(),
-          observers_scenario(30.0f),
-          observers_scenario(33.0f),
-          observers_crowd_scenario(),
-          crowd_spot_scenario(64),
-          crowd_spot_scenario(0),
+  return {reference_scenario(),       arena_scenario(),          mmo_scenario(),
+          mmo_outlier_scenario(),     clustered_scenario(),      clustered_capped_scenario(),
+          teleports_scenario(),       observers_scenario(30.0f), observers_scenario(33.0f),
+          observers_crowd_scenario(), crowd_spot_scenario(64),   crowd_spot_scenario(0),
           crowd_clients_scenario()};
 }
 
@@ -179,6 +182,29 @@ std::vector<BenchScenario> scaling_scenarios() {
   for (const std::uint32_t n : {500u, 1000u, 2000u, 5000u, 10'000u, 20'000u, 50'000u}) {
     out.push_back(scaling_scenario(n));
   }
+  return out;
+}
+
+BenchScenario world_scaling_scenario(std::uint32_t entities) {
+  BenchScenario s = mmo_scenario();
+  const float side =
+      s.walk.width * std::sqrt(static_cast<float>(entities) / static_cast<float>(s.walk.entities));
+  s.name = "world_" + std::to_string(entities);
+  s.walk.entities = entities;
+  s.walk.width = side;
+  s.walk.height = side;
+  s.clients = 100;
+  s.time_brute_force = false;
+  s.checked_from_start = 1;
+  s.warmup_ticks = 20;  // 100 clients fill their sets in a few ticks; the walk of 4M costs 0.1 s a step
+  s.checked_steady = 1;
+  s.frame_block = 4;
+  return s;
+}
+
+std::vector<BenchScenario> world_scaling_scenarios() {
+  std::vector<BenchScenario> out;
+  for (const std::uint32_t n : {250'000u, 1'000'000u, 4'000'000u}) out.push_back(world_scaling_scenario(n));
   return out;
 }
 

@@ -39,6 +39,9 @@ struct BenchScenario {
 /// (b) the MMO: 10,000 clients, 100,000 entities, 10,000 x 10,000, R = 178 (about 100 entities
 /// within R of a client), L = 1.25R, the arena's walk.
 [[nodiscard]] BenchScenario mmo_scenario();
+/// (b) plus one entity standing at (1e15, -1e15), kMaxCoordinate away: the MMO's other 100,000
+/// walk exactly as in (b), so the two rows differ only by the outlier (issue 18's item 7).
+[[nodiscard]] BenchScenario mmo_outlier_scenario();
 /// (d) clustered: the arena with 80% of the entities in 8 hotspots of 200 x 200 (the O(N^2) case).
 [[nodiscard]] BenchScenario clustered_scenario();
 /// (d) with a crowd cap of 128 per client (issue 5's item 5): the work per client bounded.
@@ -68,6 +71,13 @@ inline constexpr std::uint32_t kScalingBruteMaxEntities = 20'000;
 [[nodiscard]] BenchScenario scaling_scenario(std::uint32_t entities);
 /// The scaling family, 500 to 50,000 entities, smallest first.
 [[nodiscard]] std::vector<BenchScenario> scaling_scenarios();
+
+/// The MMO at `entities` entities with 100 clients: (b)'s density (a square of side
+/// 10,000 x sqrt(entities / 100,000)) and radii, so every client sees about as much and the tick's
+/// work per entity should stay the same (issue 18's item 5). The brute force is not timed.
+[[nodiscard]] BenchScenario world_scaling_scenario(std::uint32_t entities);
+/// That family at 250,000, 1M and 4M entities, smallest first.
+[[nodiscard]] std::vector<BenchScenario> world_scaling_scenarios();
 
 /// A World holding one entity per walker, with the first `clients` entities as viewers.
 struct ScenarioWorld {

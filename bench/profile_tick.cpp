@@ -2,8 +2,8 @@
 //
 //   valgrind --tool=callgrind --instr-atstart=no build/bin/sightline-bench-profile arena 60 20
 //
-// Arguments: scenario (any of bench_scenarios.h: reference, arena, mmo, observers, ...), warm-up ticks
-// (default 60), measured ticks (default 20), threads (WorldDef::threads, default 1).
+// Arguments: scenario (any of bench_scenarios.h: reference, arena, mmo, observers, ..., world_4000000),
+// warm-up ticks (default 60), measured ticks (default 20), threads (WorldDef::threads, default 1).
 // Prints the measured ticks' wall-clock time per tick (set_positions and tick), for a quick look;
 // sightline-bench is the measurement.
 // Only World::set_positions and World::tick() of the measured ticks are instrumented
@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "bench_scenarios.h"
 
@@ -30,7 +32,9 @@ int main(int argc, char** argv) {
   const std::string_view name = argc > 1 ? argv[1] : "arena";
   BenchScenario scenario;
   bool found = false;
-  for (const BenchScenario& s : all_scenarios()) {
+  std::vector<BenchScenario> known = all_scenarios();
+  for (BenchScenario& s : world_scaling_scenarios()) known.push_back(std::move(s));
+  for (const BenchScenario& s : known) {
     if (name == s.name) {
       scenario = s;
       found = true;

@@ -1,5 +1,6 @@
 #include "jitter_walk.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -51,7 +52,12 @@ JitterWalk::JitterWalk(const JitterWalkDef& def) : def_(def), rng_(def.seed) {
       hi_z_[i] = cz[h] + side_z;
     }
   }
-  for (std::uint32_t i = 0; i < n; ++i) {
+  walkers_ = n - std::min(def.far_entities, n);
+  for (std::uint32_t i = walkers_; i < n; ++i) {
+    xs_[i] = def.far_x;
+    zs_[i] = def.far_z;
+  }
+  for (std::uint32_t i = 0; i < walkers_; ++i) {
     xs_[i] = rng_.uniform(lo_x_[i], hi_x_[i]);
     zs_[i] = rng_.uniform(lo_z_[i], hi_z_[i]);
     heading_[i] = rng_.uniform(0.0f, 2.0f * std::numbers::pi_v<float>);
@@ -62,7 +68,7 @@ void JitterWalk::step() {
   const float dt = 1.0f / def_.hz;
   const float turn = def_.turn * std::sqrt(dt) * std::numbers::sqrt3_v<float>;
   const float stride = def_.speed * dt;
-  for (std::size_t i = 0; i < xs_.size(); ++i) {
+  for (std::size_t i = 0; i < walkers_; ++i) {
     heading_[i] += rng_.uniform(-turn, turn);
     float x = xs_[i] + stride * std::cos(heading_[i]) + rng_.uniform(-def_.jitter, def_.jitter) - lo_x_[i];
     float z = zs_[i] + stride * std::sin(heading_[i]) + rng_.uniform(-def_.jitter, def_.jitter) - lo_z_[i];

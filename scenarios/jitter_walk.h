@@ -41,6 +41,11 @@ struct JitterWalkDef {
   /// Each tick, each entity jumps to a uniform point of its area (the world, or its hotspot)
   /// with this probability, after it walks: a teleport.
   float teleport_fraction = 0.0f;
+  /// Far entities: the last `far_entities` entities (by id) stand still at (far_x, far_z) and
+  /// draw nothing from the random stream, so the others walk exactly as without them. 0: none.
+  std::uint32_t far_entities = 0;
+  float far_x = 1.0e15f;  ///< World units.
+  float far_z = -1.0e15f;
 };
 
 /// Entities start uniformly in the world with random headings. Each tick, each entity turns by
@@ -60,6 +65,7 @@ class JitterWalk {
  private:
   JitterWalkDef def_;
   Rng rng_;
+  std::uint32_t walkers_ = 0;  // entities [0, walkers_) walk; the rest stand far away
   std::vector<float> xs_;
   std::vector<float> zs_;
   std::vector<float> heading_;

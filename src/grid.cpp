@@ -12,6 +12,20 @@ namespace sightline {
 // cell edge every tick, a failed try (about half a refresh pass) then comes once in nine builds.
 constexpr std::uint32_t kIncrementalWait = 8;
 constexpr std::uint32_t kExactAxis = 1u << 24;  // every cell index a float holds exactly
+// dense_box()'s sample: its 1st and 99th percentiles are the 10th from each end.
+constexpr std::size_t kDenseSample = 1024;
+
+namespace {
+
+double cells_for(double extent, double size) { return std::floor(extent / size) + 1.0; }
+
+}  // namespace
+
+// In double: extents up to 2 * kMaxCoordinate stay exact enough and the product cannot overflow.
+double Grid::cells_for_box(const Box& box, double cell) noexcept {
+  return cells_for(static_cast<double>(box.max_x) - box.min_x, cell) *
+         cells_for(static_cast<double>(box.max_z) - box.min_z, cell);
+}
 
 void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span<const std::uint8_t> alive,
                  float min_cell_size, std::uint32_t max_cells) {
@@ -26,7 +40,11 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   // Usually every slot is binned: then no pass needs to look at `alive`, and the loops stay
   // free of branches.
   const bool all = live == slots;
-  fit_cells(bounding_box(x, z, binned, slots, live, all), min_cell_size, max_cells);
+  Box box = bounding_box(x, z, binned, slots, live, all);
+  if (live >= kOutlierMinEntities && cells_for_box(box, min_cell_size) > max_cells) {
+    box = dense_box(x, z, binned, slots, all, box, min_cell_size);
+  }
+  fit_cells(box, min_cell_size, max_cells);
   if (try_incremental(x, z, slots, live, all, last_cells_x, last_cells_z)) return;
   bin_and_count(x, z, binned, slots, all);
   place_items(x, z, slots, live, all);
@@ -82,13 +100,49 @@ Grid::Box Grid::bounding_box(const float* x, const float* z, const std::uint8_t*
   return box;
 }
 
+// A sample at a fixed stride over the slots (no randomness: the grid depends only on the
+// positions), then one pass for the box of the entities near the sample's bulk. Where no entity
+// lies far out the result is `box` itself, so the grid is the one the full box gives.
+Grid::Box Grid::dense_box(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                          bool all, const Box& box, float min_cell_size) {
+  const std::size_t stride = std::max<std::size_t>(1, slots / kDenseSample);
+  float lo[2], hi[2];
+  for (int axis = 0; axis < 2; ++axis) {
+    const float* const v = axis == 0 ? x : z;
+    sample_.clear();
+    for (std::size_t i = 0; i < slots && sample_.size() < kDenseSample; i += stride) {
+      if (all || binned[i]) sample_.push_back(v[i]);
+    }
+    if (sample_.empty()) return box;
+    const std::size_t cut = sample_.size() / 100;
+    const auto low = sample_.begin() + static_cast<std::ptrdiff_t>(cut);
+    const auto high = sample_.end() - 1 - static_cast<std::ptrdiff_t>(cut);
+    std::nth_element(sample_.begin(), low, sample_.end());
+    const float low_value = *low;
+    std::nth_element(sample_.begin(), high, sample_.end());
+    const float margin = (*high - low_value) + 16.0f * min_cell_size;
+    lo[axis] = low_value - margin;
+    hi[axis] = *high + margin;
+  }
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  Box dense{kInf, -kInf, kInf, -kInf};
+  for (std::size_t i = 0; i < slots; ++i) {
+    const bool inside =
+        (all || binned[i]) && x[i] >= lo[0] && x[i] <= hi[0] && z[i] >= lo[1] && z[i] <= hi[1];
+    dense.min_x = inside && x[i] < dense.min_x ? x[i] : dense.min_x;
+    dense.max_x = inside && x[i] > dense.max_x ? x[i] : dense.max_x;
+    dense.min_z = inside && z[i] < dense.min_z ? z[i] : dense.min_z;
+    dense.max_z = inside && z[i] > dense.max_z ? z[i] : dense.max_z;
+  }
+  return dense.min_x <= dense.max_x ? dense : box;
+}
+
 // Sized in double: extents up to 2 * kMaxCoordinate stay exact enough, and the cell count never
 // overflows before it is capped.
 void Grid::fit_cells(const Box& box, float min_cell_size, std::uint32_t max_cells) {
   double cell = min_cell_size;
   const double extent_x = static_cast<double>(box.max_x) - box.min_x;
   const double extent_z = static_cast<double>(box.max_z) - box.min_z;
-  auto cells_for = [](double extent, double size) { return std::floor(extent / size) + 1.0; };
   double nx = cells_for(extent_x, cell);
   double nz = cells_for(extent_z, cell);
   if (nx * nz > max_cells) {
@@ -147,7 +201,7 @@ void Grid::bin_and_count(const float* x, const float* z, const std::uint8_t* bin
   const float ox = origin_x_, oz = origin_z_, inv = inv_cell_size_, last_x = last_x_, last_z = last_z_;
   const std::uint32_t cx = cells_x_, cz = cells_z_;
   if (all && cx <= kExactAxis && cz <= kExactAxis) {
-    // bin_axis() as a clamp then a cast (CellBinning::cell, equal for t >= 0), in a loop of its
+    // bin_axis() as two clamps then a cast (CellBinning::cell, the same cell), in a loop of its
     // own that vectorises; the counts follow in a second, short loop.
     const CellBinning binning{ox, oz, inv, last_x, last_z, cx};
     for (std::size_t i = 0; i < slots; ++i) cell_of[i] = binning.cell(x[i], z[i]);
@@ -177,6 +231,7 @@ void Grid::place_items(const float* x, const float* z, std::size_t slots, std::u
     for (auto* v : {&items_, &previous_items_, &item_cell_, &spare_cell_}) v->reserve(slots);
     for (auto* v : {&item_x_, &item_z_, &spare_x_, &spare_z_}) v->reserve(slots);
     moved_.reserve(slots / 16 + 8);
+    sample_.reserve(kDenseSample);
     placed_.reserve(slots / 16 + 8);
   }
   items_.resize(live);

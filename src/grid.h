@@ -13,13 +13,18 @@ namespace sightline {
 
 /// Cells are row-major (z rows of x cells), so the cells [x0, x1] of one row are one contiguous
 /// run of `items`: a query scans one run per row. Within a cell, entities keep the order they had
-/// at the last build (a stable counting sort of last build's items by their new cells). Entities beyond the
-/// grid cannot exist (the grid covers the bounding box of all binned entities), but indices are still
-/// clamped, which keeps the binning monotonic in position: that is what makes a query exact (see
-/// cell_range()).
+/// at the last build (a stable counting sort of last build's items by their new cells). The grid
+/// covers the bounding box of the binned entities, or, when that box would need more than
+/// `max_cells` cells of the minimum size and there are kOutlierMinEntities or more, the box of the
+/// bulk of them (dense_box()): then an outlier far away does not stretch every cell, it lands in a
+/// border cell. Indices are clamped at both ends, which keeps the binning monotonic in position:
+/// that is what makes a query exact wherever the entities stand (see cell_range()).
 class Grid {
  public:
   static constexpr std::uint32_t kNotBinned = 0xffffffffu;
+  /// Below this many binned entities the grid always covers all of them: a stretched grid costs
+  /// a small world little, and the bulk's box costs a sample of the positions each build.
+  static constexpr std::uint32_t kOutlierMinEntities = 1024;
 
   /// Bins every entity i with `alive[i] != 0`. `min_cell_size` > 0; `max_cells` >= 1.
   /// Reuses its buffers: no allocation once they reached their high-water mark.
@@ -77,12 +82,13 @@ class Grid {
     return clamped_cell(v, origin, inv_cell_size_, last);
   }
 
-  // axis_cell() for a coordinate of the binned box: v >= origin, so t >= 0 and only the top end
-  // needs a clamp (float rounding may carry t to the last cell's far edge). Same result.
+  // axis_cell() as branches: most entities lie inside the box, where only the top end needs the
+  // clamp (float rounding may carry t to the last cell's far edge). Same result.
   [[nodiscard]] static std::uint32_t bin_axis(float v, float origin, float inv_cell_size, std::uint32_t count,
                                               float last) noexcept {
     const float t = (v - origin) * inv_cell_size;
     if (t >= last) return count - 1;
+    if (!(t > 0.0f)) return 0;  // an outlier below the bulk's box
     return static_cast<std::uint32_t>(t);
   }
 
@@ -102,6 +108,13 @@ class Grid {
   };
   [[nodiscard]] static Box bounding_box(const float* x, const float* z, const std::uint8_t* binned,
                                         std::size_t slots, std::uint32_t live, bool all) noexcept;
+  /// How many cells of side `cell` cover `box`.
+  [[nodiscard]] static double cells_for_box(const Box& box, double cell) noexcept;
+  /// The box of the binned entities within a margin of the bulk of a sample of them (the sample's
+  /// 1st to 99th percentile on each axis, widened by its own width and 16 cells each way):
+  /// `box` for a world without outliers, the bulk's box for one with a few far away.
+  [[nodiscard]] Box dense_box(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                              bool all, const Box& box, float min_cell_size);
   void fit_cells(const Box& box, float min_cell_size, std::uint32_t max_cells);
   [[nodiscard]] bool try_incremental(const float* x, const float* z, std::size_t slots, std::uint32_t live,
                                      bool all, std::uint32_t last_cells_x, std::uint32_t last_cells_z);
@@ -133,6 +146,7 @@ class Grid {
   std::vector<float> spare_z_;
   std::vector<std::uint32_t> spare_cell_;
   std::vector<std::int32_t> start_delta_;
+  std::vector<float> sample_;  // dense_box()'s sample of one axis
 };
 
 }  // namespace sightline

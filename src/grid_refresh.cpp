@@ -35,8 +35,8 @@ std::size_t grid_refresh_scalar(const CellBinning& binning, const std::uint32_t*
 namespace {
 
 // Eight items a step: positions gathered by entity and stored in item order, cells computed as
-// CellBinning::cell does (the same rounded operations; minps returns the same value as std::min),
-// compared with the items' cells. The last 0 to 7 go to the scalar loop.
+// CellBinning::cell does (the same rounded operations; maxps and minps give the cell std::max
+// and std::min give), compared with the items' cells. The last 0 to 7 go to the scalar loop.
 SIGHTLINE_AVX2 std::size_t refresh_avx2(const CellBinning& binning, const std::uint32_t* items,
                                         const float* x, const float* z, float* item_x, float* item_z,
                                         const std::uint32_t* item_cell, std::size_t count, CellMove* moved,
@@ -47,6 +47,7 @@ SIGHTLINE_AVX2 std::size_t refresh_avx2(const CellBinning& binning, const std::u
   const __m256 vlast_x = _mm256_set1_ps(binning.last_x);
   const __m256 vlast_z = _mm256_set1_ps(binning.last_z);
   const __m256i vcx = _mm256_set1_epi32(static_cast<int>(binning.cells_x));
+  const __m256 vzero = _mm256_setzero_ps();
   std::size_t moved_count = 0;
   std::size_t k = 0;
   for (; k + 8 <= count; k += 8) {
@@ -55,8 +56,10 @@ SIGHTLINE_AVX2 std::size_t refresh_avx2(const CellBinning& binning, const std::u
     const __m256 pz = _mm256_i32gather_ps(z, e, 4);
     _mm256_storeu_ps(item_x + k, px);
     _mm256_storeu_ps(item_z + k, pz);
-    const __m256 tx = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(px, vox), vinv), vlast_x);
-    const __m256 tz = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(pz, voz), vinv), vlast_z);
+    const __m256 tx =
+        _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(px, vox), vinv), vzero), vlast_x);
+    const __m256 tz =
+        _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(pz, voz), vinv), vzero), vlast_z);
     const __m256i c =
         _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(tz), vcx), _mm256_cvttps_epi32(tx));
     const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(item_cell + k));

@@ -9,14 +9,15 @@
 
 namespace sightline {
 
-/// The cell of a position as the grid's fast binning computes it: v >= origin on both axes, so a
-/// clamp at the top then a cast, the row times cells_x plus the column.
+/// The cell of a position as the grid's fast binning computes it: clamped to the grid at both
+/// ends (an outlier beyond the grid's box lands in a border cell), then a cast, the row times
+/// cells_x plus the column. clamped_cell()'s result, in the order SIMD computes it.
 struct CellBinning {
   float origin_x, origin_z, inv_cell_size, last_x, last_z;  // last_*: the last cell's index as a float
   std::uint32_t cells_x;
   [[nodiscard]] std::uint32_t cell(float x, float z) const noexcept {
-    const float tz = std::min((z - origin_z) * inv_cell_size, last_z);
-    const float tx = std::min((x - origin_x) * inv_cell_size, last_x);
+    const float tz = std::min(std::max((z - origin_z) * inv_cell_size, 0.0f), last_z);
+    const float tx = std::min(std::max((x - origin_x) * inv_cell_size, 0.0f), last_x);
     return static_cast<std::uint32_t>(static_cast<std::int32_t>(tz)) * cells_x +
            static_cast<std::uint32_t>(static_cast<std::int32_t>(tx));
   }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "../src/grid.h"
@@ -69,8 +70,11 @@ TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
           xs[i] += rng.uniform(-reach, reach);
           zs[i] += rng.uniform(-reach, reach);
         }
-        if (kind == 9)
-          xs[rng.below(static_cast<std::uint32_t>(xs.size()))] = rng.uniform(-3 * side, 3 * side);
+        if (kind == 9) {
+          // Near, or (for half of them) far enough that a grid of 1024 or more keeps to the bulk.
+          const float far = rng.below(2) == 0 || count < Grid::kOutlierMinEntities ? 3 * side : 1.0e15f;
+          xs[rng.below(static_cast<std::uint32_t>(xs.size()))] = rng.uniform(-far, far);
+        }
         // A slot unbinned for one build (a destroyed entity, its slot reused).
         std::fill(binned.begin(), binned.end(), 1);
         if (rng.below(12) == 0) binned[rng.below(static_cast<std::uint32_t>(binned.size()))] = 0;
@@ -105,6 +109,81 @@ TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
   EXPECT_LT(incremental, builds);
 }
 
+// The entities of the cells a query of radius r around (x, z) scans that pass the distance test,
+// sorted; and the same by testing every entity.
+std::vector<std::uint32_t> grid_query(const Grid& grid, float x, float z, float r) {
+  std::vector<std::uint32_t> found;
+  const Grid::Range range = grid.cell_range(x, z, r);
+  for (std::uint32_t row = range.z0; row <= range.z1; ++row) {
+    for (std::uint32_t k = grid.run_begin(row, range.x0); k < grid.run_end(row, range.x1); ++k) {
+      const float dx = grid.item_x()[k] - x;
+      const float dz = grid.item_z()[k] - z;
+      if (dx * dx + dz * dz <= r * r) found.push_back(grid.items()[k]);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+std::vector<std::uint32_t> brute_query(const std::vector<float>& xs, const std::vector<float>& zs, float x,
+                                       float z, float r) {
+  std::vector<std::uint32_t> found;
+  for (std::uint32_t i = 0; i < xs.size(); ++i) {
+    const float dx = xs[i] - x;
+    const float dz = zs[i] - z;
+    if (dx * dx + dz * dz <= r * r) found.push_back(i);
+  }
+  return found;
+}
+
+// A few entities at huge coordinates leave the cells at their size and the grid over the bulk:
+// the same grid as without them, the outliers in its border cells, every query still exact.
+TEST(GridBuildTest, FewOutliersKeepTheBulksGrid) {
+  scenarios::Rng rng(0x0f1e);
+  for (const std::uint32_t count : {Grid::kOutlierMinEntities, 5000u}) {
+    const float cell = 10.0f;
+    std::vector<float> xs(count), zs(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      xs[i] = rng.uniform(-300.0f, 500.0f);
+      zs[i] = rng.uniform(100.0f, 700.0f);
+    }
+    std::vector<std::uint8_t> binned(count, 1);
+    Grid bulk;
+    bulk.build(xs, zs, binned, cell, 1u << 20);
+    const std::vector<std::pair<float, float>> far = {{1.0e15f, -1.0e15f},
+                                                      {-1.0e15f, 1.0e15f},
+                                                      {2.0e9f, 300.0f},
+                                                      {2.0e9f + 3.0f, 300.0f},
+                                                      {0.0f, -7.0e11f}};
+    for (std::size_t f = 0; f < far.size(); ++f) {
+      // Replacing walkers, so the bulk's box stays the same but for where they stood.
+      xs[f * 97] = far[f].first;
+      zs[f * 97] = far[f].second;
+    }
+    Grid grid;
+    for (int build = 0; build < 3; ++build) {
+      grid.build(xs, zs, binned, cell, 1u << 20);
+      ASSERT_EQ(grid.cell_size(), cell);
+      ASSERT_LE(grid.cells_x(), bulk.cells_x() + 1);  // the walkers moved by half a unit
+      ASSERT_LE(grid.cells_z(), bulk.cells_z());
+      ASSERT_GE(grid.cells_x() + 1, bulk.cells_x());
+      ASSERT_EQ(grid.items().size(), count);
+      for (int q = 0; q < 300; ++q) {
+        const float r = rng.uniform(0.5f, 40.0f);
+        float x = rng.uniform(-400.0f, 600.0f);
+        float z = rng.uniform(0.0f, 800.0f);
+        if (q % 5 == 0) {
+          const auto& at = far[static_cast<std::size_t>(q / 5) % far.size()];
+          x = at.first + rng.uniform(-r, r);
+          z = at.second + rng.uniform(-r, r);
+        }
+        ASSERT_EQ(grid_query(grid, x, z, r), brute_query(xs, zs, x, z, r))
+            << "count " << count << " build " << build << " query " << q;
+      }
+      for (std::size_t i = 0; i < count; ++i) xs[i] += i % 3 == 0 ? 0.5f : 0.0f;  // keep the far ones far
+    }
+  }
+}
+
 // The loop over the items alone, on every length around the eight-wide steps: the same moves in
 // the same order, the same positions, and the same point where too many moved.
 TEST(GridRefresh, Avx2EqualsScalarExactly) {
@@ -121,8 +200,9 @@ TEST(GridRefresh, Avx2EqualsScalarExactly) {
       std::vector<float> x(count + 3);
       std::vector<float> z(count + 3);
       for (std::size_t e = 0; e < x.size(); ++e) {
-        x[e] = rng.uniform(b.origin_x, 60.0f);
-        z[e] = rng.uniform(b.origin_z, 60.0f);
+        // Some below the origin: outliers the grid's box left out, clamped into the first cell.
+        x[e] = rng.uniform(rng.below(8) == 0 ? -1.0e15f : b.origin_x, 60.0f);
+        z[e] = rng.uniform(rng.below(8) == 0 ? -1.0e15f : b.origin_z, 60.0f);
       }
       std::vector<std::uint32_t> items(count);
       std::vector<std::uint32_t> item_cell(count);

@@ -100,6 +100,49 @@ TEST(GridQueryTest, HugeOutlierWithSmallCellCapEqualsBruteForce) {
   }
 }
 
+// A few entities at huge coordinates among over Grid::kOutlierMinEntities walkers: the grid covers
+// the walkers' box and the outliers lie in its border cells. Viewers stand among the walkers and at
+// the outliers (two of which see each other); outliers jump into the crowd and out again.
+TEST(GridQueryTest, FewOutliersAmongManyEntitiesEqualBruteForce) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    Rng rng(seed * 7919);
+    WorldDef def = default_world_def();
+    def.enter_radius = rng.uniform(2.0f, 8.0f);
+    def.leave_radius = def.enter_radius * 1.25f;
+    const float width = rng.uniform(60.0f, 200.0f);
+    MirroredWorld mirror(def);
+    const std::vector<Position> far = {{kMaxCoordinate, -kMaxCoordinate},
+                                       {-kMaxCoordinate, 0.0f},
+                                       {1.0e12f, 1.0e12f},
+                                       {1.0e12f + 0.5f * def.enter_radius, 1.0e12f},
+                                       {0.0f, -3.0e9f}};
+    std::vector<EntityId> outliers;
+    for (const Position& p : far) outliers.push_back(*mirror.create_entity({p.x, p.z, false}));
+    std::vector<EntityId> walkers;
+    for (int i = 0; i < 1500; ++i) {
+      walkers.push_back(
+          *mirror.create_entity({rng.uniform(-width, width), rng.uniform(-width, width), false}));
+    }
+    for (const EntityId e : outliers) (void)mirror.create_client(e);
+    for (std::size_t i = 0; i < walkers.size(); i += 9) (void)mirror.create_client(walkers[i]);
+    for (int t = 0; t < 12; ++t) {
+      (void)mirror.tick();
+      ASSERT_EQ(mirror.error(), "") << "seed " << seed << " tick " << t;
+      for (const EntityId e : walkers) {
+        const Position p = *mirror.world().position(e);
+        (void)mirror.set_position(e, p.x + rng.uniform(-1.0f, 1.0f), p.z + rng.uniform(-1.0f, 1.0f));
+      }
+      // One outlier visits the crowd for a few ticks; another stands on the crowd's edge.
+      const std::size_t visitor = seed % far.size();
+      const bool home = t >= 4 && t < 8;
+      (void)mirror.set_position(outliers[visitor], home ? rng.uniform(-width, width) : far[visitor].x,
+                                home ? rng.uniform(-width, width) : far[visitor].z);
+      (void)mirror.set_position(outliers[(visitor + 1) % far.size()], t % 2 == 0 ? width : far[0].x,
+                                t % 2 == 0 ? width : far[0].z);
+    }
+  }
+}
+
 TEST(GridQueryTest, TinyCellCapsEqualBruteForce) {
   Rng rng(7);
   for (const std::uint32_t cap : {1u, 2u, 3u, 5u}) {
