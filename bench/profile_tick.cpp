@@ -4,13 +4,15 @@
 //
 // Arguments: scenario (any of bench_scenarios.h: reference, arena, mmo, observers, ..., world_4000000),
 // warm-up ticks (default 60), measured ticks (default 20), threads (WorldDef::threads, default 1).
-// Prints the measured ticks' wall-clock time per tick (set_positions and tick), for a quick look;
+// Prints the measured ticks' wall-clock time per tick (set_positions and tick, and each apart), for a
+// quick look;
 // sightline-bench is the measurement.
 // Only World::set_positions and World::tick() of the measured ticks are instrumented
 // (when built with valgrind's callgrind.h); frame generation is not.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -25,6 +27,18 @@
 #define SIGHTLINE_PROFILE_START() (void)0
 #define SIGHTLINE_PROFILE_STOP() (void)0
 #endif
+
+namespace {
+
+// This thread's CPU time in seconds: on a machine shared with other work, it leaves out the time
+// the thread waited for a core (not the slowdown from caches and memory it shares).
+double thread_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace sightline;
@@ -59,15 +73,21 @@ int main(int argc, char** argv) {
   FrameStream frames(run->walk, scenario.frame_block);
   TickStats totals;
   std::chrono::steady_clock::duration timed{};
+  std::chrono::steady_clock::duration input{};
+  double tick_cpu = 0.0;
   for (long t = 0; t < warmup + measured; ++t) {
     if (!frames.ready()) frames.refill();
     const FrameStream::Frame frame = frames.next();
     if (t >= warmup) SIGHTLINE_PROFILE_START();
     const auto start = std::chrono::steady_clock::now();
     if (!world.set_positions(entities, frame.xs, frame.zs).ok()) return 1;
+    const auto input_done = std::chrono::steady_clock::now();
+    const double cpu_before = thread_seconds();
     const TickStats stats = world.tick();
+    if (t >= warmup) tick_cpu += thread_seconds() - cpu_before;
     if (t >= warmup) {
       timed += std::chrono::steady_clock::now() - start;
+      input += input_done - start;
       SIGHTLINE_PROFILE_STOP();
       totals.members += stats.members;
       totals.distance_tests += stats.distance_tests;
@@ -77,13 +97,17 @@ int main(int argc, char** argv) {
   }
   const double ms_per_tick =
       std::chrono::duration<double, std::milli>(timed).count() / static_cast<double>(measured);
+  const double ms_per_input =
+      std::chrono::duration<double, std::milli>(input).count() / static_cast<double>(measured);
   std::printf(
       "%s on %u thread(s): %ld measured ticks after %ld, %llu visible pairs, %llu distance tests, %llu "
       "spawns, "
-      "%llu despawns, %.4f ms/tick\n",
+      "%llu despawns, %.4f ms/tick (set_positions %.4f, tick %.4f), %.2f ns/entity; tick alone %.4f ms "
+      "of CPU time\n",
       scenario.name.c_str(), scenario.threads, measured, warmup,
       static_cast<unsigned long long>(totals.members), static_cast<unsigned long long>(totals.distance_tests),
       static_cast<unsigned long long>(totals.spawns), static_cast<unsigned long long>(totals.despawns),
-      ms_per_tick);
+      ms_per_tick, ms_per_input, ms_per_tick - ms_per_input, ms_per_tick * 1e6 / scenario.walk.entities,
+      tick_cpu * 1e3 / static_cast<double>(measured));
   return 0;
 }

@@ -45,6 +45,10 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
     box = dense_box(x, z, binned, slots, all, box, min_cell_size);
   }
   fit_cells(box, min_cell_size, max_cells);
+  if (slots >= partition_min_slots && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis) {
+    build_partitioned(x, z, binned, slots, live, all);
+    return;
+  }
   if (try_incremental(x, z, slots, live, all, last_cells_x, last_cells_z)) return;
   bin_and_count(x, z, binned, slots, all);
   place_items(x, z, slots, live, all);
@@ -175,7 +179,7 @@ bool Grid::try_incremental(const float* x, const float* z, std::size_t slots, st
   last_incremental_ = false;
   if (incremental_wait_ != 0) {
     --incremental_wait_;
-  } else if (incremental && all && kept_all_ && live != 0 && items_.size() == slots &&
+  } else if (incremental && all && kept_all_ && !last_partitioned_ && live != 0 && items_.size() == slots &&
              cells_x_ == last_cells_x && cells_z_ == last_cells_z && cells_x_ <= kExactAxis &&
              cells_z_ <= kExactAxis) {
     if (refresh(x, z, slots / 16 + 8)) {
@@ -195,6 +199,7 @@ void Grid::bin_and_count(const float* x, const float* z, const std::uint8_t* bin
   cell_of_.resize(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
   start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
+  block_cursor_.reserve(static_cast<std::size_t>(cells) + 1);
   std::uint32_t* const cell_of = cell_of_.data();
   std::uint32_t* const start = cell_start_.data();
   // Locals, not members: a store into start[] could otherwise alias them and force reloads.
@@ -224,20 +229,8 @@ void Grid::bin_and_count(const float* x, const float* z, const std::uint8_t* bin
 void Grid::place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all) {
   // Last tick's items, in cell order, are this tick's order but for the few that changed cell,
   // so scattering in that order writes each cell's run nearly front to back.
-  const bool keep_order = all && kept_all_ && items_.size() == slots;
-  items_.swap(previous_items_);
-  if (items_.capacity() < slots) {
-    // The incremental build's arrays too: it must not allocate in a steady tick either.
-    for (auto* v : {&items_, &previous_items_, &item_cell_, &spare_cell_}) v->reserve(slots);
-    for (auto* v : {&item_x_, &item_z_, &spare_x_, &spare_z_}) v->reserve(slots);
-    moved_.reserve(slots / 16 + 8);
-    sample_.reserve(kDenseSample);
-    placed_.reserve(slots / 16 + 8);
-  }
-  items_.resize(live);
-  item_x_.resize(live);
-  item_z_.resize(live);
-  item_cell_.resize(live);
+  const bool keep_order = all && kept_all_ && !last_partitioned_ && items_.size() == slots;
+  size_items(slots, live);
   const std::uint32_t cells = cells_x_ * cells_z_;
   const std::uint32_t* const cell_of = cell_of_.data();
   std::uint32_t* const start = cell_start_.data();
@@ -264,6 +257,86 @@ void Grid::place_items(const float* x, const float* z, std::size_t slots, std::u
   for (std::uint32_t c = cells; c > 0; --c) start[c] = start[c - 1];
   start[0] = 0;
   kept_all_ = all;
+  last_partitioned_ = false;
+}
+
+// Last build's items become previous_items_ (the next scatter's order); every array sized for
+// `live` items, within a capacity reserved for every slot.
+void Grid::size_items(std::size_t slots, std::uint32_t live) {
+  items_.swap(previous_items_);
+  if (items_.capacity() < slots) {
+    // The incremental build's arrays too: it must not allocate in a steady tick either.
+    for (auto* v : {&items_, &previous_items_, &item_cell_, &spare_cell_}) v->reserve(slots);
+    for (auto* v : {&item_x_, &item_z_, &spare_x_, &spare_z_}) v->reserve(slots);
+    moved_.reserve(slots / 16 + 8);
+    sample_.reserve(kDenseSample);
+    if (slots >= partition_min_slots) partition_.reserve(slots);
+    cell_of_.reserve(slots);
+    placed_.reserve(slots / 16 + 8);
+  }
+  items_.resize(live);
+  item_x_.resize(live);
+  item_z_.resize(live);
+  item_cell_.resize(live);
+}
+
+// The counting sort in slot order, in stable passes none of which writes at random into arrays
+// larger than the caches: the cells' counts; the entities to blocks of consecutive cells (a few
+// hundred blocks of about kBlockItems each, every block written front to back); from each block to
+// their cells (writes within the block's run of the items, which stays in cache). Cells are
+// computed where needed rather than stored: a pass over a stored cell per entity costs more memory
+// traffic than the arithmetic. item_cell_ is left unwritten: no incremental build follows.
+void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                             std::uint32_t live, bool all) {
+  constexpr std::uint32_t kBlockItems = 8192;
+  constexpr std::size_t kChunk = 256;
+  const std::uint32_t cells = cells_x_ * cells_z_;
+  cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
+  start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
+  block_cursor_.reserve(static_cast<std::size_t>(cells) + 1);
+  size_items(slots, live);
+  std::uint32_t* const start = cell_start_.data();
+  const CellBinning binning{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
+  std::uint32_t chunk[kChunk];
+  // Each pass over the slots bins a chunk in a loop that vectorises, then uses its cells.
+  auto for_each_binned = [&](auto&& use) SIGHTLINE_FORCE_INLINE {
+    for (std::size_t first = 0; first < slots; first += kChunk) {
+      const std::size_t n = std::min(kChunk, slots - first);
+      for (std::size_t j = 0; j < n; ++j) chunk[j] = binning.cell(x[first + j], z[first + j]);
+      for (std::size_t j = 0; j < n; ++j) {
+        if (all || binned[first + j]) use(first + j, chunk[j]);
+      }
+    }
+  };
+  for_each_binned([&](std::size_t, std::uint32_t c) SIGHTLINE_FORCE_INLINE { ++start[c + 1]; });
+  for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
+
+  std::uint32_t shift = 0;
+  while (shift < 31 && (std::uint64_t{live} << (shift + 1)) <= std::uint64_t{cells} * kBlockItems) ++shift;
+  const std::uint32_t blocks = ((cells - 1) >> shift) + 1;
+  block_cursor_.resize(blocks);  // within the capacity reserved with the cells
+  std::uint32_t* const cursor = block_cursor_.data();
+  for (std::uint32_t b = 0; b < blocks; ++b) cursor[b] = start[b << shift];
+  partition_.resize(live);  // within the capacity reserved with the items
+  Placed* const partition = partition_.data();
+  for_each_binned([&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
+    partition[cursor[c >> shift]++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
+  });
+
+  std::uint32_t* const items = items_.data();
+  float* const item_x = item_x_.data();
+  float* const item_z = item_z_.data();
+  for (std::uint32_t k = 0; k < live; ++k) {
+    const Placed p = partition[k];
+    const std::uint32_t at = start[binning.cell(p.x, p.z)]++;
+    items[at] = p.entity;
+    item_x[at] = p.x;
+    item_z[at] = p.z;
+  }
+  for (std::uint32_t c = cells; c > 0; --c) start[c] = start[c - 1];
+  start[0] = 0;
+  kept_all_ = all;
+  last_partitioned_ = true;
 }
 
 bool Grid::refresh(const float* x, const float* z, std::size_t max_moved) {

@@ -36,6 +36,10 @@ class Grid {
 
   /// False makes every build sort all entities (tests compare the two ways).
   bool incremental = true;
+  /// From this many entity slots on, every build sorts all entities, in slot order and in two
+  /// passes that write in cache-sized blocks: there the incremental build's reads of each item's
+  /// position, in cell order, miss the caches (entities within a cell are then in slot order).
+  std::size_t partition_min_slots = std::size_t{1} << 20;
   /// The incremental build's loop over the items (tests set the scalar one).
   GridRefresh refresh_items = best_grid_refresh();
   /// Whether the last build was incremental, and how many entities it moved between cells.
@@ -120,6 +124,9 @@ class Grid {
                                      bool all, std::uint32_t last_cells_x, std::uint32_t last_cells_z);
   void bin_and_count(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots, bool all);
   void place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all);
+  void size_items(std::size_t slots, std::uint32_t live);
+  void build_partitioned(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
+                         std::uint32_t live, bool all);
   /// The incremental build: true when done, false (having written only item_x_ and item_z_)
   /// when more than `max_moved` entities changed cell.
   bool refresh(const float* x, const float* z, std::size_t max_moved);
@@ -132,6 +139,7 @@ class Grid {
   std::vector<std::uint32_t> previous_items_;  // last build's items: this build's scatter order
   bool kept_all_ = false;                      // every slot was binned at the last build
   bool last_incremental_ = false;
+  bool last_partitioned_ = false;  // then item_cell_ was not written
   // Builds to wait before trying the incremental one again, after one found too many moved: in a
   // world where most entities cross a cell edge each tick, the try would cost half a pass a tick.
   std::uint32_t incremental_wait_ = 0;
@@ -147,6 +155,13 @@ class Grid {
   std::vector<std::uint32_t> spare_cell_;
   std::vector<std::int32_t> start_delta_;
   std::vector<float> sample_;  // dense_box()'s sample of one axis
+  // place_partitioned()'s scratch: the entities by block of cells, and each block's cursor.
+  struct Placed {
+    std::uint32_t entity;
+    float x, z;
+  };
+  std::vector<Placed> partition_;
+  std::vector<std::uint32_t> block_cursor_;
 };
 
 }  // namespace sightline

@@ -184,6 +184,61 @@ TEST(GridBuildTest, FewOutliersKeepTheBulksGrid) {
   }
 }
 
+// The build of large worlds (partition_min_slots set low here): every cell holds exactly the
+// entities binned into it, in slot order, with their positions; the cells are the other builds'.
+TEST(GridBuildTest, PartitionedBuildsSortBySlotWithinCells) {
+  scenarios::Rng rng(0x7a11);
+  for (const std::uint32_t count : {1u, 9u, 500u, 3000u, 40000u}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const float side = rng.uniform(5.0f, 900.0f);
+      const float cell = rng.uniform(1.0f, 40.0f);
+      const std::uint32_t max_cells = trial == 3 ? 1 + rng.below(64) : 1u << 16;
+      std::vector<float> xs(count), zs(count);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        xs[i] = rng.uniform(0.0f, side);
+        zs[i] = rng.uniform(0.0f, side);
+      }
+      if (count >= Grid::kOutlierMinEntities) xs[count / 2] = -1.0e15f;
+      std::vector<std::uint8_t> binned(count, 1);
+      Grid partitioned;
+      partitioned.partition_min_slots = 0;
+      Grid sorted;
+      for (int step = 0; step < 3; ++step) {
+        if (step == 2 && count > 1) binned[rng.below(count)] = 0;  // a slot left out
+        partitioned.build(xs, zs, binned, cell, max_cells);
+        sorted.build(xs, zs, binned, cell, max_cells);
+        ASSERT_EQ(partitioned.cells_x(), sorted.cells_x());
+        ASSERT_EQ(partitioned.cells_z(), sorted.cells_z());
+        ASSERT_EQ(partitioned.cell_size(), sorted.cell_size());
+        ASSERT_FALSE(partitioned.last_build_incremental());
+        std::vector<std::vector<std::uint32_t>> want(std::size_t{sorted.cells_x()} * sorted.cells_z());
+        for (std::uint32_t i = 0; i < count; ++i) {
+          if (binned[i]) want[sorted.cell_of_point(xs[i], zs[i])].push_back(i);
+        }
+        for (std::uint32_t z = 0; z < partitioned.cells_z(); ++z) {
+          for (std::uint32_t x = 0; x < partitioned.cells_x(); ++x) {
+            ASSERT_EQ(partitioned.run_begin(z, x), sorted.run_begin(z, x));
+            ASSERT_EQ(partitioned.run_end(z, x), sorted.run_end(z, x));
+            const std::vector<std::uint32_t>& cell_items = want[std::size_t{z} * partitioned.cells_x() + x];
+            const std::uint32_t begin = partitioned.run_begin(z, x);
+            ASSERT_EQ(partitioned.run_end(z, x) - begin, cell_items.size());
+            for (std::size_t k = 0; k < cell_items.size(); ++k) {
+              const std::uint32_t e = partitioned.items()[begin + k];
+              ASSERT_EQ(e, cell_items[k]) << "count " << count << " trial " << trial << " step " << step;
+              ASSERT_EQ(partitioned.item_x()[begin + k], xs[e]);
+              ASSERT_EQ(partitioned.item_z()[begin + k], zs[e]);
+            }
+          }
+        }
+        for (std::uint32_t i = 0; i < count; ++i) {
+          xs[i] += rng.uniform(-0.3f, 0.3f) * cell;
+          zs[i] += rng.uniform(-0.3f, 0.3f) * cell;
+        }
+      }
+    }
+  }
+}
+
 // The loop over the items alone, on every length around the eight-wide steps: the same moves in
 // the same order, the same positions, and the same point where too many moved.
 TEST(GridRefresh, Avx2EqualsScalarExactly) {
