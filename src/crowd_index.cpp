@@ -16,9 +16,11 @@ bool CrowdIndex::find_dense_cells(const Grid& grid) {
   const std::uint32_t cells_x = grid.cells_x();
   for (std::uint32_t z = 0; z < grid.cells_z(); ++z) {
     // A row with no more than kDenseCell entities has no dense cell: one subtraction skips it.
-    if (grid.run_end(z, cells_x - 1) - grid.run_begin(z, 0) <= kDenseCell) continue;
+    if (grid.run_count(z, 0, cells_x - 1) <= kDenseCell) continue;
     for (std::uint32_t x = 0; x < cells_x; ++x) {
-      if (grid.run_end(z, x) - grid.run_begin(z, x) > kDenseCell) dense_.push_back({z * cells_x + x, 0});
+      // A cell the grid left unfilled (no scan reaches it this tick) holds stale items: never indexed.
+      if (grid.run_count(z, x, x) > kDenseCell && grid.cell_filled(z, x))
+        dense_.push_back({z * cells_x + x, 0});
     }
   }
   return !dense_.empty();

@@ -31,9 +31,10 @@ class CrowdIndex {
   /// The entities a sub-cell holds on average, where they spread evenly over the cell's box.
   static constexpr std::uint32_t kPerSubCell = 8;
 
-  /// Forgets the last index and finds the dense cells of `grid` as it stands; false when there is
-  /// none (the index stays empty). Then count_scanner for each client origin and index_busy_cells.
-  /// Reuses its buffers: no allocation once they reached their high-water mark.
+  /// Forgets the last index and finds the dense cells of `grid` as it stands, among the cells it
+  /// filled (Grid::cell_filled: an unfilled cell's items are stale, and no scan reaches it); false
+  /// when there is none (the index stays empty). Then count_scanner for each client origin and
+  /// index_busy_cells. Reuses its buffers: no allocation once they reached their high-water mark.
   bool find_dense_cells(const Grid& grid);
   /// Counts an origin at (x, z) for the dense cell it stands in, if any.
   void count_scanner(const Grid& grid, float x, float z) noexcept;

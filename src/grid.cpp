@@ -28,7 +28,8 @@ double Grid::cells_for_box(const Box& box, double cell) noexcept {
 }
 
 void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span<const std::uint8_t> alive,
-                 float min_cell_size, std::uint32_t max_cells) {
+                 float min_cell_size, std::uint32_t max_cells, const QueryCover* cover) {
+  covered_only_ = false;
   const std::size_t slots = alive.size();
   const std::uint32_t last_cells_x = cells_x_;
   const std::uint32_t last_cells_z = cells_z_;
@@ -46,7 +47,7 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   }
   fit_cells(box, min_cell_size, max_cells);
   if (slots >= partition_min_slots && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis) {
-    build_partitioned(x, z, binned, slots, live, all);
+    build_partitioned(x, z, binned, slots, live, all, cover);
     return;
   }
   if (try_incremental(x, z, slots, live, all, last_cells_x, last_cells_z)) return;
@@ -286,8 +287,32 @@ void Grid::size_items(std::size_t slots, std::uint32_t live) {
 // their cells (writes within the block's run of the items, which stays in cache). Cells are
 // computed where needed rather than stored: a pass over a stored cell per entity costs more memory
 // traffic than the arithmetic. item_cell_ is left unwritten: no incremental build follows.
+bool Grid::mark_covered(const QueryCover& cover) {
+  const std::uint32_t cells = cells_x_ * cells_z_;
+  if (filled_.size() < cells) filled_.resize(cells, 0);
+  if (covered_.capacity() < cells / 4 + 1) covered_.reserve(cells / 4 + 1);
+  if (++fill_epoch_ == 0) {  // wrapped: no stamp may look current
+    std::fill(filled_.begin(), filled_.end(), 0);
+    fill_epoch_ = 1;
+  }
+  covered_.clear();
+  std::uint32_t* const filled = filled_.data();
+  for (std::size_t p = 0; p < cover.x.size(); ++p) {
+    const Range r = cell_range(cover.x[p], cover.z[p], cover.radius);
+    for (std::uint32_t row = r.z0; row <= r.z1; ++row) {
+      for (std::uint32_t c = row * cells_x_ + r.x0; c <= row * cells_x_ + r.x1; ++c) {
+        if (filled[c] == fill_epoch_) continue;
+        if (covered_.size() >= cells / 4) return false;
+        filled[c] = fill_epoch_;
+        covered_.push_back(c);
+      }
+    }
+  }
+  return true;
+}
+
 void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
-                             std::uint32_t live, bool all) {
+                             std::uint32_t live, bool all, const QueryCover* cover) {
   constexpr std::uint32_t kBlockItems = 8192;
   constexpr std::size_t kChunk = 256;
   const std::uint32_t cells = cells_x_ * cells_z_;
@@ -308,6 +333,39 @@ void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t*
       }
     }
   };
+  if (cover != nullptr && mark_covered(*cover)) {
+    // The counts of every cell, and in the same pass, in slot order, the entities of the covered
+    // cells; then those placed in their cells by cursors of their own (cell_start_ stays whole).
+    // A covered cell's count starts at kCovered, so one read-modify-write per entity both counts
+    // it and says whether to keep it (live < 2^31).
+    constexpr std::uint32_t kCovered = 0x80000000u;
+    SIGHTLINE_ASSERT(live < kCovered);
+    for (const std::uint32_t c : covered_) start[c + 1] = kCovered;
+    partition_.resize(live);  // within the capacity reserved with the items
+    Placed* const kept = partition_.data();
+    std::uint32_t kept_count = 0;
+    for_each_binned([&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
+      if (++start[c + 1] & kCovered) kept[kept_count++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
+    });
+    for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] = (start[c + 1] & ~kCovered) + start[c];
+    block_cursor_.resize(cells);  // within the capacity reserved with the cells
+    std::uint32_t* const cursor = block_cursor_.data();
+    for (const std::uint32_t c : covered_) cursor[c] = start[c];
+    std::uint32_t* const items = items_.data();
+    float* const item_x = item_x_.data();
+    float* const item_z = item_z_.data();
+    for (std::uint32_t k = 0; k < kept_count; ++k) {
+      const Placed p = kept[k];
+      const std::uint32_t at = cursor[binning.cell(p.x, p.z)]++;
+      items[at] = p.entity;
+      item_x[at] = p.x;
+      item_z[at] = p.z;
+    }
+    kept_all_ = all;
+    last_partitioned_ = true;
+    covered_only_ = true;
+    return;
+  }
   for_each_binned([&](std::size_t, std::uint32_t c) SIGHTLINE_FORCE_INLINE { ++start[c + 1]; });
   for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
 

@@ -8,6 +8,7 @@
 
 #include "cell_index.h"
 #include "grid_refresh.h"
+#include "sightline_assert.h"
 
 namespace sightline {
 
@@ -26,26 +27,45 @@ class Grid {
   /// a small world little, and the bulk's box costs a sample of the positions each build.
   static constexpr std::uint32_t kOutlierMinEntities = 1024;
 
+  /// Where this build's queries will be made from: every query is of radius <= `radius` around
+  /// one of the points (x[i], z[i]).
+  struct QueryCover {
+    std::span<const float> x;
+    std::span<const float> z;
+    float radius = 0.0f;
+  };
+
   /// Bins every entity i with `alive[i] != 0`. `min_cell_size` > 0; `max_cells` >= 1.
   /// Reuses its buffers: no allocation once they reached their high-water mark.
   /// When the same slots are binned with the same cell counts as at the last build and few
   /// entities changed cell, the last build's items are refreshed in place and the few moved,
   /// rather than all sorted again: the same result (GridBuildTest), at a fraction of the cost.
+  /// With a `cover`, in a world of partition_min_slots slots or more whose queries reach under a
+  /// quarter of the cells, only the cells a query of the cover can reach get their items and
+  /// positions (run_begin and run_end stay right for every cell): a world of millions with a few
+  /// hundred viewers then costs two streaming passes over the positions. A query outside the
+  /// cover is then a bug (asserted where assertions are on).
   void build(std::span<const float> xs, std::span<const float> zs, std::span<const std::uint8_t> alive,
-             float min_cell_size, std::uint32_t max_cells);
+             float min_cell_size, std::uint32_t max_cells, const QueryCover* cover = nullptr);
 
   /// False makes every build sort all entities (tests compare the two ways).
   bool incremental = true;
   /// From this many entity slots on, every build sorts all entities, in slot order and in two
   /// passes that write in cache-sized blocks: there the incremental build's reads of each item's
   /// position, in cell order, miss the caches (entities within a cell are then in slot order).
-  std::size_t partition_min_slots = std::size_t{1} << 20;
+  std::size_t partition_min_slots = std::size_t{1} << 17;
   /// The incremental build's loop over the items (tests set the scalar one).
   GridRefresh refresh_items = best_grid_refresh();
   /// Whether the last build was incremental, and how many entities it moved between cells.
   [[nodiscard]] bool last_build_incremental() const noexcept { return last_incremental_; }
   [[nodiscard]] std::size_t last_build_moved() const noexcept {
     return last_incremental_ ? moved_.size() : 0;
+  }
+  /// Whether the last build filled only the cells its cover reaches.
+  [[nodiscard]] bool last_build_covered_only() const noexcept { return covered_only_; }
+  /// Whether the last build filled cell (x, z): every cell, unless last_build_covered_only().
+  [[nodiscard]] bool cell_filled(std::uint32_t z, std::uint32_t x) const noexcept {
+    return !covered_only_ || filled_[std::size_t{z} * cells_x_ + x] == fill_epoch_;
   }
 
   struct Range {
@@ -63,10 +83,17 @@ class Grid {
 
   /// Items of cells [x0, x1] in row z, as a half-open range of positions into items().
   [[nodiscard]] std::uint32_t run_begin(std::uint32_t z, std::uint32_t x0) const noexcept {
+    SIGHTLINE_ASSERT(cell_filled(z, x0));
     return cell_start_[z * cells_x_ + x0];
   }
   [[nodiscard]] std::uint32_t run_end(std::uint32_t z, std::uint32_t x1) const noexcept {
+    SIGHTLINE_ASSERT(cell_filled(z, x1));
     return cell_start_[z * cells_x_ + x1 + 1];
+  }
+
+  /// How many entities cells [x0, x1] of row z hold, whether filled or not (every cell is counted).
+  [[nodiscard]] std::uint32_t run_count(std::uint32_t z, std::uint32_t x0, std::uint32_t x1) const noexcept {
+    return cell_start_[z * cells_x_ + x1 + 1] - cell_start_[z * cells_x_ + x0];
   }
 
   /// Entity indices in cell order; item_x/item_z are their positions in the same order.
@@ -126,7 +153,10 @@ class Grid {
   void place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all);
   void size_items(std::size_t slots, std::uint32_t live);
   void build_partitioned(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
-                         std::uint32_t live, bool all);
+                         std::uint32_t live, bool all, const QueryCover* cover);
+  /// Stamps the cells `cover` reaches (listing them in covered_); false, having stopped, once
+  /// they are a quarter of all.
+  bool mark_covered(const QueryCover& cover);
   /// The incremental build: true when done, false (having written only item_x_ and item_z_)
   /// when more than `max_moved` entities changed cell.
   bool refresh(const float* x, const float* z, std::size_t max_moved);
@@ -162,6 +192,11 @@ class Grid {
   };
   std::vector<Placed> partition_;
   std::vector<std::uint32_t> block_cursor_;
+  // The cells a cover reaches: filled_[cell] == fill_epoch_, listed in covered_.
+  bool covered_only_ = false;
+  std::uint32_t fill_epoch_ = 0;
+  std::vector<std::uint32_t> filled_;
+  std::vector<std::uint32_t> covered_;
 };
 
 }  // namespace sightline

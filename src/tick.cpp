@@ -1,4 +1,6 @@
 // The tick: its phases in order (run_tick), and what it settles before and after the client passes.
+#include <algorithm>
+#include <array>
 #include <utility>
 
 #include "pass_steps.h"
@@ -54,9 +56,29 @@ void WorldImpl::run_tick(TickStats& stats) {
 #endif
 }
 
+// In a world large enough for the grid to fill only the cells its queries reach, those queries
+// are the passes' scans: around each live client's origins, of at most its space's enter radius.
 void WorldImpl::index_entities() {
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
-  grid.build(xs, zs, binned, cell, def.max_grid_cells);
+  if (xs.size() < grid.partition_min_slots) {
+    grid.build(xs, zs, binned, cell, def.max_grid_cells);
+  } else {
+    float radius = enter_radius;
+    for (const SpaceSlot& space : space_slots) radius = std::max(radius, space.enter);
+    query_x.clear();
+    query_z.clear();
+    std::array<float, kMaxOrigins + 1> origin_x;
+    std::array<float, kMaxOrigins + 1> origin_z;
+    for (const ClientId id : live_clients) {
+      const std::size_t origins = origins_of(client_slots[id.index], origin_x.data(), origin_z.data());
+      query_x.insert(query_x.end(), origin_x.begin(),
+                     origin_x.begin() + static_cast<std::ptrdiff_t>(origins));
+      query_z.insert(query_z.end(), origin_z.begin(),
+                     origin_z.begin() + static_cast<std::ptrdiff_t>(origins));
+    }
+    const Grid::QueryCover cover{query_x, query_z, radius};
+    grid.build(xs, zs, binned, cell, def.max_grid_cells, &cover);
+  }
   crowd_index.clear();
   if (def.crowd_cap != 0 && crowd_index.find_dense_cells(grid)) {
     for (const ClientId c : live_clients) {

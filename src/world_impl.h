@@ -270,9 +270,12 @@ class WorldImpl {
   RecordBuffer<std::uint64_t> previous_seen;
 
   alignas(64) Grid grid;
-  CrowdIndex crowd_index;                    // the grid's dense cells in sub-cells, while a crowd cap is set
-  DistanceScan scan = best_distance_scan();  // the enter phase's distance test (AVX2 or scalar)
-  LeaveTest leave_test = best_leave_test();  // the plain pass's leave test (AVX2 or scalar)
+  CrowdIndex crowd_index;  // the grid's dense cells in sub-cells, while a crowd cap is set
+  // The clients' origins at the index phase: where the grid's queries of this tick come from.
+  std::vector<float> query_x;
+  std::vector<float> query_z;
+  DistanceScan scan = best_distance_scan();          // the enter phase's distance test (AVX2 or scalar)
+  LeaveTest leave_test = best_leave_test();          // the plain pass's leave test (AVX2 or scalar)
   DistanceCount count_near = best_distance_count();  // the plain pass's enter count (AVX2 or scalar)
   PositionBatchCheck position_check = best_position_batch_check();  // set_positions' (AVX2 or scalar)
   PassScratch scratch;

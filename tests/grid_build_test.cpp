@@ -239,6 +239,66 @@ TEST(GridBuildTest, PartitionedBuildsSortBySlotWithinCells) {
   }
 }
 
+// With a cover, a large world's build fills only the cells the cover's queries reach: every cell
+// keeps the full build's run bounds, and every query the cover allows finds what testing every
+// entity finds. A cover over a quarter of the cells or more fills every cell.
+TEST(GridBuildTest, CoveredCellsAnswerTheCoversQueries) {
+  scenarios::Rng rng(0xc0e4);
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::uint32_t count = 20000;
+    const float side = rng.uniform(1000.0f, 2000.0f);
+    const float cell = rng.uniform(4.0f, 10.0f);  // over 10,000 cells: 40 points cover under 2,000
+    std::vector<float> xs(count), zs(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      xs[i] = rng.uniform(0.0f, side);
+      zs[i] = rng.uniform(0.0f, side);
+    }
+    if (trial % 2 == 1) xs[5] = 1.0e15f;  // an outlier in a border cell
+    std::vector<std::uint8_t> binned(count, 1);
+    const std::uint32_t points = trial == 5 ? 4000 : 1 + rng.below(40);
+    std::vector<float> qx(points), qz(points);
+    for (std::uint32_t p = 0; p < points; ++p) {
+      const std::uint32_t at = rng.below(count);
+      qx[p] = xs[at];
+      qz[p] = zs[at];
+    }
+    qx[0] = 1.0e15f;  // a query from the outlier (or from far outside the grid)
+    const float radius = cell * rng.uniform(0.3f, 2.5f);
+    const Grid::QueryCover cover{qx, qz, radius};
+    Grid covered;
+    covered.partition_min_slots = 0;
+    Grid full;
+    for (int step = 0; step < 3; ++step) {
+      if (step == 2) binned[rng.below(count)] = 0;
+      covered.build(xs, zs, binned, cell, 1u << 20, &cover);
+      full.build(xs, zs, binned, cell, 1u << 20);
+      ASSERT_EQ(covered.last_build_covered_only(), trial != 5) << "trial " << trial;
+      ASSERT_EQ(covered.cells_x(), full.cells_x());
+      ASSERT_EQ(covered.cells_z(), full.cells_z());
+      for (std::uint32_t z = 0; z < full.cells_z(); ++z) {
+        for (std::uint32_t x = 0; x < full.cells_x(); ++x) {
+          // Read the bounds the way an unchecked caller would: the cell need not be filled.
+          const bool filled = covered.cell_filled(z, x);
+          if (!filled) continue;
+          ASSERT_EQ(covered.run_begin(z, x), full.run_begin(z, x));
+          ASSERT_EQ(covered.run_end(z, x), full.run_end(z, x));
+        }
+      }
+      std::vector<float> live_x, live_z;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        live_x.push_back(binned[i] ? xs[i] : 1.0e30f);
+        live_z.push_back(binned[i] ? zs[i] : 1.0e30f);
+      }
+      for (std::uint32_t p = 0; p < points; p += 1 + points / 50) {
+        const float r = radius * rng.uniform(0.0f, 1.0f);
+        ASSERT_EQ(grid_query(covered, qx[p], qz[p], r), brute_query(live_x, live_z, qx[p], qz[p], r))
+            << "trial " << trial << " step " << step << " point " << p;
+      }
+      for (std::uint32_t i = 0; i < count; ++i) xs[i] += i % 2 == 0 ? 0.25f * cell : -0.25f * cell;
+    }
+  }
+}
+
 // The loop over the items alone, on every length around the eight-wide steps: the same moves in
 // the same order, the same positions, and the same point where too many moved.
 TEST(GridRefresh, Avx2EqualsScalarExactly) {

@@ -143,6 +143,78 @@ TEST(GridQueryTest, FewOutliersAmongManyEntitiesEqualBruteForce) {
   }
 }
 
+// A world of more slots than Grid::partition_min_slots with a few viewers: the grid fills only the
+// cells the viewers' scans reach. With L = R a set is every entity within R of an origin but the
+// viewer, which the test computes by testing every entity. Viewers with extra origins, radii that
+// grow and shrink, viewers and origins that jump, entities destroyed and created. (The oracle's
+// bookkeeping is too slow for this many entities.)
+TEST(GridQueryTest, LargeWorldWithFewViewersEqualsBruteForce) {
+  Rng rng(0x1a46e);
+  WorldDef def = default_world_def();
+  def.enter_radius = 10.0f;
+  def.leave_radius = 10.0f;
+  World world = std::move(World::create(def).value());
+  const std::uint32_t count = (1u << 17) + 3000;
+  const float side = 1000.0f * std::sqrt(static_cast<float>(count) / 1.0e4f);  // ~1 entity per 100 m^2
+  std::vector<float> xs(count), zs(count);
+  std::vector<EntityId> ids(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    xs[i] = rng.uniform(0.0f, side);
+    zs[i] = rng.uniform(0.0f, side);
+    ids[i] = *world.create_entity({xs[i], zs[i], false});
+  }
+  std::vector<ClientId> clients;
+  std::vector<std::vector<std::uint32_t>> origins;  // viewer first
+  for (std::uint32_t c = 0; c < 12; ++c) {
+    clients.push_back(*world.create_client(ids[c * 1000]));
+    origins.push_back({c * 1000});
+    if (c < 3) {
+      ASSERT_TRUE(world.add_origin(clients[c], ids[c * 1000 + 7]).ok());
+      origins.back().push_back(c * 1000 + 7);
+    }
+  }
+  float radius = 10.0f;
+  for (int t = 0; t < 8; ++t) {
+    (void)world.tick();
+    for (std::size_t c = 0; c < clients.size(); ++c) {
+      std::vector<std::uint32_t> want;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        if (i == origins[c][0]) continue;
+        for (const std::uint32_t o : origins[c]) {
+          const float dx = xs[i] - xs[o];
+          const float dz = zs[i] - zs[o];
+          if (dx * dx + dz * dz <= radius * radius) {
+            want.push_back(ids[i].index);
+            break;
+          }
+        }
+      }
+      std::vector<std::uint32_t> got;
+      for (const EntityId e : *world.interest_set(clients[c])) got.push_back(e.index);
+      std::sort(want.begin(), want.end());
+      ASSERT_EQ(got, want) << "tick " << t << " client " << c;
+    }
+    for (std::uint32_t i = 0; i < count; ++i) {
+      xs[i] += rng.uniform(-2.0f, 2.0f);
+      zs[i] += rng.uniform(-2.0f, 2.0f);
+    }
+    // A viewer and an origin jump across the world; the radii change; churn far from anyone.
+    for (const std::uint32_t jumper : {(static_cast<std::uint32_t>(t) % 12) * 1000, 7u}) {
+      xs[jumper] = rng.uniform(0.0f, side);
+      zs[jumper] = rng.uniform(0.0f, side);
+    }
+    const std::uint32_t churn = 20000 + rng.below(1000);
+    ASSERT_TRUE(world.destroy_entity(ids[churn]).ok());
+    ids[churn] = *world.create_entity({xs[churn], zs[churn], false});
+    ASSERT_TRUE(world.set_positions(ids, xs, zs).ok());
+    if (t == 3) radius = 25.0f;
+    if (t == 5) radius = 4.0f;
+    if (t == 3 || t == 5) {
+      ASSERT_TRUE(world.set_radii(radius, radius).ok());
+    }
+  }
+}
+
 TEST(GridQueryTest, TinyCellCapsEqualBruteForce) {
   Rng rng(7);
   for (const std::uint32_t cap : {1u, 2u, 3u, 5u}) {
