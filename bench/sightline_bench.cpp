@@ -24,9 +24,11 @@
 // happen outside the timed region, once per frame_block ticks.
 //
 // Own flags, taken out before Google Benchmark's:
-//   --scaling    instead of the scenarios, the scaling family (bench_scenarios.h): (f) at its
+//   --scaling    instead of the scenarios, the scaling families (bench_scenarios.h): (f) at its
 //                density for 500 to 50,000 entities, sightline and brute_force only, and a table
-//                of tick time against entity count with the least-squares log-log slopes;
+//                of tick time against entity count with the least-squares log-log slopes; then
+//                the world family (the MMO's density, 100 clients, 250,000 to 4M entities,
+//                sightline only) with its ns per entity and fitted slopes;
 //   --json FILE  the printed table's numbers as JSON, with the machine context;
 //   --csv FILE   the same as CSV (what tools/plot/scaling.sh reads).
 #include <benchmark/benchmark.h>
@@ -614,6 +616,74 @@ Value loglog_slope(const std::vector<double>& xs, const std::vector<Value>& ys) 
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
+// Least-squares slope of y against x (through no fixed point) over the points that have a y.
+Value linear_slope(const std::vector<double>& xs, const std::vector<Value>& ys) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (!ys[i]) continue;
+    n += 1;
+    sx += xs[i];
+    sy += *ys[i];
+    sxx += xs[i] * xs[i];
+    sxy += xs[i] * *ys[i];
+  }
+  if (n < 2) return std::nullopt;
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+// The world family (issue 18's item 5): the MMO's density at 250,000 to 4M entities with 100
+// clients; ns per entity at each size, its spread, and the fitted slopes. Appends to `rows`.
+void print_world_scaling(std::ostream& out, const CollectingReporter& reporter, std::vector<TableRow>& rows) {
+  out << "\nWorld scaling: the MMO's density (side 10,000 x sqrt(N / 100,000), R = 178, L = 1.25R) with 100\n"
+         "clients. Medians of "
+      << kRepetitions
+      << " repetitions, wall-clock time per steady tick (set_positions plus World::tick()),\n"
+         "single thread.\n\n";
+  out << "| entities N | world side | sightline ms/tick | sightline ns/entity | visible pairs/client | ticks "
+         "checked "
+         "|\n";
+  out << "|---|---|---|---|---|---|\n";
+  std::vector<double> counts;
+  std::vector<Value> lib_ms;
+  double lowest = 0, highest = 0;
+  for (const auto& fixture : fixtures()) {
+    const Fixture& f = *fixture;
+    if (f.scenario.name.rfind("world_", 0) != 0) continue;
+    const double entities = f.scenario.walk.entities;
+    const Run* lib = reporter.find(f.scenario.name + "/sightline");
+    const Value sightline = ms(lib);
+    const Value ns_per_entity = divide(sightline, Value(entities), 1e6);
+    const Value pairs_per_client = divide(count(lib, "pairs"), Value(f.scenario.clients));
+    out << "| " << f.scenario.walk.entities << " | " << format("%.0f", f.scenario.walk.width) << " | ";
+    if (!f.error.empty()) {
+      out << "error: " << f.error << " |\n";
+    } else {
+      out << cell(sightline, "%.4g") << " | " << cell(ns_per_entity, "%.2f") << " | "
+          << cell(pairs_per_client, "%.2f") << " | " << f.checked_ticks << " |\n";
+    }
+    if (ns_per_entity) {
+      lowest = lowest == 0 ? *ns_per_entity : std::min(lowest, *ns_per_entity);
+      highest = std::max(highest, *ns_per_entity);
+    }
+    rows.push_back({f.scenario.name,
+                    {{"entities", entities},
+                     {"world_side", f.scenario.walk.width},
+                     {"sightline_ms_per_tick", sightline},
+                     {"sightline_ns_per_entity", ns_per_entity},
+                     {"visible_pairs_per_client", pairs_per_client},
+                     {"ticks_checked", static_cast<double>(f.checked_ticks)}},
+                    f.error});
+    counts.push_back(entities);
+    lib_ms.push_back(sightline);
+  }
+  if (counts.empty()) return;
+  out << "\nFitted slope of ms/tick against N, least squares: "
+      << cell(divide(linear_slope(counts, lib_ms), Value(1.0), 1e6), "%.2f")
+      << " ns per entity; of log(ms/tick) against log(N): " << cell(loglog_slope(counts, lib_ms), "%.2f")
+      << ". Highest ns/entity over lowest: "
+      << cell(lowest > 0 ? Value(highest / lowest) : std::nullopt, "%.2f") << ".\n";
+}
+
 // Prints the scaling table and the fitted slopes, and returns its numbers, for --csv and --json.
 std::vector<TableRow> print_scaling(std::ostream& out, const CollectingReporter& reporter) {
   out << "\nScaling: (f) everyone observes (R = 30, L = 33, 2 units a tick, every entity a client) at\n"
@@ -630,6 +700,7 @@ std::vector<TableRow> print_scaling(std::ostream& out, const CollectingReporter&
   std::vector<Value> lib_ms, brute_ms;
   for (const auto& fixture : fixtures()) {
     const Fixture& f = *fixture;
+    if (f.scenario.name.rfind("scaling_", 0) != 0) continue;
     const double entities = f.scenario.walk.entities;
     const Run* lib = reporter.find(f.scenario.name + "/sightline");
     const Value sightline = ms(lib);
@@ -662,6 +733,7 @@ std::vector<TableRow> print_scaling(std::ostream& out, const CollectingReporter&
   out << "\nFitted slope of log(ms/tick) against log(N), least squares over the timed points: sightline "
       << cell(loglog_slope(counts, lib_ms), "%.2f") << ", brute force "
       << cell(loglog_slope(counts, brute_ms), "%.2f") << ".\n";
+  print_world_scaling(out, reporter, rows);
   return rows;
 }
 
@@ -719,7 +791,11 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  register_benchmarks(options->scaling ? scaling_scenarios() : all_scenarios(), !options->scaling);
+  std::vector<BenchScenario> scenarios = options->scaling ? scaling_scenarios() : all_scenarios();
+  if (options->scaling) {
+    for (BenchScenario& s : world_scaling_scenarios()) scenarios.push_back(std::move(s));
+  }
+  register_benchmarks(scenarios, !options->scaling);
 
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   if (json) {
