@@ -11,6 +11,7 @@
 #include "mirrored_world.h"
 #include "random_run.h"
 #include "rng.h"
+#include "sightline/limits.h"
 #include "sightline/world.h"
 #include "small_world.h"
 
@@ -314,6 +315,112 @@ void expect_dense_run_matches(std::uint64_t seed) {
 
 TEST(CrowdCap, DenseCrowdsMatchTheOracle) {
   for (std::uint64_t seed = 1; seed <= seeds_for_build(12); ++seed) expect_dense_run_matches(seed);
+}
+
+// A dense crowd in the grid's corner cell, with an outlier clamped into the same cell: the grid
+// keeps to the bulk's box (1,024 entities or more), so the outlier at (1e15, 1e15) lands in the
+// cell of the blob that stands at the bulk's top corner, and that cell's sub-cells span the
+// outlier too. 16 clients stand in the blob (the cell gets sub-cells), one views from the outlier
+// (with two more entities on its point, and a cap that bites there too), one from a second outlier
+// at (-1e15, -1e15), a few among the sparse ones. With `large`, sparse entities fill the world to
+// 131,072 slots (Grid::partition_min_slots): the grid then fills only the cells the clients'
+// scans reach, and a second dense blob stands where no client's scan reaches (a dense cell left
+// unfilled, which the crowd index must not read).
+void expect_outlier_crowd_matches(std::uint64_t seed, bool large) {
+  scenarios::Rng rng(seed * 0x9e3779b97f4a7c15ull + 11);
+  WorldDef def = default_world_def();
+  const float factors[] = {1.0f, 1.25f, 1.5f};
+  const std::uint32_t caps[] = {1, 2, 5, 64};
+  def.enter_radius = 6.0f;
+  def.leave_radius = def.enter_radius * factors[rng.below(3)];
+  def.crowd_cap = caps[rng.below(4)];
+  def.threads = 1 + rng.below(2);
+  def.thread_min_work = 0;
+  const float r = def.enter_radius;
+  MirroredWorld mirror(def);
+  const float reach = large ? 200.0f * r : 6.0f * r;  // the sparse entities stand in [-reach, reach]^2
+  const float sides[] = {0.0f, 0.001f, 0.05f, 0.5f};
+  const float side = r * sides[rng.below(4)];
+  // The blob's corner is the bulk's: it lies in the grid's last cell on both axes.
+  auto in_blob = [&] {
+    return Position{reach + side * rng.uniform(0.0f, 1.0f), reach + side * rng.uniform(0.0f, 1.0f)};
+  };
+  std::vector<EntityId> ids;
+  const std::uint32_t blob = 300 + rng.below(400);
+  for (std::uint32_t i = 0; i < blob; ++i) {
+    const Position at = in_blob();
+    ids.push_back(*mirror.create_entity({at.x, at.z}));
+  }
+  const EntityId outlier = *mirror.create_entity({kMaxCoordinate, kMaxCoordinate});
+  for (int i = 0; i < 2; ++i) ids.push_back(*mirror.create_entity({kMaxCoordinate, kMaxCoordinate}));
+  const EntityId far_negative = *mirror.create_entity({-kMaxCoordinate, -kMaxCoordinate});
+  if (large) {
+    // Away from every client: a dense cell that no scan reaches.
+    for (std::uint32_t i = 0; i < 400; ++i) {
+      ids.push_back(*mirror.create_entity(
+          {-0.5f * reach + rng.uniform(0.0f, 0.001f * r), -0.5f * reach + rng.uniform(0.0f, 0.001f * r)}));
+    }
+  }
+  const std::uint32_t sparse_first = static_cast<std::uint32_t>(ids.size());
+  const std::uint32_t total = large ? (1u << 17) : 1100;
+  std::vector<EntityDef> sparse(total - 2 - ids.size() - 20);
+  for (EntityDef& e : sparse) {
+    e.x = rng.uniform(-reach, reach);
+    e.z = rng.uniform(-reach, reach);
+  }
+  for (const EntityId e : mirror.create_entities(sparse)) ids.push_back(e);
+  // Sparse entities near the blob, which its clients' scans reach.
+  for (std::uint32_t i = 0; i < 20; ++i) {
+    ids.push_back(
+        *mirror.create_entity({reach - rng.uniform(0.0f, 2.0f * r), reach - rng.uniform(0.0f, 2.0f * r)}));
+  }
+  std::vector<ClientId> clients;
+  for (std::uint32_t c = 0; c < 16; ++c) clients.push_back(*mirror.create_client(ids[rng.below(blob)]));
+  clients.push_back(*mirror.create_client(outlier));
+  clients.push_back(*mirror.create_client(far_negative));
+  for (std::uint32_t c = 0; c < 3; ++c) {
+    clients.push_back(*mirror.create_client(ids[ids.size() - 1 - c]));
+  }
+  std::uint64_t crowded = 0;
+  // Each tick of the large world costs a second in the oracle and the questions: four there.
+  for (std::uint32_t t = 0, ticks = large ? 4 : 6; t < ticks; ++t) {
+    if (t > 0) {
+      // The blob sways, some of it jumps to the sparse ones' corner and back, some sparse
+      // entities move; the outlier comes to the blob for ticks 2 and 3.
+      for (std::uint32_t i = 0; i < blob; ++i) {
+        const std::uint32_t roll = rng.below(100);
+        const Position at = *mirror.world().position(ids[i]);
+        if (roll < 40) {
+          const float sway = 0.01f * r;
+          (void)mirror.set_position(ids[i], at.x + rng.uniform(-sway, sway), at.z + rng.uniform(-sway, sway));
+        } else if (roll < 43) {
+          const Position to = roll == 40 ? Position{reach - rng.uniform(0.0f, 2.0f * r), reach} : in_blob();
+          (void)mirror.set_position(ids[i], to.x, to.z);
+        }
+      }
+      for (std::uint32_t i = 0; i < 50; ++i) {
+        const EntityId e =
+            ids[sparse_first + rng.below(static_cast<std::uint32_t>(ids.size()) - sparse_first)];
+        (void)mirror.set_position(e, rng.uniform(-reach, reach), rng.uniform(-reach, reach));
+      }
+      const Position home = t == 2 || t == 3 ? in_blob() : Position{kMaxCoordinate, kMaxCoordinate};
+      (void)mirror.set_position(outlier, home.x, home.z);
+      if (rng.below(3) == 0) mirror.set_crowd_cap(caps[rng.below(4)]);
+    }
+    (void)mirror.tick();
+    ASSERT_EQ(mirror.error(), "") << "seed " << seed << ", large " << large << ", tick " << t;
+    ASSERT_EQ(mirror.question_error(), "") << "seed " << seed << ", large " << large << ", tick " << t;
+    crowded = mirror.oracle().crowded_total();
+  }
+  EXPECT_GT(crowded, 0u) << "seed " << seed << ": the cap must bite";
+}
+
+TEST(CrowdCap, ADenseCrowdWithAnOutlierInItsCellMatchesTheOracle) {
+  for (std::uint64_t seed = 1; seed <= seeds_for_build(6); ++seed) expect_outlier_crowd_matches(seed, false);
+}
+
+TEST(CrowdCap, ADenseCrowdInALargeWorldFilledOnlyWhereScannedMatchesTheOracle) {
+  for (std::uint64_t seed = 1; seed <= seeds_for_build(1); ++seed) expect_outlier_crowd_matches(seed, true);
 }
 
 }  // namespace

@@ -95,6 +95,19 @@ Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
   return id;
 }
 
+std::vector<EntityId> MirroredWorld::create_entities(std::span<const EntityDef> defs) {
+  std::vector<EntityId> ids;
+  ids.reserve(defs.size());
+  in_bulk_ = true;
+  for (const EntityDef& def : defs) {
+    const Result<EntityId> id = create_entity(def);
+    if (id.ok()) ids.push_back(*id);
+  }
+  in_bulk_ = false;
+  compare_structure();
+  return ids;
+}
+
 Status MirroredWorld::destroy_entity(EntityId entity) {
   const bool viewer = oracle_.is_viewer(entity);
   Status status = mirror({.call = "destroy_entity(" + to_string(entity) + ")" + (viewer ? " [viewer]" : ""),
@@ -506,7 +519,7 @@ void MirroredWorld::count_refusal(const Status& status, const std::string& kind)
 }
 
 void MirroredWorld::compare_structure(bool after_tick) {
-  if (!error_.empty()) return;
+  if (!error_.empty() || in_bulk_) return;
   for (const EntityId e : oracle_.entities()) {
     const Result<EntityId> parent = world_.parent(e);
     const Result<EntityId> root = world_.root(e);
