@@ -152,12 +152,20 @@ BenchScenario crowd_clients_scenario() {
   return s;
 }
 
+BenchScenario sparse_scenario() {
+  BenchScenario s = observers_scenario(30.0f);
+  s.name = "sparse";
+  s.walk.entities = 1000;
+  s.clients = 1000;
+  return s;
+}
+
 std::vector<BenchScenario> all_scenarios() {
   return {reference_scenario(),       arena_scenario(),          mmo_scenario(),
           mmo_outlier_scenario(),     clustered_scenario(),      clustered_capped_scenario(),
           teleports_scenario(),       observers_scenario(30.0f), observers_scenario(33.0f),
           observers_crowd_scenario(), crowd_spot_scenario(64),   crowd_spot_scenario(0),
-          crowd_clients_scenario()};
+          crowd_clients_scenario(),   sparse_scenario()};
 }
 
 BenchScenario scaling_scenario(std::uint32_t entities) {

@@ -60,6 +60,9 @@ struct BenchScenario {
 [[nodiscard]] BenchScenario crowd_spot_scenario(std::uint32_t crowd_cap);
 /// crowd_spot with every one of the 20,000 entities a client, cap 64.
 [[nodiscard]] BenchScenario crowd_clients_scenario();
+/// (f) made sparse: 1,000 entities, all clients, in (f)'s 2048 x 2048, R = L = 30 (under one
+/// other entity within R of a client): the per-client fixed cost is the whole tick.
+[[nodiscard]] BenchScenario sparse_scenario();
 /// Every scenario above, (c) reference first, in the order the table prints them.
 [[nodiscard]] std::vector<BenchScenario> all_scenarios();
 

@@ -44,10 +44,16 @@ inline std::uint32_t begin_pass(PassScratch& scratch) {
   return scratch.epoch;
 }
 
-/// The runs of the grid's rows (in scratch.runs) that a scan of `radius` around (ox, oz) reads;
-/// returns how many. Counts their candidates in `stats` as distance tests.
-inline std::uint32_t near_runs(const Grid& grid, PassScratch& scratch, float ox, float oz, float radius,
-                               TickStats& stats) {
+/// The runs of the grid's rows that a scan reads: how many (in scratch.runs) and their total length.
+struct NearRuns {
+  std::uint32_t rows = 0;
+  std::uint32_t candidates = 0;
+};
+
+/// The runs of the grid's rows (in scratch.runs) that a scan of `radius` around (ox, oz) reads.
+/// Counts their candidates in `stats` as distance tests.
+inline NearRuns near_runs(const Grid& grid, PassScratch& scratch, float ox, float oz, float radius,
+                          TickStats& stats) {
   const Grid::Range range = grid.cell_range(ox, oz, radius);
   const std::uint32_t rows = range.z1 - range.z0 + 1;
   SIGHTLINE_ASSERT(range.z0 <= range.z1 && range.x0 <= range.x1 && rows <= scratch.runs.size());
@@ -59,7 +65,7 @@ inline std::uint32_t near_runs(const Grid& grid, PassScratch& scratch, float ox,
   }
   stats.cell_candidates += candidates;
   stats.distance_tests += candidates;
-  return rows;
+  return {rows, candidates};
 }
 
 /// The grid's entities within sqrt(r2) of (ox, oz) not stamped this pass, in scratch.hits;
@@ -67,7 +73,7 @@ inline std::uint32_t near_runs(const Grid& grid, PassScratch& scratch, float ox,
 /// rows (vectorised), then the stamp of those in reach. Counts the candidates in `stats`.
 inline std::uint32_t scan_near(const Grid& grid, DistanceScan scan, PassScratch& scratch, float ox, float oz,
                                float radius, float r2, TickStats& stats) {
-  const std::uint32_t rows = near_runs(grid, scratch, ox, oz, radius, stats);
+  const std::uint32_t rows = near_runs(grid, scratch, ox, oz, radius, stats).rows;
   return scan(grid.item_x().data(), grid.item_z().data(), grid.items().data(), scratch.runs.data(), rows, ox,
               oz, r2, scratch.stamp.data(), scratch.epoch, scratch.hits.data());
 }

@@ -21,112 +21,155 @@ bool WorldImpl::plain_world() const noexcept {
 }
 
 // And client by client: owned entities and extra origins (forced trees, several origins); a space
-// that does not cull, has walls or does not hold every live entity (space tests per candidate).
-// An entity owned by another client, or its origin, is a plain point to this one.
-bool WorldImpl::plain_client(const ClientSlot& client) const noexcept {
-  const SpaceSlot& room = space_slots[cold[client.viewer].space];
-  return client.owned.empty() && client.extra_origins.empty() && room.culls &&
-         room.entities.size() == live_entities && room.walls.wall_count() == 0;
+// that does not cull, has walls or does not hold every live entity (space tests per candidate),
+// which settle_plain_spaces notes once a tick in SpaceSlot::plain. An entity owned by another
+// client, or its origin, is a plain point to this one.
+void WorldImpl::settle_plain_spaces() noexcept {
+  for (SpaceSlot& room : space_slots) {
+    room.plain =
+        room.alive && room.culls && room.entities.size() == live_entities && room.walls.wall_count() == 0;
+  }
 }
 
 // Below two full steps of eight the gathers cost more than the scalar loop saves (profile binary:
 // observers, 7 members a client, 3-5% slower with them throughout; MMO, 100 a client, 8% faster).
 constexpr std::uint32_t kVectorLeave = 16;
+// Below this many candidates the scalar count beats the vector one, whose partial steps cost
+// about as much per run as a full one (callgrind, sparse: 78 instructions a pass for 2 candidates).
+constexpr std::uint32_t kVectorCount = 16;
 
-void WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
-  const std::uint32_t epoch = begin_pass(pass);
-  std::uint32_t* const stamp = pass.stamp.data();
+bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const std::uint32_t viewer = client.viewer;
-  const SpaceSlot& room = space_slots[cold[viewer].space];
+  const EntityCold& viewer_cold = cold[viewer];
+  const SpaceSlot& room = space_slots[viewer_cold.space];
+  if (!room.plain || !client.owned.empty() || !client.extra_origins.empty()) return false;
   const float enter2 = room.enter * room.enter;
   const float leave2 = room.leave * room.leave;
   const float ox = xs[viewer];
   const float oz = zs[viewer];
-  // The viewer is never its own member: stamped, it neither stays nor enters.
-  stamp[viewer] = epoch;
-
-  // Leave: the despawns keep the set's order; the positions let go are noted for the merge.
   const EntityId* const old_members = out.previous_members + client.members.begin;
   const std::uint32_t old_count = client.members.count;
-  const auto despawns_begin = static_cast<std::uint32_t>(out.to.despawns.size());
-  out.to.despawns.resize_unwritten(despawns_begin + old_count);
-  DespawnRecord* const despawned = out.to.despawns.data() + despawns_begin;
-  std::uint32_t despawn_count = 0;
+
+  // Leave: no member can be dead (plain_world): the leave test (vectorised for a large set,
+  // branch-free for a small one) over the whole set notes the positions that go, and counts the
+  // kept members within R. It stamps nothing: the enter count below decides whether any stamp
+  // is needed.
   std::uint32_t* const gaps = pass.gaps.data();
+  std::uint32_t inside = 0;
   std::uint32_t gap_count = 0;
-  std::uint32_t untested = 0;  // the destroyed and the viewer go without a distance test
+  if (old_count != 0) {
+    const LeaveTest test = old_count >= kVectorLeave ? leave_test : &leave_test_scalar;
+    gap_count =
+        test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, enter2, viewer, gaps, inside);
+  }
+
+  // Enter: the grid's entities within R not already held. In a plain world every live entity is
+  // binned and no member is dead, so those within R are the members counted inside, the viewer,
+  // and whatever may enter: a count that finds no more than that settles the pass without a stamp
+  // or a scan (most passes, where sets change slowly; count_enters turns it off where most find
+  // something).
+  const NearRuns near = near_runs(grid, pass, ox, oz, room.enter, stats);
+  const float* const item_x = grid.item_x().data();
+  const float* const item_z = grid.item_z().data();
+  const DistanceCount count = near.candidates >= kVectorCount ? count_near : &count_within_scalar;
+  const bool newcomers = !count_enters || count(item_x, item_z, pass.runs.data(), near.rows, ox, oz,
+                                                enter2) != inside + binned[viewer];
+
+  client.sighted = false;
+  client.origins_changed = client.refresh || viewer_cold.teleported;
+  client.refresh = false;
+  if (gap_count == 0 && !newcomers) {
+    keep_set(client, old_members, old_count, out, stats);
+  } else {
+    change_set(client, room, gap_count, newcomers, near.rows, pass, out, stats);
+  }
+  ++stats.plain_passes;
+  return true;
+}
+
+// Nothing went and nothing can enter: the set is the old one, every member due.
+void WorldImpl::keep_set(ClientSlot& client, const EntityId* old_members, std::uint32_t count,
+                         PassOutputs& out, TickStats& stats) {
+  const auto members_begin = static_cast<std::uint32_t>(out.to.members.size());
+  std::copy(old_members, old_members + count, out.to.members.extend(count));
+  if (record_periods) {
+    std::uint32_t* const period_of = out.to.periods.extend(count);
+    std::fill(period_of, period_of + count, 1u);
+  }
+  client.members = {members_begin, count};
+  client.spawns = {static_cast<std::uint32_t>(out.to.spawns.size()), 0};
+  client.updates = {members_begin, count};
+  client.updates_in_set = true;
+  client.despawns = {static_cast<std::uint32_t>(out.to.despawns.size()), 0};
+  stats.distance_tests += count;
+  stats.updates += count;
+  stats.members += count;
+}
+
+// The rest of a plain pass where something went or may enter: the despawns (which keep the set's
+// order), the stamped scan, the spawns sorted by index and merged into the kept members.
+void WorldImpl::change_set(ClientSlot& client, const SpaceSlot& room, std::uint32_t gap_count, bool newcomers,
+                           std::uint32_t rows, PassScratch& pass, PassOutputs& out, TickStats& stats) {
+  const std::uint32_t viewer = client.viewer;
+  const EntityId* const old_members = out.previous_members + client.members.begin;
+  const std::uint32_t old_count = client.members.count;
+  const std::uint32_t* const gaps = pass.gaps.data();
+  const auto despawns_begin = static_cast<std::uint32_t>(out.to.despawns.size());
+  DespawnRecord* const despawned = out.to.despawns.extend(gap_count);
   const DespawnReason out_of_range = room.switched_on ? DespawnReason::culling_switched : DespawnReason::left;
-  // No member can be dead (plain_world): the leave test (vectorised for a large set, branch-free
-  // for a small one) over the whole set, the few that went named after. It stamps nothing: the
-  // enter count below decides whether any stamp is needed.
-  std::uint32_t inside = 0;  // kept members within R
-  const LeaveTest test = old_count >= kVectorLeave ? leave_test : &leave_test_scalar;
-  gap_count =
-      test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, enter2, viewer, gaps, inside);
+  std::uint32_t untested = 0;  // the viewer goes without a distance test
   for (std::uint32_t g = 0; g < gap_count; ++g) {
     const EntityId member = old_members[gaps[g]];
     const bool own = member.index == viewer;
     untested += own ? 1 : 0;
     despawned[g] = {member, own ? DespawnReason::left : out_of_range};
   }
-  despawn_count = gap_count;
   stats.distance_tests += old_count - untested;
-  out.to.despawns.resize_unwritten(despawns_begin + despawn_count);
 
-  // Enter: the grid's entities within R not already held (the scan leaves out the stamped).
-  // In a plain world every live entity is binned and no member is dead, so those within R are the
-  // members counted inside, the viewer, and whatever may enter: a count that finds no more than
-  // that settles the pass without a stamp or a scan (most passes, where sets change slowly;
-  // count_enters turns it off where most find something).
   pass.entering.clear();
-  const std::uint32_t rows = near_runs(grid, pass, ox, oz, room.enter, stats);
-  const float* const item_x = grid.item_x().data();
-  const float* const item_z = grid.item_z().data();
-  const bool newcomers = !count_enters || count_near(item_x, item_z, pass.runs.data(), rows, ox, oz,
-                                                     enter2) != inside + binned[viewer];
   if (newcomers) {
-    // Every member, those that went too: beyond L >= R none can enter.
+    const std::uint32_t epoch = begin_pass(pass);
+    std::uint32_t* const stamp = pass.stamp.data();
+    // The viewer is never its own member; the members, those that went too, are held (beyond
+    // L >= R none can enter): stamped, none of them enters.
+    stamp[viewer] = epoch;
     for (std::uint32_t i = 0; i < old_count; ++i) stamp[old_members[i].index] = epoch;
-  }
-  const std::uint32_t found = newcomers ? scan(item_x, item_z, grid.items().data(), pass.runs.data(), rows,
-                                               ox, oz, enter2, stamp, epoch, pass.hits.data())
-                                        : 0;
-  const std::uint32_t* const hits = pass.hits.data();
-  for (std::uint32_t h = 0; h < found; ++h) {
-    const std::uint32_t e = hits[h];
-    stamp[e] = epoch;
-    const SpawnReason reason = cold[e].tree_teleported ? SpawnReason::teleport : SpawnReason::near;
-    pass.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
+    const float ox = xs[viewer];
+    const float oz = zs[viewer];
+    const std::uint32_t found =
+        scan(grid.item_x().data(), grid.item_z().data(), grid.items().data(), pass.runs.data(), rows, ox, oz,
+             room.enter * room.enter, stamp, epoch, pass.hits.data());
+    const std::uint32_t* const hits = pass.hits.data();
+    for (std::uint32_t h = 0; h < found; ++h) {
+      const std::uint32_t e = hits[h];
+      stamp[e] = epoch;
+      const SpawnReason reason = cold[e].tree_teleported ? SpawnReason::teleport : SpawnReason::near;
+      pass.entering.push_back(static_cast<std::uint64_t>(e) << 8 | static_cast<std::uint64_t>(reason));
+    }
   }
 
-  // The new set: spawns sorted by index, merged into the kept members.
   const std::uint32_t spawns_begin = write_spawns(pass, out.to.spawns, generation.data());
   const auto spawn_count = static_cast<std::uint32_t>(pass.entering.size());
   const SpawnRecord* const spawned = out.to.spawns.data() + spawns_begin;
   const auto members_begin = static_cast<std::uint32_t>(out.to.members.size());
   const std::uint32_t member_count = old_count - gap_count + spawn_count;
-  out.to.members.resize_unwritten(members_begin + member_count);
   merge_set(old_members, old_count, gaps, gap_count, spawned, spawn_count,
-            out.to.members.data() + members_begin);
+            out.to.members.extend(member_count));
 
   // Without tiers and keys every member is due every tick: the updates are the set itself.
   if (record_periods) {
     std::uint32_t* const period_of = out.to.periods.extend(member_count);
     std::fill(period_of, period_of + member_count, 1u);
   }
-  client.sighted = false;
-  client.origins_changed = client.refresh || cold[viewer].teleported;
-  client.refresh = false;
   client.members = {members_begin, member_count};
   client.spawns = {spawns_begin, spawn_count};
   client.updates = {members_begin, member_count};
   client.updates_in_set = true;
-  client.despawns = {despawns_begin, despawn_count};
+  client.despawns = {despawns_begin, gap_count};
   stats.spawns += spawn_count;
   stats.updates += member_count;
-  stats.despawns += despawn_count;
+  stats.despawns += gap_count;
   stats.members += member_count;
-  ++stats.plain_passes;
 }
 
 }  // namespace sightline

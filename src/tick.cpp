@@ -97,6 +97,7 @@ void WorldImpl::run_client_passes(TickStats& stats) {
   std::swap(outputs.seen, previous_seen);
   outputs.clear();
   plain_tick = plain_world();
+  if (plain_tick) settle_plain_spaces();
   // Last tick's sets and clients: the same measure of work as split_shares uses.
   const std::uint64_t work = previous_members.size() + 16 * static_cast<std::uint64_t>(live_clients.size());
   const bool threaded =

@@ -80,6 +80,8 @@ struct SpaceSlot {
   float leave = 0.0f;
   std::uint32_t clients = 0;
   OccluderGrid walls;
+  // Settled by settle_plain_spaces() on a plain tick: culls, holds every live entity, no walls.
+  bool plain = false;
 };
 
 /// The radii a space uses when it culls: the drill's, its own, or the world's.
@@ -345,9 +347,15 @@ class WorldImpl {
   void client_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   /// Whether nothing in the world takes a client off the plain pass this tick (plain_pass.cpp).
   [[nodiscard]] bool plain_world() const noexcept;
-  /// In a plain world: whether nothing of this client's does.
-  [[nodiscard]] bool plain_client(const ClientSlot& client) const noexcept;
-  void plain_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
+  /// In a plain world: SpaceSlot::plain of every space, once a tick.
+  void settle_plain_spaces() noexcept;
+  /// The plain pass of a client where nothing of its own takes it off it (its space is plain, it
+  /// owns nothing, it has one origin); false, having done nothing, where something does.
+  bool plain_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
+  void keep_set(ClientSlot& client, const EntityId* old_members, std::uint32_t count, PassOutputs& out,
+                TickStats& stats);
+  void change_set(ClientSlot& client, const SpaceSlot& room, std::uint32_t gap_count, bool newcomers,
+                  std::uint32_t rows, PassScratch& scratch, PassOutputs& out, TickStats& stats);
   void split_shares();                           // each thread's run of live_clients
   void order_passes(std::uint32_t share_count);  // pass_order for this tick
   void parallel_passes(TickStats& stats);        // phases 3 and 4 over the workers
