@@ -34,9 +34,6 @@ void WorldImpl::settle_plain_spaces() noexcept {
 // Below two full steps of eight the gathers cost more than the scalar loop saves (profile binary:
 // observers, 7 members a client, 3-5% slower with them throughout; MMO, 100 a client, 8% faster).
 constexpr std::uint32_t kVectorLeave = 16;
-// Below this many candidates the scalar count beats the vector one, whose partial steps cost
-// about as much per run as a full one (callgrind, sparse: 78 instructions a pass for 2 candidates).
-constexpr std::uint32_t kVectorCount = 16;
 
 bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const std::uint32_t viewer = client.viewer;
@@ -45,6 +42,10 @@ bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   if (!room.plain || !client.owned.empty() || !client.extra_origins.empty()) return false;
   const float enter2 = room.enter * room.enter;
   const float leave2 = room.leave * room.leave;
+  client.sighted = false;
+  client.origins_changed = client.refresh || viewer_cold.teleported;
+  client.refresh = false;
+  ++stats.plain_passes;
   const float ox = xs[viewer];
   const float oz = zs[viewer];
   const EntityId* const old_members = out.previous_members + client.members.begin;
@@ -71,19 +72,18 @@ bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   const NearRuns near = near_runs(grid, pass, ox, oz, room.enter, stats);
   const float* const item_x = grid.item_x().data();
   const float* const item_z = grid.item_z().data();
-  const DistanceCount count = near.candidates >= kVectorCount ? count_near : &count_within_scalar;
-  const bool newcomers = !count_enters || count(item_x, item_z, pass.runs.data(), near.rows, ox, oz,
-                                                enter2) != inside + binned[viewer];
+  // The count finds at least the held (inside, and the viewer): where the runs hold no more
+  // candidates than that, it is known without a distance test (most passes of a sparse world).
+  const std::uint32_t held = inside + binned[viewer];
+  const bool newcomers =
+      !count_enters || (near.candidates != held &&
+                        count_near(item_x, item_z, pass.runs.data(), near.rows, ox, oz, enter2) != held);
 
-  client.sighted = false;
-  client.origins_changed = client.refresh || viewer_cold.teleported;
-  client.refresh = false;
   if (gap_count == 0 && !newcomers) {
     keep_set(client, old_members, old_count, out, stats);
   } else {
     change_set(client, room, gap_count, newcomers, near.rows, pass, out, stats);
   }
-  ++stats.plain_passes;
   return true;
 }
 
