@@ -75,7 +75,8 @@ void WorldImpl::split_shares() {
 void WorldImpl::order_passes(std::uint32_t share_count) {
   const std::uint32_t cells = grid.cells_x() * grid.cells_z();
   pass_order.resize(live_clients.size());
-  if (live_clients.size() * 4 < cells) {
+  passes_in_cell_order = live_clients.size() * 4 >= cells;
+  if (!passes_in_cell_order) {
     for (std::size_t i = 0; i < live_clients.size(); ++i) pass_order[i] = live_clients[i].index;
     return;
   }
@@ -161,6 +162,7 @@ void WorldImpl::place_share(std::uint32_t s) {
 void WorldImpl::run_passes(std::uint32_t first, std::uint32_t last, PassScratch& pass, PassOutputs& out,
                            TickStats& stats) {
   size_scratch(pass, alive.size(), grid.cells_z());
+  forget_runs(pass, passes_in_cell_order);
   for (std::uint32_t i = first; i < last; ++i) {
     ClientSlot& client = client_slots[pass_order[i]];
     if (!plain_tick || !plain_pass(client, pass, out, stats)) client_pass(client, pass, out, stats);

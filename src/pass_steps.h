@@ -44,28 +44,41 @@ inline std::uint32_t begin_pass(PassScratch& scratch) {
   return scratch.epoch;
 }
 
-/// The runs of the grid's rows that a scan reads: how many (in scratch.runs) and their total length.
-struct NearRuns {
-  std::uint32_t rows = 0;
-  std::uint32_t candidates = 0;
-};
-
 /// The runs of the grid's rows (in scratch.runs) that a scan of `radius` around (ox, oz) reads.
 /// Counts their candidates in `stats` as distance tests.
+/// Reuses the runs of the last call where the cells are the same and the passes run in cell order
+/// (clients of one cell then follow each other); forget_runs() before the first call of a tick.
 inline NearRuns near_runs(const Grid& grid, PassScratch& scratch, float ox, float oz, float radius,
                           TickStats& stats) {
   const Grid::Range range = grid.cell_range(ox, oz, radius);
-  const std::uint32_t rows = range.z1 - range.z0 + 1;
-  SIGHTLINE_ASSERT(range.z0 <= range.z1 && range.x0 <= range.x1 && rows <= scratch.runs.size());
-  ScanRun* const runs = scratch.runs.data();
-  std::uint32_t candidates = 0;
-  for (std::uint32_t row = 0; row < rows; ++row) {
-    runs[row] = {grid.run_begin(range.z0 + row, range.x0), grid.run_end(range.z0 + row, range.x1)};
-    candidates += runs[row].end - runs[row].begin;
+  SIGHTLINE_ASSERT(range.z0 <= range.z1 && range.x0 <= range.x1 && range.z1 - range.z0 < scratch.runs.size());
+  const Grid::Range& last = scratch.near_range;
+  NearRuns near;
+  if (scratch.reuse_runs && range.x0 == last.x0 && range.x1 == last.x1 && range.z0 == last.z0 &&
+      range.z1 == last.z1) {
+    near = scratch.near;
+  } else {
+    near = {range.z1 - range.z0 + 1, 0};
+    ScanRun* const runs = scratch.runs.data();
+    for (std::uint32_t row = 0; row < near.rows; ++row) {
+      runs[row] = {grid.run_begin(range.z0 + row, range.x0), grid.run_end(range.z0 + row, range.x1)};
+      near.candidates += runs[row].end - runs[row].begin;
+    }
+    if (scratch.reuse_runs) {
+      scratch.near_range = range;
+      scratch.near = near;
+    }
   }
-  stats.cell_candidates += candidates;
-  stats.distance_tests += candidates;
-  return {rows, candidates};
+  stats.cell_candidates += near.candidates;
+  stats.distance_tests += near.candidates;
+  return near;
+}
+
+/// Makes the next near_runs read the grid, and the later ones reuse its runs where `in_cell_order`
+/// (the passes run in the grid's cell order): once a tick, before the first pass.
+inline void forget_runs(PassScratch& scratch, bool in_cell_order) noexcept {
+  scratch.near_range = {1, 0, 1, 0};
+  scratch.reuse_runs = in_cell_order;
 }
 
 /// The grid's entities within sqrt(r2) of (ox, oz) not stamped this pass, in scratch.hits;

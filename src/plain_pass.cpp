@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "pass_steps.h"
+#include "simd.h"
 #include "world_impl.h"
 
 namespace sightline {
@@ -34,6 +35,55 @@ void WorldImpl::settle_plain_spaces() noexcept {
 // Below two full steps of eight the gathers cost more than the scalar loop saves (profile binary:
 // observers, 7 members a client, 3-5% slower with them throughout; MMO, 100 a client, 8% faster).
 constexpr std::uint32_t kVectorLeave = 16;
+
+// Below this many candidates the count goes one at a time: the vector count's partial step per
+// run costs more than the few tests (callgrind, sparse: 83 instructions a pass for 3 candidates;
+// at 16, reference and observers lost 1-2%).
+constexpr std::uint32_t kVectorCount = 8;
+
+namespace {
+
+/// Whether more than `held` candidates of the runs lie within sqrt(r2) of (ox, oz), as count_near
+/// would count them: one at a time, stopping at the first beyond `held`.
+bool more_within(const float* item_x, const float* item_z, const ScanRun* runs, std::uint32_t rows, float ox,
+                 float oz, float r2, std::uint32_t held) noexcept {
+  std::uint32_t n = 0;
+  for (std::uint32_t row = 0; row < rows; ++row) {
+    for (std::uint32_t i = runs[row].begin; i != runs[row].end; ++i) {
+      n += distance2(item_x[i], item_z[i], ox, oz) <= r2 ? 1u : 0u;
+      if (n > held) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// Nothing went and nothing can enter: the set is the old one, every member due.
+SIGHTLINE_FORCE_INLINE inline void WorldImpl::keep_set(ClientSlot& client, const EntityId* old_members,
+                                                       std::uint32_t count, PassOutputs& out,
+                                                       TickStats& stats) {
+  const auto members_begin = static_cast<std::uint32_t>(out.to.members.size());
+  EntityId* const to = out.to.members.extend(count);
+  // Most kept sets of a sparse world hold a member or none: no call for those.
+  if (count == 1) {
+    to[0] = old_members[0];
+  } else {
+    std::copy(old_members, old_members + count, to);
+  }
+  if (record_periods) {
+    std::uint32_t* const period_of = out.to.periods.extend(count);
+    std::fill(period_of, period_of + count, 1u);
+  }
+  client.members = {members_begin, count};
+  client.spawns = {static_cast<std::uint32_t>(out.to.spawns.size()), 0};
+  client.updates = {members_begin, count};
+  client.updates_in_set = true;
+  client.despawns = {static_cast<std::uint32_t>(out.to.despawns.size()), 0};
+  stats.distance_tests += count;
+  stats.updates += count;
+  stats.members += count;
+}
 
 bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const std::uint32_t viewer = client.viewer;
@@ -76,8 +126,11 @@ bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   // candidates than that, it is known without a distance test (most passes of a sparse world).
   const std::uint32_t held = inside + binned[viewer];
   const bool newcomers =
-      !count_enters || (near.candidates != held &&
-                        count_near(item_x, item_z, pass.runs.data(), near.rows, ox, oz, enter2) != held);
+      !count_enters ||
+      (near.candidates != held &&
+       (near.candidates < kVectorCount
+            ? more_within(item_x, item_z, pass.runs.data(), near.rows, ox, oz, enter2, held)
+            : count_near(item_x, item_z, pass.runs.data(), near.rows, ox, oz, enter2) != held));
 
   if (gap_count == 0 && !newcomers) {
     keep_set(client, old_members, old_count, out, stats);
@@ -85,25 +138,6 @@ bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
     change_set(client, room, gap_count, newcomers, near.rows, pass, out, stats);
   }
   return true;
-}
-
-// Nothing went and nothing can enter: the set is the old one, every member due.
-void WorldImpl::keep_set(ClientSlot& client, const EntityId* old_members, std::uint32_t count,
-                         PassOutputs& out, TickStats& stats) {
-  const auto members_begin = static_cast<std::uint32_t>(out.to.members.size());
-  std::copy(old_members, old_members + count, out.to.members.extend(count));
-  if (record_periods) {
-    std::uint32_t* const period_of = out.to.periods.extend(count);
-    std::fill(period_of, period_of + count, 1u);
-  }
-  client.members = {members_begin, count};
-  client.spawns = {static_cast<std::uint32_t>(out.to.spawns.size()), 0};
-  client.updates = {members_begin, count};
-  client.updates_in_set = true;
-  client.despawns = {static_cast<std::uint32_t>(out.to.despawns.size()), 0};
-  stats.distance_tests += count;
-  stats.updates += count;
-  stats.members += count;
 }
 
 // The rest of a plain pass where something went or may enter: the despawns (which keep the set's

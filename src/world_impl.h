@@ -98,6 +98,13 @@ void settle_radii(SpaceSlot& slot, float world_enter, float world_leave);
   return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(d2 / (reach * reach))) << 32 | e;
 }
 
+/// The runs of the grid's rows that a scan reads: how many (in PassScratch::runs) and their total
+/// length.
+struct NearRuns {
+  std::uint32_t rows = 0;
+  std::uint32_t candidates = 0;
+};
+
 /// Reusable per-pass scratch, sized to the entity slots. One per worker when passes run in
 /// parallel.
 struct PassScratch {
@@ -114,8 +121,11 @@ struct PassScratch {
   // Sight: per entity slot, == epoch when a member is kept out of sight, with its last sighting.
   std::vector<std::uint32_t> unseen;
   std::vector<std::uint64_t> last_seen;
-  std::vector<std::uint32_t> hits;  // entities one origin's scan found within the enter radius
-  std::vector<ScanRun> runs;        // the grid runs that scan reads, one per row
+  std::vector<std::uint32_t> hits;     // entities one origin's scan found within the enter radius
+  std::vector<ScanRun> runs;           // the grid runs that scan reads, one per row
+  Grid::Range near_range{1, 0, 1, 0};  // the cells of those runs (none: x0 > x1)
+  NearRuns near;
+  bool reuse_runs = false;  // passes run in cell order: near_runs reuses the last runs of the same cells
   // Crowd cap: (rank bits << 32 | root index) of the roots held by distance, and per entity slot
   // == epoch when the cap left the root out.
   std::vector<std::uint64_t> crowd;
@@ -255,6 +265,7 @@ class WorldImpl {
   std::vector<ClientId> live_clients;  // sorted by index
   // Per tick: live client slots in the order their passes run (order_passes), and its scratch.
   std::vector<std::uint32_t> pass_order;
+  bool passes_in_cell_order = false;  // order_passes sorted them (else slot order)
   std::vector<std::uint32_t> pass_cell;
   std::vector<std::uint32_t> pass_cursor;
 
