@@ -36,29 +36,6 @@ void WorldImpl::settle_plain_spaces() noexcept {
 // observers, 7 members a client, 3-5% slower with them throughout; MMO, 100 a client, 8% faster).
 constexpr std::uint32_t kVectorLeave = 16;
 
-// Below this many candidates the count goes one at a time: the vector count's partial step per
-// run costs more than the few tests (callgrind, sparse: 83 instructions a pass for 3 candidates;
-// at 16, reference and observers lost 1-2%).
-constexpr std::uint32_t kVectorCount = 8;
-
-namespace {
-
-/// Whether more than `held` candidates of the runs lie within sqrt(r2) of (ox, oz), as count_near
-/// would count them: one at a time, stopping at the first beyond `held`.
-bool more_within(const float* item_x, const float* item_z, const ScanRun* runs, std::uint32_t rows, float ox,
-                 float oz, float r2, std::uint32_t held) noexcept {
-  std::uint32_t n = 0;
-  for (std::uint32_t row = 0; row < rows; ++row) {
-    for (std::uint32_t i = runs[row].begin; i != runs[row].end; ++i) {
-      n += distance2(item_x[i], item_z[i], ox, oz) <= r2 ? 1u : 0u;
-      if (n > held) return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 // Nothing went and nothing can enter: the set is the old one, every member due.
 SIGHTLINE_FORCE_INLINE inline void WorldImpl::keep_set(ClientSlot& client, const EntityId* old_members,
                                                        std::uint32_t count, PassOutputs& out,
@@ -107,12 +84,9 @@ bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   // is needed.
   std::uint32_t* const gaps = pass.gaps.data();
   std::uint32_t inside = 0;
-  std::uint32_t gap_count = 0;
-  if (old_count != 0) {
-    const LeaveTest test = old_count >= kVectorLeave ? leave_test : &leave_test_scalar;
-    gap_count =
-        test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, enter2, viewer, gaps, inside);
-  }
+  const LeaveTest test = old_count >= kVectorLeave ? leave_test : &leave_test_scalar;
+  const std::uint32_t gap_count =
+      test(old_members, old_count, xs.data(), zs.data(), ox, oz, leave2, enter2, viewer, gaps, inside);
 
   // Enter: the grid's entities within R not already held. In a plain world every live entity is
   // binned and no member is dead, so those within R are the members counted inside, the viewer,
@@ -126,11 +100,8 @@ bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& o
   // candidates than that, it is known without a distance test (most passes of a sparse world).
   const std::uint32_t held = inside + binned[viewer];
   const bool newcomers =
-      !count_enters ||
-      (near.candidates != held &&
-       (near.candidates < kVectorCount
-            ? more_within(item_x, item_z, pass.runs.data(), near.rows, ox, oz, enter2, held)
-            : count_near(item_x, item_z, pass.runs.data(), near.rows, ox, oz, enter2) != held));
+      !count_enters || (near.candidates != held &&
+                        count_near(item_x, item_z, pass.runs.data(), near.rows, ox, oz, enter2) != held);
 
   if (gap_count == 0 && !newcomers) {
     keep_set(client, old_members, old_count, out, stats);
