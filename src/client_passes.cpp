@@ -163,10 +163,11 @@ void WorldImpl::run_passes(std::uint32_t first, std::uint32_t last, PassScratch&
                            TickStats& stats) {
   size_scratch(pass, alive.size(), grid.cells_z());
   forget_runs(pass, passes_in_cell_order);
-  for (std::uint32_t i = first; i < last; ++i) {
-    ClientSlot& client = client_slots[pass_order[i]];
-    if (!plain_tick || !plain_pass(client, pass, out, stats)) client_pass(client, pass, out, stats);
+  if (plain_tick) {
+    plain_passes(first, last, pass, out, stats);
+    return;
   }
+  for (std::uint32_t i = first; i < last; ++i) client_pass(client_slots[pass_order[i]], pass, out, stats);
 }
 
 }  // namespace sightline

@@ -62,7 +62,8 @@ SIGHTLINE_FORCE_INLINE inline void WorldImpl::keep_set(ClientSlot& client, const
   stats.members += count;
 }
 
-bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass, PassOutputs& out, TickStats& stats) {
+SIGHTLINE_FORCE_INLINE inline bool WorldImpl::plain_pass(ClientSlot& client, PassScratch& pass,
+                                                         PassOutputs& out, TickStats& stats) {
   const std::uint32_t viewer = client.viewer;
   const EntityCold& viewer_cold = cold[viewer];
   const SpaceSlot& room = space_slots[viewer_cold.space];
@@ -175,6 +176,16 @@ void WorldImpl::change_set(ClientSlot& client, const SpaceSlot& room, std::uint3
   stats.updates += member_count;
   stats.despawns += gap_count;
   stats.members += member_count;
+}
+
+// The passes of a plain tick: each client's plain pass, or the general one where something of its
+// own takes it off the plain pass. One loop here, so the plain pass is inlined into it.
+void WorldImpl::plain_passes(std::uint32_t first, std::uint32_t last, PassScratch& pass, PassOutputs& out,
+                             TickStats& stats) {
+  for (std::uint32_t i = first; i < last; ++i) {
+    ClientSlot& client = client_slots[pass_order[i]];
+    if (!plain_pass(client, pass, out, stats)) client_pass(client, pass, out, stats);
+  }
 }
 
 }  // namespace sightline

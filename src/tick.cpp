@@ -114,15 +114,11 @@ void WorldImpl::run_client_passes(TickStats& stats) {
 
 // The holder counts the new sets imply (after every pass: a pass writes only what its own client
 // owns), and room for the next tick's outputs.
+// The spawns and despawns arrays hold every live client's records of this tick and nothing else:
+// one loop over each, with no cost per client.
 void WorldImpl::adopt_sets(const TickStats& stats) {
-  for (const ClientId id : live_clients) {
-    const ClientSlot& c = client_slots[id.index];
-    for (std::uint32_t i = 0; i < c.spawns.count; ++i)
-      ++cold[outputs.spawns[c.spawns.begin + i].entity.index].holders;
-    for (std::uint32_t i = 0; i < c.despawns.count; ++i) {
-      --cold[outputs.despawns[c.despawns.begin + i].entity.index].holders;
-    }
-  }
+  for (const SpawnRecord& spawn : outputs.spawns) ++cold[spawn.entity.index].holders;
+  for (const DespawnRecord& despawn : outputs.despawns) --cold[despawn.entity.index].holders;
   // Spawns arrive about at random, so a pass finds none with probability near exp(-spawns per
   // pass); the count costs about half the scan it can save, so it pays while that is over half.
   count_enters = stats.spawns * 3 < 2 * static_cast<std::uint64_t>(live_clients.size());

@@ -360,6 +360,9 @@ class WorldImpl {
   [[nodiscard]] bool plain_world() const noexcept;
   /// In a plain world: SpaceSlot::plain of every space, once a tick.
   void settle_plain_spaces() noexcept;
+  /// run_passes on a plain tick: the plain pass of each client where it applies, else the general.
+  void plain_passes(std::uint32_t first, std::uint32_t last, PassScratch& scratch, PassOutputs& out,
+                    TickStats& stats);
   /// The plain pass of a client where nothing of its own takes it off it (its space is plain, it
   /// owns nothing, it has one origin); false, having done nothing, where something does.
   bool plain_pass(ClientSlot& client, PassScratch& scratch, PassOutputs& out, TickStats& stats);
