@@ -99,8 +99,23 @@ void WorldImpl::remove_from_space(std::uint32_t e) {
 }
 
 void WorldImpl::settle_spaces() {
-  for (SpaceSlot& slot : space_slots) slot.clients = 0;
-  for (const ClientId id : live_clients) ++space_slots[cold[client_slots[id.index].viewer].space].clients;
+  // Every live client's viewer is in a live space: with one live space (most worlds) it holds them
+  // all, and no client slot is read (the loop below read two lines a client, 12 instructions and
+  // 2 first-level misses a client of the observers' tick, callgrind --cache-sim).
+  SpaceSlot* only = nullptr;
+  std::uint32_t live_spaces = 0;
+  for (SpaceSlot& slot : space_slots) {
+    slot.clients = 0;
+    if (slot.alive) {
+      only = &slot;
+      ++live_spaces;
+    }
+  }
+  if (live_spaces == 1) {
+    only->clients = static_cast<std::uint32_t>(live_clients.size());
+  } else {
+    for (const ClientId id : live_clients) ++space_slots[cold[client_slots[id.index].viewer].space].clients;
+  }
   for (SpaceSlot& slot : space_slots) {
     if (!slot.alive) continue;
     const SpaceDef& d = slot.def;
