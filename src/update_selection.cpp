@@ -124,12 +124,12 @@ void ReplicatorImpl::fill_fixed_rate(ClientSend& s) {
     Member& member = c.members[m];
     if (member.pending || member.since == s.now) continue;
     std::span<const std::uint8_t> bytes;
-    if (!payload(e, StatePart::update, bytes)) continue;
+    if (!payload(s.w, e, StatePart::update, bytes)) continue;
     const std::size_t size = update_record_bytes(e, bytes.size());
     if (room_for(s, size)) s.writer.add_update(e, bytes);
     s.budget_used += size;
     member.since = s.now;
-    ++stats.updates;
+    ++s.w.stats.updates;
   }
 }
 
@@ -147,9 +147,10 @@ void ReplicatorImpl::score_members(ClientSend& s) {
   // teleport_send is now + 1.
   const bool trees = view.attachments;
   const bool teleports = !view.teleported_roots.empty();
+  std::vector<Candidate>& candidates = s.w.candidates;
   candidates.clear();
   make_room(candidates, c.members.size());
-  if (sort_scratch.size() < candidates.capacity()) sort_scratch.resize(candidates.capacity());
+  if (s.w.sort_scratch.size() < candidates.capacity()) s.w.sort_scratch.resize(candidates.capacity());
   constexpr std::uint32_t kAhead = 8;
   for (std::uint32_t i = 0; i < c.members.size(); ++i) {
     // Members are scattered over the World's arrays: each of their lines a miss, started a few
@@ -199,6 +200,9 @@ void ReplicatorImpl::score_members(ClientSend& s) {
 // nothing written, only the work.
 void ReplicatorImpl::fill_by_priority(ClientSend& s) {
   ClientState& c = s.c;
+  std::vector<Candidate>& candidates = s.w.candidates;
+  Candidate* const sort_scratch = s.w.sort_scratch.data();
+  SendStats& counts = s.w.stats;
   std::size_t begin = 0;
   std::size_t average = c.update_bytes;  // running estimate of an update record's bytes
   std::size_t growth = 1;
@@ -210,9 +214,8 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     const std::size_t k = (left / average + def.filler_misfits) * growth;
     growth *= 2;
     Candidate* const first = candidates.data() + begin;
-    Candidate* const last =
-        gather_highest(first, candidates.data() + candidates.size(), k, sort_scratch.data());
-    sort_highest_first(first, last, sort_scratch.data());
+    Candidate* const last = gather_highest(first, candidates.data() + candidates.size(), k, sort_scratch);
+    sort_highest_first(first, last, sort_scratch);
     // The payload cache is as large as the world and each candidate's entry a miss: start them
     // all now rather than one at a time behind each serialization.
     for (const Candidate* it = first; it != last; ++it) {
@@ -221,7 +224,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     for (const Candidate* it = first; it != last && !filler_done(s, def, misfits); ++it) {
       Member& m = c.members[member_of(*it)];
       std::span<const std::uint8_t> bytes;
-      if (!payload(m.id, StatePart::update, bytes)) continue;
+      if (!payload(s.w, m.id, StatePart::update, bytes)) continue;
       const std::size_t size = update_record_bytes(m.id, bytes.size());
       const bool fits_open = s.open && s.writer.room() >= size;
       const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
@@ -235,7 +238,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
       s.budget_used += size;
       m.acc = 0.0f;
       m.since = s.now;
-      ++stats.updates;
+      ++counts.updates;
       ++written;
       written_bytes += size;
     }
@@ -243,7 +246,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     begin = static_cast<std::size_t>(last - candidates.data());
   }
   c.update_bytes = static_cast<std::uint32_t>(average);
-  stats.updates_skipped += candidates.size() - written;
+  counts.updates_skipped += candidates.size() - written;
 }
 
 }  // namespace sightline
