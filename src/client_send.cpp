@@ -77,7 +77,24 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.promise_violations += from.promise_violations;
 }
 
+void pack_range(std::uint32_t begin, std::uint32_t end, std::uint32_t, void* context) {
+  ReplicatorImpl& r = *static_cast<ReplicatorImpl*>(context);
+  const TickView& view = r.view;
+  for (std::uint32_t e = begin; e < end; ++e) {
+    if (view.alive[e]) r.motion[e] = motion_of(view, e, view.attachments ? view.root_of(e) : e);
+  }
+}
+
 }  // namespace
+
+void ReplicatorImpl::pack_motion(TaskRunner& tasks, bool threaded) {
+  motion_packed = view.members >= view.entity_slots;
+  if (!motion_packed) return;
+  if (motion.size() < view.entity_slots) motion.resize(view.entity_slots);
+  const auto slots = static_cast<std::uint32_t>(view.entity_slots);
+  constexpr std::uint32_t kSlice = 4096;
+  tasks.run(slots, threaded ? kSlice : slots, pack_range, this);
+}
 
 std::uint8_t* PayloadArena::room(std::size_t bytes) {
   constexpr std::size_t kBlockFloor = 64 * 1024;
@@ -127,6 +144,7 @@ Status ReplicatorImpl::send() {
   // The tick's rule for its own passes: members plus 16 a client, against WorldDef::thread_min_work.
   const auto live = static_cast<std::uint32_t>(view.live_clients.size());
   const bool threaded = view.members + 16 * std::uint64_t{live} >= view.thread_min_work;
+  pack_motion(tasks, threaded);
   SendRange range{this, view.live_clients};
   tasks.run(live, threaded ? 1 : live, send_range, &range);
   // The workers' results in a fixed order, so the totals, the violations and the error reported

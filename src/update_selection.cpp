@@ -147,6 +147,7 @@ void ReplicatorImpl::score_members(ClientSend& s) {
   // teleport_send is now + 1.
   const bool trees = view.attachments;
   const bool teleports = !view.teleported_roots.empty();
+  const bool packed = motion_packed;
   std::vector<Candidate>& candidates = s.w.candidates;
   candidates.clear();
   make_room(candidates, c.members.size());
@@ -157,21 +158,27 @@ void ReplicatorImpl::score_members(ClientSend& s) {
     // members ahead.
     if (i + kAhead < c.members.size()) {
       const std::uint32_t ahead = c.members[i + kAhead].id.index;
-      prefetch(&view.xs[ahead]);
-      prefetch(&view.zs[ahead]);
-      prefetch(&view.bound[ahead]);
-      prefetch(&view.cold[ahead]);
+      if (packed) {
+        prefetch(&motion[ahead]);
+      } else {
+        prefetch(&view.xs[ahead]);
+        prefetch(&view.zs[ahead]);
+        prefetch(&view.bound[ahead]);
+        prefetch(&view.cold[ahead]);
+      }
     }
     Member& m = c.members[i];
     if (m.pending || m.since == now) continue;
     const std::uint32_t e = m.id.index;
-    const std::uint32_t r = trees ? view.root_of(e) : e;
+    // The root is read only where it is needed: packed motion already holds the root's place.
+    const std::uint32_t r = trees && (!packed || teleports) ? view.root_of(e) : e;
+    const Motion mo = packed ? motion[e] : motion_of(view, e, r);
     PriorityInputs in;
     in.client = c.id;
     in.entity = m.id;
-    in.distance = surface(view, s.client, r);
-    in.bound_radius = view.bound[r];
-    in.speed = std::sqrt(view.cold[e].vel_x * view.cold[e].vel_x + view.cold[e].vel_z * view.cold[e].vel_z);
+    in.distance = surface(s.client, mo.x, mo.z, mo.bound);
+    in.bound_radius = mo.bound;
+    in.speed = mo.speed;
     in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
     in.interacted = m.interacted_until > now;
     const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
