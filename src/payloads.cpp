@@ -3,6 +3,7 @@
 // serializer does). Clients are sent on several workers at once: the first worker to need a
 // payload claims it and writes it into its own arena, and any other that needs it meanwhile
 // waits for it, so each payload is serialized once, whatever the split.
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -64,6 +65,11 @@ bool ReplicatorImpl::payload(SendWorker& w, EntityId e, StatePart part,
     const bool ok = serialize(w, e, part, written);
     cached.bytes = ok ? written.data() : nullptr;
     cached.size = static_cast<std::uint32_t>(written.size());
+    if (ok && written.size() <= cached.small.size()) {
+      std::copy(written.begin(), written.end(), cached.small.begin());
+      cached.bytes = cached.small.data();
+      written = {cached.bytes, written.size()};
+    }
     state.store(ready, std::memory_order_release);
     bytes = written;
     return ok;

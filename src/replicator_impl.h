@@ -260,11 +260,16 @@ class ReplicatorImpl {
   // is below 2 * (send + 1) before this send's payload is claimed, 2 * (send + 1) while the
   // worker that claimed it writes it, and 2 * (send + 1) + 1 once `bytes` and `size` hold it
   // (`bytes` null when the serializer failed).
-  struct CachedPayload {
+  // A payload of up to kSmallPayload bytes is kept in the entry itself (`bytes` points at
+  // `small`), so reading it costs no second cache line.
+  struct alignas(32) CachedPayload {
+    static constexpr std::size_t kSmallPayload = 12;
     std::uint64_t state = 0;
     const std::uint8_t* bytes = nullptr;
     std::uint32_t size = 0;
+    std::array<std::uint8_t, kSmallPayload> small{};
   };
+  static_assert(sizeof(CachedPayload) == 32);
   std::array<std::vector<CachedPayload>, 2> cache;
 
   // Per send.

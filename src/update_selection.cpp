@@ -158,6 +158,8 @@ void ReplicatorImpl::score_members(ClientSend& s) {
     // members ahead.
     if (i + kAhead < c.members.size()) {
       const std::uint32_t ahead = c.members[i + kAhead].id.index;
+      // And its payload's cache entry, read by the filler once the candidates are sorted.
+      prefetch(&cache[1][ahead]);
       if (packed) {
         prefetch(&motion[ahead]);
       } else {
@@ -223,11 +225,6 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     Candidate* const first = candidates.data() + begin;
     Candidate* const last = gather_highest(first, candidates.data() + candidates.size(), k, sort_scratch);
     sort_highest_first(first, last, sort_scratch);
-    // The payload cache is as large as the world and each candidate's entry a miss: start them
-    // all now rather than one at a time behind each serialization.
-    for (const Candidate* it = first; it != last; ++it) {
-      prefetch(&cache[1][c.members[member_of(*it)].id.index]);
-    }
     for (const Candidate* it = first; it != last && !filler_done(s, def, misfits); ++it) {
       Member& m = c.members[member_of(*it)];
       std::span<const std::uint8_t> bytes;
