@@ -87,13 +87,15 @@ test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	done
 
 # The six scenarios beside brute force (numbers also in $(BUILD)/bench.json), the Replicator's
-# send, the enter test's scalar and AVX2 scans, then tick time against entity count and its log-log plot ($(BUILD)/scaling.svg).
+# send, the enter test's scalar and AVX2 scans, the tick and send on 1 to $(JOBS) threads, then tick
+# time against entity count and its log-log plot ($(BUILD)/scaling.svg).
 bench: build
 	cmake --build $(BUILD) -j$(JOBS) --target sightline-bench sightline-bench-send sightline-bench-scan \
-	  sightline-bench-profile
+	  sightline-bench-profile sightline-bench-threads
 	$(BUILD)/bin/sightline-bench --json $(BUILD)/bench.json
 	$(BUILD)/bin/sightline-bench-send
 	$(BUILD)/bin/sightline-bench-scan
+	$(BUILD)/bin/sightline-bench-threads --threads $(JOBS) --scenarios arena,mmo,observers
 	$(BUILD)/bin/sightline-bench --scaling --csv $(BUILD)/scaling.csv --json $(BUILD)/scaling.json
 	tools/plot/scaling.sh $(BUILD)/scaling.csv $(BUILD)/scaling.svg
 

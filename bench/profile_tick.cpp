@@ -1,23 +1,31 @@
-// sightline-bench-profile: runs one scenario's steady ticks for an instruction-count profiler.
+// sightline-bench-profile: runs one scenario's steady ticks, or its sends, for an instruction-count
+// profiler.
 //
 //   valgrind --tool=callgrind --instr-atstart=no build/bin/sightline-bench-profile arena 60 20
+//   valgrind --tool=callgrind --instr-atstart=no build/bin/sightline-bench-profile mmo 60 3 1 send
 //
 // Arguments: scenario (any of bench_scenarios.h: reference, arena, mmo, observers, ..., world_4000000),
-// warm-up ticks (default 60), measured ticks (default 20), threads (WorldDef::threads, default 1).
+// warm-up ticks (default 60), measured ticks (default 20), threads (WorldDef::threads, default 1), and
+// "send" to also run Replicator::send after each tick (sightline-bench's send row: the walker's state, a
+// 1200-byte budget; the Replicator is made before the warm-up).
 // Prints the measured ticks' wall-clock time per tick (set_positions and tick, and each apart), for a
-// quick look;
-// sightline-bench is the measurement.
-// Only World::set_positions and World::tick() of the measured ticks are instrumented
-// (when built with valgrind's callgrind.h); frame generation is not.
+// quick look, and with "send" the time per send, per member considered (held by a client) and per
+// record written; sightline-bench is the measurement. Only World::set_positions and World::tick() of
+// the measured ticks (with "send": only the sends) are instrumented (when built with valgrind's
+// callgrind.h); frame generation is not.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "bench_scenarios.h"
+#include "sending_run.h"
+#include "sightline/replicator.h"
+#include "walker_state.h"
 
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -62,6 +70,7 @@ int main(int argc, char** argv) {
   const long warmup = argc > 2 ? std::atol(argv[2]) : 60;
   const long measured = argc > 3 ? std::atol(argv[3]) : 20;
   scenario.threads = argc > 4 ? static_cast<std::uint32_t>(std::atol(argv[4])) : 1;
+  const bool send = argc > 5 && std::string_view(argv[5]) == "send";
 
   Result<ScenarioRun> run = build_scenario(scenario);
   if (!run) {
@@ -71,7 +80,23 @@ int main(int argc, char** argv) {
   World& world = run->world.world;
   const std::span<const EntityId> entities = run->world.entities;
   FrameStream frames(run->walk, scenario.frame_block);
+  std::optional<Replicator> replicator;
+  if (send) {
+    ReplicatorDef def;
+    def.serialize = scenarios::serialize_walker;
+    def.serialize_context = &world;
+    def.tick_seconds = 1.0f / scenario.walk.hz;
+    def.budget_bytes = kSendBudgetBytes;
+    Result<Replicator> made = Replicator::create(world, def);
+    if (!made) {
+      std::fprintf(stderr, "%s\n", made.status().message().c_str());
+      return 1;
+    }
+    replicator.emplace(std::move(made).value());
+  }
   TickStats totals;
+  std::uint64_t records = 0;
+  std::chrono::steady_clock::duration send_timed{};
   std::chrono::steady_clock::duration timed{};
   std::chrono::steady_clock::duration input{};
   double tick_cpu = 0.0;
@@ -79,21 +104,36 @@ int main(int argc, char** argv) {
   for (long t = 0; t < warmup + measured; ++t) {
     if (!frames.ready()) frames.refill();
     const FrameStream::Frame frame = frames.next();
-    if (t >= warmup) SIGHTLINE_PROFILE_START();
+    const bool profiled = t >= warmup;
+    if (profiled && !send) SIGHTLINE_PROFILE_START();
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = thread_seconds();
     if (!world.set_positions(entities, frame.xs, frame.zs).ok()) return 1;
     const auto input_done = std::chrono::steady_clock::now();
     const double cpu_before = thread_seconds();
     const TickStats stats = world.tick();
-    if (t >= warmup) {
+    if (profiled) {
       tick_cpu += thread_seconds() - cpu_before;
       input_cpu += cpu_before - cpu_start;
-    }
-    if (t >= warmup) {
       timed += std::chrono::steady_clock::now() - start;
       input += input_done - start;
-      SIGHTLINE_PROFILE_STOP();
+      if (!send) SIGHTLINE_PROFILE_STOP();
+    }
+    if (send) {
+      if (profiled) SIGHTLINE_PROFILE_START();
+      const auto send_start = std::chrono::steady_clock::now();
+      if (Status s = replicator->send(); !s.ok()) {
+        std::fprintf(stderr, "%s\n", s.message().c_str());
+        return 1;
+      }
+      if (profiled) {
+        send_timed += std::chrono::steady_clock::now() - send_start;
+        SIGHTLINE_PROFILE_STOP();
+        const SendStats& sent = replicator->stats();
+        records += sent.spawns + sent.updates + sent.despawns;
+      }
+    }
+    if (profiled) {
       totals.members += stats.members;
       totals.distance_tests += stats.distance_tests;
       totals.spawns += stats.spawns;
@@ -115,5 +155,12 @@ int main(int argc, char** argv) {
       ms_per_tick, ms_per_input, ms_per_tick - ms_per_input, ms_per_tick * 1e6 / scenario.walk.entities,
       input_cpu * 1e3 / static_cast<double>(measured), tick_cpu * 1e3 / static_cast<double>(measured),
       (input_cpu + tick_cpu) * 1e9 / static_cast<double>(measured) / scenario.walk.entities);
+  if (send) {
+    const double ns = std::chrono::duration<double, std::nano>(send_timed).count();
+    std::printf(
+        "send: %.4f ms/send, %.1f ns per member considered, %.1f ns per record written (%.0f a send)\n",
+        ns * 1e-6 / static_cast<double>(measured), ns / static_cast<double>(totals.members),
+        ns / static_cast<double>(records), static_cast<double>(records) / static_cast<double>(measured));
+  }
   return 0;
 }

@@ -35,18 +35,94 @@ void ClientState::reset(ClientId client, bool unreliable) {
   next_reliable = acked = sequence = 0;
   catching_up = true;
   pending = longest_wait = 0;
-  bytes = packets = 0;
-  packet_count = 0;
+  bytes = packets_sent = 0;
+  out.clear();
+  packet_offsets.clear();
+  packets.clear();
+}
+
+namespace {
+
+// A range of the live clients, sent on one worker.
+struct SendRange {
+  ReplicatorImpl* r;
+  std::span<const ClientId> clients;
+};
+
+void send_range(std::uint32_t begin, std::uint32_t end, std::uint32_t worker, void* context) {
+  const SendRange& range = *static_cast<const SendRange*>(context);
+  ReplicatorImpl& r = *range.r;
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const ClientId id = range.clients[i];
+    r.send_client(r.workers[worker], i, r.clients[id.index], r.world.client(id.index));
+  }
+}
+
+void add(SendStats& to, const SendStats& from) noexcept {
+  to.packets += from.packets;
+  to.bytes += from.bytes;
+  to.spawns += from.spawns;
+  to.updates += from.updates;
+  to.despawns += from.despawns;
+  to.resends += from.resends;
+  to.updates_skipped += from.updates_skipped;
+  to.pending += from.pending;
+  to.max_pending = std::max(to.max_pending, from.max_pending);
+  to.spawns_delayed += from.spawns_delayed;
+  to.spawn_delay_sends += from.spawn_delay_sends;
+  to.longest_wait = std::max(to.longest_wait, from.longest_wait);
+  to.serialize_calls += from.serialize_calls;
+  to.serialized_bytes += from.serialized_bytes;
+  to.serialize_errors += from.serialize_errors;
+  to.promise_violations += from.promise_violations;
+}
+
+void pack_range(std::uint32_t begin, std::uint32_t end, std::uint32_t, void* context) {
+  ReplicatorImpl& r = *static_cast<ReplicatorImpl*>(context);
+  const TickView& view = r.view;
+  for (std::uint32_t e = begin; e < end; ++e) {
+    if (view.alive[e]) r.motion[e] = motion_of(view, e, view.attachments ? view.root_of(e) : e);
+  }
+}
+
+}  // namespace
+
+void ReplicatorImpl::pack_motion(TaskRunner& tasks, bool threaded) {
+  motion_packed = view.members >= view.entity_slots;
+  if (!motion_packed) return;
+  if (motion.size() < view.entity_slots) motion.resize(view.entity_slots);
+  const auto slots = static_cast<std::uint32_t>(view.entity_slots);
+  constexpr std::uint32_t kSlice = 4096;
+  tasks.run(slots, threaded ? kSlice : slots, pack_range, this);
+}
+
+std::uint8_t* PayloadArena::room(std::size_t bytes) {
+  constexpr std::size_t kBlockFloor = 64 * 1024;
+  if (block_bytes_ < bytes) {
+    // Larger payloads than the blocks were made for: start over with larger blocks.
+    blocks_.clear();
+    block_bytes_ = std::max(kBlockFloor, bytes);
+    block_ = used_ = 0;
+  }
+  if (block_ < blocks_.size() && block_bytes_ - used_ < bytes) {
+    ++block_;
+    used_ = 0;
+  }
+  if (block_ == blocks_.size()) blocks_.push_back(std::make_unique<std::uint8_t[]>(block_bytes_));
+  return blocks_[block_].get() + used_;
 }
 
 Status ReplicatorImpl::send() {
   view = world.view();
   grow_entities();
-  stats = SendStats{};
-  first_error = {};
-  payloads.clear();
-  out.clear();
-  packet_offsets.clear();
+  TaskRunner& tasks = world.tasks();
+  if (workers.size() < tasks.workers()) workers.resize(tasks.workers());
+  for (SendWorker& w : workers) {
+    w.stats = SendStats{};
+    w.error = {};
+    w.payloads.clear();
+    w.violations.clear();
+  }
   violations.clear();
   for (const std::uint32_t r : view.teleported_roots) teleport_send[r] = sends + 1;
   if (def.development) {
@@ -64,27 +140,59 @@ Status ReplicatorImpl::send() {
   for (const ClientId id : view.live_clients) {
     ClientState& c = clients[id.index];
     if (!c.known) c.reset(id, def.delivery == Delivery::unreliable);
-    send_client(c, world.client(id.index));
   }
-  packet_spans.clear();
-  make_room(packet_spans, packet_offsets.size() / 2);
-  for (std::size_t i = 0; i + 1 < packet_offsets.size(); i += 2) {
-    packet_spans.emplace_back(out.data() + packet_offsets[i], packet_offsets[i + 1] - packet_offsets[i]);
+  // The tick's rule for its own passes: members plus 16 a client, against WorldDef::thread_min_work.
+  const auto live = static_cast<std::uint32_t>(view.live_clients.size());
+  const bool threaded = view.members + 16 * std::uint64_t{live} >= view.thread_min_work;
+  pack_motion(tasks, threaded);
+  SendRange range{this, view.live_clients};
+  tasks.run(live, threaded ? 1 : live, send_range, &range);
+  // The workers' results in a fixed order, so the totals, the violations and the error reported
+  // are the same whatever the split.
+  stats = SendStats{};
+  first_error = {};
+  std::uint32_t error_entity = 0;
+  for (const SendWorker& w : workers) {
+    add(stats, w.stats);
+    if (!w.error.ok() && (first_error.ok() || w.error_entity < error_entity)) {
+      first_error = w.error;
+      error_entity = w.error_entity;
+    }
+  }
+  if (def.development) {
+    // One client's violations are all one worker's, in the order found. Sorting by (place, rank)
+    // puts them in client order as a stable sort would, without std::stable_sort's buffer.
+    placed.clear();
+    for (const SendWorker& w : workers) {
+      make_room(placed, w.violations.size());
+      for (PlacedViolation p : w.violations) {
+        p.rank = static_cast<std::uint32_t>(placed.size());
+        placed.push_back(p);
+      }
+    }
+    std::sort(placed.begin(), placed.end(), [](const PlacedViolation& a, const PlacedViolation& b) {
+      return a.client != b.client ? a.client < b.client : a.rank < b.rank;
+    });
+    make_room(violations, placed.size());
+    for (const PlacedViolation& p : placed) violations.push_back(p.violation);
   }
   ++sends;
   return first_error;
 }
 
-void ReplicatorImpl::send_client(ClientState& c, const ClientTick& client) {
-  ClientSend s{c, client};
+void ReplicatorImpl::send_client(SendWorker& w, std::uint32_t place, ClientState& c,
+                                 const ClientTick& client) {
+  ClientSend s{c, client, w};
   s.now = sends;
+  s.place = place;
   s.tick = static_cast<std::uint32_t>(view.ticks == 0 ? 0 : view.ticks - 1);
   s.unreliable = def.delivery == Delivery::unreliable;
   s.settled = !c.catching_up && !client.origins_changed;
   if (client.origins_changed) c.catching_up = true;
 
+  c.out.clear();
+  c.packet_offsets.clear();
   merge_membership(s);
-  s.first_packet = static_cast<std::uint32_t>(packet_offsets.size() / 2);
   resend_reliable(s);
   send_despawns(s);
   pace_entry(s);
@@ -101,10 +209,16 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
   const auto set_size = static_cast<std::uint32_t>(s.client.members.size());
   const SpawnRecord* const spawned = s.client.spawns.data();
   const DespawnRecord* const despawned = s.client.despawns.data();
-  ++stamp;
+  SendWorker& w = s.w;
+  if (w.spawn_stamp.size() < view.entity_slots) {
+    w.spawn_stamp.resize(view.entity_slots, 0);
+    w.spawn_reason.resize(view.entity_slots, 0);
+    w.despawn_stamp.resize(view.entity_slots, 0);
+  }
+  const std::uint64_t stamp = ++w.stamp;
   for (std::uint32_t i = 0; i < s.client.spawns.size(); ++i) {
-    spawn_stamp[spawned[i].entity.index] = stamp;
-    spawn_reason[spawned[i].entity.index] = static_cast<std::uint8_t>(spawned[i].reason);
+    w.spawn_stamp[spawned[i].entity.index] = stamp;
+    w.spawn_reason[spawned[i].entity.index] = static_cast<std::uint8_t>(spawned[i].reason);
   }
   // Despawns in the World's order (attachments before their parents); a member whose spawn never
   // went leaves without a record.
@@ -113,7 +227,7 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
     const Member* m = find(c.members, despawned[i].entity);
     if (m == nullptr || m->pending) continue;
     c.waiting_despawns.push_back(despawned[i]);
-    despawn_stamp[despawned[i].entity.index] = stamp;
+    w.despawn_stamp[despawned[i].entity.index] = stamp;
   }
   // Most sends find the set as the table holds it, or changed in a few places: the runs the
   // table already holds are copied whole.
@@ -127,9 +241,9 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
   std::size_t old = kept;
   for (std::size_t i = kept; i < set_size;) {
     const EntityId e = set[i];
-    while (old < held && c.members[old].id.index < e.index) leave_unrecorded(c, c.members[old++]);
+    while (old < held && c.members[old].id.index < e.index) leave_unrecorded(s, c.members[old++]);
     if (old < held && c.members[old].id.index == e.index && c.members[old].id != e) {
-      leave_unrecorded(c, c.members[old++]);
+      leave_unrecorded(s, c.members[old++]);
     }
     if (old < held && c.members[old].id == e) {
       const std::size_t from = old;
@@ -144,20 +258,21 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
     Member m;
     m.id = e;
     m.since = s.now;
-    m.reason =
-        spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(spawn_reason[e.index]) : SpawnReason::near;
+    m.reason = w.spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(w.spawn_reason[e.index])
+                                               : SpawnReason::near;
     c.merge.push_back(m);
     ++s.joined;
     ++i;
   }
-  while (old < held) leave_unrecorded(c, c.members[old++]);
+  while (old < held) leave_unrecorded(s, c.members[old++]);
   c.members.swap(c.merge);
 }
 
 /// A member gone from the set without a record of this tick (a tick without a send in between)
 /// still leaves the client: the table follows the set, whatever was missed.
-void ReplicatorImpl::leave_unrecorded(ClientState& c, const Member& m) {
-  if (m.pending || despawn_stamp[m.id.index] == stamp) return;
+void ReplicatorImpl::leave_unrecorded(ClientSend& s, const Member& m) {
+  ClientState& c = s.c;
+  if (m.pending || s.w.despawn_stamp[m.id.index] == s.w.stamp) return;
   const bool alive = view.alive[m.id.index] && view.generation[m.id.index] == m.id.generation;
   make_room(c.waiting_despawns, 1, kDespawnFloor);
   c.waiting_despawns.push_back({m.id, alive ? DespawnReason::left : DespawnReason::destroyed});
@@ -172,7 +287,7 @@ void ReplicatorImpl::send_despawns(ClientSend& s) {
     const std::uint32_t id =
         enqueue(s, RecordType::despawn, d.entity, static_cast<std::uint8_t>(d.reason), {});
     s.budget_used += write_despawn(s, id, d.entity, d.reason);
-    ++stats.despawns;
+    ++s.w.stats.despawns;
   }
   c.waiting_despawns.erase(c.waiting_despawns.begin(),
                            c.waiting_despawns.begin() + static_cast<std::ptrdiff_t>(despawns_sent));
@@ -184,6 +299,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
   std::array<std::uint32_t, kMaxOrigins + 1> origin_roots;
   for (std::size_t o = 0; o < s.client.origins; ++o)
     origin_roots[o] = view.root_of(s.client.origin_entity[o]);
+  std::vector<EntryOrder>& entry_order = s.w.entry_order;
   entry_order.clear();
   make_room(entry_order, c.members.size());
   // c.pending is still the last send's count: with no new member, none waits when it is 0.
@@ -210,23 +326,25 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
       if (p != nullptr && p->pending) continue;
     }
     std::span<const std::uint8_t> bytes;
-    if (!payload(m.id, StatePart::full, bytes)) continue;
+    if (!payload(s.w, m.id, StatePart::full, bytes)) continue;
     const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, bytes.size());
     if (o.critical != 0 && s.entry_used != 0 && s.entry_used + size > def.entry_budget_bytes) continue;
     const std::uint32_t id = enqueue(s, RecordType::spawn, m.id, static_cast<std::uint8_t>(m.reason), bytes);
     s.entry_used += write_spawn(s, id, m.id, m.reason, bytes, 0);
     m.pending = false;
     m.acc = 0.0f;
+    SendStats& counts = s.w.stats;
     if (s.now > m.since) {
-      ++stats.spawns_delayed;
-      stats.spawn_delay_sends += s.now - m.since;
+      ++counts.spawns_delayed;
+      counts.spawn_delay_sends += s.now - m.since;
     }
     m.since = s.now;
-    ++stats.spawns;
+    ++counts.spawns;
     if (def.development && s.settled && s.client.culls && (m.reason == SpawnReason::near) &&
         born_send[m.id.index] < s.now && o.distance <= promise) {
-      violations.push_back({c.id, m.id, o.distance, promise});
-      ++stats.promise_violations;
+      make_room(s.w.violations, 1);
+      s.w.violations.push_back({s.place, 0, {c.id, m.id, o.distance, promise}});
+      ++counts.promise_violations;
     }
   }
 }
@@ -235,18 +353,20 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
 /// up, longest wait.
 void ReplicatorImpl::finish_client(ClientSend& s) {
   ClientState& c = s.c;
+  SendStats& counts = s.w.stats;
   // Every packet of this send states the reliable ids assigned before its updates were chosen.
-  const std::uint32_t packet_end = static_cast<std::uint32_t>(packet_offsets.size() / 2);
-  for (std::uint32_t p = s.first_packet; p < packet_end; ++p) {
-    put_u32(out.data() + packet_offsets[2 * p] + kReliableNextOffset, c.next_reliable);
-    const std::uint32_t size = packet_offsets[2 * p + 1] - packet_offsets[2 * p];
+  c.packets.clear();
+  make_room(c.packets, c.packet_offsets.size() / 2);
+  for (std::size_t p = 0; p + 1 < c.packet_offsets.size(); p += 2) {
+    std::uint8_t* const packet = c.out.data() + c.packet_offsets[p];
+    put_u32(packet + kReliableNextOffset, c.next_reliable);
+    const std::uint32_t size = c.packet_offsets[p + 1] - c.packet_offsets[p];
+    c.packets.emplace_back(packet, size);
     c.bytes += size;
-    stats.bytes += size;
+    counts.bytes += size;
   }
-  c.packet_begin = s.first_packet;
-  c.packet_count = packet_end - s.first_packet;
-  c.packets += c.packet_count;
-  stats.packets += c.packet_count;
+  c.packets_sent += c.packets.size();
+  counts.packets += c.packets.size();
 
   c.pending = 0;
   c.longest_wait = 0;
@@ -259,9 +379,9 @@ void ReplicatorImpl::finish_client(ClientSend& s) {
     }
   }
   if (c.pending == 0) c.catching_up = false;
-  stats.pending += c.pending;
-  stats.max_pending = std::max(stats.max_pending, c.pending);
-  stats.longest_wait = std::max(stats.longest_wait, c.longest_wait);
+  counts.pending += c.pending;
+  counts.max_pending = std::max(counts.max_pending, c.pending);
+  counts.longest_wait = std::max(counts.longest_wait, c.longest_wait);
 }
 
 }  // namespace sightline

@@ -1,56 +1,86 @@
 // Payloads: each entity's state serialized once per send and part, and shared by every client's
 // packets (or, without share_payloads, measured and written per record, as a per-client
-// serializer does).
+// serializer does). Clients are sent on several workers at once: the first worker to need a
+// payload claims it and writes it into its own arena, and any other that needs it meanwhile
+// waits for it, so each payload is serialized once, whatever the split.
+#include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include "format_value.h"
 #include "replicator_impl.h"
 
 namespace sightline {
 
-void ReplicatorImpl::note_error(EntityId e, StatePart part, const char* why) {
-  ++stats.serialize_errors;
-  if (!first_error.ok()) return;
-  first_error = {ErrorCode::invalid_argument, "serializing the " +
-                                                  std::string(part == StatePart::full ? "full" : "update") +
-                                                  " state of " + describe(e) + " failed: " + why};
+void ReplicatorImpl::note_error(SendWorker& w, EntityId e, StatePart part, const char* why) {
+  ++w.stats.serialize_errors;
+  // Each worker keeps the failure of the lowest entity it met; send() reports the lowest of all.
+  if (!w.error.ok() && w.error_entity <= e.index) return;
+  w.error_entity = e.index;
+  w.error = {ErrorCode::invalid_argument, "serializing the " +
+                                              std::string(part == StatePart::full ? "full" : "update") +
+                                              " state of " + describe(e) + " failed: " + why};
 }
 
-bool ReplicatorImpl::payload(EntityId e, StatePart part, std::span<const std::uint8_t>& bytes) {
-  const int p = static_cast<int>(part);
-  const CachedPayload& cached = cache[p][e.index];
-  if (def.share_payloads && cached.send == sends + 1) {
-    bytes = {payloads.data() + cached.begin, cached.size};
-    return true;
-  }
-  if (!def.share_payloads) {
-    // What a per-client serializer does: measure to see what the record costs, then write.
-    Stream measure = Stream::measurer();
-    ++stats.serialize_calls;
-    if (!def.serialize(measure, e, part, def.serialize_context) || !measure.ok()) {
-      note_error(e, part, measure.ok() ? "the serializer returned false" : measure.error());
-      return false;
-    }
-    stats.serialized_bytes += measure.bytes();
-  }
-  // Written aside and appended: growing `payloads` by max_payload would zero it on every call.
-  Stream s = Stream::writer({writing.data(), max_payload});
-  ++stats.serialize_calls;
-  const bool ok = def.serialize(s, e, part, def.serialize_context) && s.ok();
-  if (!ok) {
-    note_error(e, part,
+bool ReplicatorImpl::serialize(SendWorker& w, EntityId e, StatePart part,
+                               std::span<const std::uint8_t>& bytes) {
+  std::uint8_t* const at = w.payloads.room(max_payload);
+  Stream s = Stream::writer({at, max_payload});
+  ++w.stats.serialize_calls;
+  if (!def.serialize(s, e, part, def.serialize_context) || !s.ok()) {
+    note_error(w, e, part,
                s.ok() ? "the serializer returned false"
                       : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
                          " bytes at this packet_bytes)")
                             .c_str());
     return false;
   }
-  const std::size_t begin = payloads.size();
-  make_room(payloads, max_payload);
-  payloads.insert(payloads.end(), writing.begin(), writing.begin() + static_cast<std::ptrdiff_t>(s.bytes()));
-  stats.serialized_bytes += s.bytes();
-  cache[p][e.index] = {sends + 1, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(s.bytes())};
-  bytes = {payloads.data() + begin, s.bytes()};
+  w.payloads.take(s.bytes());
+  w.stats.serialized_bytes += s.bytes();
+  bytes = {at, s.bytes()};
+  return true;
+}
+
+bool ReplicatorImpl::payload(SendWorker& w, EntityId e, StatePart part,
+                             std::span<const std::uint8_t>& bytes) {
+  if (!def.share_payloads) {
+    // What a per-client serializer does: measure to see what the record costs, then write.
+    Stream measure = Stream::measurer();
+    ++w.stats.serialize_calls;
+    if (!def.serialize(measure, e, part, def.serialize_context) || !measure.ok()) {
+      note_error(w, e, part, measure.ok() ? "the serializer returned false" : measure.error());
+      return false;
+    }
+    w.stats.serialized_bytes += measure.bytes();
+    return serialize(w, e, part, bytes);
+  }
+  CachedPayload& cached = cache[static_cast<int>(part)][e.index];
+  const std::uint64_t claimed = 2 * (sends + 1);
+  const std::uint64_t ready = claimed + 1;
+  std::atomic_ref<std::uint64_t> state(cached.state);
+  std::uint64_t seen = state.load(std::memory_order_acquire);
+  if (seen < claimed && state.compare_exchange_strong(seen, claimed, std::memory_order_acq_rel)) {
+    std::span<const std::uint8_t> written;
+    const bool ok = serialize(w, e, part, written);
+    cached.bytes = ok ? written.data() : nullptr;
+    cached.size = static_cast<std::uint32_t>(written.size());
+    if (ok && written.size() <= cached.small.size()) {
+      std::copy(written.begin(), written.end(), cached.small.begin());
+      cached.bytes = cached.small.data();
+      written = {cached.bytes, written.size()};
+    }
+    state.store(ready, std::memory_order_release);
+    bytes = written;
+    return ok;
+  }
+  // Another worker has it, written or being written.
+  while (seen != ready) {
+    std::this_thread::yield();
+    seen = state.load(std::memory_order_acquire);
+  }
+  if (cached.bytes == nullptr) return false;
+  bytes = {cached.bytes, cached.size};
   return true;
 }
 

@@ -154,6 +154,19 @@ static_assert(ack_offset("latest sequence") == kAckLatestSequenceOffset);
 static_assert(ack_offset("reliable applied") == kAckReliableAppliedOffset);
 static_assert(ack_offset({}) == kAckBytes);
 
+// update_record_bytes (protocol.h) spells out serialize_update's layout for the packet filler,
+// which asks it for every update of a send: checked against the serializer at the varints' edges.
+constexpr std::size_t measured_update_bytes(EntityId entity, std::uint32_t payload) {
+  WireFieldFinder measure({});
+  WireRecord record{.type = RecordType::update, .entity = entity, .payload = {}};
+  serialize_record(measure, record, payload, 0);
+  return measure.offset();
+}
+static_assert(measured_update_bytes({1, 1}, 0) == update_record_bytes({1, 1}, 0));
+static_assert(measured_update_bytes({127, 128}, 127) == update_record_bytes({127, 128}, 127));
+static_assert(measured_update_bytes({16384, 0xffffffffu}, 300) ==
+              update_record_bytes({16384, 0xffffffffu}, 300));
+
 std::size_t measure_record(WireRecord record, std::size_t payload) noexcept {
   auto length = static_cast<std::uint32_t>(payload);
   WireMeasurer measure;
@@ -176,10 +189,6 @@ std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::
                          .state_age = state_age,
                          .payload = {}},
                         payload);
-}
-
-std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept {
-  return measure_record({.type = RecordType::update, .entity = entity, .payload = {}}, payload);
 }
 
 std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept {
@@ -230,8 +239,15 @@ bool PacketWriter::add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnRe
 
 bool PacketWriter::add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu) return false;
+  // Sized by arithmetic rather than a measuring pass: a send writes a million of these.
+  if (update_record_bytes(entity, payload.size()) > room()) return false;
   WireRecord record{.type = RecordType::update, .entity = entity, .payload = payload};
-  return add_record(record);
+  auto length = static_cast<std::uint32_t>(payload.size());
+  WireWriter out(buffer_.subspan(size_));
+  serialize_record(out, record, length, tick_);
+  size_ += out.pos();
+  ++records_;
+  return true;
 }
 
 bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept {

@@ -42,7 +42,7 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
     Reliable& r = c.queue[q];
     if (s.now - r.last_sent < resend_after) continue;
     r.last_sent = s.now;
-    ++stats.resends;
+    ++s.w.stats.resends;
     if (r.type == RecordType::despawn) {
       s.budget_used += write_despawn(s, r.id, r.entity, static_cast<DespawnReason>(r.reason));
       continue;
@@ -53,7 +53,7 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
     std::uint32_t age = s.tick - r.state_tick;
     const Member* m = find(c.members, r.entity);
     std::span<const std::uint8_t> fresh;
-    if (m != nullptr && !m->pending && payload(r.entity, StatePart::full, fresh)) {
+    if (m != nullptr && !m->pending && payload(s.w, r.entity, StatePart::full, fresh)) {
       bytes = fresh;
       age = 0;
     }

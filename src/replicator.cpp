@@ -60,7 +60,6 @@ Status validate(const ReplicatorDef& d) {
 ReplicatorImpl::ReplicatorImpl(World& w, const ReplicatorDef& settings) : world(w), def(settings) {
   if (def.mode == UpdateMode::priority) world.request_periods();
   max_payload = def.packet_bytes - kStateHeaderBytes - kMaxRecordFraming;
-  writing.resize(max_payload);
 }
 
 ReplicatorImpl::~ReplicatorImpl() {
@@ -72,9 +71,6 @@ void ReplicatorImpl::grow_entities() {
   if (priority.size() >= n) return;
   priority.resize(n, 1.0f);
   priority_generation.resize(n, 0);
-  spawn_stamp.resize(n, 0);
-  spawn_reason.resize(n, 0);
-  despawn_stamp.resize(n, 0);
   teleport_send.resize(n, 0);
   born_generation.resize(n, 0);
   born_send.resize(n, 0);
@@ -107,8 +103,7 @@ Result<std::span<const std::span<const std::uint8_t>>> Replicator::packets(Clien
     return std::span<const std::span<const std::uint8_t>>{};
   }
   const ClientState& c = r.clients[client.index];
-  return std::span<const std::span<const std::uint8_t>>(r.packet_spans)
-      .subspan(c.packet_begin, c.packet_count);
+  return std::span<const std::span<const std::uint8_t>>(c.packets);
 }
 
 Status Replicator::receive_ack(ClientId client, std::span<const std::uint8_t> bytes) {
@@ -145,7 +140,7 @@ Result<ClientSendStats> Replicator::client_stats(ClientId client) const {
   out.held = static_cast<std::uint32_t>(c.members.size()) - c.pending;
   out.catching_up = c.catching_up;
   out.bytes = c.bytes;
-  out.packets = c.packets;
+  out.packets = c.packets_sent;
   out.longest_wait = c.longest_wait;
   out.reliable_next = c.next_reliable;
   out.reliable_acked = c.acked;

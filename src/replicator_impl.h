@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -13,6 +14,7 @@
 
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
+#include "task_runner.h"
 #include "tick_view.h"
 
 namespace sightline {
@@ -65,9 +67,11 @@ struct ClientState {
   std::uint32_t pending = 0;
   std::uint32_t longest_wait = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t packets = 0;
-  std::uint32_t packet_begin = 0;  // into ReplicatorImpl::packet_spans
-  std::uint32_t packet_count = 0;
+  std::uint64_t packets_sent = 0;
+  // This send's packets: their bytes, where each begins and ends in them, and views of them.
+  std::vector<std::uint8_t> out;
+  std::vector<std::uint32_t> packet_offsets;
+  std::vector<std::span<const std::uint8_t>> packets;
   // Unreliable: the send each recent packet went at (by sequence % kSentWindow), and the smoothed
   // round trip in sends from acks of them.
   std::array<std::uint64_t, kSentWindow> packet_send{};
@@ -120,12 +124,63 @@ struct EntryOrder {
 // A candidate for an update (update_selection.cpp): its accumulator over its place in the table.
 using Candidate = std::uint64_t;
 
+/// A promise violation and where its client stands among the send's live clients.
+struct PlacedViolation {
+  std::uint32_t client = 0;
+  std::uint32_t rank = 0;  // its place in ReplicatorImpl::placed before the sort
+  PromiseViolation violation;
+};
+
+/// Payload bytes of one send, in blocks that never move while the send runs (a payload other
+/// workers read stays where it was written), kept from send to send.
+class PayloadArena {
+ public:
+  /// Room for `bytes` contiguous bytes (at most the block size): where they go. Call take() with
+  /// what was used.
+  std::uint8_t* room(std::size_t bytes);
+  void take(std::size_t bytes) noexcept { used_ += bytes; }
+  void clear() noexcept {
+    block_ = 0;
+    used_ = 0;
+  }
+
+ private:
+  std::vector<std::unique_ptr<std::uint8_t[]>> blocks_;
+  std::size_t block_bytes_ = 0;
+  std::size_t block_ = 0;
+  std::size_t used_ = 0;
+};
+
+/// What one worker of a send owns: its scratch, its counts, its payloads and its first error.
+/// Clients are shared among workers by range; a worker's results are summed in worker order.
+struct SendWorker {
+  SendStats stats;
+  Status error;  // the first serializer failure it met, and its entity
+  std::uint32_t error_entity = 0;
+  PayloadArena payloads;
+  std::vector<std::uint8_t> measured;  // share_payloads off: each record's payload, measured then written
+  std::vector<EntryOrder> entry_order;
+  std::vector<Candidate> candidates;
+  std::vector<Candidate> sort_scratch;  // as large as candidates' capacity
+  // Per entity slot, for the client at hand.
+  std::vector<std::uint64_t> spawn_stamp;  // == stamp when spawned to the client at hand
+  std::vector<std::uint8_t> spawn_reason;
+  std::vector<std::uint64_t> despawn_stamp;  // == stamp when despawned by a record of this tick
+  std::uint64_t stamp = 0;
+  // Development: this send's promise violations, each with its client's place among the live
+  // clients, in the order this worker found them. Kept here, not per client, so the storage is
+  // one worker's high-water mark and a client's first violation allocates nothing.
+  std::vector<PlacedViolation> violations;
+};
+
 /// One client's send in progress: what its phases (ReplicatorImpl::send_client) share.
 struct ClientSend {
   ClientState& c;
   const ClientTick& client;
-  std::uint64_t now = 0;   // the send's number
-  std::uint32_t tick = 0;  // the World tick its packets carry
+  SendWorker& w;
+  std::uint64_t now = 0;    // the send's number
+  std::uint32_t tick = 0;   // the World tick its packets carry
+  std::uint32_t place = 0;  // the client's place among the live clients
   bool unreliable = false;
   bool settled = false;      // caught up, origins unchanged: the promise holds (development)
   std::uint32_t joined = 0;  // members new to the table at this send
@@ -138,15 +193,35 @@ struct ClientSend {
   std::uint64_t entry_used = 0;
 };
 
-/// Distance from the client's nearest origin to the surface of root r (0 inside it).
-[[nodiscard]] inline float surface(const TickView& view, const ClientTick& client, std::uint32_t r) noexcept {
+/// Distance from the client's nearest origin to the surface of a sphere at (x, z) (0 inside it).
+[[nodiscard]] inline float surface(const ClientTick& client, float x, float z, float bound) noexcept {
   float best = std::numeric_limits<float>::infinity();
   for (std::size_t o = 0; o < client.origins; ++o) {
-    const float dx = view.xs[r] - client.origin_x[o];
-    const float dz = view.zs[r] - client.origin_z[o];
+    const float dx = x - client.origin_x[o];
+    const float dz = z - client.origin_z[o];
     best = std::min(best, dx * dx + dz * dz);
   }
-  return std::max(0.0f, std::sqrt(best) - view.bound[r]);
+  return std::max(0.0f, std::sqrt(best) - bound);
+}
+
+/// Distance from the client's nearest origin to the surface of root r (0 inside it).
+[[nodiscard]] inline float surface(const TickView& view, const ClientTick& client, std::uint32_t r) noexcept {
+  return surface(client, view.xs[r], view.zs[r], view.bound[r]);
+}
+
+/// What a member's priority reads of its entity e (root r): the root's place and bound, and
+/// e's own speed. One struct, so a member costs one cache line of it rather than four.
+struct Motion {
+  float x = 0.0f;
+  float z = 0.0f;
+  float bound = 0.0f;
+  float speed = 0.0f;
+};
+
+[[nodiscard]] inline Motion motion_of(const TickView& view, std::uint32_t e, std::uint32_t r) noexcept {
+  const EntityCold& cold = view.cold[e];
+  return {view.xs[r], view.zs[r], view.bound[r],
+          std::sqrt(cold.vel_x * cold.vel_x + cold.vel_z * cold.vel_z)};
 }
 
 class ReplicatorImpl {
@@ -173,41 +248,47 @@ class ReplicatorImpl {
   std::vector<float> priority;
   std::vector<std::uint32_t> priority_generation;  // the generation `priority` was set for
   bool priorities_set = false;                     // false: every priority is 1
-  std::vector<std::uint64_t> spawn_stamp;          // == stamp when spawned to the client at hand
-  std::vector<std::uint8_t> spawn_reason;
-  std::vector<std::uint64_t> despawn_stamp;    // == stamp when despawned by a record of this tick
-  std::vector<std::uint64_t> teleport_send;    // send + 1 at which its tree was teleported
-  std::vector<std::uint32_t> born_generation;  // development: the generation last seen alive
+  std::vector<std::uint64_t> teleport_send;        // send + 1 at which its tree was teleported
+  std::vector<std::uint32_t> born_generation;      // development: the generation last seen alive
   std::vector<std::uint64_t> born_send;
-  // Per part: where its payload of this send is in `payloads`. One struct, so a lookup or an
-  // entry touches one cache line of a table as large as the world.
-  struct CachedPayload {
-    std::uint64_t send = 0;  // send + 1 it is from
-    std::uint32_t begin = 0;
+  // Each entity's Motion, this send, where the members outnumber the entity slots (each
+  // entity is then read by a client or more, and packing saves misses); empty otherwise.
+  std::vector<Motion> motion;
+  bool motion_packed = false;
+  // Per part: its payload of this send. One struct, so a lookup or an entry touches one cache
+  // line of a table as large as the world. `state`, read and written atomically (payloads.cpp),
+  // is below 2 * (send + 1) before this send's payload is claimed, 2 * (send + 1) while the
+  // worker that claimed it writes it, and 2 * (send + 1) + 1 once `bytes` and `size` hold it
+  // (`bytes` null when the serializer failed).
+  // A payload of up to kSmallPayload bytes is kept in the entry itself (`bytes` points at
+  // `small`), so reading it costs no second cache line.
+  struct alignas(32) CachedPayload {
+    static constexpr std::size_t kSmallPayload = 12;
+    std::uint64_t state = 0;
+    const std::uint8_t* bytes = nullptr;
     std::uint32_t size = 0;
+    std::array<std::uint8_t, kSmallPayload> small{};
   };
+  static_assert(sizeof(CachedPayload) == 32);
   std::array<std::vector<CachedPayload>, 2> cache;
-  std::uint64_t stamp = 0;
 
   // Per send.
-  std::vector<std::uint8_t> payloads;         // shared payloads of this send
-  std::vector<std::uint8_t> writing;          // one payload being written (max_payload bytes)
-  std::vector<std::uint8_t> out;              // every packet of this send
-  std::vector<std::uint32_t> packet_offsets;  // begin, end of each packet in `out`
-  std::vector<std::span<const std::uint8_t>> packet_spans;
-  std::vector<PromiseViolation> violations;
-  std::vector<EntryOrder> entry_order;
-  std::vector<Candidate> candidates;
-  std::vector<Candidate> sort_scratch;  // as large as candidates' capacity
+  std::vector<SendWorker> workers;           // one per worker of the World's tasks
+  std::vector<PromiseViolation> violations;  // every client's, in client order
+  std::vector<PlacedViolation> placed;       // the workers' violations, being put in client order
 
   void grow_entities();
+  /// Fills `motion` for this send, or leaves it unused where few members read it.
+  void pack_motion(TaskRunner& tasks, bool threaded);
   /// The entity's payload of `part` for this send in `bytes`; false (and the error noted) when the
   /// serializer fails (payloads.cpp).
-  bool payload(EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
-  void note_error(EntityId e, StatePart part, const char* why);
+  bool payload(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  /// Serializes into the worker's payloads: false, and the failure noted, when the serializer fails.
+  bool serialize(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  void note_error(SendWorker& w, EntityId e, StatePart part, const char* why);
 
   // One client's send (client_send.cpp), its phases in order.
-  void send_client(ClientState& c, const ClientTick& client);
+  void send_client(SendWorker& w, std::uint32_t place, ClientState& c, const ClientTick& client);
   void merge_membership(ClientSend& s);
   void resend_reliable(ClientSend& s);  // reliable_queue.cpp
   void send_despawns(ClientSend& s);
@@ -216,7 +297,7 @@ class ReplicatorImpl {
   void finish_client(ClientSend& s);
 
   // Membership.
-  void leave_unrecorded(ClientState& c, const Member& m);
+  void leave_unrecorded(ClientSend& s, const Member& m);
 
   // The reliable queue (reliable_queue.cpp).
   [[nodiscard]] bool window_open(const ClientSend& s) const noexcept {
@@ -244,10 +325,11 @@ class ReplicatorImpl {
 inline void ReplicatorImpl::close_packet(ClientSend& s) {
   if (!s.open) return;
   const std::size_t size = s.writer.finish().size();
-  out.resize(s.packet_begin + size);
-  make_room(packet_offsets, 2);
-  packet_offsets.push_back(static_cast<std::uint32_t>(s.packet_begin));
-  packet_offsets.push_back(static_cast<std::uint32_t>(s.packet_begin + size));
+  ClientState& c = s.c;
+  c.out.resize(s.packet_begin + size);
+  make_room(c.packet_offsets, 2);
+  c.packet_offsets.push_back(static_cast<std::uint32_t>(s.packet_begin));
+  c.packet_offsets.push_back(static_cast<std::uint32_t>(s.packet_begin + size));
   s.open = false;
 }
 
@@ -256,8 +338,9 @@ inline void ReplicatorImpl::close_packet(ClientSend& s) {
 inline bool ReplicatorImpl::room_for(ClientSend& s, std::size_t bytes) {
   if (s.open && s.writer.room() >= bytes) return true;
   close_packet(s);
+  std::vector<std::uint8_t>& out = s.c.out;
   s.packet_begin = out.size();
-  make_room(out, def.packet_bytes);
+  make_room(out, def.packet_bytes, def.packet_bytes);
   out.resize(s.packet_begin + def.packet_bytes);
   PacketHeader header;
   header.delivery = def.delivery;

@@ -24,6 +24,8 @@ TickView TickSource::view() const noexcept {
   t.attachments = w.attached_entities != 0;
   t.teleported_roots = w.last_teleported_roots;
   t.live_clients = w.live_clients;
+  t.members = w.outputs.members.size();
+  t.thread_min_work = w.def.thread_min_work;
   t.client_slots = w.client_slots.size();
   return t;
 }
@@ -57,6 +59,8 @@ bool TickSource::holds(ClientId client) const noexcept {
   const ClientSlot& slot = world_->client_slots[client.index];
   return slot.alive && slot.generation == client.generation;
 }
+
+TaskRunner& TickSource::tasks() const noexcept { return *world_->tasks; }
 
 std::size_t TickSource::entity_slots() const noexcept { return world_->alive.size(); }
 

@@ -16,6 +16,7 @@
 
 namespace sightline {
 
+class TaskRunner;
 class World;
 class WorldImpl;
 
@@ -35,6 +36,8 @@ struct TickView {
   bool attachments = false;                         // false: every entity is its own root
   std::span<const std::uint32_t> teleported_roots;  // roots of the trees teleported for the last tick
   std::span<const ClientId> live_clients;           // sorted by index
+  std::uint64_t members = 0;                        // the sum of the live clients' set sizes
+  std::uint32_t thread_min_work = 0;                // WorldDef's: less work than this runs on one thread
   std::size_t client_slots = 0;
 
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
@@ -75,6 +78,8 @@ class TickSource {
   [[nodiscard]] std::size_t entity_slots() const noexcept;
   [[nodiscard]] Status check(ClientId client) const;
   [[nodiscard]] Status check(EntityId entity) const;
+  /// Where the World runs its parallel work: a send runs its clients there too.
+  [[nodiscard]] TaskRunner& tasks() const noexcept;
   /// Each request keeps periods recorded from the next tick on, until it is released.
   void request_periods() noexcept;
   void release_periods() noexcept;

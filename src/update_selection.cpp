@@ -124,12 +124,12 @@ void ReplicatorImpl::fill_fixed_rate(ClientSend& s) {
     Member& member = c.members[m];
     if (member.pending || member.since == s.now) continue;
     std::span<const std::uint8_t> bytes;
-    if (!payload(e, StatePart::update, bytes)) continue;
+    if (!payload(s.w, e, StatePart::update, bytes)) continue;
     const std::size_t size = update_record_bytes(e, bytes.size());
     if (room_for(s, size)) s.writer.add_update(e, bytes);
     s.budget_used += size;
     member.since = s.now;
-    ++stats.updates;
+    ++s.w.stats.updates;
   }
 }
 
@@ -147,30 +147,40 @@ void ReplicatorImpl::score_members(ClientSend& s) {
   // teleport_send is now + 1.
   const bool trees = view.attachments;
   const bool teleports = !view.teleported_roots.empty();
+  const bool packed = motion_packed;
+  std::vector<Candidate>& candidates = s.w.candidates;
   candidates.clear();
   make_room(candidates, c.members.size());
-  if (sort_scratch.size() < candidates.capacity()) sort_scratch.resize(candidates.capacity());
+  if (s.w.sort_scratch.size() < candidates.capacity()) s.w.sort_scratch.resize(candidates.capacity());
   constexpr std::uint32_t kAhead = 8;
   for (std::uint32_t i = 0; i < c.members.size(); ++i) {
     // Members are scattered over the World's arrays: each of their lines a miss, started a few
     // members ahead.
     if (i + kAhead < c.members.size()) {
       const std::uint32_t ahead = c.members[i + kAhead].id.index;
-      prefetch(&view.xs[ahead]);
-      prefetch(&view.zs[ahead]);
-      prefetch(&view.bound[ahead]);
-      prefetch(&view.cold[ahead]);
+      // And its payload's cache entry, read by the filler once the candidates are sorted.
+      prefetch(&cache[1][ahead]);
+      if (packed) {
+        prefetch(&motion[ahead]);
+      } else {
+        prefetch(&view.xs[ahead]);
+        prefetch(&view.zs[ahead]);
+        prefetch(&view.bound[ahead]);
+        prefetch(&view.cold[ahead]);
+      }
     }
     Member& m = c.members[i];
     if (m.pending || m.since == now) continue;
     const std::uint32_t e = m.id.index;
-    const std::uint32_t r = trees ? view.root_of(e) : e;
+    // The root is read only where it is needed: packed motion already holds the root's place.
+    const std::uint32_t r = trees && (!packed || teleports) ? view.root_of(e) : e;
+    const Motion mo = packed ? motion[e] : motion_of(view, e, r);
     PriorityInputs in;
     in.client = c.id;
     in.entity = m.id;
-    in.distance = surface(view, s.client, r);
-    in.bound_radius = view.bound[r];
-    in.speed = std::sqrt(view.cold[e].vel_x * view.cold[e].vel_x + view.cold[e].vel_z * view.cold[e].vel_z);
+    in.distance = surface(s.client, mo.x, mo.z, mo.bound);
+    in.bound_radius = mo.bound;
+    in.speed = mo.speed;
     in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
     in.interacted = m.interacted_until > now;
     const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
@@ -199,6 +209,9 @@ void ReplicatorImpl::score_members(ClientSend& s) {
 // nothing written, only the work.
 void ReplicatorImpl::fill_by_priority(ClientSend& s) {
   ClientState& c = s.c;
+  std::vector<Candidate>& candidates = s.w.candidates;
+  Candidate* const sort_scratch = s.w.sort_scratch.data();
+  SendStats& counts = s.w.stats;
   std::size_t begin = 0;
   std::size_t average = c.update_bytes;  // running estimate of an update record's bytes
   std::size_t growth = 1;
@@ -210,18 +223,12 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     const std::size_t k = (left / average + def.filler_misfits) * growth;
     growth *= 2;
     Candidate* const first = candidates.data() + begin;
-    Candidate* const last =
-        gather_highest(first, candidates.data() + candidates.size(), k, sort_scratch.data());
-    sort_highest_first(first, last, sort_scratch.data());
-    // The payload cache is as large as the world and each candidate's entry a miss: start them
-    // all now rather than one at a time behind each serialization.
-    for (const Candidate* it = first; it != last; ++it) {
-      prefetch(&cache[1][c.members[member_of(*it)].id.index]);
-    }
+    Candidate* const last = gather_highest(first, candidates.data() + candidates.size(), k, sort_scratch);
+    sort_highest_first(first, last, sort_scratch);
     for (const Candidate* it = first; it != last && !filler_done(s, def, misfits); ++it) {
       Member& m = c.members[member_of(*it)];
       std::span<const std::uint8_t> bytes;
-      if (!payload(m.id, StatePart::update, bytes)) continue;
+      if (!payload(s.w, m.id, StatePart::update, bytes)) continue;
       const std::size_t size = update_record_bytes(m.id, bytes.size());
       const bool fits_open = s.open && s.writer.room() >= size;
       const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
@@ -235,7 +242,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
       s.budget_used += size;
       m.acc = 0.0f;
       m.since = s.now;
-      ++stats.updates;
+      ++counts.updates;
       ++written;
       written_bytes += size;
     }
@@ -243,7 +250,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     begin = static_cast<std::size_t>(last - candidates.data());
   }
   c.update_bytes = static_cast<std::uint32_t>(average);
-  stats.updates_skipped += candidates.size() - written;
+  counts.updates_skipped += candidates.size() - written;
 }
 
 }  // namespace sightline

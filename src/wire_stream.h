@@ -52,7 +52,12 @@ class WireWriter {
   bool id(const EntityId& e) noexcept { return varint(e.index, nullptr) && varint(e.generation, nullptr); }
   /// `count` is bytes.size().
   bool bytes(const std::span<const std::uint8_t>& bytes, std::uint32_t count, const char*) noexcept {
-    if (count != 0) std::memcpy(out_ + pos_, bytes.data(), count);
+    // Most payloads are a few bytes: a loop beats a call to memcpy there.
+    if (count <= 16) {
+      for (std::uint32_t i = 0; i < count; ++i) out_[pos_ + i] = bytes[i];
+    } else {
+      std::memcpy(out_ + pos_, bytes.data(), count);
+    }
     pos_ += count;
     return true;
   }

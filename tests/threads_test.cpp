@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "random_run.h"
+#include "sightline/replicator.h"
 #include "sightline/world.h"
 #include "tick_fingerprint.h"
 #include "toy_task_system.h"
@@ -15,24 +17,32 @@
 namespace sightline {
 namespace {
 
-std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads,
-                               testing::ToyTaskSystem* task_system = nullptr) {
+// A random run of 30 ticks with keys, relevance and structure, on `threads` workers or the
+// toy task system.
+testing::RandomRunDef run_def(std::uint64_t seed, std::uint32_t threads,
+                              testing::ToyTaskSystem* task_system) {
   testing::RandomRunDef def;
   def.seed = seed;
-  def.tiers = seed % 2 == 0 ? testing::TierMode::preset : testing::TierMode::custom;
   def.ticks = 30;
   def.max_entities = 120;
   def.max_clients = 40;
   def.keys = true;
   def.relevance = true;
   def.structure = true;
-  def.sight = true;
   def.threads = threads;
   if (task_system != nullptr) {
     def.enqueue_task = &testing::ToyTaskSystem::enqueue;
     def.finish_task = &testing::ToyTaskSystem::finish;
     def.task_user_context = task_system;
   }
+  return def;
+}
+
+std::vector<std::uint64_t> run(std::uint64_t seed, std::uint32_t threads,
+                               testing::ToyTaskSystem* task_system = nullptr) {
+  testing::RandomRunDef def = run_def(seed, threads, task_system);
+  def.tiers = seed % 2 == 0 ? testing::TierMode::preset : testing::TierMode::custom;
+  def.sight = true;
   std::vector<std::uint64_t> prints;
   testing::run_random(def, [&](testing::MirroredWorld& mirror, const TickStats& stats) {
     prints.push_back(testing::tick_fingerprint(mirror.world(), stats));
@@ -61,6 +71,94 @@ TEST(ThreadsTest, AGamesTaskSystemGivesTheRecordsOfOneThread) {
       EXPECT_EQ(run(seed, workers, &task_system), one) << "seed " << seed << ", " << workers << " workers";
       EXPECT_GT(task_system.tasks(), 0u);
       EXPECT_GT(task_system.ranges(), task_system.tasks());
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// The send on the same workers: a serializer of the World's positions that fails for some
+// entities, a budget that leaves most updates for later, unreliable delivery with a client that
+// acks every other send, and development mode's promise check.
+bool serialize_position(Stream& s, EntityId e, StatePart part, void* context) {
+  const World& world = *static_cast<const World*>(context);
+  if (e.index % 29 == 7) return false;
+  Position p = *world.position(e);
+  if (!s.serialize_float(p.x) || !s.serialize_float(p.z)) return false;
+  std::uint32_t index = e.index;
+  return part == StatePart::update || s.serialize_uint(index, 0, 1u << 20);
+}
+
+struct SendPrint {
+  std::vector<std::uint64_t> packets;  // a hash of every client's packets, send by send
+  std::vector<std::string> errors;
+  std::vector<std::uint64_t> totals;  // SendStats fields, send by send
+  friend bool operator==(const SendPrint&, const SendPrint&) = default;
+};
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ull + (h >> 29); }
+
+SendPrint send_run(std::uint64_t seed, std::uint32_t threads, Delivery delivery,
+                   testing::ToyTaskSystem* task_system = nullptr) {
+  testing::RandomRunDef def = run_def(seed, threads, task_system);
+  def.tiers = testing::TierMode::preset;
+  SendPrint print;
+  std::optional<Replicator> replicator;
+  testing::run_random(def, [&](testing::MirroredWorld& mirror, const TickStats&) {
+    World& world = mirror.world();
+    if (!replicator) {
+      ReplicatorDef rdef = default_replicator_def();
+      rdef.serialize = serialize_position;
+      rdef.serialize_context = &world;
+      rdef.budget_bytes = 160;
+      rdef.entry_budget_bytes = 200;
+      rdef.delivery = delivery;
+      rdef.development = true;
+      replicator.emplace(*Replicator::create(world, rdef));
+    }
+    const Status sent = replicator->send();
+    print.errors.push_back(sent.message());
+    std::uint64_t h = 0;
+    for (const ClientId client : world.clients()) {
+      h = mix(h, client.index);
+      for (const std::span<const std::uint8_t> packet : *replicator->packets(client)) {
+        for (const std::uint8_t byte : packet) h = mix(h, byte);
+        AckPacket ack;
+        ack.latest_sequence = static_cast<std::uint32_t>(replicator->client_stats(client)->packets - 1);
+        ack.reliable_applied = replicator->client_stats(client)->reliable_next;
+        std::array<std::uint8_t, kAckBytes> bytes{};
+        encode_ack(ack, bytes);
+        if ((replicator->send_count() + client.index) % 2 == 0) {
+          EXPECT_TRUE(replicator->receive_ack(client, bytes).ok());
+        }
+      }
+    }
+    print.packets.push_back(h);
+    const SendStats& t = replicator->stats();
+    for (const std::uint64_t v :
+         {t.packets, t.bytes, t.spawns, t.updates, t.despawns, t.resends, t.updates_skipped, t.pending,
+          std::uint64_t{t.max_pending}, t.spawns_delayed, t.spawn_delay_sends, std::uint64_t{t.longest_wait},
+          t.serialize_calls, t.serialized_bytes, t.serialize_errors, t.promise_violations}) {
+      print.totals.push_back(v);
+    }
+    print.totals.push_back(replicator->promise_violations().size());
+    // The World goes when the run ends, and the Replicator must go before it.
+    if (print.packets.size() == def.ticks) replicator.reset();
+  });
+  return print;
+}
+
+TEST(ThreadsTest, PacketsAreIdenticalForAnyThreadCount) {
+  for (const Delivery delivery : {Delivery::reliable, Delivery::unreliable}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const SendPrint one = send_run(seed, 1, delivery);
+      ASSERT_EQ(one.packets.size(), 30u);
+      for (const std::uint32_t threads : {2u, 4u, 8u}) {
+        EXPECT_TRUE(send_run(seed, threads, delivery) == one)
+            << "seed " << seed << ", " << threads << " threads, delivery " << static_cast<int>(delivery);
+        if (HasFailure()) return;
+      }
+      testing::ToyTaskSystem task_system(3);
+      EXPECT_TRUE(send_run(seed, 3, delivery, &task_system) == one) << "seed " << seed << ", a task system";
       if (HasFailure()) return;
     }
   }

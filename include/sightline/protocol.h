@@ -104,7 +104,11 @@ struct AckPacket {
 /// Bytes of a spawn, update and despawn record with these fields.
 [[nodiscard]] std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
                                              std::uint32_t state_age = 0) noexcept;
-[[nodiscard]] std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept;
+/// (An update is its type byte, the entity's index and generation, the payload's length and bytes.)
+[[nodiscard]] constexpr std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept {
+  return 1 + varint_bytes(entity.index) + varint_bytes(entity.generation) +
+         varint_bytes(static_cast<std::uint32_t>(payload)) + payload;
+}
 [[nodiscard]] std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept;
 
 /// Writes one state packet into a caller's buffer. Each add_* refuses (false, nothing written)

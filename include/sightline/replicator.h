@@ -43,11 +43,16 @@ struct PriorityInputs {
 
 /// Returns the member's base priority per second (>= 0; NaN and negatives count as 0), given
 /// the Replicator's own value in inputs.base.
+/// Called from send()'s workers, several at once when the World has more than one
+/// (WorldDef::threads, WorldDef::enqueue_task): it must only read what other calls share.
 using PriorityHook = float (*)(const PriorityInputs& inputs, void* context);
 
 /// Writes (or measures) one entity's state: the game's one serialize function for both parts
 /// (serialize.h). Returning false, or leaving the stream failed, skips the record this send and
-/// makes send() report the entity and the stream's error.
+/// makes send() report the entity and the stream's error. Each entity's part is serialized at
+/// most once a send (with ReplicatorDef::share_payloads), from send()'s workers: several calls
+/// run at once, for different entities, when the World has more than one worker, so the
+/// function must only read what other calls share.
 using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart part, void* context);
 
 /// A member whose spawn was sent while it already stood within the promise radius of a client
@@ -176,7 +181,9 @@ class ReplicatorImpl;
 ///
 /// Memory: after warm-up (stable counts and a steady send) send() performs no heap allocation.
 /// The World must outlive the Replicator; one World may feed several Replicators. Thread
-/// safety: none.
+/// safety: call one Replicator from one thread at a time, between World ticks. send() spreads
+/// its clients over the World's workers (its own threads or the game's task system) when the
+/// tick would, and the packets, stats and errors are the same for any number of workers.
 class Replicator {
  public:
   /// Validates `def` (invalid_def naming the field and its value).
@@ -188,8 +195,8 @@ class Replicator {
   ~Replicator();
 
   /// Writes this tick's packets for every live client of the World. A serializer failure skips
-  /// that record (a spawn stays pending, an update waits) and is reported, naming the first
-  /// entity and its stream's error, once the rest of the send is done.
+  /// that record (a spawn stays pending, an update waits) and is reported, naming the failed
+  /// entity of lowest index and its stream's error, once the rest of the send is done.
   Status send();
 
   /// The client's packets of the last send, in order. Valid until the next send().

@@ -13,6 +13,7 @@
 // bits goes low bit first. A payload is padded with zero bits to a whole byte.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -94,6 +95,11 @@ class Stream {
     if (error_ == nullptr) error_ = why;
     return false;
   }
+  // serialize_bits past its checks: bits in 1..32, room for them, value within them (writing).
+  void write_bits(std::uint32_t value, int bits) noexcept;
+  [[nodiscard]] std::uint32_t read_bits(int bits) noexcept;
+  // serialize_quantized's top step and bit count for a checked range.
+  [[nodiscard]] static double quantized_steps(float min, float max, float resolution) noexcept;
 
   Mode mode_;
   std::uint8_t* out_ = nullptr;
@@ -102,5 +108,97 @@ class Stream {
   std::size_t bit_ = 0;
   const char* error_ = nullptr;
 };
+
+// The calls a serializer makes for each field of each entity, defined here so that they inline
+// into it: with constant ranges the compiler folds the range arithmetic away.
+
+inline void Stream::write_bits(std::uint32_t value, int bits) noexcept {
+  // At most 5 bytes from the current one: the bits below the offset are kept, the ones above the
+  // value's are zero (a payload's padding).
+  const std::size_t byte = bit_ / 8;
+  const int offset = static_cast<int>(bit_ % 8);
+  const std::uint64_t word = (std::uint64_t{value} << offset) | (out_[byte] & ((1u << offset) - 1u));
+  const int touched = (offset + bits + 7) / 8;
+  for (int i = 0; i < touched; ++i)
+    out_[byte + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(word >> (8 * i));
+  bit_ += static_cast<std::size_t>(bits);
+}
+
+inline std::uint32_t Stream::read_bits(int bits) noexcept {
+  const std::size_t byte = bit_ / 8;
+  const int offset = static_cast<int>(bit_ % 8);
+  const int touched = (offset + bits + 7) / 8;
+  std::uint64_t word = 0;
+  for (int i = 0; i < touched; ++i) word |= std::uint64_t{in_[byte + static_cast<std::size_t>(i)]} << (8 * i);
+  bit_ += static_cast<std::size_t>(bits);
+  return static_cast<std::uint32_t>((word >> offset) & ((std::uint64_t{1} << bits) - 1u));
+}
+
+inline bool Stream::serialize_bits(std::uint32_t& value, int bits) noexcept {
+  if (!ok()) return false;
+  if (bits < 1 || bits > 32) return fail("bit count outside 1..32");
+  if (mode_ == Mode::measure) {
+    bit_ += static_cast<std::size_t>(bits);
+    return true;
+  }
+  if (size_bits_ - bit_ < static_cast<std::size_t>(bits)) {
+    return fail(mode_ == Mode::write ? "buffer full" : "read past the end");
+  }
+  if (mode_ == Mode::write) {
+    if ((std::uint64_t{value} >> bits) != 0) return fail("value wider than its bit count");
+    write_bits(value, bits);
+  } else {
+    value = read_bits(bits);
+  }
+  return true;
+}
+
+inline bool Stream::serialize_uint(std::uint32_t& value, std::uint32_t min, std::uint32_t max) noexcept {
+  if (!ok()) return false;
+  if (min > max) return fail("range with min above max");
+  if (mode_ != Mode::read && (value < min || value > max)) return fail("value outside its range");
+  const int bits = bits_required(max - min);
+  if (bits == 0) {
+    value = min;
+    return true;
+  }
+  std::uint32_t offset = value - min;
+  if (!serialize_bits(offset, bits)) return false;
+  if (mode_ == Mode::read) {
+    if (offset > max - min) return fail("value read outside its range");
+    value = min + offset;
+  }
+  return true;
+}
+
+inline double Stream::quantized_steps(float min, float max, float resolution) noexcept {
+  // The top step is the first multiple of resolution at or above max (read back as max), so a
+  // value just below max is never more than resolution / 2 away. The slack keeps a range that is
+  // a whole number of steps but for float rounding (2000 / 0.01f) from growing a step.
+  const double steps = std::ceil((static_cast<double>(max) - min) / resolution - 1e-3);
+  return steps > 0.0 ? steps : 0.0;
+}
+
+inline bool Stream::serialize_quantized(float& value, float min, float max, float resolution) noexcept {
+  if (!ok()) return false;
+  if (!(std::isfinite(min) && std::isfinite(max) && min < max))
+    return fail("quantized range not finite or empty");
+  if (!(std::isfinite(resolution) && resolution > 0.0f)) return fail("quantized resolution not positive");
+  const double steps = quantized_steps(min, max, resolution);
+  if (steps > 4294967295.0) return fail("quantized range needs more than 32 bits");
+  const auto top = static_cast<std::uint32_t>(steps);
+  std::uint32_t step = 0;
+  if (mode_ != Mode::read) {
+    if (!std::isfinite(value) || value < min || value > max) return fail("value outside its range");
+    const double q = std::round((static_cast<double>(value) - min) / resolution);
+    step = static_cast<std::uint32_t>(q < steps ? q : steps);
+  }
+  if (!serialize_uint(step, 0, top)) return false;
+  if (mode_ == Mode::read) {
+    const double v = static_cast<double>(min) + static_cast<double>(step) * resolution;
+    value = static_cast<float>(v < static_cast<double>(max) ? v : static_cast<double>(max));
+  }
+  return true;
+}
 
 }  // namespace sightline
