@@ -42,8 +42,8 @@ bool ReplicatorImpl::serialize(SendWorker& w, EntityId e, StatePart part,
   return true;
 }
 
-bool ReplicatorImpl::payload(SendWorker& w, EntityId e, StatePart part,
-                             std::span<const std::uint8_t>& bytes) {
+bool ReplicatorImpl::first_payload(SendWorker& w, EntityId e, StatePart part,
+                                   std::span<const std::uint8_t>& bytes) {
   if (!def.share_payloads) {
     // What a per-client serializer does: measure to see what the record costs, then write.
     Stream measure = Stream::measurer();

@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "candidate_order.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
 #include "task_runner.h"
@@ -120,9 +121,6 @@ struct EntryOrder {
     return a.index < b.index;
   }
 };
-
-// A candidate for an update (update_selection.cpp): its accumulator over its place in the table.
-using Candidate = std::uint64_t;
 
 /// A promise violation and where its client stands among the send's live clients.
 struct PlacedViolation {
@@ -283,6 +281,8 @@ class ReplicatorImpl {
   /// The entity's payload of `part` for this send in `bytes`; false (and the error noted) when the
   /// serializer fails (payloads.cpp).
   bool payload(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  /// payload() where it is not yet written this send, or not shared (payloads.cpp).
+  bool first_payload(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
   /// Serializes into the worker's payloads: false, and the failure noted, when the serializer fails.
   bool serialize(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
   void note_error(SendWorker& w, EntityId e, StatePart part, const char* why);
@@ -321,6 +321,21 @@ class ReplicatorImpl {
 };
 
 // The packet functions run once per record, from three files: inline here.
+
+/// Most lookups find the payload written: that path inline, the rest in payloads.cpp.
+inline bool ReplicatorImpl::payload(SendWorker& w, EntityId e, StatePart part,
+                                    std::span<const std::uint8_t>& bytes) {
+  if (def.share_payloads) {
+    CachedPayload& cached = cache[static_cast<int>(part)][e.index];
+    const std::uint64_t ready = 2 * (sends + 1) + 1;
+    if (std::atomic_ref<std::uint64_t>(cached.state).load(std::memory_order_acquire) == ready &&
+        cached.bytes != nullptr) {
+      bytes = {cached.bytes, cached.size};
+      return true;
+    }
+  }
+  return first_payload(w, e, part, bytes);
+}
 
 inline void ReplicatorImpl::close_packet(ClientSend& s) {
   if (!s.open) return;

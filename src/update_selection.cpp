@@ -1,101 +1,15 @@
 // Update selection: each member's priority accumulated, then the highest written first while
 // the budget lasts (priority mode), or the World's schedule as it is (fixed rate).
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
-#include <utility>
 
+#include "candidate_order.h"
 #include "replicator_impl.h"
 
 namespace sightline {
 namespace {
-
-// A candidate for an update packs its accumulator (> 0, so its bits order as the float does,
-// +infinity on top) over the complement of its position in the table, which is sorted by entity
-// index: one integer compare gives highest accumulator first, then lowest index, a total order,
-// so selection is deterministic.
-Candidate candidate(float acc, std::uint32_t member) noexcept {
-  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(acc)) << 32 | (0xFFFFFFFFu - member);
-}
-
-std::uint32_t member_of(Candidate c) noexcept { return 0xFFFFFFFFu - static_cast<std::uint32_t>(c); }
-
-/// Moves the highest candidates of [first, last) to its front, keeping the order among them and
-/// among the rest, and returns the end of them: about `want` of them, at least one, each higher
-/// than any behind them. `scratch` holds as many as the range.
-Candidate* gather_highest(Candidate* first, Candidate* last, std::size_t want, Candidate* scratch) noexcept {
-  const auto n = static_cast<std::size_t>(last - first);
-  if (want >= n) return last;
-  // A threshold from an even sample, then one pass without a branch to mispredict.
-  constexpr std::size_t kSamples = 64;
-  // Zeroed: only the first `samples` are read, which GCC cannot prove in the sanitizer builds.
-  std::array<Candidate, kSamples> sample{};
-  const std::size_t samples = std::min(n, kSamples);
-  for (std::size_t i = 0; i < samples; ++i) sample[i] = first[i * n / samples];
-  const std::size_t rank = want * samples / n;
-  std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank),
-                   sample.begin() + static_cast<std::ptrdiff_t>(samples), std::greater<>());
-  const Candidate threshold = sample[rank];
-  std::size_t high = 0;
-  std::size_t rest = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Candidate x = first[i];
-    const auto passes = static_cast<std::size_t>(x >= threshold);
-    first[high] = x;
-    scratch[rest] = x;
-    high += passes;
-    rest += passes ^ 1;
-  }
-  std::copy(scratch, scratch + rest, first + high);
-  return first + high;
-}
-
-/// Sorts candidates highest first, given them in table order. Accumulators order at random, on
-/// which a comparison sort mispredicts every other branch: a few dozen are ranked by counting,
-/// more by a stable radix sort of the accumulators alone (least significant byte first, over the
-/// bytes in which they differ, the table order breaking ties), both without a branch on the
-/// keys and several times faster. `scratch` holds as many.
-void sort_highest_first(Candidate* first, Candidate* last, Candidate* scratch) noexcept {
-  const auto n = static_cast<std::size_t>(last - first);
-  if (n < 64) {
-    // Each one's place is how many are higher (keys are unique): n * n compares, no branch.
-    for (std::size_t i = 0; i < n; ++i) {
-      std::size_t higher = 0;
-      for (std::size_t j = 0; j < n; ++j) higher += static_cast<std::size_t>(first[j] > first[i]);
-      scratch[higher] = first[i];
-    }
-    std::copy(scratch, scratch + n, first);
-    return;
-  }
-  // The complement of the accumulator's bits: ascending order of it is descending order of the
-  // accumulator.
-  auto digits = [](Candidate c) { return static_cast<std::uint32_t>(~c >> 32); };
-  std::array<std::array<std::uint32_t, 256>, 4> at{};
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t d = digits(first[i]);
-    ++at[0][d & 0xFF];
-    ++at[1][(d >> 8) & 0xFF];
-    ++at[2][(d >> 16) & 0xFF];
-    ++at[3][d >> 24];
-  }
-  const std::uint32_t any = digits(first[0]);
-  Candidate* from = first;
-  Candidate* to = scratch;
-  for (int byte = 0; byte < 4; ++byte) {
-    const int shift = 8 * byte;
-    std::array<std::uint32_t, 256>& place = at[static_cast<std::size_t>(byte)];
-    if (place[(any >> shift) & 0xFF] == n) continue;  // one value: nothing to order
-    std::uint32_t sum = 0;
-    for (std::uint32_t& p : place) sum += std::exchange(p, sum);
-    for (std::size_t i = 0; i < n; ++i) to[place[(digits(from[i]) >> shift) & 0xFF]++] = from[i];
-    std::swap(from, to);
-  }
-  if (from != first) std::copy(from, from + n, first);
-}
 
 /// The filler stops when fewer than 3 bytes of the budget are left (no record fits), or after
 /// filler_misfits candidates in a row that did not fit.
