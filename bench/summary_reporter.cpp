@@ -1,10 +1,13 @@
 #include "summary_reporter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace sightline::bench {
 
@@ -121,12 +124,24 @@ void write_context(std::ostream& out) {
 
 void write_csv(std::ostream& out, std::span<const TableRow> rows) {
   if (rows.empty()) return;
+  // Rows of different tables have different keys: the columns are every key, in the order first
+  // met, and a row without one leaves its field empty.
+  std::vector<std::string> keys;
+  for (const TableRow& row : rows) {
+    for (const Number& n : row.numbers) {
+      if (std::find(keys.begin(), keys.end(), n.key) == keys.end()) keys.push_back(n.key);
+    }
+  }
   out << "scenario";
-  for (const Number& n : rows.front().numbers) out << ',' << n.key;
+  for (const std::string& key : keys) out << ',' << key;
   out << ",error\n";
   for (const TableRow& row : rows) {
     out << csv_field(row.scenario);
-    for (const Number& n : row.numbers) out << ',' << number(n.value, "");
+    for (const std::string& key : keys) {
+      const auto n = std::find_if(row.numbers.begin(), row.numbers.end(),
+                                  [&](const Number& number) { return number.key == key; });
+      out << ',' << (n == row.numbers.end() ? std::string() : number(n->value, ""));
+    }
     out << ',' << csv_field(row.error) << '\n';
   }
 }

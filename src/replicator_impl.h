@@ -310,6 +310,8 @@ class ReplicatorImpl {
   // Update selection (update_selection.cpp).
   void fill_fixed_rate(ClientSend& s);
   void score_members(ClientSend& s);
+  template <bool kPacked>
+  void score_members_from(ClientSend& s);
   void fill_by_priority(ClientSend& s);
 
   // The client's packets: a record goes into the open packet, or a new one when it does not fit.

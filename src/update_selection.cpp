@@ -49,6 +49,17 @@ void ReplicatorImpl::fill_fixed_rate(ClientSend& s) {
 
 /// Adds each held member's priority for this send to its accumulator, and lists the candidates.
 void ReplicatorImpl::score_members(ClientSend& s) {
+  if (motion_packed) {
+    score_members_from<true>(s);
+  } else {
+    score_members_from<false>(s);
+  }
+}
+
+/// score_members with each member's Motion read from `motion` (kPacked) or from the World's
+/// arrays: two loops, so neither tests which on every member.
+template <bool kPacked>
+void ReplicatorImpl::score_members_from(ClientSend& s) {
   ClientState& c = s.c;
   const std::uint64_t now = s.now;
   const std::uint32_t* const periods = s.client.periods;
@@ -57,24 +68,26 @@ void ReplicatorImpl::score_members(ClientSend& s) {
   const float distance_scale = def.distance_scale > 0.0f ? def.distance_scale : tenth;
   const float size_scale = def.size_scale > 0.0f ? def.size_scale : tenth;
   const float speed_scale = def.speed_scale > 0.0f ? def.speed_scale : tenth;
+  const PriorityHook hook = def.priority_hook;
   // Without attachments every member is its own root; without teleports at this tick no
   // teleport_send is now + 1.
   const bool trees = view.attachments;
   const bool teleports = !view.teleported_roots.empty();
-  const bool packed = motion_packed;
   std::vector<Candidate>& candidates = s.w.candidates;
   candidates.clear();
   make_room(candidates, c.members.size());
   if (s.w.sort_scratch.size() < candidates.capacity()) s.w.sort_scratch.resize(candidates.capacity());
+  const std::uint32_t count = static_cast<std::uint32_t>(c.members.size());
+  Member* const members = c.members.data();
   constexpr std::uint32_t kAhead = 8;
-  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+  for (std::uint32_t i = 0; i < count; ++i) {
     // Members are scattered over the World's arrays: each of their lines a miss, started a few
     // members ahead.
-    if (i + kAhead < c.members.size()) {
-      const std::uint32_t ahead = c.members[i + kAhead].id.index;
+    if (i + kAhead < count) {
+      const std::uint32_t ahead = members[i + kAhead].id.index;
       // And its payload's cache entry, read by the filler once the candidates are sorted.
       prefetch(&cache[1][ahead]);
-      if (packed) {
+      if constexpr (kPacked) {
         prefetch(&motion[ahead]);
       } else {
         prefetch(&view.xs[ahead]);
@@ -83,25 +96,36 @@ void ReplicatorImpl::score_members(ClientSend& s) {
         prefetch(&view.cold[ahead]);
       }
     }
-    Member& m = c.members[i];
+    Member& m = members[i];
     if (m.pending || m.since == now) continue;
     const std::uint32_t e = m.id.index;
     // The root is read only where it is needed: packed motion already holds the root's place.
-    const std::uint32_t r = trees && (!packed || teleports) ? view.root_of(e) : e;
-    const Motion mo = packed ? motion[e] : motion_of(view, e, r);
-    PriorityInputs in;
-    in.client = c.id;
-    in.entity = m.id;
-    in.distance = surface(s.client, mo.x, mo.z, mo.bound);
-    in.bound_radius = mo.bound;
-    in.speed = mo.speed;
-    in.period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
-    in.interacted = m.interacted_until > now;
+    const std::uint32_t r = trees && (!kPacked || teleports) ? view.root_of(e) : e;
+    Motion mo;
+    if constexpr (kPacked) {
+      mo = motion[e];
+    } else {
+      mo = motion_of(view, e, r);
+    }
+    const float distance = surface(s.client, mo.x, mo.z, mo.bound);
+    const std::uint32_t period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
+    const bool interacted = m.interacted_until > now;
     const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
-    in.base = own / static_cast<float>(in.period) / (1.0f + in.distance / distance_scale) *
-              (1.0f + in.bound_radius / size_scale) * (1.0f + in.speed / speed_scale) *
-              (in.interacted ? def.interaction_boost : 1.0f);
-    float base = def.priority_hook != nullptr ? def.priority_hook(in, def.priority_context) : in.base;
+    float base = own / static_cast<float>(period) / (1.0f + distance / distance_scale) *
+                 (1.0f + mo.bound / size_scale) * (1.0f + mo.speed / speed_scale) *
+                 (interacted ? def.interaction_boost : 1.0f);
+    if (hook != nullptr) {
+      PriorityInputs in;
+      in.client = c.id;
+      in.entity = m.id;
+      in.distance = distance;
+      in.bound_radius = mo.bound;
+      in.speed = mo.speed;
+      in.period = period;
+      in.interacted = interacted;
+      in.base = base;
+      base = hook(in, def.priority_context);
+    }
     if (!(base >= 0.0f)) base = 0.0f;  // NaN and negatives
     base = std::min(base, 1.0e30f);
     m.acc = std::min(m.acc + base * dt, std::numeric_limits<float>::max());

@@ -3,8 +3,10 @@ set datafile separator comma
 set datafile columnheaders
 
 N = 'column("entities")'
-LIB = 'column("sightline_ms_per_tick")'
-BRUTE = 'column("brute_force_ms_per_tick")'
+# Only the (f) family (its rows are named scaling_N); the world family's rows share the CSV.
+F = '(strcol("scenario")[1:8] eq "scaling_")'
+LIB = '(@F ? column("sightline_ms_per_tick") : NaN)'
+BRUTE = '(@F ? column("brute_force_ms_per_tick") : NaN)'
 
 # Least-squares line through the logs of each series (its slope is the exponent), and the first
 # row (both series' first point, which the reference lines go through).
