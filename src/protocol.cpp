@@ -239,8 +239,14 @@ bool PacketWriter::add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnRe
 
 bool PacketWriter::add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu) return false;
-  // Sized by arithmetic rather than a measuring pass: a send writes a million of these.
-  if (update_record_bytes(entity, payload.size()) > room()) return false;
+  // A send writes a million of these: where the largest framing fits, the exact size is not
+  // needed; near the end of the packet it is found by arithmetic rather than a measuring pass.
+  constexpr std::size_t kLargestFraming = 1 + 5 + 5 + 5;  // type, index, generation, length
+  static_assert(update_record_bytes({0xFFFFFFFFu, 0xFFFFFFFFu}, 0xFFFFFFFFu) - 0xFFFFFFFFu ==
+                kLargestFraming);
+  if (room() < kLargestFraming + payload.size() && update_record_bytes(entity, payload.size()) > room()) {
+    return false;
+  }
   WireRecord record{.type = RecordType::update, .entity = entity, .payload = payload};
   auto length = static_cast<std::uint32_t>(payload.size());
   WireWriter out(buffer_.subspan(size_));
