@@ -131,7 +131,39 @@ Grid::Box Grid::dense_box(const float* x, const float* z, const std::uint8_t* bi
   }
   constexpr float kInf = std::numeric_limits<float>::infinity();
   Box dense{kInf, -kInf, kInf, -kInf};
-  for (std::size_t i = 0; i < slots; ++i) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  if (all) {
+    // As bounding_box(): the scalar loop below is 26 instructions an entity by callgrind, this
+    // one about 5. An entity outside the window contributes +-infinity, which changes nothing.
+    const __m128 wlx = _mm_set1_ps(lo[0]), whx = _mm_set1_ps(hi[0]);
+    const __m128 wlz = _mm_set1_ps(lo[1]), whz = _mm_set1_ps(hi[1]);
+    const __m128 inf = _mm_set1_ps(kInf), minus_inf = _mm_set1_ps(-kInf);
+    __m128 lx = inf, hx = minus_inf, lz = inf, hz = minus_inf;
+    for (; i + 4 <= slots; i += 4) {
+      const __m128 vx = _mm_loadu_ps(x + i);
+      const __m128 vz = _mm_loadu_ps(z + i);
+      const __m128 in = _mm_and_ps(_mm_and_ps(_mm_cmpge_ps(vx, wlx), _mm_cmple_ps(vx, whx)),
+                                   _mm_and_ps(_mm_cmpge_ps(vz, wlz), _mm_cmple_ps(vz, whz)));
+      lx = _mm_min_ps(lx, _mm_or_ps(_mm_and_ps(in, vx), _mm_andnot_ps(in, inf)));
+      hx = _mm_max_ps(hx, _mm_or_ps(_mm_and_ps(in, vx), _mm_andnot_ps(in, minus_inf)));
+      lz = _mm_min_ps(lz, _mm_or_ps(_mm_and_ps(in, vz), _mm_andnot_ps(in, inf)));
+      hz = _mm_max_ps(hz, _mm_or_ps(_mm_and_ps(in, vz), _mm_andnot_ps(in, minus_inf)));
+    }
+    float l[4][4];
+    _mm_storeu_ps(l[0], lx);
+    _mm_storeu_ps(l[1], hx);
+    _mm_storeu_ps(l[2], lz);
+    _mm_storeu_ps(l[3], hz);
+    for (int lane = 0; lane < 4; ++lane) {
+      dense.min_x = std::min(dense.min_x, l[0][lane]);
+      dense.max_x = std::max(dense.max_x, l[1][lane]);
+      dense.min_z = std::min(dense.min_z, l[2][lane]);
+      dense.max_z = std::max(dense.max_z, l[3][lane]);
+    }
+  }
+#endif
+  for (; i < slots; ++i) {
     const bool inside =
         (all || binned[i]) && x[i] >= lo[0] && x[i] <= hi[0] && z[i] >= lo[1] && z[i] <= hi[1];
     dense.min_x = inside && x[i] < dense.min_x ? x[i] : dense.min_x;
