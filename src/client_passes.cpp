@@ -1,6 +1,6 @@
-// The client passes of a tick: split into one run of clients per thread, each run passed in the
-// grid's cell order of its viewers, each client by the plain or the general pass, and every
-// thread's outputs placed in the shared arrays.
+// The client passes of a tick: in the grid's cell order of the viewers, split into one run of
+// that order per thread, each client by the plain or the general pass, and every thread's outputs
+// placed in the shared arrays.
 #include <algorithm>
 
 #include "pass_steps.h"
@@ -42,37 +42,15 @@ void size_scratch(PassScratch& scratch, std::size_t entity_slots, std::uint32_t 
   scratch.crowded.resize(entity_slots, 0);
 }
 
-// Clients split into runs of live_clients (slot order) of about equal work (members at the last
-// tick, plus a fixed cost per client), one per thread. Runs of slots, not of the pass order: a
-// pass writes its client's slot, so two threads then share at most the line at the boundary.
-void WorldImpl::split_shares() {
-  const auto n = static_cast<std::uint32_t>(shares.size());
-  std::uint64_t total = 0;
-  for (const ClientId id : live_clients) total += client_slots[id.index].members.count + 16;
-  std::uint64_t acc = 0;
-  std::uint32_t share = 0;
-  shares[0].first = 0;
-  for (std::uint32_t i = 0; i < live_clients.size(); ++i) {
-    acc += client_slots[live_clients[i].index].members.count + 16;
-    while (share + 1 < n && acc * n >= total * (share + 1)) {
-      shares[share].last = i + 1;
-      shares[++share].first = i + 1;
-    }
-  }
-  shares[share].last = static_cast<std::uint32_t>(live_clients.size());
-  for (std::uint32_t s = share + 1; s < n; ++s) shares[s].first = shares[s].last = shares[share].last;
-}
-
-// Within a share, clients pass in the grid's cell order of their viewers, not in slot order:
+// Within a tick, clients pass in the grid's cell order of their viewers, not in slot order:
 // neighbours share most candidates and members, so each pass finds the positions, items and
-// stamps it reads still in cache from the last one. One counting sort by (share, cell) keeps
-// every share's clients at the same positions of pass_order as in live_clients. Only the layout
-// of the shared arrays follows this order; every client reads its own slices, and the order
-// depends on nothing but positions, clients and the thread count.
+// stamps it reads still in cache from the last one. A counting sort by cell: the order depends on
+// nothing but positions and clients, and only the layout of the shared arrays follows it; every
+// client reads its own slices.
 // Where clients are under a quarter as many as cells, slot order: the sort costs O(cells) (the
 // cursors cleared and summed), more than the whole pass of a client there (callgrind, sparse:
 // 100 instructions a client of 750), and buys little, since such clients rarely share a cell.
-void WorldImpl::order_passes(std::uint32_t share_count) {
+void WorldImpl::order_passes() {
   const std::uint32_t cells = grid.cells_x() * grid.cells_z();
   pass_order.resize(live_clients.size());
   passes_in_cell_order = live_clients.size() * 4 >= cells;
@@ -80,20 +58,40 @@ void WorldImpl::order_passes(std::uint32_t share_count) {
     for (std::size_t i = 0; i < live_clients.size(); ++i) pass_order[i] = live_clients[i].index;
     return;
   }
-  pass_cursor.assign(static_cast<std::size_t>(cells) * share_count + 1, 0);
+  pass_cursor.assign(static_cast<std::size_t>(cells) + 1, 0);
   pass_cell.resize(live_clients.size());
-  for (std::uint32_t s = 0; s < share_count; ++s) {
-    const std::uint32_t first = share_count == 1 ? 0 : shares[s].first;
-    const auto last = share_count == 1 ? static_cast<std::uint32_t>(live_clients.size()) : shares[s].last;
-    for (std::uint32_t i = first; i < last; ++i) {
-      const std::uint32_t v = client_slots[live_clients[i].index].viewer;
-      pass_cell[i] = s * cells + grid.cell_of_point(xs[v], zs[v]);
-      ++pass_cursor[pass_cell[i] + 1];
-    }
+  for (std::size_t i = 0; i < live_clients.size(); ++i) {
+    const std::uint32_t v = client_slots[live_clients[i].index].viewer;
+    pass_cell[i] = grid.cell_of_point(xs[v], zs[v]);
+    ++pass_cursor[pass_cell[i] + 1];
   }
   for (std::size_t k = 0; k + 1 < pass_cursor.size(); ++k) pass_cursor[k + 1] += pass_cursor[k];
   for (std::size_t i = 0; i < live_clients.size(); ++i)
     pass_order[pass_cursor[pass_cell[i]]++] = live_clients[i].index;
+}
+
+// The pass order split into runs of about equal work (members at the last tick, plus a fixed
+// cost per client), one per thread. Runs of the cell order are regions of the world: each thread
+// reads the positions, items and sets of its own region only, where runs of slots had every
+// thread read the whole world, each at half the density of neighbours (callgrind and CPU time:
+// two slot runs on the MMO cost 27% more than one thread's passes).
+void WorldImpl::split_shares() {
+  const auto n = static_cast<std::uint32_t>(shares.size());
+  const auto clients = static_cast<std::uint32_t>(pass_order.size());
+  std::uint64_t total = 0;
+  for (const std::uint32_t c : pass_order) total += client_slots[c].members.count + 16;
+  std::uint64_t acc = 0;
+  std::uint32_t share = 0;
+  shares[0].first = 0;
+  for (std::uint32_t i = 0; i < clients; ++i) {
+    acc += client_slots[pass_order[i]].members.count + 16;
+    while (share + 1 < n && acc * n >= total * (share + 1)) {
+      shares[share].last = i + 1;
+      shares[++share].first = i + 1;
+    }
+  }
+  shares[share].last = clients;
+  for (std::uint32_t s = share + 1; s < n; ++s) shares[s].first = shares[s].last = shares[share].last;
 }
 
 // One share per thread (split_shares), each writing its own outputs; placed in share order after.
@@ -116,12 +114,12 @@ void WorldImpl::parallel_passes(TickStats& stats) {
     add_pass_totals(stats, w.stats);
   }
   outputs.resize(end);
-  // Share s is placed by the worker that ran it (the World's pool keeps a range on its thread),
-  // so the share's part of the shared arrays is written by the core whose passes read it next tick.
+  // Every thread places a part of every share's outputs: one share's copy (half the records on
+  // two threads) no longer waits on one core while the others idle.
   tasks->run(
       n, 1,
       [](std::uint32_t first, std::uint32_t last, std::uint32_t, void* world) {
-        for (std::uint32_t s = first; s < last; ++s) static_cast<WorldImpl*>(world)->place_share(s);
+        for (std::uint32_t p = first; p < last; ++p) static_cast<WorldImpl*>(world)->place_part(p);
       },
       this);
 }
@@ -144,18 +142,23 @@ void WorldImpl::run_share(std::uint32_t s) {
   run_passes(w.first, w.last, w.scratch, out, w.stats);
 }
 
-void WorldImpl::place_share(std::uint32_t s) {
-  if (s == 0) return;  // share 0 wrote in place
-  WorkerShare& w = shares[s];
-  w.out.copy_into(outputs, w.at);
-  const auto at_members = static_cast<std::uint32_t>(w.at[0]);
-  for (std::uint32_t i = w.first; i < w.last; ++i) {
-    ClientSlot& c = client_slots[pass_order[i]];
-    c.members.begin += at_members;
-    if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at[1]);
-    c.spawns.begin += static_cast<std::uint32_t>(w.at[3]);
-    c.updates.begin += c.updates_in_set ? at_members : static_cast<std::uint32_t>(w.at[4]);
-    c.despawns.begin += static_cast<std::uint32_t>(w.at[5]);
+void WorldImpl::place_part(std::uint32_t part) {
+  const auto parts = static_cast<std::uint32_t>(shares.size());
+  for (std::uint32_t s = 1; s < parts; ++s) {  // share 0 wrote in place
+    const WorkerShare& w = shares[s];
+    w.out.copy_part_into(outputs, w.at, part, parts);
+    const std::uint64_t clients = w.last - w.first;
+    const auto first = static_cast<std::uint32_t>(w.first + clients * part / parts);
+    const auto last = static_cast<std::uint32_t>(w.first + clients * (part + 1) / parts);
+    const auto at_members = static_cast<std::uint32_t>(w.at[0]);
+    for (std::uint32_t i = first; i < last; ++i) {
+      ClientSlot& c = client_slots[pass_order[i]];
+      c.members.begin += at_members;
+      if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at[1]);
+      c.spawns.begin += static_cast<std::uint32_t>(w.at[3]);
+      c.updates.begin += c.updates_in_set ? at_members : static_cast<std::uint32_t>(w.at[4]);
+      c.despawns.begin += static_cast<std::uint32_t>(w.at[5]);
+    }
   }
 }
 

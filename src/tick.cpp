@@ -102,8 +102,8 @@ void WorldImpl::run_client_passes(TickStats& stats) {
   const std::uint64_t work = previous_members.size() + 16 * static_cast<std::uint64_t>(live_clients.size());
   const bool threaded =
       tasks->workers() > 1 && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
+  order_passes();
   if (threaded) split_shares();
-  order_passes(threaded ? static_cast<std::uint32_t>(shares.size()) : 1);
   if (threaded) {
     parallel_passes(stats);
   } else {

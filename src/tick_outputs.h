@@ -68,10 +68,15 @@ struct TickOutputs {
     despawns.resize_unwritten(to[5]);
   }
 
-  /// Copies all six into `to`, each at its offset in `at` (room already made there).
-  void copy_into(TickOutputs& to, const Sizes& at) const {
-    auto place = [](const auto& from, auto& into, std::size_t offset) {
-      std::copy(from.begin(), from.end(), into.begin() + static_cast<std::ptrdiff_t>(offset));
+  /// Copies part `part` of `parts` (equal slices) of all six into `to`, each at its offset in `at`
+  /// (room already made there): `parts` threads copy one share's outputs side by side.
+  void copy_part_into(TickOutputs& to, const Sizes& at, std::uint32_t part, std::uint32_t parts) const {
+    auto place = [part, parts](const auto& from, auto& into, std::size_t offset) {
+      const std::size_t first = from.size() * part / parts;
+      const std::size_t last = from.size() * (part + 1) / parts;
+      std::copy(from.begin() + static_cast<std::ptrdiff_t>(first),
+                from.begin() + static_cast<std::ptrdiff_t>(last),
+                into.begin() + static_cast<std::ptrdiff_t>(offset + first));
     };
     place(members, to.members, at[0]);
     place(seen, to.seen, at[1]);

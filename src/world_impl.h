@@ -155,11 +155,12 @@ struct PassOutputs {
   const std::uint64_t* previous_seen = nullptr;  // WorldImpl::previous_seen.data()
 };
 
-/// One worker's share of a threaded tick: a contiguous run of client slots, its own
+/// One worker's share of a threaded tick: a contiguous run of the pass order (a region of the
+/// world), its own
 /// scratch and outputs, copied into the shared arrays at its offset once every worker is done.
 /// Its thread writes all of it: aligned, so no line holds two shares.
 struct alignas(64) WorkerShare {
-  std::uint32_t first = 0;  // into live_clients, and the same positions of pass_order
+  std::uint32_t first = 0;  // into pass_order
   std::uint32_t last = 0;
   PassScratch scratch;
   TickOutputs out;
@@ -370,11 +371,12 @@ class WorldImpl {
                 TickStats& stats);
   void change_set(ClientSlot& client, const SpaceSlot& room, std::uint32_t gap_count, bool newcomers,
                   std::uint32_t rows, PassScratch& scratch, PassOutputs& out, TickStats& stats);
-  void split_shares();                           // each thread's run of live_clients
-  void order_passes(std::uint32_t share_count);  // pass_order for this tick
-  void parallel_passes(TickStats& stats);        // phases 3 and 4 over the workers
-  void run_share(std::uint32_t share);           // one worker's clients, into its own outputs
-  void place_share(std::uint32_t share);         // its outputs into the shared arrays, slices moved
+  void order_passes();                     // pass_order for this tick
+  void split_shares();                     // each thread's run of pass_order
+  void parallel_passes(TickStats& stats);  // phases 3 and 4 over the workers
+  void run_share(std::uint32_t share);     // one worker's clients, into its own outputs
+  void place_part(
+      std::uint32_t part);  // a part of every share's outputs into the shared arrays, slices moved
   // The phases of run_tick that live in tick.cpp.
   void index_entities();                     // 2. the grid and the keyed index
   void run_client_passes(TickStats& stats);  // 3 and 4, on one thread or several
