@@ -382,13 +382,17 @@ void ClientPass::follow_attachments() {
       reason = DespawnReason::space_changed;
     } else if (!admits(r)) {
       reason = DespawnReason::key_removed;
-    } else if (sight_.needed) {
-      // Not held although in its space and admitted: in range means out of sight.
+    } else if (sight_.needed || cap_ != 0) {
+      // Not held although in its space and admitted: in range, it is out of sight, or the cap
+      // left it out without ranking it (the capped scan stops before what cannot rank ahead).
       const EntityId* const old_end = old_members_ + old_count_;
       const EntityId* const at =
           std::lower_bound(old_members_, old_end, r, [](EntityId m, std::uint32_t x) { return m.index < x; });
       const float reach = (at != old_end && at->index == r ? leave_r_ : enter_r_) + w_.bound[r];
-      if (nearest2(w_.xs[r], w_.zs[r]) <= reach * reach) reason = DespawnReason::hidden;
+      if (nearest2(w_.xs[r], w_.zs[r]) <= reach * reach) {
+        reason = sight_.needed && !w_.sees(sight_, r, pass_.occluders) ? DespawnReason::hidden
+                                                                       : DespawnReason::left;
+      }
     }
     despawn(member, reason);
   }

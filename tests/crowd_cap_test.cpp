@@ -131,6 +131,26 @@ void expect_capped_runs_match(RandomRunDef base, std::uint64_t first_seed, std::
   EXPECT_GT(crowded_runs, seeds / 3) << "the cap must bite in many runs";
 }
 
+// An attached entity whose new root the cap leaves out goes as its root would: `left`, as the
+// docs say and why() answers `crowded`, also where sight applies (a filter set), which once made
+// it `hidden`.
+TEST(CrowdCap, AChildOfARootTheCapLeavesOutGoesLeftAlsoWhereSightApplies) {
+  Crowd c(2, 5.0f, 6.25f);
+  c.world.set_visibility_filter([](void*, ClientId, EntityId) { return true; }, nullptr);
+  c.make(1.0f, 0.0f);
+  c.make(0.0f, 1.0f);
+  const EntityId horse = c.make(3.0f, 0.0f);
+  const EntityId sword = c.make(50.0f, 50.0f);
+  ASSERT_TRUE(c.world.attach(sword, c.viewer).ok());
+  c.world.tick();
+  ASSERT_TRUE(*c.world.is_relevant_to(c.client, sword));
+  ASSERT_FALSE(*c.world.is_relevant_to(c.client, horse));
+  ASSERT_TRUE(c.world.attach(sword, horse).ok());
+  c.world.tick();
+  EXPECT_EQ(c.despawned(), (std::vector<std::pair<EntityId, DespawnReason>>{{sword, DespawnReason::left}}));
+  EXPECT_EQ(c.world.why(c.client, sword)->rule, Rule::crowded);
+}
+
 TEST(CrowdCap, RandomRunsMatchTheOracle) { expect_capped_runs_match({}, 31000, 150); }
 
 TEST(CrowdCap, RandomRunsWithOneRadiusAndTiersMatchTheOracle) {
