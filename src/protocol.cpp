@@ -60,7 +60,8 @@ constexpr bool serialize_reason(S& s, std::uint8_t& reason, std::uint8_t last, c
   if (!s.u8(reason, what)) return false;
   if constexpr (S::reading) {
     if (reason > last) {
-      return s.refuse(what, "is " + std::to_string(reason) + ", above " + std::to_string(last));
+      return s.refuse_at(s.pos() - 1, what,
+                         "is " + std::to_string(reason) + ", above " + std::to_string(last));
     }
   }
   return true;
@@ -68,11 +69,14 @@ constexpr bool serialize_reason(S& s, std::uint8_t& reason, std::uint8_t last, c
 
 template <class S>
 constexpr bool serialize_state_age(S& s, std::uint32_t& state_age, std::uint32_t packet_tick) {
+  std::size_t at = 0;  // where the field starts, for a refusal
+  if constexpr (S::reading) at = s.pos();
   if (!s.varint(state_age, "state age")) return false;
   if constexpr (S::reading) {
     if (state_age > packet_tick) {
-      return s.refuse("state age", "is " + std::to_string(state_age) + ", beyond the packet's tick " +
-                                       std::to_string(packet_tick));
+      return s.refuse_at(
+          at, "state age",
+          "is " + std::to_string(state_age) + ", beyond the packet's tick " + std::to_string(packet_tick));
     }
   }
   return true;
@@ -117,7 +121,9 @@ constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_leng
     case RecordType::update: return serialize_update(s, r, payload_length);
     case RecordType::despawn: return serialize_despawn(s, r);
   }
-  if constexpr (S::reading) return s.refuse("record type", "is " + std::to_string(type) + ", not 1, 2 or 3");
+  if constexpr (S::reading) {
+    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1, 2 or 3");
+  }
   return false;
 }
 

@@ -171,23 +171,26 @@ class WireReader {
       v = bytes_[pos_++];
       return true;
     }
+    const std::size_t start = pos_;
     std::uint64_t value = 0;
     for (int i = 0; i < 5; ++i) {
-      if (pos_ >= bytes_.size()) return refuse(what, "ends inside a varint");
+      if (pos_ >= bytes_.size()) return refuse_at(start, what, "ends inside a varint");
       const std::uint8_t b = bytes_[pos_++];
       value |= std::uint64_t{b & 0x7fu} << (7 * i);
       if ((b & 0x80u) == 0) {
-        if (i > 0 && b == 0) return refuse(what, "is an overlong varint");
-        if (value > 0xffffffffu) return refuse(what, "is a varint above 32 bits");
+        if (i > 0 && b == 0) return refuse_at(start, what, "is an overlong varint");
+        if (value > 0xffffffffu) return refuse_at(start, what, "is a varint above 32 bits");
         v = static_cast<std::uint32_t>(value);
         return true;
       }
     }
-    return refuse(what, "is a varint longer than 5 bytes");
+    return refuse_at(start, what, "is a varint longer than 5 bytes");
   }
   bool id(EntityId& e) {
-    if (!varint(e.index, "entity index") || !varint(e.generation, "entity generation")) return false;
-    if (e.generation == 0) return refuse("entity generation", "is 0 (the null handle)");
+    if (!varint(e.index, "entity index")) return false;
+    const std::size_t generation_at = pos_;
+    if (!varint(e.generation, "entity generation")) return false;
+    if (e.generation == 0) return refuse_at(generation_at, "entity generation", "is 0 (the null handle)");
     return true;
   }
   /// `bytes` views the next `count` bytes of what is read.
@@ -202,7 +205,7 @@ class WireReader {
   [[nodiscard]] std::size_t pos() const noexcept { return pos_; }
   [[nodiscard]] std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
 
-  /// Refuses what was read: `what` at the current offset.
+  /// Refuses the field that starts at the current offset (one that could not be read whole).
   bool refuse(std::string_view what, std::string_view why) { return refuse_at(pos_, what, why); }
   /// Refuses the field that starts at byte `at`.
   bool refuse_at(std::size_t at, std::string_view what, std::string_view why) {

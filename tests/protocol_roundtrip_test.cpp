@@ -390,5 +390,33 @@ TEST(ProtocolDocTest, TheWorkedExampleInProtocolMdIsWhatTheCodeWrites) {
       ack, (std::array<std::uint8_t, kAckBytes>{0x01, 0x02, 0x07, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00}));
 }
 
+// Every refusal names the first byte of the field it refuses (here: the byte corrupted), in the
+// worked example's packet: type 17, reliable id 18, index 19-20, generation 21, spawn reason 22,
+// state age 23, payload length 24, payload 25-29; the despawn's reason at 43.
+TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
+  const std::vector<std::uint8_t> documented{
+      0x01, 0x01, 0x01, 0x07, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00,
+      0x03, 0x00, 0x01, 0x28, 0x82, 0x01, 0x02, 0x00, 0x00, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01,
+      0x02, 0x05, 0x01, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01, 0x03, 0x29, 0x09, 0x03, 0x00};
+  DecodedPacket decoded;
+  ASSERT_TRUE(decode_packet(documented, decoded).ok());
+  auto refusal = [&](std::initializer_list<std::pair<std::size_t, std::uint8_t>> changes) {
+    std::vector<std::uint8_t> bytes = documented;
+    for (const auto& [at, value] : changes) bytes[at] = value;
+    const Status status = decode_packet(bytes, decoded);
+    EXPECT_EQ(status.code(), ErrorCode::malformed_packet);
+    return status.message();
+  };
+  EXPECT_EQ(refusal({{17, 4}}), "record type at byte 17 is 4, not 1, 2 or 3");
+  EXPECT_EQ(refusal({{21, 0}}), "entity generation at byte 21 is 0 (the null handle)");
+  EXPECT_EQ(refusal({{22, 9}}), "spawn reason at byte 22 is 9, above 8");
+  EXPECT_EQ(refusal({{43, 6}}), "despawn reason at byte 43 is 6, above 5");
+  EXPECT_EQ(refusal({{19, 0x80}, {20, 0x00}}), "entity index at byte 19 is an overlong varint");
+  EXPECT_EQ(refusal({{7, 0x05}, {8, 0x00}, {23, 0x06}}),
+            "state age at byte 23 is 6, beyond the packet's tick 5");
+  EXPECT_EQ(refusal({{24, 100}}), "payload at byte 25 of 100 bytes runs past the end");
+  EXPECT_EQ(refusal({{0, 2}}), "version at byte 0 is 2, expected 1");
+}
+
 }  // namespace
 }  // namespace sightline

@@ -98,6 +98,7 @@ test('the documented example truncated anywhere, or with a byte more, is refused
   refused(Uint8Array.from([...documented, 0]), 'a trailing byte');
 });
 
+// Each refusal names the first byte of the field it refuses: the byte corrupted.
 test('each documented refusal', () => {
   const corrupt = (at, value) => {
     const b = Uint8Array.from(documented);
@@ -117,15 +118,15 @@ test('each documented refusal', () => {
   assert.match(message(corrupt(1, 2)), /kind at byte 1 is 2/);
   assert.match(message(corrupt(2, 3)), /flags at byte 2 are 3/);
   assert.match(message(corrupt(15, 200)), /record count 200 at byte 15 exceeds/);
-  assert.match(message(corrupt(17, 4)), /record type at byte 18 is 4/);
-  assert.match(message(corrupt(21, 0)), /entity generation at byte 22 is 0/);  // spawn 130:0
-  assert.match(message(corrupt(22, 9)), /spawn reason at byte 23 is 9/);
-  assert.match(message(corrupt(43, 6)), /despawn reason at byte 44 is 6/);
+  assert.match(message(corrupt(17, 4)), /record type at byte 17 is 4/);
+  assert.match(message(corrupt(21, 0)), /entity generation at byte 21 is 0/);  // spawn 130:0
+  assert.match(message(corrupt(22, 9)), /spawn reason at byte 22 is 9/);
+  assert.match(message(corrupt(43, 6)), /despawn reason at byte 43 is 6/);
   assert.match(message(corrupt(24, 100)), /payload at byte 25 of 100 bytes runs past the end/);
   // State age 301 > tick 300: rebuild the spawn with a two-byte age.
   const aged = decodePacket(documented);
   aged.records[0].stateAge = 301;
-  assert.match(message(encodePacket(aged)), /state age at byte 25 is 301, beyond the packet's tick 300/);
+  assert.match(message(encodePacket(aged)), /state age at byte 23 is 301, beyond the packet's tick 300/);
   aged.records[0].stateAge = 300;
   assert.equal(decodePacket(encodePacket(aged)).records[0].stateAge, 300);
   // Records count fewer than present: bytes after the last record.

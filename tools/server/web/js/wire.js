@@ -30,8 +30,9 @@ export class ByteReader {
     this.pos = 0;
   }
 
-  fail(what, why) {
-    throw new MalformedPacket(`${what} at byte ${this.pos} ${why}`, this.pos);
+  /** Refuses the field that starts at byte `at` (by default the current offset). */
+  fail(what, why, at = this.pos) {
+    throw new MalformedPacket(`${what} at byte ${at} ${why}`, at);
   }
 
   get remaining() {
@@ -66,25 +67,27 @@ export class ByteReader {
 
   /** Unsigned LEB128 of a u32: 1..5 bytes, no overlong form, nothing above 2^32 - 1. */
   varint(what) {
+    const start = this.pos;
     let value = 0;
     for (let i = 0; i < 5; ++i) {
-      if (this.remaining < 1) this.fail(what, 'ends inside a varint');
+      if (this.remaining < 1) this.fail(what, 'ends inside a varint', start);
       const b = this.bytes[this.pos++];
       value += (b & 0x7f) * 2 ** (7 * i);
       if ((b & 0x80) === 0) {
-        if (i > 0 && b === 0) this.fail(what, 'is an overlong varint');
-        if (value > 0xffffffff) this.fail(what, 'is a varint above 32 bits');
+        if (i > 0 && b === 0) this.fail(what, 'is an overlong varint', start);
+        if (value > 0xffffffff) this.fail(what, 'is a varint above 32 bits', start);
         return value;
       }
     }
-    return this.fail(what, 'is a varint longer than 5 bytes');
+    return this.fail(what, 'is a varint longer than 5 bytes', start);
   }
 
   /** An entity id: varint index, varint generation >= 1. */
   id() {
     const index = this.varint('entity index');
+    const generationAt = this.pos;
     const generation = this.varint('entity generation');
-    if (generation === 0) this.fail('entity generation', 'is 0 (the null handle)');
+    if (generation === 0) this.fail('entity generation', 'is 0 (the null handle)', generationAt);
     return { index, generation };
   }
 
@@ -129,9 +132,12 @@ export function decodePacket(bytes) {
       const reliableId = input.varint('reliable id');
       const { index, generation } = input.id();
       const reason = input.u8('spawn reason');
-      if (reason > LAST_SPAWN_REASON) input.fail('spawn reason', `is ${reason}, above ${LAST_SPAWN_REASON}`);
+      if (reason > LAST_SPAWN_REASON) input.fail('spawn reason', `is ${reason}, above ${LAST_SPAWN_REASON}`, input.pos - 1);
+      const stateAgeAt = input.pos;
       const stateAge = input.varint('state age');
-      if (stateAge > header.tick) input.fail('state age', `is ${stateAge}, beyond the packet's tick ${header.tick}`);
+      if (stateAge > header.tick) {
+        input.fail('state age', `is ${stateAge}, beyond the packet's tick ${header.tick}`, stateAgeAt);
+      }
       const length = input.varint('payload length');
       const payload = input.take(length, 'payload');
       records.push({ type: 'spawn', reliableId, index, generation, reason, stateAge, payload });
@@ -144,10 +150,12 @@ export function decodePacket(bytes) {
       const reliableId = input.varint('reliable id');
       const { index, generation } = input.id();
       const reason = input.u8('despawn reason');
-      if (reason > LAST_DESPAWN_REASON) input.fail('despawn reason', `is ${reason}, above ${LAST_DESPAWN_REASON}`);
+      if (reason > LAST_DESPAWN_REASON) {
+        input.fail('despawn reason', `is ${reason}, above ${LAST_DESPAWN_REASON}`, input.pos - 1);
+      }
       records.push({ type: 'despawn', reliableId, index, generation, reason });
     } else {
-      input.fail('record type', `is ${type}, not 1, 2 or 3`);
+      input.fail('record type', `is ${type}, not 1, 2 or 3`, input.pos - 1);
     }
   }
   if (input.remaining !== 0) input.fail('packet', `has ${input.remaining} bytes after its last record`);
