@@ -14,8 +14,9 @@ namespace {
 constexpr std::uint8_t kFlagUnreliable = 1;
 constexpr std::uint8_t kLastSpawnReason = static_cast<std::uint8_t>(SpawnReason::unculled);
 constexpr std::uint8_t kLastDespawnReason = static_cast<std::uint8_t>(DespawnReason::hidden);
-/// The shortest record: a type byte, then an id or a varint and an id.
-constexpr std::size_t kMinRecordBytes = 3;
+/// The shortest record: an update of one-byte index and generation with an empty payload (type,
+/// index, generation, length). A spawn or despawn takes 5 at least.
+constexpr std::size_t kMinRecordBytes = 4;
 
 /// The version and kind every packet starts with.
 template <class S>

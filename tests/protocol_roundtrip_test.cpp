@@ -416,6 +416,21 @@ TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
             "state age at byte 23 is 6, beyond the packet's tick 5");
   EXPECT_EQ(refusal({{24, 100}}), "payload at byte 25 of 100 bytes runs past the end");
   EXPECT_EQ(refusal({{0, 2}}), "version at byte 0 is 2, expected 1");
+  // 27 bytes of records hold 6 records of 4 bytes (the shortest, an update with an empty payload)
+  // at most: a count of 7 is refused before any record is read.
+  EXPECT_EQ(refusal({{15, 7}}), "record count 7 at byte 15 exceeds what 44 bytes can hold");
+}
+
+TEST(ProtocolDocTest, TheShortestRecordIsAnUpdateOfFourBytes) {
+  std::array<std::uint8_t, 64> buffer{};
+  PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.add_update({5, 1}, {}));
+  const auto bytes = writer.finish();
+  ASSERT_EQ(bytes.size(), kStateHeaderBytes + 3 * 4);
+  DecodedPacket decoded;
+  ASSERT_TRUE(decode_packet(bytes, decoded).ok());
+  ASSERT_EQ(decoded.records.size(), 3u);
+  EXPECT_TRUE(decoded.records[2].payload.empty());
 }
 
 }  // namespace

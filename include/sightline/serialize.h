@@ -172,7 +172,8 @@ inline bool Stream::serialize_uint(std::uint32_t& value, std::uint32_t min, std:
 }
 
 inline double Stream::quantized_steps(float min, float max, float resolution) noexcept {
-  // The top step is the first multiple of resolution at or above max (read back as max), so a
+  // The top step is the first multiple of resolution at or above max (read back as max, or just
+  // below it where the slack below dropped a fraction of a step), so a
   // value just below max is never more than resolution / 2 away. The slack keeps a range that is
   // a whole number of steps but for float rounding (2000 / 0.01f) from growing a step.
   const double steps = std::ceil((static_cast<double>(max) - min) / resolution - 1e-3);

@@ -118,6 +118,8 @@ test('each documented refusal', () => {
   assert.match(message(corrupt(1, 2)), /kind at byte 1 is 2/);
   assert.match(message(corrupt(2, 3)), /flags at byte 2 are 3/);
   assert.match(message(corrupt(15, 200)), /record count 200 at byte 15 exceeds/);
+  // 27 bytes of records hold at most 6 of the shortest (4 bytes: an update with an empty payload).
+  assert.match(message(corrupt(15, 7)), /record count 7 at byte 15 exceeds/);
   assert.match(message(corrupt(17, 4)), /record type at byte 17 is 4/);
   assert.match(message(corrupt(21, 0)), /entity generation at byte 21 is 0/);  // spawn 130:0
   assert.match(message(corrupt(22, 9)), /spawn reason at byte 22 is 9/);

@@ -121,8 +121,8 @@ export function decodePacket(bytes) {
     reliableNext: input.u32('reliable_next'),
   };
   const count = input.u16('record count');
-  // Every record takes at least 3 bytes.
-  if (count > Math.floor(input.remaining / 3)) {
+  // Every record takes at least 4 bytes (an update: type, index, generation, empty payload).
+  if (count > Math.floor(input.remaining / 4)) {
     throw new MalformedPacket(`record count ${count} at byte 15 exceeds what ${bytes.length} bytes can hold`, 15);
   }
   const records = [];
