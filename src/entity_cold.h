@@ -28,6 +28,7 @@ struct EntityCold {
   std::uint8_t always = 0;  // always relevant
   std::uint8_t presenter = 0;
   std::uint8_t teleported = 0;       // since the last tick
+  std::uint8_t created = 0;          // since the last tick
   std::uint8_t tree_teleported = 0;  // per tick: a root whose tree holds a teleported entity
   std::uint8_t tree_always = 0;      // per tick: a root whose tree holds an always-relevant one
 };

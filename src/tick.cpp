@@ -117,7 +117,11 @@ void WorldImpl::run_client_passes(TickStats& stats) {
 // The spawns and despawns arrays hold every live client's records of this tick and nothing else:
 // one loop over each, with no cost per client.
 void WorldImpl::adopt_sets(const TickStats& stats) {
-  for (const SpawnRecord& spawn : outputs.spawns) ++cold[spawn.entity.index].holders;
+  for (SpawnRecord& spawn : outputs.spawns) {
+    EntityCold& entity = cold[spawn.entity.index];
+    ++entity.holders;
+    spawn.created = entity.created != 0;
+  }
   for (const DespawnRecord& despawn : outputs.despawns) --cold[despawn.entity.index].holders;
   // Spawns arrive about at random, so a pass finds none with probability near exp(-spawns per
   // pass); the count costs about half the scan it can save, so it pays while that is over half.
@@ -130,6 +134,8 @@ void WorldImpl::release() {
   last_teleported_roots.assign(tree_teleported_list.begin(), tree_teleported_list.end());
   for (const std::uint32_t e : teleported_list) cold[e].teleported = 0;
   teleported_list.clear();
+  for (const std::uint32_t e : created_list) cold[e].created = 0;
+  created_list.clear();
   for (const std::uint32_t r : tree_teleported_list) cold[r].tree_teleported = 0;
   tree_teleported_list.clear();
   for (const std::uint32_t index : destroyed) entity_slots.free(index);

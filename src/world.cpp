@@ -136,6 +136,8 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     // The release phase of a tick frees slots: keep room for every slot.
     w.entity_slots.reserve_frees(w.xs.capacity());
   }
+  w.cold[index].created = 1;
+  w.created_list.push_back(index);
   ++w.live_entities;
   w.add_to_space(index, space_id.index);
   w.set_bound(index, def.bound_radius);

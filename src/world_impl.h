@@ -249,6 +249,7 @@ class WorldImpl {
   std::vector<std::uint32_t> presenter_list;  // sorted indices of presenters (roots)
   // Teleports since the last tick, and per tick the roots of their trees.
   std::vector<std::uint32_t> teleported_list;
+  std::vector<std::uint32_t> created_list;  // entities created since the last tick
   std::vector<std::uint32_t> tree_teleported_list;
   std::vector<std::uint32_t> last_teleported_roots;  // tree_teleported_list of the last tick
   // Per tick: roots of trees holding an always-relevant entity.

@@ -105,6 +105,7 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
   entity.bound = bound_radius;
   entity.space = resolved(space);
   entity.presenter = presenter;
+  entity.created = true;
   entities_[id.index] = entity;
   return {};
 }
@@ -999,7 +1000,7 @@ TickStats BruteForceOracle::tick() {
             break;
         }
       }
-      out.spawns.push_back({m, reason});
+      out.spawns.push_back({m, reason, e.created});
     }
 
     for (const EntityId m : members) {
@@ -1059,7 +1060,7 @@ TickStats BruteForceOracle::tick() {
     stats.members += out.members.size();
   }
   std::erase_if(entities_, [](const auto& entry) { return !entry.second.alive; });
-  for (auto& [index, e] : entities_) e.teleported = false;
+  for (auto& [index, e] : entities_) e.teleported = e.created = false;
   for (auto& [index, c] : clients_) c.origins_changed = false;
   ++ticks_;
   return stats;
@@ -1092,7 +1093,9 @@ std::uint32_t BruteForceOracle::holder_count(EntityId entity) const {
 
 namespace {
 
-bool same(const SpawnRecord& a, const SpawnRecord& b) { return a.entity == b.entity && a.reason == b.reason; }
+bool same(const SpawnRecord& a, const SpawnRecord& b) {
+  return a.entity == b.entity && a.reason == b.reason && a.created == b.created;
+}
 bool same(const DespawnRecord& a, const DespawnRecord& b) {
   return a.entity == b.entity && a.reason == b.reason;
 }
@@ -1138,8 +1141,9 @@ std::string BruteForceOracle::compare(const World& world) const {
     if (!stream.ok() || !set.ok()) return to_string(client.id) + " refused by the world";
     const ClientRecords& want = client.records;
     std::string diff = first_difference<SpawnRecord>(
-        "spawns", client.id, want.spawns, stream->spawns,
-        [](const SpawnRecord& r) { return to_string(r.entity) + " " + to_string(r.reason); });
+        "spawns", client.id, want.spawns, stream->spawns, [](const SpawnRecord& r) {
+          return to_string(r.entity) + " " + to_string(r.reason) + (r.created ? " created" : "");
+        });
     if (diff.empty()) {
       diff = first_difference<DespawnRecord>(
           "despawns", client.id, want.despawns, stream->despawns,

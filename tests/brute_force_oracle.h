@@ -279,7 +279,8 @@ class BruteForceOracle {
     bool presenter = false;
     EntityId parent;  ///< Null for a root.
     bool teleported = false;
-    float vx = 0.0f;  ///< Velocity, world units per second.
+    bool created = false;  ///< Since the last tick.
+    float vx = 0.0f;       ///< Velocity, world units per second.
     float vz = 0.0f;
     std::uint32_t destroyed_depth = 0;  ///< Its depth when destroyed (despawn order).
   };

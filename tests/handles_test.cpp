@@ -183,6 +183,44 @@ TEST(HandlesTest, WalkingAwayDespawnsWithReasonLeft) {
   EXPECT_EQ(despawns[0].second, DespawnReason::left);
 }
 
+// A spawn says whether its entity is new since the last tick (play its appearance) or was there
+// already (came into range, or the client is new): the counterpart of destroyed against left.
+TEST(HandlesTest, ASpawnSaysWhetherItsEntityWasJustCreated) {
+  SmallWorld w(testing::small_world_def());
+  World& world = w.world;
+  const ClientId first = w.client(w.make(0.0f, 0.0f));
+  const EntityId born = w.make(1.0f, 0.0f);
+  const EntityId far = w.make(100.0f, 0.0f);
+  auto spawned = [&](ClientId c) {
+    std::vector<std::pair<EntityId, bool>> out;
+    const ClientStream stream = *world.stream(c);
+    for (const SpawnRecord& s : stream.spawns) out.emplace_back(s.entity, s.created);
+    return out;
+  };
+  (void)world.tick();
+  EXPECT_EQ(spawned(first), (std::vector<std::pair<EntityId, bool>>{{born, true}}));
+
+  // A client made later finds the others already there, the far one walks in: none created;
+  // the new client's viewer was created, and the first client sees it so.
+  const EntityId second_viewer = w.make(2.0f, 0.0f);
+  const ClientId second = w.client(second_viewer);
+  ASSERT_TRUE(world.set_position(far, 0.0f, 1.0f).ok());
+  (void)world.tick();
+  using Spawns = std::vector<std::pair<EntityId, bool>>;
+  EXPECT_EQ(spawned(first), (Spawns{{far, false}, {second_viewer, true}}));
+  EXPECT_EQ(spawned(second), (Spawns{{*world.viewer(first), false}, {born, false}, {far, false}}));
+
+  // A slot reused by a new entity: created again, though the old one stood there.
+  ASSERT_TRUE(world.destroy_entity(born).ok());
+  (void)world.tick();
+  const EntityId reborn = w.make(1.0f, 0.0f);
+  ASSERT_EQ(reborn.index, born.index);
+  (void)world.tick();
+  EXPECT_EQ(spawned(first), (Spawns{{reborn, true}}));
+  (void)world.tick();
+  EXPECT_TRUE(spawned(first).empty());
+}
+
 TEST(HandlesTest, OwnViewerIsNeverInItsSetOrStream) {
   SmallWorld w(default_world_def());
   World& world = w.world;

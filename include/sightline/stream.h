@@ -42,6 +42,11 @@ enum class DespawnReason : std::uint8_t {
 struct SpawnRecord {
   EntityId entity;
   SpawnReason reason = SpawnReason::near;
+  /// True when the entity was created since the World's previous tick (this tick is its first):
+  /// a game plays its appearance (a spawn effect). False when it existed already and came into
+  /// the set (walked into range, was attached, keyed, ...): nothing to play. The counterpart of
+  /// a despawn's `destroyed` against `left`.
+  bool created = false;
 };
 
 /// The entity left the set this tick; the client should forget it.

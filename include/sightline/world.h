@@ -96,7 +96,8 @@ class WorldImpl;
 /// An entity that is not its tree's root spawns with reason `attached`. A member that is no
 /// longer held despawns with reason `destroyed` (it was destroyed), `space_changed` (rule b),
 /// `key_removed` (f), `culling_switched` (out of range at the tick its space turned culling on)
-/// `hidden` (in range but out of sight, j or k) or `left` (the viewer, or out of range).
+/// `hidden` (in range but out of sight, j or k) or `left` (the viewer, or out of range). A spawn
+/// also says whether its entity was created since the previous tick (SpawnRecord::created).
 ///
 /// The schedule: a member's period is the slower of its root's distance tier (tiers apply in
 /// culling spaces: the first with nearest2(r) <= (fraction * R + b)^2, the last beyond all; 1
