@@ -383,16 +383,7 @@ void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t*
     block_cursor_.resize(cells);  // within the capacity reserved with the cells
     std::uint32_t* const cursor = block_cursor_.data();
     for (const std::uint32_t c : covered_) cursor[c] = start[c];
-    std::uint32_t* const items = items_.data();
-    float* const item_x = item_x_.data();
-    float* const item_z = item_z_.data();
-    for (std::uint32_t k = 0; k < kept_count; ++k) {
-      const Placed p = kept[k];
-      const std::uint32_t at = cursor[binning.cell(p.x, p.z)]++;
-      items[at] = p.entity;
-      item_x[at] = p.x;
-      item_z[at] = p.z;
-    }
+    place_in_cells(kept, kept_count, binning, cursor);
     kept_all_ = all;
     last_partitioned_ = true;
     covered_only_ = true;
@@ -413,20 +404,25 @@ void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t*
     partition[cursor[c >> shift]++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
   });
 
-  std::uint32_t* const items = items_.data();
-  float* const item_x = item_x_.data();
-  float* const item_z = item_z_.data();
-  for (std::uint32_t k = 0; k < live; ++k) {
-    const Placed p = partition[k];
-    const std::uint32_t at = start[binning.cell(p.x, p.z)]++;
-    items[at] = p.entity;
-    item_x[at] = p.x;
-    item_z[at] = p.z;
-  }
+  place_in_cells(partition, live, binning, start);
   for (std::uint32_t c = cells; c > 0; --c) start[c] = start[c - 1];
   start[0] = 0;
   kept_all_ = all;
   last_partitioned_ = true;
+}
+
+void Grid::place_in_cells(const Placed* from, std::uint32_t count, const CellBinning& binning,
+                          std::uint32_t* cursor) {
+  std::uint32_t* const items = items_.data();
+  float* const item_x = item_x_.data();
+  float* const item_z = item_z_.data();
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const Placed p = from[k];
+    const std::uint32_t at = cursor[binning.cell(p.x, p.z)]++;
+    items[at] = p.entity;
+    item_x[at] = p.x;
+    item_z[at] = p.z;
+  }
 }
 
 bool Grid::refresh(const float* x, const float* z, std::size_t max_moved) {

@@ -154,6 +154,10 @@ class Grid {
   void size_items(std::size_t slots, std::uint32_t live);
   void build_partitioned(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
                          std::uint32_t live, bool all, const QueryCover* cover);
+  struct Placed;
+  /// The items `from` into their cells' runs, each at its cell's cursor (advanced past it).
+  void place_in_cells(const Placed* from, std::uint32_t count, const CellBinning& binning,
+                      std::uint32_t* cursor);
   /// Stamps the cells `cover` reaches (listing them in covered_); false, having stopped, once
   /// they are a quarter of all.
   bool mark_covered(const QueryCover& cover);
