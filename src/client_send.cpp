@@ -326,7 +326,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
       if (p != nullptr && p->pending) continue;
     }
     std::span<const std::uint8_t> bytes;
-    if (!payload(s.w, m.id, StatePart::full, bytes)) continue;
+    if (!full_payload(s.w, m.id, bytes)) continue;
     const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, bytes.size());
     if (o.critical != 0 && s.entry_used != 0 && s.entry_used + size > def.entry_budget_bytes) continue;
     const std::uint32_t id = enqueue(s, RecordType::spawn, m.id, static_cast<std::uint8_t>(m.reason), bytes);

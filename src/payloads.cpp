@@ -1,8 +1,9 @@
 // Payloads: each entity's state serialized once per send and part, and shared by every client's
-// packets (or, without share_payloads, measured and written per record, as a per-client
-// serializer does). Clients are sent on several workers at once: the first worker to need a
-// payload claims it and writes it into its own arena, and any other that needs it meanwhile
-// waits for it, so each payload is serialized once, whatever the split.
+// packets, an update framed once as its whole record (or, without share_payloads, measured and
+// written per record, as a per-client serializer does). Clients are sent on several workers at
+// once: the first worker to need a payload claims it and writes it into its own arena, and any
+// other that needs it meanwhile waits for it, so each payload is serialized once, whatever the
+// split.
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "format_value.h"
 #include "replicator_impl.h"
+#include "sightline_assert.h"
 
 namespace sightline {
 
@@ -39,11 +41,18 @@ bool ReplicatorImpl::serialize(SendWorker& w, EntityId e, StatePart part,
   w.payloads.take(s.bytes());
   w.stats.serialized_bytes += s.bytes();
   bytes = {at, s.bytes()};
+  if (part == StatePart::update) {
+    std::uint8_t* const record = w.payloads.room(update_record_bytes(e, bytes.size()));
+    const std::size_t size = encode_update_record({record, update_record_bytes(e, bytes.size())}, e, bytes);
+    SIGHTLINE_ASSERT(size != 0);
+    w.payloads.take(size);
+    bytes = {record, size};
+  }
   return true;
 }
 
-bool ReplicatorImpl::first_payload(SendWorker& w, EntityId e, StatePart part,
-                                   std::span<const std::uint8_t>& bytes) {
+bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part,
+                                  std::span<const std::uint8_t>& bytes) {
   if (!def.share_payloads) {
     // What a per-client serializer does: measure to see what the record costs, then write.
     Stream measure = Stream::measurer();

@@ -263,6 +263,18 @@ bool PacketWriter::add_update(EntityId entity, std::span<const std::uint8_t> pay
   return true;
 }
 
+std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
+                                 std::span<const std::uint8_t> payload) noexcept {
+  if (entity.is_null() || payload.size() > 0xffffffffu) return 0;
+  const std::size_t size = update_record_bytes(entity, payload.size());
+  if (size > out.size()) return 0;
+  WireRecord record{.type = RecordType::update, .entity = entity, .payload = payload};
+  auto length = static_cast<std::uint32_t>(payload.size());
+  WireWriter writer(out);
+  serialize_record(writer, record, length, 0);
+  return writer.pos();
+}
+
 bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket) return false;
   WireRecord record{.type = RecordType::despawn,

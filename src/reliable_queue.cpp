@@ -53,7 +53,7 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
     std::uint32_t age = s.tick - r.state_tick;
     const Member* m = find(c.members, r.entity);
     std::span<const std::uint8_t> fresh;
-    if (m != nullptr && !m->pending && payload(s.w, r.entity, StatePart::full, fresh)) {
+    if (m != nullptr && !m->pending && full_payload(s.w, r.entity, fresh)) {
       bytes = fresh;
       age = 0;
     }

@@ -253,7 +253,8 @@ class ReplicatorImpl {
   // entity is then read by a client or more, and packing saves misses); empty otherwise.
   std::vector<Motion> motion;
   bool motion_packed = false;
-  // Per part: its payload of this send. One struct, so a lookup or an entry touches one cache
+  // Per part: what its records carry this send (a full payload; an update's whole record, framed
+  // once for every client). One struct, so a lookup or an entry touches one cache
   // line of a table as large as the world. `state`, read and written atomically (payloads.cpp),
   // is below 2 * (send + 1) before this send's payload is claimed, 2 * (send + 1) while the
   // worker that claimed it writes it, and 2 * (send + 1) + 1 once `bytes` and `size` hold it
@@ -278,12 +279,23 @@ class ReplicatorImpl {
   void grow_entities();
   /// Fills `motion` for this send, or leaves it unused where few members read it.
   void pack_motion(TaskRunner& tasks, bool threaded);
-  /// The entity's payload of `part` for this send in `bytes`; false (and the error noted) when the
-  /// serializer fails (payloads.cpp).
-  bool payload(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
-  /// payload() where it is not yet written this send, or not shared (payloads.cpp).
-  bool first_payload(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
-  /// Serializes into the worker's payloads: false, and the failure noted, when the serializer fails.
+  /// The entity's full state for a spawn this send, in `bytes`; false (and the error noted) when
+  /// the serializer fails.
+  bool full_payload(SendWorker& w, EntityId e, std::span<const std::uint8_t>& bytes) {
+    return cached(w, e, StatePart::full, bytes);
+  }
+  /// The entity's whole update record for this send (encode_update_record): the same bytes for
+  /// every client, copied into each packet as they are. False (and the error noted) when the
+  /// serializer fails.
+  bool update_record(SendWorker& w, EntityId e, std::span<const std::uint8_t>& record) {
+    return cached(w, e, StatePart::update, record);
+  }
+  /// What a record of `part` carries this send: the full payload, or the whole update record.
+  bool cached(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  /// cached() where it is not yet written this send, or not shared (payloads.cpp).
+  bool first_cached(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  /// Serializes into the worker's payloads (an update part then framed as its record): false, and
+  /// the failure noted, when the serializer fails.
   bool serialize(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
   void note_error(SendWorker& w, EntityId e, StatePart part, const char* why);
 
@@ -324,9 +336,9 @@ class ReplicatorImpl {
 
 // The packet functions run once per record, from three files: inline here.
 
-/// Most lookups find the payload written: that path inline, the rest in payloads.cpp.
-inline bool ReplicatorImpl::payload(SendWorker& w, EntityId e, StatePart part,
-                                    std::span<const std::uint8_t>& bytes) {
+/// Most lookups find the bytes written: that path inline, the rest in payloads.cpp.
+inline bool ReplicatorImpl::cached(SendWorker& w, EntityId e, StatePart part,
+                                   std::span<const std::uint8_t>& bytes) {
   if (def.share_payloads) {
     CachedPayload& cached = cache[static_cast<int>(part)][e.index];
     const std::uint64_t ready = 2 * (sends + 1) + 1;
@@ -336,7 +348,7 @@ inline bool ReplicatorImpl::payload(SendWorker& w, EntityId e, StatePart part,
       return true;
     }
   }
-  return first_payload(w, e, part, bytes);
+  return first_cached(w, e, part, bytes);
 }
 
 inline void ReplicatorImpl::close_packet(ClientSend& s) {

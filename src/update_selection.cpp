@@ -37,10 +37,10 @@ void ReplicatorImpl::fill_fixed_rate(ClientSend& s) {
     if (m == c.members.size() || c.members[m].id != e) continue;
     Member& member = c.members[m];
     if (member.pending || member.since == s.now) continue;
-    std::span<const std::uint8_t> bytes;
-    if (!payload(s.w, e, StatePart::update, bytes)) continue;
-    const std::size_t size = update_record_bytes(e, bytes.size());
-    if (room_for(s, size)) s.writer.add_update(e, bytes);
+    std::span<const std::uint8_t> record;
+    if (!update_record(s.w, e, record)) continue;
+    const std::size_t size = record.size();
+    if (room_for(s, size)) s.writer.add_encoded_update(record);
     s.budget_used += size;
     member.since = s.now;
     ++s.w.stats.updates;
@@ -165,9 +165,9 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     sort_highest_first(first, last, sort_scratch);
     for (const Candidate* it = first; it != last && !filler_done(s, def, misfits); ++it) {
       Member& m = c.members[member_of(*it)];
-      std::span<const std::uint8_t> bytes;
-      if (!payload(s.w, m.id, StatePart::update, bytes)) continue;
-      const std::size_t size = update_record_bytes(m.id, bytes.size());
+      std::span<const std::uint8_t> record;
+      if (!update_record(s.w, m.id, record)) continue;
+      const std::size_t size = record.size();
       const bool fits_open = s.open && s.writer.room() >= size;
       const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
       if (s.budget_used + cost > def.budget_bytes || size + kStateHeaderBytes > def.packet_bytes) {
@@ -176,7 +176,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
       }
       misfits = 0;
       room_for(s, size);
-      s.writer.add_update(m.id, bytes);
+      s.writer.add_encoded_update(record);
       s.budget_used += size;
       m.acc = 0.0f;
       m.since = s.now;

@@ -3,6 +3,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -470,6 +471,56 @@ TEST(ProtocolDocTest, TheShortestRecordIsAnUpdateOfFourBytes) {
   ASSERT_TRUE(decode_packet(bytes, decoded).ok());
   ASSERT_EQ(decoded.records.size(), 3u);
   EXPECT_TRUE(decoded.records[2].payload.empty());
+}
+
+// A state sent to many clients is encoded once and appended as bytes: the packet is the one
+// add_update writes, at every varint length and payload size.
+RC_GTEST_PROP(ProtocolRoundTrip, AnEncodedUpdateWritesWhatAddUpdateWrites, ()) {
+  const EntityId e{*any_u32(), *rc::gen::suchThat(any_u32(), [](std::uint32_t g) { return g != 0; })};
+  const auto size = *rc::gen::inRange<std::size_t>(0, 40);
+  const auto payload =
+      *rc::gen::container<std::vector<std::uint8_t>>(size, rc::gen::arbitrary<std::uint8_t>());
+  std::array<std::uint8_t, 64> record{};
+  const std::size_t bytes = encode_update_record(record, e, payload);
+  RC_ASSERT(bytes == update_record_bytes(e, payload.size()));
+  std::array<std::uint8_t, 256> a{};
+  std::array<std::uint8_t, 256> b{};
+  PacketWriter direct(a, {Delivery::unreliable, 3, 9, 2});
+  PacketWriter encoded(b, {Delivery::unreliable, 3, 9, 2});
+  for (int i = 0; i < 2; ++i) {
+    RC_ASSERT(direct.add_update(e, payload));
+    RC_ASSERT(encoded.add_encoded_update({record.data(), bytes}));
+  }
+  const auto x = direct.finish();
+  const auto y = encoded.finish();
+  RC_ASSERT(std::vector<std::uint8_t>(x.begin(), x.end()) == std::vector<std::uint8_t>(y.begin(), y.end()));
+}
+
+TEST(ProtocolTest, AnEncodedUpdateIsRefusedWhereItCannotBeWritten) {
+  const std::array<std::uint8_t, 6> payload{1, 2, 3, 4, 5, 6};
+  std::array<std::uint8_t, 8> small{};
+  EXPECT_EQ(encode_update_record(small, {300, 1}, payload), 0u);  // needs 1 + 2 + 1 + 1 + 6 = 11
+  EXPECT_EQ(small, (std::array<std::uint8_t, 8>{}));
+  std::array<std::uint8_t, 16> record{};
+  EXPECT_EQ(encode_update_record(record, {}, payload), 0u);  // the null entity
+  ASSERT_EQ(encode_update_record(record, {300, 1}, payload), 11u);
+
+  std::array<std::uint8_t, kStateHeaderBytes + 15> buffer{};
+  PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0});
+  EXPECT_FALSE(writer.add_encoded_update({}));
+  std::array<std::uint8_t, 11> spawn = {};
+  std::copy_n(record.begin(), 11, spawn.begin());
+  spawn[0] = static_cast<std::uint8_t>(RecordType::spawn);
+  EXPECT_FALSE(writer.add_encoded_update(spawn));  // not an update's bytes
+  EXPECT_TRUE(writer.add_encoded_update({record.data(), 11}));
+  EXPECT_FALSE(writer.add_encoded_update({record.data(), 11}));  // 4 bytes left
+  EXPECT_EQ(writer.records(), 1u);
+  EXPECT_EQ(writer.size(), kStateHeaderBytes + 11);
+  DecodedPacket decoded;
+  ASSERT_TRUE(decode_packet(writer.finish(), decoded).ok());
+  ASSERT_EQ(decoded.records.size(), 1u);
+  EXPECT_EQ(decoded.records[0].entity, (EntityId{300, 1}));
+  EXPECT_TRUE(std::ranges::equal(decoded.records[0].payload, payload));
 }
 
 }  // namespace

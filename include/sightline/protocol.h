@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -111,6 +112,13 @@ struct AckPacket {
 }
 [[nodiscard]] std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept;
 
+/// Writes an update record of `entity` with `payload` into `out` and returns its size
+/// (update_record_bytes), or 0 with nothing written where `out` is too small, the entity is null or
+/// the payload is longer than 2^32 - 1 bytes. A server that sends one entity's update to many
+/// clients encodes it once and hands the same bytes to each client's PacketWriter::add_encoded_update.
+std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
+                                 std::span<const std::uint8_t> payload) noexcept;
+
 /// Writes one state packet into a caller's buffer. Each add_* refuses (false, nothing written)
 /// a record that does not fit, a null entity, or a packet already at kMaxRecordsPerPacket.
 class PacketWriter {
@@ -123,6 +131,10 @@ class PacketWriter {
                  std::span<const std::uint8_t> payload, std::uint32_t state_age = 0) noexcept;
   bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
   bool add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept;
+  /// Adds an update record as encode_update_record wrote it, its bytes unchanged: the same packet
+  /// bytes as add_update with its entity and payload. Refuses (false, nothing written) bytes that
+  /// do not start with an update's type, a record that does not fit, or a full packet.
+  bool add_encoded_update(std::span<const std::uint8_t> record) noexcept;
   /// Adds a record as decode_packet gives it (its type picks the call above).
   bool add(const WireRecord& record) noexcept;
 
@@ -133,6 +145,7 @@ class PacketWriter {
   [[nodiscard]] std::span<const std::uint8_t> finish() noexcept;
 
  private:
+  static void copy_record(std::uint8_t* to, const std::uint8_t* from, std::size_t count) noexcept;
   bool add_record(WireRecord& record) noexcept;
 
   std::span<std::uint8_t> buffer_;
@@ -140,6 +153,34 @@ class PacketWriter {
   std::uint32_t records_ = 0;
   std::uint32_t tick_ = 0;
 };
+
+// A send appends a million of these: inline.
+inline bool PacketWriter::add_encoded_update(std::span<const std::uint8_t> record) noexcept {
+  if (record.empty() || record[0] != static_cast<std::uint8_t>(RecordType::update) ||
+      records_ == kMaxRecordsPerPacket || record.size() > room()) {
+    return false;
+  }
+  copy_record(buffer_.data() + size_, record.data(), record.size());
+  size_ += record.size();
+  ++records_;
+  return true;
+}
+
+inline void PacketWriter::copy_record(std::uint8_t* to, const std::uint8_t* from,
+                                      std::size_t count) noexcept {
+  // Most records are a few bytes: two overlapping fixed-size copies beat a call to memcpy.
+  if (count > 16) {
+    std::memcpy(to, from, count);
+  } else if (count >= 8) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + count - 8, from + count - 8, 8);
+  } else if (count >= 4) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + count - 4, from + count - 4, 4);
+  } else {
+    for (std::size_t i = 0; i < count; ++i) to[i] = from[i];
+  }
+}
 
 /// Decodes a state packet, checking every byte: version, kind, flags, the record count, each
 /// record's type, varints (at most 5 bytes, no overlong form, no value above 32 bits), a
