@@ -13,6 +13,7 @@
 // bits goes low bit first. A payload is padded with zero bits to a whole byte.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -27,11 +28,7 @@ enum class StatePart : std::uint8_t {
 };
 
 /// Bits needed to hold any value in [0, range]: 0 for range 0, 32 for 0xffffffff.
-[[nodiscard]] constexpr int bits_required(std::uint32_t range) noexcept {
-  int bits = 0;
-  while (bits < 32 && (range >> bits) != 0) ++bits;
-  return bits;
-}
+[[nodiscard]] constexpr int bits_required(std::uint32_t range) noexcept { return std::bit_width(range); }
 
 /// A bit stream that writes into a caller's buffer, reads from caller's bytes, or only counts.
 ///
@@ -191,7 +188,11 @@ inline bool Stream::serialize_quantized(float& value, float min, float max, floa
   std::uint32_t step = 0;
   if (mode_ != Mode::read) {
     if (!std::isfinite(value) || value < min || value > max) return fail("value outside its range");
-    const double q = std::round((static_cast<double>(value) - min) / resolution);
+    // std::round of a value >= 0 below 2^33 (ties away from zero), without the library call: the
+    // truncation through an integer is exact there, and so is the fraction left.
+    const double x = (static_cast<double>(value) - min) / resolution;
+    const double whole = static_cast<double>(static_cast<std::uint64_t>(x));
+    const double q = x - whole >= 0.5 ? whole + 1.0 : whole;
     step = static_cast<std::uint32_t>(q < steps ? q : steps);
   }
   if (!serialize_uint(step, 0, top)) return false;
