@@ -33,12 +33,14 @@ bool write_npc(sightline::Stream& s, sightline::EntityId e, sightline::StatePart
 
 // The client's view: what it holds, as it reads it.
 struct Screen : sightline::MirrorListener {
-  void on_enter(sightline::EntityId e, sightline::SpawnReason, std::span<const std::uint8_t> state,
-                std::uint32_t tick) override {
+  void on_enter(sightline::EntityId e, sightline::SpawnReason, bool created,
+                std::span<const std::uint8_t> state, std::uint32_t tick) override {
     Npc npc;
     sightline::Stream s = sightline::Stream::reader(state);
     if (serialize_npc(s, npc, sightline::StatePart::full)) {
-      std::printf("tick %u: enter %u at (%.2f, %.2f), health %u\n", tick, e.index, npc.x, npc.z, npc.health);
+      // A created entity plays its appearance; one that stood there all along just shows.
+      std::printf("tick %u: %s %u at (%.2f, %.2f), health %u\n", tick, created ? "appears" : "enter", e.index,
+                  npc.x, npc.z, npc.health);
     }
   }
   void on_exit(sightline::EntityId e, sightline::ExitKind kind, sightline::DespawnReason) override {
@@ -59,6 +61,7 @@ int main() {
   std::vector<sightline::EntityId> npcs;
   for (int i = 0; i < 8; ++i)
     npcs.push_back(*world->create_entity({.x = 3.0f * static_cast<float>(i), .z = 1.0f}));
+  world->tick();  // the world runs before the player joins: what stands there was not created for it
   auto client = world->create_client(*player);
   if (!player || !client) return 1;
 
@@ -76,6 +79,7 @@ int main() {
   Screen screen;
   for (int tick = 0; tick < 6; ++tick) {
     if (tick == 4 && !world->destroy_entity(npcs[0])) return 1;
+    if (tick == 5 && !world->create_entity({.x = 1.0f, .z = -1.0f})) return 1;
     world->tick();
     if (!replicator->send()) return 1;
     for (const auto packet : *replicator->packets(*client)) {
@@ -85,8 +89,10 @@ int main() {
         return 1;
       }
     }
-    std::printf("tick %d: client holds %zu, %u still on their way\n", tick, mirror->held_count(),
-                *replicator->pending(*client));
+    // The client's own count of what is still on its way (the server's pending(client)).
+    std::printf("tick %llu: client holds %zu, %u still on their way\n",
+                static_cast<unsigned long long>(world->tick_count() - 1), mirror->held_count(),
+                mirror->interest().pending);
   }
   return mirror->anomalies().empty() ? 0 : 1;
 }

@@ -99,8 +99,9 @@ int make(const std::string& dir, Delivery delivery) {
   return 0;
 }
 
-// Hand-made with PacketWriter: every spawn and despawn reason, a slot reused at a new
-// generation, and large ids, which a small World's Replicator does not produce.
+// Hand-made with PacketWriter: every spawn and despawn reason, created and not, a slot reused at
+// a new generation, large ids, and interest statuses with and without culling, which a small
+// World's Replicator does not produce.
 int make_reasons(const std::string& dir) {
   std::array<std::uint8_t, 64> state{};
   auto payload = [&](std::uint32_t count) {
@@ -117,10 +118,13 @@ int make_reasons(const std::string& dir) {
     std::uint32_t sequence = 0;
     std::vector<std::vector<std::uint8_t>> sent;
     for (std::uint32_t tick = 100; tick < 106; ++tick) {
-      PacketWriter w(buffer, {delivery, sequence++, tick, id});
+      const std::uint32_t n = tick - 100;
+      const InterestStatus interest = n % 2 == 0 ? InterestStatus{true, 8.0f + static_cast<float>(n), 3 * n}
+                                                 : InterestStatus{false, 0.0f, n};
+      PacketWriter w(buffer, {delivery, sequence++, tick, id, interest});
       for (std::uint32_t k = 0; k < 9; ++k) {
         const EntityId e{k == 8 ? 0xfffffff0u : k * 300, tick - 99};
-        if (!w.add_spawn(id++, e, static_cast<SpawnReason>(k), payload(4), k % 2)) std::abort();
+        if (!w.add_spawn(id++, e, static_cast<SpawnReason>(k), k % 3 == 0, payload(4), k % 2)) std::abort();
       }
       for (std::uint32_t k = 0; k < 9; ++k) {
         if (!w.add_update({k == 8 ? 0xfffffff0u : k * 300, tick - 99}, payload(2))) std::abort();

@@ -23,7 +23,7 @@ const char* anomaly_kind_name(AnomalyKind kind) noexcept {
   return "unknown";
 }
 
-void MirrorListener::on_enter(EntityId, SpawnReason, std::span<const std::uint8_t>, std::uint32_t) {}
+void MirrorListener::on_enter(EntityId, SpawnReason, bool, std::span<const std::uint8_t>, std::uint32_t) {}
 void MirrorListener::on_update(EntityId, std::span<const std::uint8_t>, std::uint32_t) {}
 void MirrorListener::on_exit(EntityId, ExitKind, DespawnReason) {}
 
@@ -49,6 +49,7 @@ struct Waiting {
   RecordType type = RecordType::spawn;
   EntityId entity;
   std::uint8_t reason = 0;
+  bool created = false;
   std::uint32_t tick = 0;  // of its state
   std::vector<std::uint8_t> payload;
 };
@@ -72,7 +73,12 @@ class MirrorImpl {
   std::uint32_t next_reliable = 0;
   bool any_packet = false;
   std::uint32_t latest_sequence = 0;
-  std::uint32_t expected_sequence = 0;           // reliable delivery
+  std::uint32_t expected_sequence = 0;  // reliable delivery
+  // The interest status of the newest packet applied, and that packet's sequence and reliable_next.
+  InterestStatus status;
+  bool status_any = false;
+  std::uint32_t status_sequence = 0;
+  std::uint32_t status_reliable_next = 0;
   std::vector<std::uint64_t> seen;               // sequence + 1 per slot, 0 for none (unreliable)
   std::vector<std::vector<Stored>> spare_rings;  // of despawned entities, for the next spawns
   std::vector<Anomaly> anomalies;
@@ -102,14 +108,21 @@ class MirrorImpl {
     }
     h.tick = tick;
   }
-  void apply_spawn(EntityId e, SpawnReason reason, std::uint32_t tick, std::span<const std::uint8_t> payload,
-                   MirrorListener* listener);
+  void take_status(const PacketHeader& h) {
+    if (status_any && def.delivery == Delivery::unreliable && h.sequence < status_sequence) return;
+    status = h.interest;
+    status_any = true;
+    status_sequence = h.sequence;
+    status_reliable_next = h.reliable_next;
+  }
+  void apply_spawn(EntityId e, SpawnReason reason, bool created, std::uint32_t tick,
+                   std::span<const std::uint8_t> payload, MirrorListener* listener);
   void apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener);
   void apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload, bool should_hold,
                     MirrorListener* listener);
 };
 
-void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, std::uint32_t tick,
+void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, bool created, std::uint32_t tick,
                              std::span<const std::uint8_t> payload, MirrorListener* listener) {
   const auto at = table.find(e.index);
   if (at != table.end()) {
@@ -131,7 +144,7 @@ void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, std::uint32_t tick,
   h.reason = reason;
   push_state(h, tick, StatePart::full, payload);
   ++stats.enters;
-  if (listener != nullptr) listener->on_enter(e, reason, payload, tick);
+  if (listener != nullptr) listener->on_enter(e, reason, created, payload, tick);
 }
 
 void MirrorImpl::apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener) {
@@ -210,6 +223,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
     if (h.sequence != expected_sequence) anomaly(AnomalyKind::bad_sequence, {});
     expected_sequence = h.sequence + 1;
     note_sequence(h.sequence);
+    take_status(h);
     for (const WireRecord& r : packet.records) {
       if (r.type == RecordType::update) {
         apply_update(r.entity, h.tick, r.payload, true, listener);
@@ -218,7 +232,8 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       if (r.reliable_id != next_reliable) anomaly(AnomalyKind::bad_reliable_id, r.entity);
       next_reliable = r.reliable_id + 1;
       if (r.type == RecordType::spawn) {
-        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), h.tick - r.state_age, r.payload, listener);
+        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), r.created, h.tick - r.state_age, r.payload,
+                    listener);
       } else {
         apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
       }
@@ -235,6 +250,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   }
   slot = std::uint64_t{h.sequence} + 1;
   note_sequence(h.sequence);
+  take_status(h);
 
   for (const WireRecord& r : packet.records) {
     if (r.type == RecordType::update) continue;
@@ -248,7 +264,8 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
     }
     if (r.reliable_id == next_reliable) {
       if (r.type == RecordType::spawn) {
-        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), h.tick - r.state_age, r.payload, listener);
+        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), r.created, h.tick - r.state_age, r.payload,
+                    listener);
       } else {
         apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
       }
@@ -257,7 +274,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       for (auto at = waiting.find(next_reliable); at != waiting.end(); at = waiting.find(next_reliable)) {
         const Waiting& w = at->second;
         if (w.type == RecordType::spawn) {
-          apply_spawn(w.entity, static_cast<SpawnReason>(w.reason), w.tick, w.payload, listener);
+          apply_spawn(w.entity, static_cast<SpawnReason>(w.reason), w.created, w.tick, w.payload, listener);
         } else {
           apply_despawn(w.entity, static_cast<DespawnReason>(w.reason), listener);
         }
@@ -274,6 +291,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
     w.type = r.type;
     w.entity = r.entity;
     w.reason = r.reason;
+    w.created = r.created;
     w.tick = h.tick - r.state_age;
     w.payload.assign(r.payload.begin(), r.payload.end());
     ++stats.reliable_buffered;
@@ -346,6 +364,16 @@ Result<std::uint32_t> ClientMirror::state_tick(EntityId entity) const {
   if (!holds(entity))
     return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
   return impl_->table.at(entity.index).tick;
+}
+
+InterestStatus ClientMirror::interest() const noexcept {
+  const MirrorImpl& m = *impl_;
+  InterestStatus out = m.status;
+  // Reliable records the server had assigned that have not been applied are on their way too.
+  const std::uint32_t unapplied =
+      m.status_reliable_next > m.next_reliable ? m.status_reliable_next - m.next_reliable : 0;
+  out.pending = m.status.pending > 0xffffffffu - unapplied ? 0xffffffffu : m.status.pending + unapplied;
+  return out;
 }
 
 AckPacket ClientMirror::ack() const noexcept { return {impl_->latest_sequence, impl_->next_reliable}; }

@@ -1,6 +1,7 @@
 // One send: every live client's table brought to the World's set, then its packets written,
 // reliable records first (resends, despawns, spawns in entry order), then updates.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -14,6 +15,9 @@ namespace {
 void put_u32(std::uint8_t* p, std::uint32_t v) noexcept {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
+
+// SendWorker::spawn_reason holds a spawn record's reason in its low bits and `created` here.
+constexpr std::uint8_t kCreatedBit = 0x80;
 
 }  // namespace
 
@@ -33,6 +37,9 @@ void ClientState::reset(ClientId client, bool unreliable) {
   store.clear();
   waiting_despawns.clear();
   next_reliable = acked = sequence = 0;
+  status_sent = {};
+  status_known = false;
+  status_sequence = acked_sequence = 0;
   catching_up = true;
   pending = longest_wait = 0;
   bytes = packets_sent = 0;
@@ -218,7 +225,8 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
   const std::uint64_t stamp = ++w.stamp;
   for (std::uint32_t i = 0; i < s.client.spawns.size(); ++i) {
     w.spawn_stamp[spawned[i].entity.index] = stamp;
-    w.spawn_reason[spawned[i].entity.index] = static_cast<std::uint8_t>(spawned[i].reason);
+    w.spawn_reason[spawned[i].entity.index] = static_cast<std::uint8_t>(
+        static_cast<std::uint8_t>(spawned[i].reason) | (spawned[i].created ? kCreatedBit : 0));
   }
   // Despawns in the World's order (attachments before their parents); a member whose spawn never
   // went leaves without a record.
@@ -258,8 +266,10 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
     Member m;
     m.id = e;
     m.since = s.now;
-    m.reason = w.spawn_stamp[e.index] == stamp ? static_cast<SpawnReason>(w.spawn_reason[e.index])
-                                               : SpawnReason::near;
+    if (w.spawn_stamp[e.index] == stamp) {
+      m.reason = static_cast<SpawnReason>(w.spawn_reason[e.index] & ~kCreatedBit);
+      m.created = (w.spawn_reason[e.index] & kCreatedBit) != 0;
+    }
     c.merge.push_back(m);
     ++s.joined;
     ++i;
@@ -285,7 +295,7 @@ void ReplicatorImpl::send_despawns(ClientSend& s) {
   for (; despawns_sent < c.waiting_despawns.size() && window_open(s); ++despawns_sent) {
     const DespawnRecord& d = c.waiting_despawns[despawns_sent];
     const std::uint32_t id =
-        enqueue(s, RecordType::despawn, d.entity, static_cast<std::uint8_t>(d.reason), {});
+        enqueue(s, RecordType::despawn, d.entity, static_cast<std::uint8_t>(d.reason), false, {});
     s.budget_used += write_despawn(s, id, d.entity, d.reason);
     ++s.w.stats.despawns;
   }
@@ -329,8 +339,9 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
     if (!full_payload(s.w, m.id, bytes)) continue;
     const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, bytes.size());
     if (o.critical != 0 && s.entry_used != 0 && s.entry_used + size > def.entry_budget_bytes) continue;
-    const std::uint32_t id = enqueue(s, RecordType::spawn, m.id, static_cast<std::uint8_t>(m.reason), bytes);
-    s.entry_used += write_spawn(s, id, m.id, m.reason, bytes, 0);
+    const std::uint32_t id =
+        enqueue(s, RecordType::spawn, m.id, static_cast<std::uint8_t>(m.reason), m.created, bytes);
+    s.entry_used += write_spawn(s, id, m.id, m.reason, m.created, bytes, 0);
     m.pending = false;
     m.acc = 0.0f;
     SendStats& counts = s.w.stats;
@@ -349,25 +360,14 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
   }
 }
 
-/// The client's packets stated and counted, then what waits after the send: pending, catching
-/// up, longest wait.
+/// What waits after the send (pending, catching up, longest wait), then the client's packets
+/// stated and counted: each carries the reliable ids assigned and the interest status as of the
+/// end of the send. A send with nothing else to say still writes one packet when the status
+/// changed (or, unreliable, until an ack shows the client has it), so the client's count of
+/// entities on their way reaches 0 when the server's does.
 void ReplicatorImpl::finish_client(ClientSend& s) {
   ClientState& c = s.c;
   SendStats& counts = s.w.stats;
-  // Every packet of this send states the reliable ids assigned before its updates were chosen.
-  c.packets.clear();
-  make_room(c.packets, c.packet_offsets.size() / 2);
-  for (std::size_t p = 0; p + 1 < c.packet_offsets.size(); p += 2) {
-    std::uint8_t* const packet = c.out.data() + c.packet_offsets[p];
-    put_u32(packet + kReliableNextOffset, c.next_reliable);
-    const std::uint32_t size = c.packet_offsets[p + 1] - c.packet_offsets[p];
-    c.packets.emplace_back(packet, size);
-    c.bytes += size;
-    counts.bytes += size;
-  }
-  c.packets_sent += c.packets.size();
-  counts.packets += c.packets.size();
-
   c.pending = 0;
   c.longest_wait = 0;
   for (const Member& m : c.members) {
@@ -382,6 +382,40 @@ void ReplicatorImpl::finish_client(ClientSend& s) {
   counts.pending += c.pending;
   counts.max_pending = std::max(counts.max_pending, c.pending);
   counts.longest_wait = std::max(counts.longest_wait, c.longest_wait);
+
+  InterestStatus status;
+  status.culling = s.client.culls;
+  status.radius = s.client.culls ? def.promise_fraction * s.client.enter : 0.0f;
+  status.pending = c.pending;
+  const bool changed = !c.status_known || status != c.status_sent;
+  // acked_sequence > 0: an ack of "latest 0" may mean that nothing arrived.
+  const bool unconfirmed = s.unreliable && !(c.acked_sequence > 0 && c.acked_sequence >= c.status_sequence);
+  if (c.packet_offsets.empty() && (changed || unconfirmed)) {
+    room_for(s, 0);
+    close_packet(s);
+  }
+  if (changed && !c.packet_offsets.empty()) {
+    c.status_sent = status;
+    c.status_known = true;
+    c.status_sequence = c.sequence - static_cast<std::uint32_t>(c.packet_offsets.size() / 2);
+  }
+
+  c.packets.clear();
+  make_room(c.packets, c.packet_offsets.size() / 2);
+  for (std::size_t p = 0; p + 1 < c.packet_offsets.size(); p += 2) {
+    std::uint8_t* const packet = c.out.data() + c.packet_offsets[p];
+    put_u32(packet + kReliableNextOffset, c.next_reliable);
+    // The header went out before the send knew its status (as reliable_next): stated here.
+    if (status.culling) packet[kFlagsOffset] |= kFlagCulling;
+    put_u32(packet + kPendingOffset, status.pending);
+    put_u32(packet + kRadiusOffset, std::bit_cast<std::uint32_t>(status.radius));
+    const std::uint32_t size = c.packet_offsets[p + 1] - c.packet_offsets[p];
+    c.packets.emplace_back(packet, size);
+    c.bytes += size;
+    counts.bytes += size;
+  }
+  c.packets_sent += c.packets.size();
+  counts.packets += c.packets.size();
 }
 
 }  // namespace sightline

@@ -4,14 +4,18 @@
 #include "sightline/protocol.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <string>
 
+#include "format_value.h"
 #include "wire_stream.h"
 
 namespace sightline {
 namespace {
 
-constexpr std::uint8_t kFlagUnreliable = 1;
+/// A spawn's reason byte: the SpawnReason in bits 0..6, `created` in bit 7.
+constexpr std::uint8_t kSpawnCreated = 0x80;
 constexpr std::uint8_t kLastSpawnReason = static_cast<std::uint8_t>(SpawnReason::unculled);
 constexpr std::uint8_t kLastDespawnReason = static_cast<std::uint8_t>(DespawnReason::hidden);
 /// The shortest record: an update of one-byte index and generation with an empty payload (type,
@@ -41,19 +45,42 @@ constexpr bool serialize_prefix(S& s, PacketKind expected, const char* kind_name
   return true;
 }
 
+/// The client's interest status: its culling flag is a bit of `flags` (serialize_state_header),
+/// then the pending count and the radius's IEEE-754 bits.
+template <class S>
+constexpr bool serialize_interest(S& s, InterestStatus& interest) {
+  auto radius_bits = std::bit_cast<std::uint32_t>(interest.radius);
+  if (!s.u32(interest.pending, "pending") || !s.u32(radius_bits, "radius")) return false;
+  if constexpr (S::reading) {
+    interest.radius = std::bit_cast<float>(radius_bits);
+    if (interest.culling && !(std::isfinite(interest.radius) && interest.radius > 0.0f)) {
+      return s.refuse_at(kRadiusOffset, "radius",
+                         "is " + format_value(interest.radius) + ": culling needs a finite radius > 0");
+    }
+    if (!interest.culling && radius_bits != 0) {
+      return s.refuse_at(kRadiusOffset, "radius",
+                         "is " + format_value(interest.radius) + " (bits " + std::to_string(radius_bits) +
+                             "): without culling it must be 0");
+    }
+  }
+  return true;
+}
+
 /// A state packet's header; `record_count` is written as given (PacketWriter::finish patches it).
 template <class S>
 constexpr bool serialize_state_header(S& s, PacketHeader& h, std::uint32_t& record_count) {
-  std::uint8_t flags = h.delivery == Delivery::unreliable ? kFlagUnreliable : 0;
+  std::uint8_t flags = static_cast<std::uint8_t>((h.delivery == Delivery::unreliable ? kFlagUnreliable : 0) |
+                                                 (h.interest.culling ? kFlagCulling : 0));
   if (!serialize_prefix(s, PacketKind::state, "state") || !s.u8(flags, "flags")) return false;
   if constexpr (S::reading) {
-    if ((flags & ~kFlagUnreliable) != 0) {
+    if ((flags & ~(kFlagUnreliable | kFlagCulling)) != 0) {
       return s.refuse_at(kFlagsOffset, "flags", "are " + std::to_string(flags) + ": unknown bits set");
     }
     h.delivery = (flags & kFlagUnreliable) != 0 ? Delivery::unreliable : Delivery::reliable;
+    h.interest.culling = (flags & kFlagCulling) != 0;
   }
   return s.u32(h.sequence, "sequence") && s.u32(h.tick, "tick") && s.u32(h.reliable_next, "reliable_next") &&
-         s.u16(record_count, "record count");
+         serialize_interest(s, h.interest) && s.u16(record_count, "record count");
 }
 
 template <class S>
@@ -89,11 +116,26 @@ constexpr bool serialize_payload(S& s, std::span<const std::uint8_t>& payload, s
   return s.varint(length, "payload length") && s.bytes(payload, length, "payload");
 }
 
+/// A spawn's reason and whether the entity was created, in one byte.
+template <class S>
+constexpr bool serialize_spawn_reason(S& s, WireRecord& r) {
+  auto byte = static_cast<std::uint8_t>(r.reason | (r.created ? kSpawnCreated : 0));
+  if (!s.u8(byte, "spawn reason")) return false;
+  if constexpr (S::reading) {
+    r.created = (byte & kSpawnCreated) != 0;
+    r.reason = static_cast<std::uint8_t>(byte & ~kSpawnCreated);
+    if (r.reason > kLastSpawnReason) {
+      return s.refuse_at(s.pos() - 1, "spawn reason",
+                         "is " + std::to_string(r.reason) + ", above " + std::to_string(kLastSpawnReason));
+    }
+  }
+  return true;
+}
+
 template <class S>
 constexpr bool serialize_spawn(S& s, WireRecord& r, std::uint32_t& payload_length,
                                std::uint32_t packet_tick) {
-  return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) &&
-         serialize_reason(s, r.reason, kLastSpawnReason, "spawn reason") &&
+  return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) && serialize_spawn_reason(s, r) &&
          serialize_state_age(s, r.state_age, packet_tick) && serialize_payload(s, r.payload, payload_length);
 }
 
@@ -155,6 +197,8 @@ static_assert(state_header_offset("flags") == kFlagsOffset);
 static_assert(state_header_offset("sequence") == kSequenceOffset);
 static_assert(state_header_offset("tick") == kTickOffset);
 static_assert(state_header_offset("reliable_next") == kReliableNextOffset);
+static_assert(state_header_offset("pending") == kPendingOffset);
+static_assert(state_header_offset("radius") == kRadiusOffset);
 static_assert(state_header_offset("record count") == kRecordCountOffset);
 static_assert(state_header_offset({}) == kStateHeaderBytes);
 static_assert(ack_offset("latest sequence") == kAckLatestSequenceOffset);
@@ -185,7 +229,7 @@ std::size_t measure_record(WireRecord record, std::size_t payload) noexcept {
 
 bool operator==(const WireRecord& a, const WireRecord& b) noexcept {
   return a.type == b.type && a.entity == b.entity && a.reliable_id == b.reliable_id && a.reason == b.reason &&
-         a.state_age == b.state_age && std::ranges::equal(a.payload, b.payload);
+         a.created == b.created && a.state_age == b.state_age && std::ranges::equal(a.payload, b.payload);
 }
 
 std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
@@ -205,7 +249,10 @@ std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noe
 
 PacketWriter::PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& header) noexcept
     : buffer_(buffer) {
-  if (buffer.size() < kStateHeaderBytes) {
+  const InterestStatus& interest = header.interest;
+  const bool radius_ok = interest.culling ? std::isfinite(interest.radius) && interest.radius > 0.0f
+                                          : std::bit_cast<std::uint32_t>(interest.radius) == 0;
+  if (buffer.size() < kStateHeaderBytes || !radius_ok) {
     buffer_ = {};
     return;
   }
@@ -229,16 +276,17 @@ bool PacketWriter::add_record(WireRecord& record) noexcept {
   return true;
 }
 
-bool PacketWriter::add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason,
+bool PacketWriter::add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason, bool created,
                              std::span<const std::uint8_t> payload, std::uint32_t state_age) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu ||
-      state_age > tick_) {
+      state_age > tick_ || static_cast<std::uint8_t>(reason) > kLastSpawnReason) {
     return false;
   }
   WireRecord record{.type = RecordType::spawn,
                     .entity = entity,
                     .reliable_id = reliable_id,
                     .reason = static_cast<std::uint8_t>(reason),
+                    .created = created,
                     .state_age = state_age,
                     .payload = payload};
   return add_record(record);
@@ -276,7 +324,10 @@ std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
 }
 
 bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept {
-  if (entity.is_null() || records_ == kMaxRecordsPerPacket) return false;
+  if (entity.is_null() || records_ == kMaxRecordsPerPacket ||
+      static_cast<std::uint8_t>(reason) > kLastDespawnReason) {
+    return false;
+  }
   WireRecord record{.type = RecordType::despawn,
                     .entity = entity,
                     .reliable_id = reliable_id,
@@ -288,7 +339,8 @@ bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, Despa
 bool PacketWriter::add(const WireRecord& r) noexcept {
   switch (r.type) {
     case RecordType::spawn:
-      return add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload, r.state_age);
+      return add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.created, r.payload,
+                       r.state_age);
     case RecordType::update: return add_update(r.entity, r.payload);
     case RecordType::despawn:
       return add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));

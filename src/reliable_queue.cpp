@@ -11,12 +11,13 @@
 namespace sightline {
 
 std::uint32_t ReplicatorImpl::enqueue(ClientSend& s, RecordType type, EntityId e, std::uint8_t reason,
-                                      std::span<const std::uint8_t> bytes) {
+                                      bool created, std::span<const std::uint8_t> bytes) {
   ClientState& c = s.c;
   Reliable r;
   r.id = c.next_reliable;
   r.type = type;
   r.reason = reason;
+  r.created = created;
   r.entity = e;
   r.last_sent = s.now;
   if (s.unreliable) {
@@ -57,7 +58,7 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
       bytes = fresh;
       age = 0;
     }
-    s.entry_used += write_spawn(s, r.id, r.entity, static_cast<SpawnReason>(r.reason), bytes, age);
+    s.entry_used += write_spawn(s, r.id, r.entity, static_cast<SpawnReason>(r.reason), r.created, bytes, age);
   }
 }
 
@@ -69,6 +70,7 @@ Status ReplicatorImpl::receive_ack(ClientState& c, const AckPacket& ack) {
   }
   // A round-trip sample from the newest packet the ack names, if that packet is still on record.
   const std::size_t at = ack.latest_sequence % kSentWindow;
+  if (ack.latest_sequence < c.sequence) c.acked_sequence = std::max(c.acked_sequence, ack.latest_sequence);
   if (ack.latest_sequence < c.sequence && c.packet_sequence[at] == ack.latest_sequence) {
     const auto sample = static_cast<float>(sends - c.packet_send[at]);
     c.round_trip = c.measured ? 0.875f * c.round_trip + 0.125f * sample : sample;

@@ -14,7 +14,7 @@
 namespace sightline {
 namespace {
 
-Status invalid_def(const std::string& field, const std::string& value, const char* rule) {
+Status invalid_def(const std::string& field, const std::string& value, const std::string& rule) {
   return {ErrorCode::invalid_def, "ReplicatorDef::" + field + " is " + value + ": " + rule};
 }
 
@@ -32,10 +32,13 @@ Status validate(const ReplicatorDef& d) {
     return invalid_def("tick_seconds", format_value(d.tick_seconds), "must be finite and > 0");
   }
   if (d.packet_bytes < kStateHeaderBytes + 16 || d.packet_bytes > kMaxPacketBytes) {
-    return invalid_def("packet_bytes", std::to_string(d.packet_bytes), "must be in [33, 65535]");
+    return invalid_def("packet_bytes", std::to_string(d.packet_bytes),
+                       "must be in [" + std::to_string(kStateHeaderBytes + 16) + ", " +
+                           std::to_string(kMaxPacketBytes) + "]");
   }
   if (d.budget_bytes < kStateHeaderBytes + 16) {
-    return invalid_def("budget_bytes", std::to_string(d.budget_bytes), "must be >= 33");
+    return invalid_def("budget_bytes", std::to_string(d.budget_bytes),
+                       "must be >= " + std::to_string(kStateHeaderBytes + 16));
   }
   if (d.entry_budget_bytes < 1) return invalid_def("entry_budget_bytes", "0", "must be >= 1");
   if (!finite_nonneg(d.distance_scale))

@@ -39,12 +39,14 @@ struct Member {
   float acc = 0.0f;
   bool pending = true;  // its spawn has not been written
   SpawnReason reason = SpawnReason::near;
+  bool created = false;  // it joined the set at the tick it was created
 };
 
 struct Reliable {
   std::uint32_t id = 0;
   RecordType type = RecordType::spawn;
   std::uint8_t reason = 0;
+  bool created = false;  // spawns
   EntityId entity;
   std::uint64_t last_sent = 0;
   std::uint32_t payload_begin = 0;  // unreliable spawns: the full state first sent, in `store`
@@ -64,6 +66,12 @@ struct ClientState {
   std::uint32_t next_reliable = 0;
   std::uint32_t acked = 0;
   std::uint32_t sequence = 0;
+  // The interest status the client was last sent (none before its first packet), the sequence
+  // of the first packet that carried it, and the highest sequence an ack named (unreliable).
+  InterestStatus status_sent;
+  bool status_known = false;
+  std::uint32_t status_sequence = 0;
+  std::uint32_t acked_sequence = 0;
   bool catching_up = true;
   std::uint32_t pending = 0;
   std::uint32_t longest_wait = 0;
@@ -316,7 +324,7 @@ class ReplicatorImpl {
     return !s.unreliable || s.c.next_reliable - s.c.acked < kReliableWindow;
   }
   /// The next reliable id, the record kept for resending under unreliable delivery.
-  std::uint32_t enqueue(ClientSend& s, RecordType type, EntityId e, std::uint8_t reason,
+  std::uint32_t enqueue(ClientSend& s, RecordType type, EntityId e, std::uint8_t reason, bool created,
                         std::span<const std::uint8_t> bytes);
 
   // Update selection (update_selection.cpp).
@@ -329,7 +337,7 @@ class ReplicatorImpl {
   // The client's packets: a record goes into the open packet, or a new one when it does not fit.
   void close_packet(ClientSend& s);
   bool room_for(ClientSend& s, std::size_t bytes);
-  std::size_t write_spawn(ClientSend& s, std::uint32_t id, EntityId e, SpawnReason reason,
+  std::size_t write_spawn(ClientSend& s, std::uint32_t id, EntityId e, SpawnReason reason, bool created,
                           std::span<const std::uint8_t> bytes, std::uint32_t age);
   std::size_t write_despawn(ClientSend& s, std::uint32_t id, EntityId e, DespawnReason reason);
 };
@@ -384,10 +392,10 @@ inline bool ReplicatorImpl::room_for(ClientSend& s, std::size_t bytes) {
 }
 
 inline std::size_t ReplicatorImpl::write_spawn(ClientSend& s, std::uint32_t id, EntityId e,
-                                               SpawnReason reason, std::span<const std::uint8_t> bytes,
-                                               std::uint32_t age) {
+                                               SpawnReason reason, bool created,
+                                               std::span<const std::uint8_t> bytes, std::uint32_t age) {
   const std::size_t size = spawn_record_bytes(id, e, bytes.size(), age);
-  if (room_for(s, size)) s.writer.add_spawn(id, e, reason, bytes, age);
+  if (room_for(s, size)) s.writer.add_spawn(id, e, reason, created, bytes, age);
   return size;
 }
 

@@ -90,7 +90,8 @@ class Checker : public MirrorListener {
       nullptr;  // tick -> entity -> position
   std::uint64_t enters = 0, updates = 0, exits = 0;
 
-  void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> full, std::uint32_t tick) override {
+  void on_enter(EntityId e, SpawnReason, bool, std::span<const std::uint8_t> full,
+                std::uint32_t tick) override {
     ++enters;
     check(e, full, StatePart::full, tick);
   }
@@ -275,14 +276,18 @@ void run_bad_network(const NetworkRun& run) {
     for (const Client& c : clients) {
       const ClientSendStats s = *replicator.client_stats(c.id);
       // Updates keep flowing; what must have come to rest is the reliable stream.
+      // The client's own count of what is on its way comes to 0 with the server's.
       settled = settled && s.pending == 0 && c.mirror->ack().reliable_applied == c.log.size() &&
-                (run.delivery == Delivery::reliable || s.reliable_acked == s.reliable_next);
+                (run.delivery == Delivery::reliable || s.reliable_acked == s.reliable_next) &&
+                c.mirror->interest().pending == 0;
     }
   }
   ASSERT_TRUE(settled) << "the network settled but the mirrors did not catch up";
   for (const Client& c : clients) {
     std::vector<EntityId> expected(world.interest_set(c.id)->begin(), world.interest_set(c.id)->end());
     EXPECT_EQ(c.mirror->held(), expected) << "client " << c.id.index;
+    EXPECT_TRUE(c.mirror->interest().culling);
+    EXPECT_GT(c.mirror->interest().radius, 0.0f);
   }
   EXPECT_EQ(anomalies, 0u);
   EXPECT_GT(checker.enters, 500u);

@@ -17,13 +17,13 @@ struct Packet {
   std::vector<std::uint8_t> buffer = std::vector<std::uint8_t>(2048);
   std::optional<PacketWriter> writer;
   Packet(std::uint32_t sequence, std::uint32_t tick, std::uint32_t reliable_next,
-         Delivery delivery = Delivery::reliable) {
-    header = {delivery, sequence, tick, reliable_next};
+         Delivery delivery = Delivery::reliable, InterestStatus interest = {}) {
+    header = {delivery, sequence, tick, reliable_next, interest};
     writer.emplace(buffer, header);
   }
   Packet& spawn(std::uint32_t id, EntityId e, std::vector<std::uint8_t> payload = {1, 2, 3},
-                std::uint32_t age = 0) {
-    EXPECT_TRUE(writer->add_spawn(id, e, SpawnReason::near, payload, age));
+                std::uint32_t age = 0, bool created = false) {
+    EXPECT_TRUE(writer->add_spawn(id, e, SpawnReason::near, created, payload, age));
     return *this;
   }
   Packet& update(EntityId e, std::vector<std::uint8_t> payload = {9}) {
@@ -49,9 +49,11 @@ ClientMirror make(Delivery delivery = Delivery::reliable, std::uint32_t history 
 
 struct Log : MirrorListener {
   std::vector<std::string> lines;
-  void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> s, std::uint32_t tick) override {
+  void on_enter(EntityId e, SpawnReason, bool created, std::span<const std::uint8_t> s,
+                std::uint32_t tick) override {
     lines.push_back("enter " + std::to_string(e.index) + ":" + std::to_string(e.generation) + " @" +
-                    std::to_string(tick) + " " + std::to_string(s.size()) + "B");
+                    std::to_string(tick) + " " + std::to_string(s.size()) + "B" +
+                    (created ? " created" : ""));
   }
   void on_update(EntityId e, std::span<const std::uint8_t>, std::uint32_t tick) override {
     lines.push_back("update " + std::to_string(e.index) + " @" + std::to_string(tick));
@@ -566,6 +568,54 @@ TEST(ClientMirrorTest, AMovedMirrorKeepsItsTable) {
   other = std::move(moved);
   ASSERT_TRUE(other.receive(Packet(1, 2, 1).update(a).bytes()).ok());
   EXPECT_EQ(*other.state_tick(a), 2u);
+}
+
+// interest(): the newest packet's status, with what the server assigned and the mirror has not
+// applied yet counted as on its way.
+TEST(ClientMirrorTest, InterestIsTheNewestStatusWithUnappliedRecordsStillOnTheirWay) {
+  ClientMirror m = make(Delivery::unreliable);
+  EXPECT_EQ(m.interest(), InterestStatus{});  // nothing known yet
+  const InterestStatus five{.culling = true, .radius = 8.0f, .pending = 5};
+  const InterestStatus two{.culling = true, .radius = 8.0f, .pending = 2};
+  // Packet 1 (reliable ids 1, 2 assigned; pending 2) arrives before packet 0 (id 0; pending 5).
+  ASSERT_TRUE(m.receive(Packet(1, 2, 3, Delivery::unreliable, two).spawn(1, a).spawn(2, b).bytes()).ok());
+  EXPECT_EQ(m.interest(), (InterestStatus{.culling = true, .radius = 8.0f, .pending = 2 + 3}));
+  // The older packet fills the gap but does not take the status back.
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1, Delivery::unreliable, five).spawn(0, {9, 1}).bytes()).ok());
+  EXPECT_EQ(m.held_count(), 3u);
+  EXPECT_EQ(m.interest(), two);
+  // Culling switched off: the radius is 0 and the promise is void.
+  ASSERT_TRUE(
+      m.receive(
+           Packet(2, 3, 3, Delivery::unreliable, {.culling = false, .radius = 0.0f, .pending = 0}).bytes())
+          .ok());
+  EXPECT_EQ(m.interest(), InterestStatus{});
+  // A hostile count cannot wrap: it saturates.
+  ASSERT_TRUE(m.receive(Packet(3, 4, 900, Delivery::unreliable,
+                               {.culling = true, .radius = 1.0f, .pending = 0xfffffff0u})
+                            .bytes())
+                  .ok());
+  EXPECT_EQ(m.interest().pending, 0xffffffffu);
+}
+
+// Reliable: each packet's status as it comes; a send split over packets counts the records of
+// its later packets as on their way until they are applied.
+TEST(ClientMirrorTest, ReliableInterestCountsTheSendsLaterPackets) {
+  ClientMirror m = make();
+  const InterestStatus one{.culling = true, .radius = 4.0f, .pending = 1};
+  ASSERT_TRUE(m.receive(Packet(0, 1, 2, Delivery::reliable, one).spawn(0, a).bytes()).ok());
+  EXPECT_EQ(m.interest().pending, 2u);  // b's spawn (id 1) is in the next packet
+  ASSERT_TRUE(m.receive(Packet(1, 1, 2, Delivery::reliable, one).spawn(1, b).bytes()).ok());
+  EXPECT_EQ(m.interest(), one);
+}
+
+// The spawn's created bit reaches the listener, also for a record that waited for a missing one.
+TEST(ClientMirrorTest, OnEnterSaysWhetherTheEntityWasCreated) {
+  ClientMirror m = make(Delivery::unreliable);
+  Log log;
+  ASSERT_TRUE(m.receive(Packet(1, 2, 2, Delivery::unreliable).spawn(1, b, {5}, 0, true).bytes(), &log).ok());
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1, Delivery::unreliable).spawn(0, a, {6}, 0, false).bytes(), &log).ok());
+  EXPECT_EQ(log.lines, (std::vector<std::string>{"enter 3:1 @1 1B", "enter 5:2 @2 1B created"}));
 }
 
 }  // namespace

@@ -158,9 +158,9 @@ constexpr std::uint64_t kReferenceRun = 0x4d809405f8795e92;
 constexpr std::uint64_t kArenaRun = 0xba919ac608d37fda;
 constexpr std::uint64_t kCappedArenaRun = 0xed9c4951936a31d5;
 constexpr std::uint64_t kRandomRuns = 0xb75f440edf8a7dad;
-constexpr std::uint64_t kReliableSend = 0x395453ad213c7003;
-constexpr std::uint64_t kUnreliableSend = 0x293aea16fd77b8a4;
-constexpr std::uint64_t kFixedRateSend = 0xa06fc440c25a4a1b;
+constexpr std::uint64_t kReliableSend = 0xadea74c702c15d30;
+constexpr std::uint64_t kUnreliableSend = 0xc9947fd3ca7ae089;
+constexpr std::uint64_t kFixedRateSend = 0x50362891c26bea02;
 
 TEST(GoldenHashTest, ReferenceRun) {
   EXPECT_EQ(reference_run_hash(1), kReferenceRun) << std::hex << reference_run_hash(1);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <variant>
 #include <vector>
@@ -21,6 +22,7 @@ struct Rec {
   EntityId entity;
   std::uint32_t reliable_id = 0;
   std::uint8_t reason = 0;
+  bool created = false;
   std::uint32_t state_age = 0;
   std::vector<std::uint8_t> payload;
 
@@ -30,6 +32,7 @@ struct Rec {
             .entity = entity,
             .reliable_id = reliable_id,
             .reason = reason,
+            .created = created,
             .state_age = state_age,
             .payload = payload};
   }
@@ -51,6 +54,7 @@ rc::Gen<Rec> any_record(std::uint32_t tick) {
     if (r.type != RecordType::update) r.reliable_id = *any_u32();
     if (r.type == RecordType::spawn) {
       r.reason = *rc::gen::inRange<std::uint8_t>(0, 9);
+      r.created = *rc::gen::arbitrary<bool>();
       r.state_age = *rc::gen::inRange<std::uint32_t>(0, std::min<std::uint32_t>(tick, 1000) + 1);
     }
     if (r.type == RecordType::despawn) r.reason = *rc::gen::inRange<std::uint8_t>(0, 6);
@@ -59,6 +63,20 @@ rc::Gen<Rec> any_record(std::uint32_t tick) {
       r.payload = *rc::gen::container<std::vector<std::uint8_t>>(size, rc::gen::arbitrary<std::uint8_t>());
     }
     return r;
+  });
+}
+
+// An interest status a decoder accepts: a finite radius > 0 while culling (any such float), 0 without.
+rc::Gen<InterestStatus> any_interest() {
+  return rc::gen::exec([] {
+    InterestStatus status;
+    status.culling = *rc::gen::arbitrary<bool>();
+    status.pending = *any_u32();
+    if (status.culling) {
+      status.radius = *rc::gen::suchThat(rc::gen::arbitrary<float>(),
+                                         [](float r) { return std::isfinite(r) && r > 0.0f; });
+    }
+    return status;
   });
 }
 
@@ -77,6 +95,7 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
   header.sequence = *any_u32();
   header.tick = *any_u32();
   header.reliable_next = *any_u32();
+  header.interest = *any_interest();
   const auto records =
       *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(0, 40), any_record(header.tick));
   std::vector<std::uint8_t> buffer(kStateHeaderBytes + 40 * 330);
@@ -86,8 +105,8 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
     bool added = false;
     switch (r.type) {
       case RecordType::spawn:
-        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
-                                 r.state_age);
+        added = writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.created,
+                                 r.payload, r.state_age);
         break;
       case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
       case RecordType::despawn:
@@ -131,6 +150,7 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
   header.sequence = *any_u32();
   header.tick = *any_u32();
   header.reliable_next = *any_u32();
+  header.interest = *any_interest();
   const auto records =
       *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(1, 8), any_record(header.tick));
   std::vector<std::uint8_t> buffer(kStateHeaderBytes + 8 * 330);
@@ -138,8 +158,8 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
   for (const Rec& r : records) {
     switch (r.type) {
       case RecordType::spawn:
-        RC_ASSERT(writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.payload,
-                                   r.state_age));
+        RC_ASSERT(writer.add_spawn(r.reliable_id, r.entity, static_cast<SpawnReason>(r.reason), r.created,
+                                   r.payload, r.state_age));
         break;
       case RecordType::update: RC_ASSERT(writer.add_update(r.entity, r.payload)); break;
       case RecordType::despawn:
@@ -404,6 +424,13 @@ RC_GTEST_PROP(ProtocolDocTest, TheQuantizedFloatFollowsTheDocumentedArithmetic, 
   RC_ASSERT(read == documented);
 }
 
+// The worked example of docs/protocol.md, byte for byte.
+const std::vector<std::uint8_t> kDocumented{0x02, 0x01, 0x03, 0x07, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00,
+                                            0x2a, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0xa0,
+                                            0x41, 0x03, 0x00, 0x01, 0x28, 0x82, 0x01, 0x02, 0x80, 0x00, 0x05,
+                                            0x20, 0xfd, 0x60, 0xf2, 0x01, 0x02, 0x05, 0x01, 0x05, 0x20, 0xfd,
+                                            0x60, 0xf2, 0x01, 0x03, 0x29, 0x09, 0x03, 0x00};
+
 TEST(ProtocolDocTest, TheWorkedExampleInProtocolMdIsWhatTheCodeWrites) {
   std::array<std::uint8_t, 8> payload{};
   Stream state = Stream::writer(payload);
@@ -414,56 +441,84 @@ TEST(ProtocolDocTest, TheWorkedExampleInProtocolMdIsWhatTheCodeWrites) {
   ASSERT_EQ(state.bits(), 34u);
   const auto p = std::span<const std::uint8_t>(payload).first(state.bytes());
   std::array<std::uint8_t, 64> buffer{};
-  PacketWriter writer(buffer, {Delivery::unreliable, 7, 300, 42});
-  ASSERT_TRUE(writer.add_spawn(40, {130, 2}, SpawnReason::near, p));
+  PacketWriter writer(buffer,
+                      {Delivery::unreliable, 7, 300, 42, {.culling = true, .radius = 20.0f, .pending = 3}});
+  ASSERT_TRUE(writer.add_spawn(40, {130, 2}, SpawnReason::near, true, p));
   ASSERT_TRUE(writer.add_update({5, 1}, p));
   ASSERT_TRUE(writer.add_despawn(41, {9, 3}, DespawnReason::left));
   const auto bytes = writer.finish();
-  const std::vector<std::uint8_t> documented{
-      0x01, 0x01, 0x01, 0x07, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00,
-      0x03, 0x00, 0x01, 0x28, 0x82, 0x01, 0x02, 0x00, 0x00, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01,
-      0x02, 0x05, 0x01, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01, 0x03, 0x29, 0x09, 0x03, 0x00};
-  EXPECT_EQ(std::vector<std::uint8_t>(bytes.begin(), bytes.end()), documented);
+  EXPECT_EQ(std::vector<std::uint8_t>(bytes.begin(), bytes.end()), kDocumented);
+  DecodedPacket decoded;
+  ASSERT_TRUE(decode_packet(kDocumented, decoded).ok());
+  EXPECT_EQ(decoded.header.interest, (InterestStatus{.culling = true, .radius = 20.0f, .pending = 3}));
+  EXPECT_TRUE(decoded.records[0].created);
   std::array<std::uint8_t, kAckBytes> ack{};
   encode_ack({7, 42}, ack);
   EXPECT_EQ(
-      ack, (std::array<std::uint8_t, kAckBytes>{0x01, 0x02, 0x07, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00}));
+      ack, (std::array<std::uint8_t, kAckBytes>{0x02, 0x02, 0x07, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00}));
 }
 
 // Every refusal names the first byte of the field it refuses (here: the byte corrupted), in the
-// worked example's packet: type 17, reliable id 18, index 19-20, generation 21, spawn reason 22,
-// state age 23, payload length 24, payload 25-29; the despawn's reason at 43.
+// worked example's packet: flags 2, radius 19-22, record count 23-24; the spawn's type 25,
+// reliable id 26, index 27-28, generation 29, reason 30, state age 31, payload length 32, payload
+// 33-37; the despawn's reason at 51.
 TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
-  const std::vector<std::uint8_t> documented{
-      0x01, 0x01, 0x01, 0x07, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00,
-      0x03, 0x00, 0x01, 0x28, 0x82, 0x01, 0x02, 0x00, 0x00, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01,
-      0x02, 0x05, 0x01, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01, 0x03, 0x29, 0x09, 0x03, 0x00};
   DecodedPacket decoded;
-  ASSERT_TRUE(decode_packet(documented, decoded).ok());
+  ASSERT_TRUE(decode_packet(kDocumented, decoded).ok());
   auto refusal = [&](std::initializer_list<std::pair<std::size_t, std::uint8_t>> changes) {
-    std::vector<std::uint8_t> bytes = documented;
+    std::vector<std::uint8_t> bytes = kDocumented;
     for (const auto& [at, value] : changes) bytes[at] = value;
     const Status status = decode_packet(bytes, decoded);
     EXPECT_EQ(status.code(), ErrorCode::malformed_packet);
     return status.message();
   };
-  EXPECT_EQ(refusal({{17, 4}}), "record type at byte 17 is 4, not 1, 2 or 3");
-  EXPECT_EQ(refusal({{21, 0}}), "entity generation at byte 21 is 0 (the null handle)");
-  EXPECT_EQ(refusal({{22, 9}}), "spawn reason at byte 22 is 9, above 8");
-  EXPECT_EQ(refusal({{43, 6}}), "despawn reason at byte 43 is 6, above 5");
-  EXPECT_EQ(refusal({{19, 0x80}, {20, 0x00}}), "entity index at byte 19 is an overlong varint");
-  EXPECT_EQ(refusal({{7, 0x05}, {8, 0x00}, {23, 0x06}}),
-            "state age at byte 23 is 6, beyond the packet's tick 5");
-  EXPECT_EQ(refusal({{24, 100}}), "payload at byte 25 of 100 bytes runs past the end");
-  EXPECT_EQ(refusal({{0, 2}}), "version at byte 0 is 2, expected 1");
+  EXPECT_EQ(refusal({{0, 1}}), "version at byte 0 is 1, expected 2");
+  EXPECT_EQ(refusal({{2, 7}}), "flags at byte 2 are 7: unknown bits set");
+  EXPECT_EQ(refusal({{2, 1}}), "radius at byte 19 is 20 (bits 1101004800): without culling it must be 0");
+  EXPECT_EQ(refusal({{22, 0xc1}}), "radius at byte 19 is -20: culling needs a finite radius > 0");
+  EXPECT_EQ(refusal({{21, 0x80}, {22, 0x7f}}), "radius at byte 19 is inf: culling needs a finite radius > 0");
+  EXPECT_EQ(refusal({{25, 4}}), "record type at byte 25 is 4, not 1, 2 or 3");
+  EXPECT_EQ(refusal({{29, 0}}), "entity generation at byte 29 is 0 (the null handle)");
+  EXPECT_EQ(refusal({{30, 9}}), "spawn reason at byte 30 is 9, above 8");
+  EXPECT_EQ(refusal({{30, 0x89}}), "spawn reason at byte 30 is 9, above 8");
+  EXPECT_EQ(refusal({{51, 6}}), "despawn reason at byte 51 is 6, above 5");
+  EXPECT_EQ(refusal({{27, 0x80}, {28, 0x00}}), "entity index at byte 27 is an overlong varint");
+  EXPECT_EQ(refusal({{7, 0x05}, {8, 0x00}, {31, 0x06}}),
+            "state age at byte 31 is 6, beyond the packet's tick 5");
+  EXPECT_EQ(refusal({{32, 100}}), "payload at byte 33 of 100 bytes runs past the end");
   // 27 bytes of records hold 6 records of 4 bytes (the shortest, an update with an empty payload)
   // at most: a count of 7 is refused before any record is read.
-  EXPECT_EQ(refusal({{15, 7}}), "record count 7 at byte 15 exceeds what 44 bytes can hold");
+  EXPECT_EQ(refusal({{23, 7}}), "record count 7 at byte 23 exceeds what 52 bytes can hold");
+}
+
+// The writer refuses what a decoder would: a header whose interest is not one, a reason outside
+// its enum (a spawn's reason byte also carries `created`).
+TEST(ProtocolTest, TheWriterRefusesAnInterestOrReasonADecoderWouldRefuse) {
+  std::array<std::uint8_t, 64> buffer{};
+  for (const InterestStatus bad :
+       {InterestStatus{.culling = false, .radius = 1.0f}, InterestStatus{.culling = false, .radius = -0.0f},
+        InterestStatus{.culling = true, .radius = 0.0f}, InterestStatus{.culling = true, .radius = -2.0f},
+        InterestStatus{.culling = true, .radius = std::numeric_limits<float>::infinity()},
+        InterestStatus{.culling = true, .radius = std::nanf("")}}) {
+    PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0, bad});
+    EXPECT_FALSE(writer.add_update({5, 1}, {}));
+    EXPECT_TRUE(writer.finish().empty());
+  }
+  PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0, {.culling = true, .radius = 8.0f, .pending = 0}});
+  EXPECT_FALSE(writer.add_spawn(0, {5, 1}, static_cast<SpawnReason>(9), false, {}));
+  EXPECT_FALSE(writer.add_spawn(0, {5, 1}, static_cast<SpawnReason>(0x80), false, {}));
+  EXPECT_FALSE(writer.add_despawn(0, {5, 1}, static_cast<DespawnReason>(6)));
+  EXPECT_EQ(writer.records(), 0u);
+  EXPECT_TRUE(writer.add_spawn(0, {5, 1}, SpawnReason::unculled, true, {}));
+  DecodedPacket decoded;
+  ASSERT_TRUE(decode_packet(writer.finish(), decoded).ok());
+  EXPECT_EQ(decoded.records[0].reason, static_cast<std::uint8_t>(SpawnReason::unculled));
+  EXPECT_TRUE(decoded.records[0].created);
 }
 
 TEST(ProtocolDocTest, TheShortestRecordIsAnUpdateOfFourBytes) {
   std::array<std::uint8_t, 64> buffer{};
-  PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0});
+  PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0, {}});
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.add_update({5, 1}, {}));
   const auto bytes = writer.finish();
   ASSERT_EQ(bytes.size(), kStateHeaderBytes + 3 * 4);
@@ -485,8 +540,8 @@ RC_GTEST_PROP(ProtocolRoundTrip, AnEncodedUpdateWritesWhatAddUpdateWrites, ()) {
   RC_ASSERT(bytes == update_record_bytes(e, payload.size()));
   std::array<std::uint8_t, 256> a{};
   std::array<std::uint8_t, 256> b{};
-  PacketWriter direct(a, {Delivery::unreliable, 3, 9, 2});
-  PacketWriter encoded(b, {Delivery::unreliable, 3, 9, 2});
+  PacketWriter direct(a, {Delivery::unreliable, 3, 9, 2, {}});
+  PacketWriter encoded(b, {Delivery::unreliable, 3, 9, 2, {}});
   for (int i = 0; i < 2; ++i) {
     RC_ASSERT(direct.add_update(e, payload));
     RC_ASSERT(encoded.add_encoded_update({record.data(), bytes}));
@@ -506,7 +561,7 @@ TEST(ProtocolTest, AnEncodedUpdateIsRefusedWhereItCannotBeWritten) {
   ASSERT_EQ(encode_update_record(record, {300, 1}, payload), 11u);
 
   std::array<std::uint8_t, kStateHeaderBytes + 15> buffer{};
-  PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0});
+  PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0, {}});
   EXPECT_FALSE(writer.add_encoded_update({}));
   std::array<std::uint8_t, 11> spawn = {};
   std::copy_n(record.begin(), 11, spawn.begin());

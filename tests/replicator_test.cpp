@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 #include "small_world.h"
 
@@ -234,7 +235,7 @@ TEST(ReplicatorTest, FixedRateModeSendsTheWorldSchedule) {
   const ClientId c = w.client(viewer);
   ReplicatorDef def = def_for(game);
   def.mode = UpdateMode::fixed_rate;
-  def.budget_bytes = 33;  // ignored in this mode
+  def.budget_bytes = kStateHeaderBytes + 16;  // the least allowed, ignored in this mode
   Replicator r = std::move(Replicator::create(w.world, def).value());
   for (int t = 0; t < 5; ++t) {
     w.world.tick();
@@ -542,6 +543,137 @@ TEST(ReplicatorTest, PacketsCarrySequenceTickAndReliableWatermark) {
     }
   }
   EXPECT_EQ(reliable, 30u);
+}
+
+// Every packet states the client's interest as of the end of its send; a change of it with no
+// record to carry it still goes, in a packet of its own, and the mirror reads what the server
+// counts.
+TEST(ReplicatorTest, EveryPacketCarriesTheInterestStatusAndAChangeAloneSendsOne) {
+  SmallWorld w(10.0f, 10.0f);
+  Game game{&w.world};
+  game.full_bytes = 500;
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const EntityId a = w.make(1.0f, 0.0f);
+  const EntityId b = w.make(2.0f, 0.0f);
+  const EntityId far = w.make(3.0f, 0.0f);
+  const ClientId c = w.client(viewer);
+  ReplicatorDef def = def_for(game);
+  def.entry_budget_bytes = 100;  // one spawn a send
+  Replicator r = std::move(Replicator::create(w.world, def).value());
+  for (const EntityId e : {a, b, far}) ASSERT_TRUE(r.set_priority(e, 0.0f).ok());  // no updates
+  ClientMirror mirror = std::move(ClientMirror::create(default_mirror_def()).value());
+  const float promise = def.promise_fraction * 10.0f;
+  auto send = [&] {
+    w.world.tick();
+    EXPECT_TRUE(r.send().ok());
+    const Decoded d = decode_all(r, c);
+    for (const PacketHeader& h : d.headers) {
+      EXPECT_EQ(h.interest, (InterestStatus{.culling = true, .radius = promise, .pending = *r.pending(c)}));
+    }
+    for (auto bytes : *r.packets(c)) EXPECT_TRUE(mirror.receive(bytes).ok());
+    EXPECT_EQ(mirror.interest().pending, *r.pending(c));
+    return d;
+  };
+  EXPECT_EQ(send().spawns.size(), 1u);
+  EXPECT_EQ(*r.pending(c), 2u);
+  EXPECT_EQ(send().spawns.size(), 1u);
+  EXPECT_EQ(*r.pending(c), 1u);
+  // The last pending member walks away before its spawn went: no record, but pending is now 0.
+  ASSERT_TRUE(mirror.holds(a) && mirror.holds(b) && !mirror.holds(far));  // nearest first
+  ASSERT_TRUE(w.world.set_position(far, 50.0f, 0.0f).ok());
+  const Decoded alone = send();
+  EXPECT_TRUE(alone.spawns.empty() && alone.updates.empty() && alone.despawns.empty());
+  ASSERT_EQ(alone.headers.size(), 1u) << "a packet for the status alone";
+  EXPECT_EQ(*r.pending(c), 0u);
+  EXPECT_EQ(mirror.interest(), (InterestStatus{.culling = true, .radius = promise, .pending = 0}));
+  // Nothing changed: nothing is sent.
+  EXPECT_TRUE(send().headers.empty());
+  // Culling turned off: the status says so (radius 0), whether or not a record goes with it.
+  ASSERT_TRUE(w.world.set_space_def(w.world.default_space(), SpaceDef{}).ok());
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  const Decoded off = decode_all(r, c);
+  ASSERT_FALSE(off.headers.empty());
+  for (const PacketHeader& h : off.headers) {
+    EXPECT_EQ(h.interest, (InterestStatus{.culling = false, .radius = 0.0f, .pending = *r.pending(c)}));
+  }
+  for (auto bytes : *r.packets(c)) ASSERT_TRUE(mirror.receive(bytes).ok());
+  EXPECT_FALSE(mirror.interest().culling);
+  EXPECT_EQ(mirror.interest().pending, *r.pending(c));
+}
+
+// Unreliable: a status change is sent again each send, in a packet of its own where nothing else
+// goes, until an ack names a packet that carried it.
+TEST(ReplicatorTest, AnUnreliableStatusIsRepeatedUntilAnAckCoversIt) {
+  SmallWorld w(10.0f, 10.0f);
+  Game game{&w.world};
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const ClientId c = w.client(viewer);
+  ReplicatorDef def = def_for(game);
+  def.delivery = Delivery::unreliable;
+  Replicator r = std::move(Replicator::create(w.world, def).value());
+  std::vector<std::uint32_t> sequences;
+  for (int t = 0; t < 4; ++t) {
+    w.world.tick();
+    ASSERT_TRUE(r.send().ok());
+    const Decoded d = decode_all(r, c);
+    ASSERT_EQ(d.headers.size(), 1u) << "send " << t << ": no ack yet";
+    EXPECT_TRUE(d.spawns.empty() && d.updates.empty());
+    sequences.push_back(d.headers[0].sequence);
+  }
+  EXPECT_EQ(sequences, (std::vector<std::uint32_t>{0, 1, 2, 3}));
+  std::array<std::uint8_t, kAckBytes> ack{};
+  // "Latest 0" may mean that nothing arrived: it does not cover the status.
+  encode_ack({.latest_sequence = 0, .reliable_applied = 0}, ack);
+  ASSERT_TRUE(r.receive_ack(c, ack).ok());
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  EXPECT_EQ(decode_all(r, c).headers.size(), 1u);
+  encode_ack({.latest_sequence = 2, .reliable_applied = 0}, ack);
+  ASSERT_TRUE(r.receive_ack(c, ack).ok());
+  for (int t = 0; t < 3; ++t) {
+    w.world.tick();
+    ASSERT_TRUE(r.send().ok());
+    EXPECT_TRUE(decode_all(r, c).headers.empty()) << "covered: nothing more to say";
+  }
+  // A new entity: its spawn goes with the new status (pending back to 0 after it).
+  const EntityId a = w.make(1.0f, 0.0f);
+  ASSERT_TRUE(r.set_priority(a, 0.0f).ok());
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  EXPECT_EQ(decode_all(r, c).spawns.size(), 1u);
+  EXPECT_EQ(decode_all(r, c).headers[0].interest.pending, 0u);
+}
+
+// A spawn says whether its entity was created at the tick it joined the client's set (play its
+// appearance) or stood there already (play nothing), and keeps saying it when resent.
+TEST(ReplicatorTest, ASpawnSaysWhetherItsEntityWasCreated) {
+  SmallWorld w(10.0f, 10.0f);
+  Game game{&w.world};
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const EntityId there = w.make(1.0f, 0.0f);
+  const EntityId walker = w.make(40.0f, 0.0f);
+  w.world.tick();  // they exist before the client joins
+  const ClientId c = w.client(viewer);
+  ReplicatorDef def = def_for(game);
+  def.delivery = Delivery::unreliable;
+  def.resend_sends = 2;
+  Replicator r = std::move(Replicator::create(w.world, def).value());
+  std::map<std::uint32_t, std::vector<bool>> created;  // by entity index, every spawn record sent
+  auto send = [&] {
+    w.world.tick();
+    ASSERT_TRUE(r.send().ok());
+    for (const WireRecord& s : decode_all(r, c).spawns) created[s.entity.index].push_back(s.created);
+  };
+  send();  // the client joins: what stands there was not created for it
+  const EntityId born = w.make(2.0f, 0.0f);
+  ASSERT_TRUE(w.world.set_position(walker, 3.0f, 0.0f).ok());
+  send();
+  send();
+  send();
+  EXPECT_EQ(created[there.index], (std::vector<bool>{false, false}));  // sent, then resent
+  EXPECT_EQ(created[walker.index], (std::vector<bool>{false, false}));
+  EXPECT_EQ(created[born.index], (std::vector<bool>{true, true}));
 }
 
 }  // namespace

@@ -75,10 +75,11 @@ struct Anomaly {
 class MirrorListener {
  public:
   virtual ~MirrorListener() = default;
-  /// The entity arrived with its full state: restart its interpolation, play no spawn effect
-  /// for something that stood there all along.
-  virtual void on_enter(EntityId entity, SpawnReason reason, std::span<const std::uint8_t> full_state,
-                        std::uint32_t tick);
+  /// The entity arrived with its full state: restart its interpolation. `created`: it was
+  /// created at the tick it joined the client's set, so play its appearance (a spawn effect);
+  /// false: it stood there all along and came into view, so play nothing.
+  virtual void on_enter(EntityId entity, SpawnReason reason, bool created,
+                        std::span<const std::uint8_t> full_state, std::uint32_t tick);
   virtual void on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t tick);
   virtual void on_exit(EntityId entity, ExitKind kind, DespawnReason reason);
 };
@@ -151,6 +152,15 @@ class ClientMirror {
   /// The latest tick applied to the entity. stale_handle when not held.
   [[nodiscard]] Result<std::uint32_t> state_tick(EntityId entity) const;
 
+  /// What the client's interest promises it (seed 004's readInterest), from the newest packet
+  /// received: whether its space culls, the radius within which every entity is held once
+  /// `pending` is 0, and `pending`, the entities still on their way: the server's count after
+  /// that packet's send plus the spawns and despawns the server had assigned by then that this
+  /// mirror has not applied yet. Under reliable delivery it equals the server's
+  /// Replicator::pending(client) once the send's last packet is applied; under unreliable
+  /// delivery it reaches 0 once that is 0 and every reliable record has arrived. Before any
+  /// packet: not culling, radius 0, pending 0 (stats().packets is 0).
+  [[nodiscard]] InterestStatus interest() const noexcept;
   /// What to send back to the server (required under unreliable delivery): the highest sequence
   /// received (0 before any) and the next reliable id expected.
   [[nodiscard]] AckPacket ack() const noexcept;

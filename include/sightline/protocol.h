@@ -17,9 +17,9 @@
 namespace sightline {
 
 /// The first byte of every packet. A decoder refuses any other.
-inline constexpr std::uint8_t kProtocolVersion = 1;
+inline constexpr std::uint8_t kProtocolVersion = 2;
 /// Bytes of a state packet before its first record.
-inline constexpr std::size_t kStateHeaderBytes = 17;
+inline constexpr std::size_t kStateHeaderBytes = 25;
 /// Bytes of an ack packet.
 inline constexpr std::size_t kAckBytes = 10;
 
@@ -32,9 +32,15 @@ inline constexpr std::size_t kFlagsOffset = 2;               ///< State: u8.
 inline constexpr std::size_t kSequenceOffset = 3;            ///< State: u32.
 inline constexpr std::size_t kTickOffset = 7;                ///< State: u32.
 inline constexpr std::size_t kReliableNextOffset = 11;       ///< State: u32, PacketHeader::reliable_next.
-inline constexpr std::size_t kRecordCountOffset = 15;        ///< State: u16.
+inline constexpr std::size_t kPendingOffset = 15;            ///< State: u32, InterestStatus::pending.
+inline constexpr std::size_t kRadiusOffset = 19;             ///< State: f32 bits, InterestStatus::radius.
+inline constexpr std::size_t kRecordCountOffset = 23;        ///< State: u16.
 inline constexpr std::size_t kAckLatestSequenceOffset = 2;   ///< Ack: u32.
 inline constexpr std::size_t kAckReliableAppliedOffset = 6;  ///< Ack: u32.
+
+/// Bits of a state packet's flags byte (kFlagsOffset); the others are 0.
+inline constexpr std::uint8_t kFlagUnreliable = 1;  ///< Delivery::unreliable.
+inline constexpr std::uint8_t kFlagCulling = 2;     ///< InterestStatus::culling.
 
 enum class PacketKind : std::uint8_t { state = 1, ack = 2 };
 enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3 };
@@ -50,6 +56,23 @@ enum class Delivery : std::uint8_t {
   unreliable = 1,
 };
 
+/// What a client's interest promises it, as of a send (seed 004's readInterest): whether its space
+/// culls, the radius within which it holds every entity once nothing is pending, and how many
+/// entities are still on their way. Every state packet carries it.
+struct InterestStatus {
+  /// The client's space culls by distance at the packet's tick. false: the client is sent every
+  /// entity of its space (culling off, or a broadcasting space), and `radius` is 0.
+  bool culling = false;
+  /// World units, finite and > 0 while culling (ReplicatorDef::promise_fraction of the space's
+  /// enter radius), else 0. Once `pending` is 0 every entity within it of the client's origins is
+  /// held (docs/bandwidth.md states for which speeds).
+  float radius = 0.0f;
+  /// Members of the client's set whose spawn had not been written by the end of the send.
+  std::uint32_t pending = 0;
+
+  friend constexpr bool operator==(const InterestStatus&, const InterestStatus&) noexcept = default;
+};
+
 /// The fixed part of a state packet.
 struct PacketHeader {
   Delivery delivery = Delivery::reliable;
@@ -58,6 +81,8 @@ struct PacketHeader {
   /// Reliable ids below this were assigned before the packet was written: a client that has
   /// applied exactly these holds what the server believed it held when it wrote the updates.
   std::uint32_t reliable_next = 0;
+  /// The client's interest as of the end of the send the packet belongs to.
+  InterestStatus interest;
 
   friend constexpr bool operator==(const PacketHeader&, const PacketHeader&) noexcept = default;
 };
@@ -68,6 +93,9 @@ struct WireRecord {
   EntityId entity;
   std::uint32_t reliable_id = 0;  ///< Spawns and despawns: their place in the reliable order.
   std::uint8_t reason = 0;        ///< SpawnReason or DespawnReason.
+  /// Spawns: the entity was created at the tick it joined the client's set (play its appearance);
+  /// false when it stood there already and came into view (play nothing).
+  bool created = false;
   /// Spawns: how many ticks before the packet's tick its state was written (0 but for a spawn
   /// resent with the state it first went with). <= the packet's tick.
   std::uint32_t state_age = 0;
@@ -120,14 +148,16 @@ std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
                                  std::span<const std::uint8_t> payload) noexcept;
 
 /// Writes one state packet into a caller's buffer. Each add_* refuses (false, nothing written)
-/// a record that does not fit, a null entity, or a packet already at kMaxRecordsPerPacket.
+/// a record that does not fit, a null entity, a reason outside its enum, or a packet already at
+/// kMaxRecordsPerPacket.
 class PacketWriter {
  public:
-  /// Starts a packet; `buffer` must hold at least kStateHeaderBytes (else every add fails and
-  /// finish() is empty). A spawn's state_age may not exceed header.tick.
+  /// Starts a packet; `buffer` must hold at least kStateHeaderBytes and header.interest must be
+  /// one a decoder accepts (a radius finite and > 0 while culling, +0 otherwise), else every add
+  /// fails and finish() is empty. A spawn's state_age may not exceed header.tick.
   PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& header) noexcept;
 
-  bool add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason,
+  bool add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason, bool created,
                  std::span<const std::uint8_t> payload, std::uint32_t state_age = 0) noexcept;
   bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
   bool add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept;
@@ -182,12 +212,11 @@ inline void PacketWriter::copy_record(std::uint8_t* to, const std::uint8_t* from
   }
 }
 
-/// Decodes a state packet, checking every byte: version, kind, flags, the record count, each
-/// record's type, varints (at most 5 bytes, no overlong form, no value above 32 bits), a
-/// non-zero generation, a known reason, a spawn's state age within the packet's tick, payload
-/// lengths within the packet, and no bytes after
-/// the last record. On failure returns malformed_packet with the offset and the reason, and
-/// `out` holds nothing that may be used.
+/// Decodes a state packet, checking every byte: version, kind, flags, the interest status (a
+/// radius finite and > 0 while culling, 0 otherwise), the record count, each record's type, varints (at most
+/// 5 bytes, no overlong form, no value above 32 bits), a non-zero generation, a known reason, a spawn's state
+/// age within the packet's tick, payload lengths within the packet, and no bytes after the last record. On
+/// failure returns malformed_packet with the offset and the reason, and `out` holds nothing that may be used.
 [[nodiscard]] Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out);
 
 /// Writes an ack packet: exactly kAckBytes bytes.

@@ -49,9 +49,9 @@ function refused(bytes, why) {
 // ---------------------------------------------------------------------------------------------
 // docs/protocol.md's example, as pinned by tests/protocol_roundtrip_test.cpp.
 const documented = Uint8Array.from([
-  0x01, 0x01, 0x01, 0x07, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00,
-  0x03, 0x00, 0x01, 0x28, 0x82, 0x01, 0x02, 0x00, 0x00, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01,
-  0x02, 0x05, 0x01, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01, 0x03, 0x29, 0x09, 0x03, 0x00]);
+  0x02, 0x01, 0x03, 0x07, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00,
+  0x00, 0x00, 0x00, 0xa0, 0x41, 0x03, 0x00, 0x01, 0x28, 0x82, 0x01, 0x02, 0x80, 0x00, 0x05, 0x20, 0xfd, 0x60,
+  0xf2, 0x01, 0x02, 0x05, 0x01, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01, 0x03, 0x29, 0x09, 0x03, 0x00]);
 
 test('the hex example in docs/protocol.md is the one the C++ test pins', () => {
   const doc = readFileSync(path.join(root, 'docs/protocol.md'), 'utf8');
@@ -72,11 +72,12 @@ test('docs/protocol.md example: every field', () => {
   assert.equal(p.sequence, 7);
   assert.equal(p.tick, 300);
   assert.equal(p.reliableNext, 42);
+  assert.deepEqual(p.interest, { culling: true, radius: 20, pending: 3 });
   assert.equal(p.records.length, 3);
   const [spawn, update, despawn] = p.records;
   const payload = Uint8Array.from([0x20, 0xfd, 0x60, 0xf2, 0x01]);
   assert.deepEqual({ ...spawn, payload: [...spawn.payload] },
-    { type: 'spawn', reliableId: 40, index: 130, generation: 2, reason: 0, stateAge: 0, payload: [...payload] });
+    { type: 'spawn', reliableId: 40, index: 130, generation: 2, reason: 0, created: true, stateAge: 0, payload: [...payload] });
   assert.deepEqual({ ...update, payload: [...update.payload] },
     { type: 'update', index: 5, generation: 1, payload: [...payload] });
   assert.deepEqual(despawn, { type: 'despawn', reliableId: 41, index: 9, generation: 3, reason: 0 });
@@ -114,31 +115,38 @@ test('each documented refusal', () => {
     }
     return assert.fail('decoded');
   };
-  assert.match(message(corrupt(0, 2)), /version at byte 0 is 2/);
+  // The messages are the C++ decoder's (tests/protocol_roundtrip_test.cpp), word for word.
+  assert.equal(message(corrupt(0, 1)), 'version at byte 0 is 1, expected 2');
   assert.match(message(corrupt(1, 2)), /kind at byte 1 is 2/);
-  assert.match(message(corrupt(2, 3)), /flags at byte 2 are 3/);
-  assert.match(message(corrupt(15, 200)), /record count 200 at byte 15 exceeds/);
+  assert.equal(message(corrupt(2, 7)), 'flags at byte 2 are 7: unknown bits set');
+  assert.equal(message(corrupt(2, 1)), 'radius at byte 19 is 20 (bits 1101004800): without culling it must be 0');
+  assert.equal(message(corrupt(22, 0xc1)), 'radius at byte 19 is -20: culling needs a finite radius > 0');
+  const infinite = corrupt(21, 0x80);
+  infinite[22] = 0x7f;
+  assert.equal(message(infinite), 'radius at byte 19 is inf: culling needs a finite radius > 0');
+  assert.match(message(corrupt(23, 200)), /record count 200 at byte 23 exceeds/);
   // 27 bytes of records hold at most 6 of the shortest (4 bytes: an update with an empty payload).
-  assert.match(message(corrupt(15, 7)), /record count 7 at byte 15 exceeds/);
-  assert.match(message(corrupt(17, 4)), /record type at byte 17 is 4/);
-  assert.match(message(corrupt(21, 0)), /entity generation at byte 21 is 0/);  // spawn 130:0
-  assert.match(message(corrupt(22, 9)), /spawn reason at byte 22 is 9/);
-  assert.match(message(corrupt(43, 6)), /despawn reason at byte 43 is 6/);
-  assert.match(message(corrupt(24, 100)), /payload at byte 25 of 100 bytes runs past the end/);
+  assert.equal(message(corrupt(23, 7)), 'record count 7 at byte 23 exceeds what 52 bytes can hold');
+  assert.equal(message(corrupt(25, 4)), 'record type at byte 25 is 4, not 1, 2 or 3');
+  assert.equal(message(corrupt(29, 0)), 'entity generation at byte 29 is 0 (the null handle)');  // spawn 130:0
+  assert.equal(message(corrupt(30, 9)), 'spawn reason at byte 30 is 9, above 8');
+  assert.equal(message(corrupt(30, 0x89)), 'spawn reason at byte 30 is 9, above 8');
+  assert.equal(message(corrupt(51, 6)), 'despawn reason at byte 51 is 6, above 5');
+  assert.equal(message(corrupt(32, 100)), 'payload at byte 33 of 100 bytes runs past the end');
   // State age 301 > tick 300: rebuild the spawn with a two-byte age.
   const aged = decodePacket(documented);
   aged.records[0].stateAge = 301;
-  assert.match(message(encodePacket(aged)), /state age at byte 23 is 301, beyond the packet's tick 300/);
+  assert.match(message(encodePacket(aged)), /state age at byte 31 is 301, beyond the packet's tick 300/);
   aged.records[0].stateAge = 300;
   assert.equal(decodePacket(encodePacket(aged)).records[0].stateAge, 300);
   // Records count fewer than present: bytes after the last record.
-  assert.match(message(corrupt(15, 2)), /packet at byte 39 has 5 bytes after its last record/);
+  assert.match(message(corrupt(23, 2)), /packet at byte 47 has 5 bytes after its last record/);
 });
 
 test('varints: one encoding per value, at most 5 bytes, at most 32 bits', () => {
   const withIndex = (bytes) => {
     // A despawn whose entity index is the given varint bytes.
-    const head = [1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0];
+    const head = [2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0];
     return Uint8Array.from([...head, 3, 0, ...bytes, 1, 0]);
   };
   assert.equal(decodePacket(withIndex([0x7f])).records[0].index, 127);
@@ -226,6 +234,8 @@ test('corpus reliable_reasons: every spawn and despawn reason, reused slots, lar
     const p = decodePacket(bytes);
     const tick = 100 + n;
     assert.deepEqual([p.sequence, p.tick, p.reliableNext], [n, tick, 18 * n]);
+    assert.deepEqual(p.interest, n % 2 === 0 ? { culling: true, radius: 8 + n, pending: 3 * n }
+      : { culling: false, radius: 0, pending: n });
     assert.equal(p.records.length, 27);
     for (let k = 0; k < 9; ++k) {
       const index = k === 8 ? 0xfffffff0 : k * 300;
@@ -233,8 +243,9 @@ test('corpus reliable_reasons: every spawn and despawn reason, reused slots, lar
       const spawn = p.records[k];
       const update = p.records[9 + k];
       const despawn = p.records[18 + k];
-      assert.deepEqual([spawn.type, spawn.reliableId, spawn.index, spawn.generation, spawn.reason, spawn.stateAge],
-        ['spawn', reliable + k, index, generation, k, k % 2]);
+      assert.deepEqual(
+        [spawn.type, spawn.reliableId, spawn.index, spawn.generation, spawn.reason, spawn.created, spawn.stateAge],
+        ['spawn', reliable + k, index, generation, k, k % 3 === 0, k % 2]);
       assert.deepEqual(readFuzzValues(spawn.payload), [12.5, -3.25, 4095, -4096]);
       assert.deepEqual([update.type, update.index, update.generation], ['update', index, generation]);
       assert.deepEqual(readFuzzValues(update.payload), [12.5, -3.25]);

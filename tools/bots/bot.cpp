@@ -194,7 +194,8 @@ void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePa
   h.frame = tick_frames_;
 }
 
-void Bot::on_enter(EntityId entity, SpawnReason, std::span<const std::uint8_t> full_state, std::uint32_t) {
+void Bot::on_enter(EntityId entity, SpawnReason, bool, std::span<const std::uint8_t> full_state,
+                   std::uint32_t) {
   ++totals_.spawns;
   record(entity, full_state, StatePart::full);
 }

@@ -122,7 +122,7 @@ class Bot final : private MirrorListener {
   static bool check_payload(EntityId entity, StatePart part, std::span<const std::uint8_t> payload,
                             void* context);
 
-  void on_enter(EntityId entity, SpawnReason reason, std::span<const std::uint8_t> full_state,
+  void on_enter(EntityId entity, SpawnReason reason, bool created, std::span<const std::uint8_t> full_state,
                 std::uint32_t tick) override;
   void on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t tick) override;
   void on_exit(EntityId entity, ExitKind kind, DespawnReason reason) override;

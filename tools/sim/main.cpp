@@ -495,8 +495,9 @@ int main(int argc, char** argv) {
       return fail(
           "--budget, --entry-budget, --latency and --loss need interest management: not with --no-interest "
           "or --drill");
-    if (budget < 33)
-      return fail(fmt::format("--budget is {}: must be >= 33 (a packet header and a record)", budget));
+    if (budget < sightline::kStateHeaderBytes + 16)
+      return fail(fmt::format("--budget is {}: must be >= {} (a packet header and a record)", budget,
+                              sightline::kStateHeaderBytes + 16));
     if (entry_budget < 1) return fail("--entry-budget is 0: must be >= 1");
     if (!std::isfinite(latency_ms) || latency_ms < 0.0f || latency_ms > 10000.0f) {
       return fail(fmt::format("--latency is {}: must be in [0, 10000] ms", latency_ms));

@@ -35,11 +35,14 @@ function f64(v) {
 
 /** The bytes PacketWriter writes for a decoded packet (wire.js's shape). */
 export function encodePacket(p) {
-  const out = [1, 1, p.delivery === 'unreliable' ? 1 : 0, ...u32(p.sequence), ...u32(p.tick), ...u32(p.reliableNext),
-    ...u16(p.records.length)];
+  const interest = p.interest ?? { culling: false, radius: 0, pending: 0 };
+  const flags = (p.delivery === 'unreliable' ? 1 : 0) | (interest.culling ? 2 : 0);
+  const out = [2, 1, flags, ...u32(p.sequence), ...u32(p.tick), ...u32(p.reliableNext), ...u32(interest.pending),
+    ...f32(interest.radius), ...u16(p.records.length)];
   for (const r of p.records) {
     if (r.type === 'spawn') {
-      out.push(1, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason, ...varint(r.stateAge),
+      out.push(1, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason | (r.created ? 0x80 : 0),
+        ...varint(r.stateAge),
         ...varint(r.payload.length), ...r.payload);
     } else if (r.type === 'update') {
       out.push(2, ...varint(r.index), ...varint(r.generation), ...varint(r.payload.length), ...r.payload);

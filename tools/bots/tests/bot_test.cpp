@@ -106,8 +106,10 @@ class HandStream : public ::testing::Test {
   // A packet spawning entity 5:1 at (x, z), with `sequence` and reliable id `reliable`.
   static Bytes spawn_packet(std::uint32_t sequence, std::uint32_t reliable, float x, float z) {
     std::array<std::uint8_t, 256> buffer{};
-    PacketWriter w(buffer, PacketHeader{.sequence = sequence, .tick = sequence, .reliable_next = reliable});
-    EXPECT_TRUE(w.add_spawn(reliable, EntityId{5, 1}, SpawnReason::near, payload(x, z, true)));
+    PacketWriter w(
+        buffer,
+        PacketHeader{.sequence = sequence, .tick = sequence, .reliable_next = reliable, .interest = {}});
+    EXPECT_TRUE(w.add_spawn(reliable, EntityId{5, 1}, SpawnReason::near, false, payload(x, z, true)));
     const auto bytes = w.finish();
     return Bytes(bytes.begin(), bytes.end());
   }
@@ -174,7 +176,7 @@ TEST_F(HandStream, APayloadOutsideTheDemoLayoutIsMalformed) {
   std::array<std::uint8_t, 64> buffer{};
   PacketWriter w(buffer, PacketHeader{});
   const Bytes too_long = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-  ASSERT_TRUE(w.add_spawn(0, EntityId{5, 1}, SpawnReason::near, too_long));
+  ASSERT_TRUE(w.add_spawn(0, EntityId{5, 1}, SpawnReason::near, false, too_long));
   const auto bytes = w.finish();
   tick({Bytes(bytes.begin(), bytes.end())});
   EXPECT_EQ(count(bot, Problem::malformed_packet), 1u) << notes(bot);

@@ -31,7 +31,7 @@ struct Receiver : MirrorListener {
   explicit Receiver(const GameDef& game_def)
       : def(game_def), mirror(std::move(ClientMirror::create({})).value()) {}
 
-  void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> state, std::uint32_t) override {
+  void on_enter(EntityId e, SpawnReason, bool, std::span<const std::uint8_t> state, std::uint32_t) override {
     Held h;
     Stream s = Stream::reader(state);
     ASSERT_TRUE(s.serialize_quantized(h.x, 0.0f, def.width, 1.0f / 256.0f));

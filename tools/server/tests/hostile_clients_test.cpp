@@ -573,7 +573,7 @@ struct Follower : MirrorListener {
   explicit Follower(const Welcome& w)
       : welcome(w), mirror(std::move(ClientMirror::create(MirrorDef{})).value()) {}
 
-  void on_enter(EntityId e, SpawnReason, std::span<const std::uint8_t> state, std::uint32_t) override {
+  void on_enter(EntityId e, SpawnReason, bool, std::span<const std::uint8_t> state, std::uint32_t) override {
     Entered entered;
     Stream s = Stream::reader(state);
     EXPECT_TRUE(s.serialize_quantized(entered.x, 0.0f, welcome.width, 1.0f / 256.0f));

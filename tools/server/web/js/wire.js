@@ -1,9 +1,12 @@
-// Wire format v1 state packets (docs/protocol.md), decoded and checked byte for byte the way
+// Wire format v2 state packets (docs/protocol.md), decoded and checked byte for byte the way
 // src/protocol.cpp's decode_packet does: anything else is a MalformedPacket naming the byte
 // offset and the reason, and nothing of the packet is returned.
 
-export const PROTOCOL_VERSION = 1;
-export const STATE_HEADER_BYTES = 17;
+export const PROTOCOL_VERSION = 2;
+export const STATE_HEADER_BYTES = 25;
+export const FLAG_UNRELIABLE = 1;
+export const FLAG_CULLING = 2;
+export const SPAWN_CREATED = 0x80;  // bit 7 of a spawn's reason byte
 export const RECORD_SPAWN = 1;
 export const RECORD_UPDATE = 2;
 export const RECORD_DESPAWN = 3;
@@ -99,9 +102,17 @@ export class ByteReader {
   }
 }
 
+/** A float as C++'s format_value writes it in messages: "20", "-20", "inf", "nan". */
+function formatFloat(v) {
+  if (Number.isNaN(v)) return 'nan';
+  if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+  return String(v);
+}
+
 /**
- * Decodes one state packet. Records are {type: 'spawn'|'update'|'despawn', index, generation,
- * and reliableId, reason, stateAge, payload as they apply}; payloads are views into `bytes`.
+ * Decodes one state packet: {delivery, sequence, tick, reliableNext, interest: {culling, radius,
+ * pending}, records}. Records are {type: 'spawn'|'update'|'despawn', index, generation, and
+ * reliableId, reason, created, stateAge, payload as they apply}; payloads are views into `bytes`.
  * @param {Uint8Array} bytes
  */
 export function decodePacket(bytes) {
@@ -113,17 +124,31 @@ export function decodePacket(bytes) {
   const kind = input.u8('kind');
   if (kind !== 1) throw new MalformedPacket(`kind at byte 1 is ${kind}, expected 1 (state)`, 1);
   const flags = input.u8('flags');
-  if ((flags & ~1) !== 0) throw new MalformedPacket(`flags at byte 2 are ${flags}: unknown bits set`, 2);
+  if ((flags & ~(FLAG_UNRELIABLE | FLAG_CULLING)) !== 0) {
+    throw new MalformedPacket(`flags at byte 2 are ${flags}: unknown bits set`, 2);
+  }
   const header = {
-    delivery: (flags & 1) !== 0 ? 'unreliable' : 'reliable',
+    delivery: (flags & FLAG_UNRELIABLE) !== 0 ? 'unreliable' : 'reliable',
     sequence: input.u32('sequence'),
     tick: input.u32('tick'),
     reliableNext: input.u32('reliable_next'),
   };
+  const culling = (flags & FLAG_CULLING) !== 0;
+  const pending = input.u32('pending');
+  const radiusBits = input.u32('radius');
+  const radius = input.view.getFloat32(input.pos - 4, true);
+  if (culling && !(Number.isFinite(radius) && radius > 0)) {
+    throw new MalformedPacket(`radius at byte 19 is ${formatFloat(radius)}: culling needs a finite radius > 0`, 19);
+  }
+  if (!culling && radiusBits !== 0) {
+    throw new MalformedPacket(
+      `radius at byte 19 is ${formatFloat(radius)} (bits ${radiusBits}): without culling it must be 0`, 19);
+  }
+  header.interest = { culling, radius, pending };
   const count = input.u16('record count');
   // Every record takes at least 4 bytes (an update: type, index, generation, empty payload).
   if (count > Math.floor(input.remaining / 4)) {
-    throw new MalformedPacket(`record count ${count} at byte 15 exceeds what ${bytes.length} bytes can hold`, 15);
+    throw new MalformedPacket(`record count ${count} at byte 23 exceeds what ${bytes.length} bytes can hold`, 23);
   }
   const records = [];
   for (let i = 0; i < count; ++i) {
@@ -131,7 +156,9 @@ export function decodePacket(bytes) {
     if (type === RECORD_SPAWN) {
       const reliableId = input.varint('reliable id');
       const { index, generation } = input.id();
-      const reason = input.u8('spawn reason');
+      const reasonByte = input.u8('spawn reason');
+      const created = (reasonByte & SPAWN_CREATED) !== 0;
+      const reason = reasonByte & ~SPAWN_CREATED;
       if (reason > LAST_SPAWN_REASON) input.fail('spawn reason', `is ${reason}, above ${LAST_SPAWN_REASON}`, input.pos - 1);
       const stateAgeAt = input.pos;
       const stateAge = input.varint('state age');
@@ -140,7 +167,7 @@ export function decodePacket(bytes) {
       }
       const length = input.varint('payload length');
       const payload = input.take(length, 'payload');
-      records.push({ type: 'spawn', reliableId, index, generation, reason, stateAge, payload });
+      records.push({ type: 'spawn', reliableId, index, generation, reason, created, stateAge, payload });
     } else if (type === RECORD_UPDATE) {
       const { index, generation } = input.id();
       const length = input.varint('payload length');
@@ -165,7 +192,9 @@ export function decodePacket(bytes) {
 /** One line naming a decoded record, for messages. */
 export function describeRecord(r) {
   const id = `${r.index}:${r.generation}`;
-  if (r.type === 'spawn') return `spawn ${id} (reliable id ${r.reliableId}, ${SPAWN_REASONS[r.reason]}, age ${r.stateAge})`;
+  if (r.type === 'spawn') {
+    return `spawn ${id} (reliable id ${r.reliableId}, ${SPAWN_REASONS[r.reason]}${r.created ? ', created' : ''}, age ${r.stateAge})`;
+  }
   if (r.type === 'despawn') return `despawn ${id} (reliable id ${r.reliableId}, ${DESPAWN_REASONS[r.reason]})`;
   return `update ${id}`;
 }
