@@ -23,6 +23,13 @@ bool write_state(Stream& s, EntityId e, StatePart part, void* context) {
   return fuzz::serialize_values(s, count, values);
 }
 
+// An event's payload in the same format: where it happened and its user_data.
+bool write_event(Stream& s, const EventDef& event, void*) {
+  std::array<float, fuzz::kMaxValues> values{event.x, event.z, static_cast<float>(event.user_data)};
+  std::uint32_t count = 3;
+  return fuzz::serialize_values(s, count, values);
+}
+
 struct Input {
   std::vector<std::uint8_t> bytes;
   explicit Input(std::uint8_t first) { bytes.push_back(first); }
@@ -52,9 +59,16 @@ int make(const std::string& dir, Delivery delivery) {
         *world.create_entity({static_cast<float>(i % 10) * 3.0f, static_cast<float>(i / 10) * 3.0f}));
   }
   const ClientId client = *world.create_client(ids[0]);
+  // Events: a reliable one heard far that names its subject where the client holds it, and an
+  // unreliable one that names it as it is.
+  const EventClassId shot = *world.create_event_class(
+      {.radius = 20.0f, .when_absent = AbsentSubject::null_subject, .reliable = true});
+  const EventClassId step =
+      *world.create_event_class({.radius = 6.0f, .when_absent = AbsentSubject::send_as_is});
   ReplicatorDef rdef;
   rdef.serialize = write_state;
   rdef.serialize_context = &world;
+  rdef.serialize_event = write_event;
   rdef.delivery = delivery;
   rdef.entry_budget_bytes = 300;
   rdef.budget_bytes = 200;
@@ -73,6 +87,14 @@ int make(const std::string& dir, Delivery delivery) {
     if (t == 30) {
       if (!world.destroy_entity(ids[7]).ok()) return 1;
       ids[7] = *world.create_entity({5.0f, 5.0f});  // the slot comes back with a new generation
+    }
+    if (t % 3 == 1) {
+      const EntityId who = ids[static_cast<std::size_t>(t) % ids.size()];
+      const Position p = *world.position(who);
+      if (!world.emit_event({.event_class = shot, .x = p.x, .z = p.z, .subject = who, .user_data = 7}).ok())
+        return 1;
+      if (!world.emit_event({.event_class = step, .x = p.x, .z = p.z, .subject = who, .user_data = 0}).ok())
+        return 1;
     }
     world.tick();
     if (!replicator.send().ok()) return 1;
@@ -132,6 +154,11 @@ int make_reasons(const std::string& dir) {
       for (std::uint32_t k = 0; k < 9; ++k) {
         const EntityId e{k == 8 ? 0xfffffff0u : k * 300, tick - 99};
         if (!w.add_despawn(id++, e, static_cast<DespawnReason>(k % 6))) std::abort();
+      }
+      // An unreliable event with no subject, and a reliable one about a large id.
+      if (!w.add_event(false, 0, 0, n, 1.5f, -2.25f, {}, payload(1))) std::abort();
+      if (!w.add_event(true, id++, n % 2, 300 + n, -1.0e15f, 4096.0f, {0xfffffff0u, tick - 99}, payload(2))) {
+        std::abort();
       }
       const std::span<const std::uint8_t> packet = w.finish();
       sent.emplace_back(packet.begin(), packet.end());

@@ -52,9 +52,10 @@ bool same(const Picture& a, const Picture& b) {
   const MirrorStats& y = b.stats;
   return a.held == b.held && a.ticks == b.ticks && a.histories == b.histories && a.ack == b.ack &&
          x.packets == y.packets && x.rejected + 1 == y.rejected && x.duplicates == y.duplicates &&
-         x.enters == y.enters && x.updates == y.updates && x.exits == y.exits &&
-         x.stale_updates == y.stale_updates && x.reliable_duplicates == y.reliable_duplicates &&
-         x.reliable_buffered == y.reliable_buffered && x.anomalies == y.anomalies;
+         x.enters == y.enters && x.updates == y.updates && x.exits == y.exits && x.events == y.events &&
+         x.stale_events == y.stale_events && x.stale_updates == y.stale_updates &&
+         x.reliable_duplicates == y.reliable_duplicates && x.reliable_buffered == y.reliable_buffered &&
+         x.anomalies == y.anomalies;
 }
 
 constexpr std::uint32_t kMaxEntities = 64;
@@ -76,7 +77,7 @@ Expected expect(std::span<const std::uint8_t> chunk, DecodedPacket& decoded,
   for (const WireRecord& r : decoded.records) {
     const bool added = writer.add(r);
     if (!added) __builtin_trap();
-    if (r.type != RecordType::despawn) {
+    if (r.type == RecordType::spawn || r.type == RecordType::update) {
       const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
       e.checks = e.checks && fuzz::check_payload(r.entity, part, r.payload, nullptr);
     }

@@ -26,6 +26,7 @@ const char* anomaly_kind_name(AnomalyKind kind) noexcept {
 void MirrorListener::on_enter(EntityId, SpawnReason, bool, std::span<const std::uint8_t>, std::uint32_t) {}
 void MirrorListener::on_update(EntityId, std::span<const std::uint8_t>, std::uint32_t) {}
 void MirrorListener::on_exit(EntityId, ExitKind, DespawnReason) {}
+void MirrorListener::on_event(const ReceivedEvent&) {}
 
 namespace {
 
@@ -44,13 +45,16 @@ struct Held {
   std::uint32_t count = 0;
 };
 
-/// A spawn or despawn that arrived ahead of a missing one (unreliable delivery).
+/// A spawn, despawn or reliable event that arrived ahead of a missing one (unreliable delivery).
 struct Waiting {
   RecordType type = RecordType::spawn;
-  EntityId entity;
+  EntityId entity;  // an event's subject
   std::uint8_t reason = 0;
   bool created = false;
-  std::uint32_t tick = 0;  // of its state
+  std::uint32_t tick = 0;  // of its state, or when the event happened
+  std::uint32_t event_class = 0;
+  float x = 0.0f;
+  float z = 0.0f;
   std::vector<std::uint8_t> payload;
 };
 
@@ -120,6 +124,28 @@ class MirrorImpl {
   void apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener);
   void apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload, bool should_hold,
                     MirrorListener* listener);
+  void apply_event(ReceivedEvent event, MirrorListener* listener) {
+    ++stats.events;
+    if (listener == nullptr) return;
+    const auto at = table.find(event.subject.index);
+    event.subject_held =
+        !event.subject.is_null() && at != table.end() && at->second.generation == event.subject.generation;
+    listener->on_event(event);
+  }
+  static ReceivedEvent event_of(const WireRecord& r, std::uint32_t packet_tick) {
+    return {r.event_class, r.x, r.z, r.entity, false, r.reliable, r.payload, packet_tick - r.state_age};
+  }
+  /// A reliable record whose turn it is (reliable ids in order).
+  void apply_reliable(const WireRecord& r, std::uint32_t packet_tick, MirrorListener* listener) {
+    if (r.type == RecordType::spawn) {
+      apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), r.created, packet_tick - r.state_age,
+                  r.payload, listener);
+    } else if (r.type == RecordType::despawn) {
+      apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
+    } else {
+      apply_event(event_of(r, packet_tick), listener);
+    }
+  }
 };
 
 void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, bool created, std::uint32_t tick,
@@ -197,18 +223,26 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
     anomalies.clear();
     return s;
   }
-  if (def.check != nullptr) {
-    for (std::size_t i = 0; i < packet.records.size(); ++i) {
-      const WireRecord& r = packet.records[i];
-      if (r.type == RecordType::despawn) continue;
-      const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
-      if (!def.check(r.entity, part, r.payload, def.check_context)) {
+  for (std::size_t i = 0; i < packet.records.size(); ++i) {
+    const WireRecord& r = packet.records[i];
+    if (r.type == RecordType::event) {
+      if (def.check_event != nullptr && !def.check_event(r.event_class, r.payload, def.check_event_context)) {
         ++stats.rejected;
         anomalies.clear();
-        return {ErrorCode::malformed_packet, "record " + std::to_string(i) + " (" +
-                                                 (part == StatePart::full ? "spawn" : "update") + " of " +
-                                                 describe(r.entity) + "): its payload fails the state check"};
+        return {ErrorCode::malformed_packet, "record " + std::to_string(i) + " (event of class " +
+                                                 std::to_string(r.event_class) +
+                                                 "): its payload fails the event check"};
       }
+      continue;
+    }
+    if (r.type == RecordType::despawn || def.check == nullptr) continue;
+    const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
+    if (!def.check(r.entity, part, r.payload, def.check_context)) {
+      ++stats.rejected;
+      anomalies.clear();
+      return {ErrorCode::malformed_packet, "record " + std::to_string(i) + " (" +
+                                               (part == StatePart::full ? "spawn" : "update") + " of " +
+                                               describe(r.entity) + "): its payload fails the state check"};
     }
   }
   anomalies.clear();
@@ -229,14 +263,13 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
         apply_update(r.entity, h.tick, r.payload, true, listener);
         continue;
       }
+      if (r.type == RecordType::event && !r.reliable) {
+        apply_event(event_of(r, h.tick), listener);
+        continue;
+      }
       if (r.reliable_id != next_reliable) anomaly(AnomalyKind::bad_reliable_id, r.entity);
       next_reliable = r.reliable_id + 1;
-      if (r.type == RecordType::spawn) {
-        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), r.created, h.tick - r.state_age, r.payload,
-                    listener);
-      } else {
-        apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
-      }
+      apply_reliable(r, h.tick, listener);
     }
     return {};
   }
@@ -248,12 +281,15 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
     ++stats.duplicates;
     return {};
   }
+  // A packet older than the window cannot be told from a copy: its events are not heard.
+  const bool stale =
+      any_packet && latest_sequence >= kSequenceWindow && h.sequence <= latest_sequence - kSequenceWindow;
   slot = std::uint64_t{h.sequence} + 1;
   note_sequence(h.sequence);
   take_status(h);
 
   for (const WireRecord& r : packet.records) {
-    if (r.type == RecordType::update) continue;
+    if (r.type == RecordType::update || (r.type == RecordType::event && !r.reliable)) continue;
     if (r.reliable_id < next_reliable) {
       ++stats.reliable_duplicates;
       continue;
@@ -263,20 +299,17 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       continue;
     }
     if (r.reliable_id == next_reliable) {
-      if (r.type == RecordType::spawn) {
-        apply_spawn(r.entity, static_cast<SpawnReason>(r.reason), r.created, h.tick - r.state_age, r.payload,
-                    listener);
-      } else {
-        apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
-      }
+      apply_reliable(r, h.tick, listener);
       ++next_reliable;
       // Whatever waited behind it may follow now.
       for (auto at = waiting.find(next_reliable); at != waiting.end(); at = waiting.find(next_reliable)) {
         const Waiting& w = at->second;
         if (w.type == RecordType::spawn) {
           apply_spawn(w.entity, static_cast<SpawnReason>(w.reason), w.created, w.tick, w.payload, listener);
-        } else {
+        } else if (w.type == RecordType::despawn) {
           apply_despawn(w.entity, static_cast<DespawnReason>(w.reason), listener);
+        } else {
+          apply_event({w.event_class, w.x, w.z, w.entity, false, true, w.payload, w.tick}, listener);
         }
         waiting.erase(at);
         ++next_reliable;
@@ -293,8 +326,19 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
     w.reason = r.reason;
     w.created = r.created;
     w.tick = h.tick - r.state_age;
+    w.event_class = r.event_class;
+    w.x = r.x;
+    w.z = r.z;
     w.payload.assign(r.payload.begin(), r.payload.end());
     ++stats.reliable_buffered;
+  }
+  for (const WireRecord& r : packet.records) {
+    if (r.type != RecordType::event || r.reliable) continue;
+    if (stale) {
+      ++stats.stale_events;
+    } else {
+      apply_event(event_of(r, h.tick), listener);
+    }
   }
   // The packet's updates were chosen against the reliable records below reliable_next: having
   // applied exactly those, the mirror must hold every entity updated.

@@ -71,6 +71,8 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.spawns += from.spawns;
   to.updates += from.updates;
   to.despawns += from.despawns;
+  to.events += from.events;
+  to.events_dropped += from.events_dropped;
   to.resends += from.resends;
   to.updates_skipped += from.updates_skipped;
   to.pending += from.pending;
@@ -152,11 +154,13 @@ Status ReplicatorImpl::send() {
   const auto live = static_cast<std::uint32_t>(view.live_clients.size());
   const bool threaded = view.members + 16 * std::uint64_t{live} >= view.thread_min_work;
   pack_motion(tasks, threaded);
+  serialize_events();
   SendRange range{this, view.live_clients};
   tasks.run(live, threaded ? 1 : live, send_range, &range);
   // The workers' results in a fixed order, so the totals, the violations and the error reported
   // are the same whatever the split.
   stats = SendStats{};
+  stats.serialize_errors = event_failures;
   first_error = {};
   std::uint32_t error_entity = 0;
   for (const SendWorker& w : workers) {
@@ -166,6 +170,7 @@ Status ReplicatorImpl::send() {
       error_entity = w.error_entity;
     }
   }
+  if (first_error.ok()) first_error = event_error;  // an entity's failure is reported first
   if (def.development) {
     // One client's violations are all one worker's, in the order found. Sorting by (place, rank)
     // puts them in client order as a stable sort would, without std::stable_sort's buffer.
@@ -203,6 +208,7 @@ void ReplicatorImpl::send_client(SendWorker& w, std::uint32_t place, ClientState
   resend_reliable(s);
   send_despawns(s);
   pace_entry(s);
+  send_events(s);
   fill_updates(s);
   close_packet(s);
   finish_client(s);
@@ -294,8 +300,9 @@ void ReplicatorImpl::send_despawns(ClientSend& s) {
   std::size_t despawns_sent = 0;
   for (; despawns_sent < c.waiting_despawns.size() && window_open(s); ++despawns_sent) {
     const DespawnRecord& d = c.waiting_despawns[despawns_sent];
-    const std::uint32_t id =
-        enqueue(s, RecordType::despawn, d.entity, static_cast<std::uint8_t>(d.reason), false, {});
+    const std::uint32_t id = enqueue(
+        s, {.type = RecordType::despawn, .reason = static_cast<std::uint8_t>(d.reason), .entity = d.entity},
+        {});
     s.budget_used += write_despawn(s, id, d.entity, d.reason);
     ++s.w.stats.despawns;
   }
@@ -339,8 +346,12 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
     if (!full_payload(s.w, m.id, bytes)) continue;
     const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, bytes.size());
     if (o.critical != 0 && s.entry_used != 0 && s.entry_used + size > def.entry_budget_bytes) continue;
-    const std::uint32_t id =
-        enqueue(s, RecordType::spawn, m.id, static_cast<std::uint8_t>(m.reason), m.created, bytes);
+    const std::uint32_t id = enqueue(s,
+                                     {.type = RecordType::spawn,
+                                      .reason = static_cast<std::uint8_t>(m.reason),
+                                      .created = m.created,
+                                      .entity = m.id},
+                                     bytes);
     s.entry_used += write_spawn(s, id, m.id, m.reason, m.created, bytes, 0);
     m.pending = false;
     m.acc = 0.0f;

@@ -16,6 +16,9 @@ namespace {
 
 /// A spawn's reason byte: the SpawnReason in bits 0..6, `created` in bit 7.
 constexpr std::uint8_t kSpawnCreated = 0x80;
+/// An event's flags.
+constexpr std::uint8_t kEventReliable = 1;
+constexpr std::uint8_t kEventSubject = 2;
 constexpr std::uint8_t kLastSpawnReason = static_cast<std::uint8_t>(SpawnReason::unculled);
 constexpr std::uint8_t kLastDespawnReason = static_cast<std::uint8_t>(DespawnReason::hidden);
 /// The shortest record: an update of one-byte index and generation with an empty payload (type,
@@ -139,6 +142,48 @@ constexpr bool serialize_spawn(S& s, WireRecord& r, std::uint32_t& payload_lengt
          serialize_state_age(s, r.state_age, packet_tick) && serialize_payload(s, r.payload, payload_length);
 }
 
+/// One coordinate of an event: an IEEE-754 single, finite and within kMaxCoordinate.
+template <class S>
+constexpr bool serialize_coordinate(S& s, float& v, const char* what) {
+  std::size_t at = 0;
+  if constexpr (S::reading) at = s.pos();
+  auto bits = std::bit_cast<std::uint32_t>(v);
+  if (!s.u32(bits, what)) return false;
+  if constexpr (S::reading) {
+    v = std::bit_cast<float>(bits);
+    if (!(std::isfinite(v) && std::fabs(v) <= kMaxCoordinate)) {
+      return s.refuse_at(at, what, "is " + format_value(v) + ": must be finite, within 1e15");
+    }
+  }
+  return true;
+}
+
+/// An event: flags (bit 0 reliable, bit 1 a subject follows), the reliable id and age when
+/// reliable, the class, the position, the subject when there is one, the payload.
+template <class S>
+constexpr bool serialize_event(S& s, WireRecord& r, std::uint32_t& payload_length,
+                               std::uint32_t packet_tick) {
+  auto flags =
+      static_cast<std::uint8_t>((r.reliable ? kEventReliable : 0) | (r.entity.is_null() ? 0 : kEventSubject));
+  if (!s.u8(flags, "event flags")) return false;
+  if constexpr (S::reading) {
+    if ((flags & ~(kEventReliable | kEventSubject)) != 0) {
+      return s.refuse_at(s.pos() - 1, "event flags", "are " + std::to_string(flags) + ": unknown bits set");
+    }
+    r.reliable = (flags & kEventReliable) != 0;
+  }
+  if (r.reliable &&
+      !(s.varint(r.reliable_id, "reliable id") && serialize_state_age(s, r.state_age, packet_tick))) {
+    return false;
+  }
+  if (!s.varint(r.event_class, "event class") || !serialize_coordinate(s, r.x, "event x") ||
+      !serialize_coordinate(s, r.z, "event z")) {
+    return false;
+  }
+  if ((flags & kEventSubject) != 0 && !s.id(r.entity)) return false;
+  return serialize_payload(s, r.payload, payload_length);
+}
+
 template <class S>
 constexpr bool serialize_update(S& s, WireRecord& r, std::uint32_t& payload_length) {
   return s.id(r.entity) && serialize_payload(s, r.payload, payload_length);
@@ -163,9 +208,10 @@ constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_leng
     case RecordType::spawn: return serialize_spawn(s, r, payload_length, packet_tick);
     case RecordType::update: return serialize_update(s, r, payload_length);
     case RecordType::despawn: return serialize_despawn(s, r);
+    case RecordType::event: return serialize_event(s, r, payload_length, packet_tick);
   }
   if constexpr (S::reading) {
-    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1, 2 or 3");
+    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1, 2, 3 or 4");
   }
   return false;
 }
@@ -229,7 +275,11 @@ std::size_t measure_record(WireRecord record, std::size_t payload) noexcept {
 
 bool operator==(const WireRecord& a, const WireRecord& b) noexcept {
   return a.type == b.type && a.entity == b.entity && a.reliable_id == b.reliable_id && a.reason == b.reason &&
-         a.created == b.created && a.state_age == b.state_age && std::ranges::equal(a.payload, b.payload);
+         a.created == b.created && a.state_age == b.state_age && a.reliable == b.reliable &&
+         a.event_class == b.event_class &&
+         std::bit_cast<std::uint32_t>(a.x) == std::bit_cast<std::uint32_t>(b.x) &&
+         std::bit_cast<std::uint32_t>(a.z) == std::bit_cast<std::uint32_t>(b.z) &&
+         std::ranges::equal(a.payload, b.payload);
 }
 
 std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
@@ -245,6 +295,18 @@ std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::
 std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept {
   return measure_record(
       {.type = RecordType::despawn, .entity = entity, .reliable_id = reliable_id, .payload = {}}, 0);
+}
+
+std::size_t event_record_bytes(bool reliable, std::uint32_t reliable_id, std::uint32_t age,
+                               std::uint32_t event_class, EntityId subject, std::size_t payload) noexcept {
+  return measure_record({.type = RecordType::event,
+                         .entity = subject,
+                         .reliable_id = reliable_id,
+                         .state_age = age,
+                         .reliable = reliable,
+                         .event_class = event_class,
+                         .payload = {}},
+                        payload);
 }
 
 PacketWriter::PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& header) noexcept
@@ -336,6 +398,26 @@ bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, Despa
   return add_record(record);
 }
 
+bool PacketWriter::add_event(bool reliable, std::uint32_t reliable_id, std::uint32_t age,
+                             std::uint32_t event_class, float x, float z, EntityId subject,
+                             std::span<const std::uint8_t> payload) noexcept {
+  if (records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu || !std::isfinite(x) ||
+      !std::isfinite(z) || std::fabs(x) > kMaxCoordinate || std::fabs(z) > kMaxCoordinate ||
+      (reliable && age > tick_)) {
+    return false;
+  }
+  WireRecord record{.type = RecordType::event,
+                    .entity = subject,
+                    .reliable_id = reliable ? reliable_id : 0,
+                    .state_age = reliable ? age : 0,
+                    .reliable = reliable,
+                    .event_class = event_class,
+                    .x = x,
+                    .z = z,
+                    .payload = payload};
+  return add_record(record);
+}
+
 bool PacketWriter::add(const WireRecord& r) noexcept {
   switch (r.type) {
     case RecordType::spawn:
@@ -344,6 +426,8 @@ bool PacketWriter::add(const WireRecord& r) noexcept {
     case RecordType::update: return add_update(r.entity, r.payload);
     case RecordType::despawn:
       return add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
+    case RecordType::event:
+      return add_event(r.reliable, r.reliable_id, r.state_age, r.event_class, r.x, r.z, r.entity, r.payload);
   }
   return false;
 }

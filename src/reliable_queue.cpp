@@ -10,15 +10,9 @@
 
 namespace sightline {
 
-std::uint32_t ReplicatorImpl::enqueue(ClientSend& s, RecordType type, EntityId e, std::uint8_t reason,
-                                      bool created, std::span<const std::uint8_t> bytes) {
+std::uint32_t ReplicatorImpl::enqueue(ClientSend& s, Reliable r, std::span<const std::uint8_t> bytes) {
   ClientState& c = s.c;
-  Reliable r;
   r.id = c.next_reliable;
-  r.type = type;
-  r.reason = reason;
-  r.created = created;
-  r.entity = e;
   r.last_sent = s.now;
   if (s.unreliable) {
     r.payload_begin = static_cast<std::uint32_t>(c.store.size());
@@ -46,6 +40,10 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
     ++s.w.stats.resends;
     if (r.type == RecordType::despawn) {
       s.budget_used += write_despawn(s, r.id, r.entity, static_cast<DespawnReason>(r.reason));
+      continue;
+    }
+    if (r.type == RecordType::event) {
+      s.budget_used += write_event(s, true, r, {c.store.data() + r.payload_begin, r.payload_size});
       continue;
     }
     // Fresh state while the client still holds the entity; otherwise the state it was spawned

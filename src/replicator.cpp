@@ -31,10 +31,10 @@ Status validate(const ReplicatorDef& d) {
   if (!(std::isfinite(d.tick_seconds) && d.tick_seconds > 0.0f)) {
     return invalid_def("tick_seconds", format_value(d.tick_seconds), "must be finite and > 0");
   }
-  if (d.packet_bytes < kStateHeaderBytes + 16 || d.packet_bytes > kMaxPacketBytes) {
-    return invalid_def("packet_bytes", std::to_string(d.packet_bytes),
-                       "must be in [" + std::to_string(kStateHeaderBytes + 16) + ", " +
-                           std::to_string(kMaxPacketBytes) + "]");
+  if (d.packet_bytes < kMinPacketBytes || d.packet_bytes > kMaxPacketBytes) {
+    return invalid_def(
+        "packet_bytes", std::to_string(d.packet_bytes),
+        "must be in [" + std::to_string(kMinPacketBytes) + ", " + std::to_string(kMaxPacketBytes) + "]");
   }
   if (d.budget_bytes < kStateHeaderBytes + 16) {
     return invalid_def("budget_bytes", std::to_string(d.budget_bytes),
@@ -63,6 +63,7 @@ Status validate(const ReplicatorDef& d) {
 ReplicatorImpl::ReplicatorImpl(World& w, const ReplicatorDef& settings) : world(w), def(settings) {
   if (def.mode == UpdateMode::priority) world.request_periods();
   max_payload = def.packet_bytes - kStateHeaderBytes - kMaxRecordFraming;
+  max_event_payload = def.packet_bytes - kStateHeaderBytes - kMaxEventFraming;
 }
 
 ReplicatorImpl::~ReplicatorImpl() {

@@ -20,8 +20,17 @@
 
 namespace sightline {
 
-// Largest record framing around a payload: type, reliable id, index, generation, reason, length.
-inline constexpr std::size_t kMaxRecordFraming = 1 + 5 + 5 + 5 + 1 + 5;
+// Largest record framing around a payload: a spawn's type, reliable id, index, generation, reason,
+// state age, length.
+inline constexpr std::size_t kMaxRecordFraming = 1 + 5 + 5 + 5 + 1 + 5 + 5;
+
+// Largest event framing: type, flags, reliable id, age, class, x, z, subject's index and
+// generation, length.
+inline constexpr std::size_t kMaxEventFraming = 1 + 1 + 5 + 5 + 5 + 4 + 4 + 5 + 5 + 5;
+
+static_assert(kMinPacketBytes == kStateHeaderBytes + kMaxRecordFraming + 28 &&
+                  kMinPacketBytes == kStateHeaderBytes + kMaxEventFraming + 15,
+              "replicator.h states the largest payloads at a packet size");
 
 // Capacities a client's tables start with (see make_room).
 inline constexpr std::size_t kMemberFloor = 64;
@@ -46,8 +55,11 @@ struct Reliable {
   std::uint32_t id = 0;
   RecordType type = RecordType::spawn;
   std::uint8_t reason = 0;
-  bool created = false;  // spawns
-  EntityId entity;
+  bool created = false;           // spawns
+  EntityId entity;                // an event's subject, null for none
+  std::uint32_t event_class = 0;  // events
+  float x = 0.0f;
+  float z = 0.0f;
   std::uint64_t last_sent = 0;
   std::uint32_t payload_begin = 0;  // unreliable spawns: the full state first sent, in `store`
   std::uint32_t payload_size = 0;
@@ -313,6 +325,7 @@ class ReplicatorImpl {
   void resend_reliable(ClientSend& s);  // reliable_queue.cpp
   void send_despawns(ClientSend& s);
   void pace_entry(ClientSend& s);
+  void send_events(ClientSend& s);   // event_send.cpp
   void fill_updates(ClientSend& s);  // update_selection.cpp
   void finish_client(ClientSend& s);
 
@@ -324,8 +337,8 @@ class ReplicatorImpl {
     return !s.unreliable || s.c.next_reliable - s.c.acked < kReliableWindow;
   }
   /// The next reliable id, the record kept for resending under unreliable delivery.
-  std::uint32_t enqueue(ClientSend& s, RecordType type, EntityId e, std::uint8_t reason, bool created,
-                        std::span<const std::uint8_t> bytes);
+  /// `r` as the caller filled it (type, entity, reason, created, an event's fields).
+  std::uint32_t enqueue(ClientSend& s, Reliable r, std::span<const std::uint8_t> bytes);
 
   // Update selection (update_selection.cpp).
   void fill_fixed_rate(ClientSend& s);
@@ -340,6 +353,21 @@ class ReplicatorImpl {
   std::size_t write_spawn(ClientSend& s, std::uint32_t id, EntityId e, SpawnReason reason, bool created,
                           std::span<const std::uint8_t> bytes, std::uint32_t age);
   std::size_t write_despawn(ClientSend& s, std::uint32_t id, EntityId e, DespawnReason reason);
+  /// An event as `r` holds it (subject, class, position; its id, and its age from r.state_tick,
+  /// when `reliable`).
+  std::size_t write_event(ClientSend& s, bool reliable, const Reliable& r,
+                          std::span<const std::uint8_t> payload);
+
+  // Events (event_send.cpp): each event of the tick's payload, written once a send before the
+  // clients' packets (events[i]'s bytes are event_bytes[event_offsets[i], event_offsets[i + 1]),
+  // event_written[i] 0 where its serializer failed).
+  std::size_t max_event_payload = 0;
+  std::vector<std::uint8_t> event_bytes;
+  std::vector<std::uint32_t> event_offsets;
+  std::vector<std::uint8_t> event_written;
+  Status event_error;  // the first event whose serializer failed this send
+  std::uint64_t event_failures = 0;
+  void serialize_events();
 };
 
 // The packet functions run once per record, from three files: inline here.
@@ -403,6 +431,14 @@ inline std::size_t ReplicatorImpl::write_despawn(ClientSend& s, std::uint32_t id
                                                  DespawnReason reason) {
   const std::size_t size = despawn_record_bytes(id, e);
   if (room_for(s, size)) s.writer.add_despawn(id, e, reason);
+  return size;
+}
+
+inline std::size_t ReplicatorImpl::write_event(ClientSend& s, bool reliable, const Reliable& r,
+                                               std::span<const std::uint8_t> payload) {
+  const std::uint32_t age = reliable ? s.tick - r.state_tick : 0;
+  const std::size_t size = event_record_bytes(reliable, r.id, age, r.event_class, r.entity, payload.size());
+  if (room_for(s, size)) s.writer.add_event(reliable, r.id, age, r.event_class, r.x, r.z, r.entity, payload);
   return size;
 }
 

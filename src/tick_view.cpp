@@ -27,6 +27,7 @@ TickView TickSource::view() const noexcept {
   t.members = w.outputs.members.size();
   t.thread_min_work = w.def.thread_min_work;
   t.client_slots = w.client_slots.size();
+  t.events = w.events.delivered;
   return t;
 }
 
@@ -43,6 +44,7 @@ ClientTick TickSource::client(std::uint32_t client_slot) const noexcept {
   c.spawns = w.outputs.spawns.span().subspan(slot.spawns.begin, slot.spawns.count);
   c.despawns = w.outputs.despawns.span().subspan(slot.despawns.begin, slot.despawns.count);
   c.updates = w.updates_of(slot);
+  c.events = std::span<const EventRecord>(w.events.records).subspan(slot.events.begin, slot.events.count);
   const SpaceSlot& room = w.space_slots[w.cold[slot.viewer].space];
   c.culls = room.culls;
   c.enter = room.culls ? room.enter : w.enter_radius;
@@ -53,6 +55,10 @@ ClientTick TickSource::client(std::uint32_t client_slot) const noexcept {
     if (w.cold[e].space == w.cold[slot.viewer].space) c.origin_entity[o++] = e;
   }
   return c;
+}
+
+const EventClassDef& TickSource::event_class(std::uint32_t index) const noexcept {
+  return world_->events.classes[index].def;
 }
 
 bool TickSource::holds(ClientId client) const noexcept {

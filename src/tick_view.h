@@ -39,6 +39,7 @@ struct TickView {
   std::uint64_t members = 0;                        // the sum of the live clients' set sizes
   std::uint32_t thread_min_work = 0;                // WorldDef's: less work than this runs on one thread
   std::size_t client_slots = 0;
+  std::span<const EventDef> events;  // delivered at the last tick, in emit order
 
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
     while (cold[e].parent != kNoParent) e = cold[e].parent;
@@ -55,8 +56,9 @@ struct ClientTick {
   std::span<const SpawnRecord> spawns;
   std::span<const DespawnRecord> despawns;
   std::span<const EntityId> updates;
-  bool culls = false;  // the viewer's space culls by distance
-  float enter = 0.0f;  // the enter radius there
+  std::span<const EventRecord> events;  // sorted by event index (TickView::events)
+  bool culls = false;                   // the viewer's space culls by distance
+  float enter = 0.0f;                   // the enter radius there
   // Its origins in the viewer's space, the viewer first.
   std::size_t origins = 0;
   std::array<float, kMaxOrigins + 1> origin_x;
@@ -73,6 +75,8 @@ class TickSource {
   [[nodiscard]] TickView view() const noexcept;
   /// `client_slot` must be a live client's.
   [[nodiscard]] ClientTick client(std::uint32_t client_slot) const noexcept;
+  /// The def of the class an event of the last tick names (EventDef::event_class.index).
+  [[nodiscard]] const EventClassDef& event_class(std::uint32_t index) const noexcept;
   /// Whether the client's slot still holds that client.
   [[nodiscard]] bool holds(ClientId client) const noexcept;
   [[nodiscard]] std::size_t entity_slots() const noexcept;

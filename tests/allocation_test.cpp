@@ -176,7 +176,8 @@ TEST(AllocationTest, SteadyEventRateAllocatesNothing) {
 }
 
 // The Replicator on top of the whole model: priorities under a budget that leaves members waiting,
-// paced entry, serialize-once payloads; under unreliable delivery with acks that lag and skip.
+// paced entry, serialize-once payloads, a steady rate of events reliable and not; under
+// unreliable delivery with acks that lag and skip.
 
 void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
   SteadyWorld steady(kArena, true, true);
@@ -192,10 +193,27 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
   for (std::size_t i = 0; i < steady.ids.size(); i += 13) {
     if (!replicator.set_priority(steady.ids[i], 3.0f).ok()) std::abort();
   }
+  const EventClassId shot = *steady.world->create_event_class(
+      {.radius = 40.0f, .when_absent = AbsentSubject::null_subject, .reliable = true});
+  const EventClassId step_sound = *steady.world->create_event_class({.radius = 15.0f});
+  scenarios::Rng rng(11);
   std::uint64_t bytes = 0;
   std::uint64_t pending = 0;
   std::array<std::uint8_t, kAckBytes> ack{};
   auto step = [&](int t) {
+    for (int i = 0; i < 10; ++i) {
+      const EntityId subject = steady.ids[rng.below(static_cast<std::uint32_t>(steady.ids.size()))];
+      const Position at = *steady.world->position(subject);
+      if (!steady.world
+               ->emit_event({.event_class = i % 2 == 0 ? shot : step_sound,
+                             .x = at.x,
+                             .z = at.z,
+                             .space = *steady.world->space(subject),
+                             .subject = subject})
+               .ok()) {
+        std::abort();
+      }
+    }
     steady.step();
     if (!replicator.send().ok()) std::abort();
     for (const ClientId client : steady.world->clients()) {
@@ -218,6 +236,7 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
   for (int t = 80; t < 280; ++t) step(t);
   EXPECT_EQ(allocations() - before, 0u) << "heap allocations in 200 steady sends";
   EXPECT_GT(bytes, 0u);
+  EXPECT_GT(replicator.stats().events, 0u);
   EXPECT_GT(pending, 0u) << "the entry allowance must leave members waiting";
   EXPECT_GT(replicator.stats().updates_skipped + (mode == UpdateMode::fixed_rate ? 1u : 0u), 0u)
       << "the budget must leave members waiting";

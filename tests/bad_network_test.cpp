@@ -100,6 +100,20 @@ class Checker : public MirrorListener {
     check(e, update, StatePart::update, tick);
   }
   void on_exit(EntityId, ExitKind, DespawnReason) override { ++exits; }
+  // Events: a reliable one comes in order after its subject's spawn and before its despawn, so
+  // it names only what the client holds; so does any event on an ordered stream.
+  // (The client's own viewer is never sent to it, and may be named.)
+  Delivery delivery = Delivery::reliable;
+  EntityId viewer;  // of the client whose packets are being applied
+  std::uint64_t events = 0, reliable_events = 0;
+  void on_event(const ReceivedEvent& e) override {
+    ++events;
+    reliable_events += e.reliable ? 1 : 0;
+    if (e.reliable || delivery == Delivery::reliable) {
+      EXPECT_TRUE(e.subject.is_null() || e.subject_held || e.subject == viewer)
+          << "event names " << e.subject.index << ", not held";
+    }
+  }
 
  private:
   void check(EntityId e, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick) {
@@ -151,6 +165,11 @@ void run_bad_network(const NetworkRun& run) {
   rdef.packet_bytes = 256;
   rdef.resend_sends = 3;
   Replicator replicator = std::move(Replicator::create(world, rdef).value());
+  // Shots are heard beyond sight and must arrive; steps are near and may be lost.
+  const EventClassId shot = *world.create_event_class(
+      {.radius = 9.0f, .when_absent = AbsentSubject::null_subject, .reliable = true});
+  const EventClassId step_sound =
+      *world.create_event_class({.radius = 5.0f, .when_absent = AbsentSubject::drop});
   MirrorDef mdef;
   mdef.delivery = run.delivery;
   mdef.check = check_payload;
@@ -169,6 +188,7 @@ void run_bad_network(const NetworkRun& run) {
   std::map<std::uint32_t, std::map<std::uint64_t, Position>> positions;
   Checker checker;
   checker.positions = &positions;
+  checker.delivery = run.delivery;
   scenarios::Rng rng(run.seed);
   DecodedPacket decoded;
   std::uint64_t anomalies = 0;
@@ -189,6 +209,12 @@ void run_bad_network(const NetworkRun& run) {
       }
       const std::size_t j = rng.below(static_cast<std::uint32_t>(ids.size()));
       ASSERT_TRUE(world.teleport(ids[j], rng.uniform(0.0f, 60.0f), rng.uniform(0.0f, 40.0f)).ok());
+      for (int k = 0; k < 4; ++k) {
+        const EntityId who = ids[rng.below(static_cast<std::uint32_t>(ids.size()))];
+        const Position p = *world.position(who);
+        const EventClassId kind = k % 2 == 0 ? shot : step_sound;
+        ASSERT_TRUE(world.emit_event({.event_class = kind, .x = p.x, .z = p.z, .subject = who}).ok());
+      }
     }
     const TickStats stats = world.tick();
     auto& now = positions[static_cast<std::uint32_t>(stats.tick)];
@@ -199,7 +225,7 @@ void run_bad_network(const NetworkRun& run) {
       for (const std::span<const std::uint8_t> packet : *replicator.packets(c.id)) {
         ASSERT_TRUE(decode_packet(packet, decoded).ok());
         for (const WireRecord& r : decoded.records) {
-          if (r.type == RecordType::update) continue;
+          if (r.type == RecordType::update || (r.type == RecordType::event && !r.reliable)) continue;
           if (r.reliable_id < c.log.size()) continue;  // a resend
           ASSERT_EQ(r.reliable_id, c.log.size()) << "reliable ids are dense and in order";
           c.log.push_back(r);
@@ -208,6 +234,7 @@ void run_bad_network(const NetworkRun& run) {
         c.down->send(t, packet);
       }
       bool received = false;
+      checker.viewer = *world.viewer(c.id);
       c.down->deliver(t, [&](std::span<const std::uint8_t> bytes) {
         const Status s = c.mirror->receive(bytes, &checker);
         ASSERT_TRUE(s.ok()) << s.message();
@@ -232,6 +259,7 @@ void run_bad_network(const NetworkRun& run) {
       ASSERT_LE(applied, c.log.size());
       for (; c.shadow_applied < applied; ++c.shadow_applied) {
         const WireRecord& r = c.log[c.shadow_applied];
+        if (r.type == RecordType::event) continue;
         if (r.type == RecordType::spawn) {
           ASSERT_TRUE(c.shadow.insert(key(r.entity)).second);
         } else {
@@ -290,6 +318,15 @@ void run_bad_network(const NetworkRun& run) {
     EXPECT_GT(c.mirror->interest().radius, 0.0f);
   }
   EXPECT_EQ(anomalies, 0u);
+  // Every reliable event a client was sent was heard, once.
+  std::uint64_t reliable_events = 0;
+  for (const Client& c : clients) {
+    reliable_events += static_cast<std::uint64_t>(std::count_if(
+        c.log.begin(), c.log.end(), [](const WireRecord& r) { return r.type == RecordType::event; }));
+  }
+  EXPECT_GT(reliable_events, 100u);
+  EXPECT_EQ(checker.reliable_events, reliable_events);
+  EXPECT_GT(checker.events, checker.reliable_events);
   EXPECT_GT(checker.enters, 500u);
   EXPECT_GT(checker.updates, 5000u);
   EXPECT_GT(checker.exits, 200u);

@@ -24,6 +24,10 @@ struct Rec {
   std::uint8_t reason = 0;
   bool created = false;
   std::uint32_t state_age = 0;
+  bool reliable = false;  // events
+  std::uint32_t event_class = 0;
+  float x = 0.0f;
+  float z = 0.0f;
   std::vector<std::uint8_t> payload;
 
   /// The record as decode_packet gives it, viewing this payload.
@@ -34,6 +38,10 @@ struct Rec {
             .reason = reason,
             .created = created,
             .state_age = state_age,
+            .reliable = reliable,
+            .event_class = event_class,
+            .x = x,
+            .z = z,
             .payload = payload};
   }
 };
@@ -49,9 +57,22 @@ rc::Gen<std::uint32_t> any_u32() {
 rc::Gen<Rec> any_record(std::uint32_t tick) {
   return rc::gen::exec([tick] {
     Rec r;
-    r.type = *rc::gen::element(RecordType::spawn, RecordType::update, RecordType::despawn);
+    r.type = *rc::gen::element(RecordType::spawn, RecordType::update, RecordType::despawn, RecordType::event);
     r.entity = {*any_u32(), *rc::gen::suchThat(any_u32(), [](std::uint32_t g) { return g != 0; })};
-    if (r.type != RecordType::update) r.reliable_id = *any_u32();
+    if (r.type == RecordType::event) {
+      r.reliable = *rc::gen::arbitrary<bool>();
+      if (*rc::gen::arbitrary<bool>()) r.entity = {};  // no subject
+      r.event_class = *any_u32();
+      const auto coordinate = rc::gen::suchThat(rc::gen::arbitrary<float>(), [](float v) {
+        return std::isfinite(v) && std::fabs(v) <= kMaxCoordinate;
+      });
+      r.x = *coordinate;
+      r.z = *coordinate;
+      if (r.reliable)
+        r.state_age = *rc::gen::inRange<std::uint32_t>(0, std::min<std::uint32_t>(tick, 1000) + 1);
+    }
+    if (r.type == RecordType::spawn || r.type == RecordType::despawn || r.reliable)
+      r.reliable_id = *any_u32();
     if (r.type == RecordType::spawn) {
       r.reason = *rc::gen::inRange<std::uint8_t>(0, 9);
       r.created = *rc::gen::arbitrary<bool>();
@@ -85,6 +106,9 @@ std::size_t record_bytes(const Rec& r) {
     case RecordType::spawn: return spawn_record_bytes(r.reliable_id, r.entity, r.payload.size(), r.state_age);
     case RecordType::update: return update_record_bytes(r.entity, r.payload.size());
     case RecordType::despawn: return despawn_record_bytes(r.reliable_id, r.entity);
+    case RecordType::event:
+      return event_record_bytes(r.reliable, r.reliable_id, r.state_age, r.event_class, r.entity,
+                                r.payload.size());
   }
   return 0;
 }
@@ -98,7 +122,7 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
   header.interest = *any_interest();
   const auto records =
       *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(0, 40), any_record(header.tick));
-  std::vector<std::uint8_t> buffer(kStateHeaderBytes + 40 * 330);
+  std::vector<std::uint8_t> buffer(kStateHeaderBytes + 40 * 340);
   PacketWriter writer(buffer, header);
   std::size_t expected = kStateHeaderBytes;
   for (const Rec& r : records) {
@@ -111,6 +135,10 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
       case RecordType::update: added = writer.add_update(r.entity, r.payload); break;
       case RecordType::despawn:
         added = writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
+        break;
+      case RecordType::event:
+        added = writer.add_event(r.reliable, r.reliable_id, r.state_age, r.event_class, r.x, r.z, r.entity,
+                                 r.payload);
         break;
     }
     RC_ASSERT(added);
@@ -153,7 +181,7 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
   header.interest = *any_interest();
   const auto records =
       *rc::gen::container<std::vector<Rec>>(*rc::gen::inRange<std::size_t>(1, 8), any_record(header.tick));
-  std::vector<std::uint8_t> buffer(kStateHeaderBytes + 8 * 330);
+  std::vector<std::uint8_t> buffer(kStateHeaderBytes + 8 * 340);
   PacketWriter writer(buffer, header);
   for (const Rec& r : records) {
     switch (r.type) {
@@ -164,6 +192,10 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
       case RecordType::update: RC_ASSERT(writer.add_update(r.entity, r.payload)); break;
       case RecordType::despawn:
         RC_ASSERT(writer.add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason)));
+        break;
+      case RecordType::event:
+        RC_ASSERT(writer.add_event(r.reliable, r.reliable_id, r.state_age, r.event_class, r.x, r.z, r.entity,
+                                   r.payload));
         break;
     }
   }
@@ -477,7 +509,7 @@ TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
   EXPECT_EQ(refusal({{2, 1}}), "radius at byte 19 is 20 (bits 1101004800): without culling it must be 0");
   EXPECT_EQ(refusal({{22, 0xc1}}), "radius at byte 19 is -20: culling needs a finite radius > 0");
   EXPECT_EQ(refusal({{21, 0x80}, {22, 0x7f}}), "radius at byte 19 is inf: culling needs a finite radius > 0");
-  EXPECT_EQ(refusal({{25, 4}}), "record type at byte 25 is 4, not 1, 2 or 3");
+  EXPECT_EQ(refusal({{25, 5}}), "record type at byte 25 is 5, not 1, 2, 3 or 4");
   EXPECT_EQ(refusal({{29, 0}}), "entity generation at byte 29 is 0 (the null handle)");
   EXPECT_EQ(refusal({{30, 9}}), "spawn reason at byte 30 is 9, above 8");
   EXPECT_EQ(refusal({{30, 0x89}}), "spawn reason at byte 30 is 9, above 8");

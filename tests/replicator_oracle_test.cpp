@@ -286,7 +286,7 @@ void run_oracle(std::uint64_t seed, int client_count) {
   rdef.serialize_context = &world;
   rdef.budget_bytes = 40 + rng.below(200);
   rdef.entry_budget_bytes = 1 + rng.below(300);
-  rdef.packet_bytes = 80 + rng.below(200);  // the largest spawn (35 bytes of payload) fits
+  rdef.packet_bytes = 90 + rng.below(200);  // the largest spawn (35 bytes of payload) fits from 87
   rdef.filler_misfits = 1 + rng.below(6);
   Replicator replicator = std::move(Replicator::create(world, rdef).value());
   Model model;

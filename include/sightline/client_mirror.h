@@ -22,6 +22,11 @@ namespace sightline {
 using PayloadCheck = bool (*)(EntityId entity, StatePart part, std::span<const std::uint8_t> payload,
                               void* context);
 
+/// Checks one event's payload the way the game will read it. Returning false rejects the whole
+/// packet as malformed.
+using EventPayloadCheck = bool (*)(std::uint32_t event_class, std::span<const std::uint8_t> payload,
+                                   void* context);
+
 /// How a ClientMirror holds what it receives. Obtain with default_mirror_def() and change fields;
 /// ClientMirror::create validates it.
 struct MirrorDef {
@@ -36,6 +41,9 @@ struct MirrorDef {
   /// Optional payload check (null: payloads are not looked into).
   PayloadCheck check = nullptr;
   void* check_context = nullptr;
+  /// Optional check of events' payloads (null: not looked into).
+  EventPayloadCheck check_event = nullptr;
+  void* check_event_context = nullptr;
 };
 
 /// The defaults above: reliable delivery, 4 snapshots per entity, at most 2^20 entities held,
@@ -70,8 +78,26 @@ struct Anomaly {
   std::uint32_t tick = 0;      ///< Of the packet.
 };
 
+/// An event as a mirror hands it to the game (World::emit_event on the server).
+struct ReceivedEvent {
+  std::uint32_t event_class = 0;  ///< The index of its EventClassId on the server.
+  float x = 0.0f;                 ///< Where it happened, world units.
+  float z = 0.0f;
+  /// Its subject, or null: none, or one the client does not hold and the class says null_subject.
+  EntityId subject;
+  /// Whether this mirror holds the subject as the event applies. The client's own viewer is
+  /// never sent to it, so an event about the player reads false here. A class that sends
+  /// subjects as they are may name one it does not hold; under unreliable delivery an
+  /// unreliable event may also overtake its subject's spawn or trail its despawn.
+  bool subject_held = false;
+  bool reliable = false;                  ///< Sent reliably (its class's EventClassDef::reliable).
+  std::span<const std::uint8_t> payload;  ///< The game's event payload; valid during the call.
+  std::uint32_t tick = 0;                 ///< The tick it happened at (the server's, low 32 bits).
+};
+
 /// What the game hears while a packet is applied, in the packet's order for reliable delivery
-/// (spawns and despawns in reliable-id order, then updates, for unreliable).
+/// (spawns, despawns and reliable events in reliable-id order, then the other events, then
+/// updates, for unreliable).
 class MirrorListener {
  public:
   virtual ~MirrorListener() = default;
@@ -82,6 +108,8 @@ class MirrorListener {
                         std::span<const std::uint8_t> full_state, std::uint32_t tick);
   virtual void on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t tick);
   virtual void on_exit(EntityId entity, ExitKind kind, DespawnReason reason);
+  /// An event the client receives: each once (a duplicate or a resend is not heard again).
+  virtual void on_event(const ReceivedEvent& event);
 };
 
 /// One received state of a held entity.
@@ -99,6 +127,10 @@ struct MirrorStats {
   std::uint64_t enters = 0;
   std::uint64_t updates = 0;
   std::uint64_t exits = 0;
+  std::uint64_t events = 0;  ///< Events heard.
+  /// Unreliable: events of a packet older than the last 1024 sequences, not heard (a copy of
+  /// such a packet cannot be told from the first).
+  std::uint64_t stale_events = 0;
   std::uint64_t stale_updates = 0;  ///< Unreliable: updates dropped (not held yet or any more, or older).
   std::uint64_t reliable_duplicates = 0;  ///< Unreliable: spawns and despawns received again.
   std::uint64_t reliable_buffered = 0;    ///< Unreliable: spawns and despawns that waited for a missing one.

@@ -32,6 +32,11 @@ struct EventClassDef {
   /// The policy for a recipient that does not hold the subject. The default, drop, leaks
   /// nothing; a sound heard beyond sight wants null_subject.
   AbsentSubject when_absent = AbsentSubject::drop;
+  /// How a Replicator sends it: true resends it until the client acknowledges it and applies it
+  /// in order with spawns and despawns (a death, a pickup: what must not be lost); false (the
+  /// default) sends it once (a footstep: late is worse than never). Under reliable delivery
+  /// both arrive, in order.
+  bool reliable = false;
 };
 
 /// An event class of a World. Classes live as long as their World (there is no destroy), so a

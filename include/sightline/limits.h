@@ -57,6 +57,9 @@ inline constexpr std::uint32_t kMaxEventsPerTick = 1u << 20;
 
 /// Largest packet a Replicator writes, bytes (ReplicatorDef::packet_bytes).
 inline constexpr std::uint32_t kMaxPacketBytes = 65535;
+/// The smallest ReplicatorDef::packet_bytes: a header, the largest framing and a few bytes of
+/// state (28) or of an event (15).
+inline constexpr std::uint32_t kMinPacketBytes = 80;
 /// Most records in one state packet (the count is a u16).
 inline constexpr std::size_t kMaxRecordsPerPacket = 65535;
 /// Unreliable delivery: a client buffers spawns and despawns that arrive ahead of a missing one

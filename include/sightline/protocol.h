@@ -43,7 +43,7 @@ inline constexpr std::uint8_t kFlagUnreliable = 1;  ///< Delivery::unreliable.
 inline constexpr std::uint8_t kFlagCulling = 2;     ///< InterestStatus::culling.
 
 enum class PacketKind : std::uint8_t { state = 1, ack = 2 };
-enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3 };
+enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3, event = 4 };
 
 /// How a client's packets travel.
 enum class Delivery : std::uint8_t {
@@ -90,16 +90,26 @@ struct PacketHeader {
 /// One record as decoded. `payload` points into the decoded bytes.
 struct WireRecord {
   RecordType type = RecordType::update;
+  /// The entity a spawn, update or despawn is of; an event's subject, null when it has none.
   EntityId entity;
-  std::uint32_t reliable_id = 0;  ///< Spawns and despawns: their place in the reliable order.
-  std::uint8_t reason = 0;        ///< SpawnReason or DespawnReason.
+  /// Spawns, despawns and reliable events: their place in the reliable order.
+  std::uint32_t reliable_id = 0;
+  std::uint8_t reason = 0;  ///< SpawnReason or DespawnReason.
   /// Spawns: the entity was created at the tick it joined the client's set (play its appearance);
   /// false when it stood there already and came into view (play nothing).
   bool created = false;
   /// Spawns: how many ticks before the packet's tick its state was written (0 but for a spawn
-  /// resent with the state it first went with). <= the packet's tick.
+  /// resent with the state it first went with). Reliable events: how many ticks before the
+  /// packet's tick the event happened (0 but when resent). <= the packet's tick.
   std::uint32_t state_age = 0;
-  std::span<const std::uint8_t> payload;  ///< Spawns (full state) and updates (the update part).
+  /// Events: sent reliably (resent until acknowledged, applied in reliable order) or once.
+  bool reliable = false;
+  std::uint32_t event_class = 0;  ///< Events: the index of the class's EventClassId.
+  float x = 0.0f;                 ///< Events: where it happened, world units.
+  float z = 0.0f;
+  /// Spawns (full state), updates (the update part) and events (what the game's event
+  /// serializer wrote).
+  std::span<const std::uint8_t> payload;
 
   /// Equal fields and equal payload bytes, wherever each payload lies.
   friend bool operator==(const WireRecord& a, const WireRecord& b) noexcept;
@@ -139,6 +149,11 @@ struct AckPacket {
          varint_bytes(static_cast<std::uint32_t>(payload)) + payload;
 }
 [[nodiscard]] std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept;
+/// Bytes of an event record: `reliable_id` and `age` count only when `reliable`, `subject` only
+/// when not null.
+[[nodiscard]] std::size_t event_record_bytes(bool reliable, std::uint32_t reliable_id, std::uint32_t age,
+                                             std::uint32_t event_class, EntityId subject,
+                                             std::size_t payload) noexcept;
 
 /// Writes an update record of `entity` with `payload` into `out` and returns its size
 /// (update_record_bytes), or 0 with nothing written where `out` is too small, the entity is null or
@@ -161,6 +176,11 @@ class PacketWriter {
                  std::span<const std::uint8_t> payload, std::uint32_t state_age = 0) noexcept;
   bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
   bool add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept;
+  /// An event (the reliable id and age are written only when `reliable`; `subject` may be null).
+  /// Refuses a position that is not finite or beyond kMaxCoordinate, or an age beyond the
+  /// packet's tick, besides what every add refuses.
+  bool add_event(bool reliable, std::uint32_t reliable_id, std::uint32_t age, std::uint32_t event_class,
+                 float x, float z, EntityId subject, std::span<const std::uint8_t> payload) noexcept;
   /// Adds an update record as encode_update_record wrote it, its bytes unchanged: the same packet
   /// bytes as add_update with its entity and payload. Refuses (false, nothing written) bytes that
   /// do not start with an update's type, a record that does not fit, or a full packet.
@@ -213,7 +233,8 @@ inline void PacketWriter::copy_record(std::uint8_t* to, const std::uint8_t* from
 }
 
 /// Decodes a state packet, checking every byte: version, kind, flags, the interest status (a
-/// radius finite and > 0 while culling, 0 otherwise), the record count, each record's type, varints (at most
+/// radius finite and > 0 while culling, 0 otherwise), the record count, each record's type, an
+/// event's flags and position (finite, within kMaxCoordinate), varints (at most
 /// 5 bytes, no overlong form, no value above 32 bits), a non-zero generation, a known reason, a spawn's state
 /// age within the packet's tick, payload lengths within the packet, and no bytes after the last record. On
 /// failure returns malformed_packet with the offset and the reason, and `out` holds nothing that may be used.

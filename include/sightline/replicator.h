@@ -55,6 +55,13 @@ using PriorityHook = float (*)(const PriorityInputs& inputs, void* context);
 /// function must only read what other calls share.
 using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart part, void* context);
 
+/// Writes an event's payload (events.h): what a recipient needs to play it, from the EventDef the
+/// game emitted (its user_data, its subject). Called once a send for each event of the last tick,
+/// on the thread that calls send(), before any client's packets; every recipient gets the same
+/// bytes. Returning false, or leaving the stream failed, drops the event for every client and
+/// makes send() report it.
+using EventSerializer = bool (*)(Stream& stream, const EventDef& event, void* context);
+
 /// A member whose spawn was sent while it already stood within the promise radius of a client
 /// whose entry had caught up (ReplicatorDef::development).
 struct PromiseViolation {
@@ -70,14 +77,19 @@ struct ReplicatorDef {
   /// Required: the game's state serializer (no default).
   EntitySerializer serialize = nullptr;
   void* serialize_context = nullptr;
+  /// Optional: the game's event payloads. Null writes each event's user_data as its payload (64
+  /// bits, low word first: 8 bytes).
+  EventSerializer serialize_event = nullptr;
+  void* event_context = nullptr;
 
   Delivery delivery = Delivery::reliable;
   UpdateMode mode = UpdateMode::priority;
 
   /// Seconds between sends (one send per World tick): the dt of the accumulators. > 0.
   float tick_seconds = 1.0f / 20.0f;
-  /// Largest packet, bytes, in [kStateHeaderBytes + 16, kMaxPacketBytes]. 1200 keeps a datagram under
-  /// common path MTUs; a reliable stream may use more.
+  /// Largest packet, bytes, in [kMinPacketBytes, kMaxPacketBytes]. 1200 keeps a datagram under
+  /// common path MTUs; a reliable stream may use more. A state payload may take up to
+  /// packet_bytes - 52 bytes, an event's up to packet_bytes - 65.
   std::uint32_t packet_bytes = 1200;
   /// Priority mode: bytes per client per send for updates and despawns, packet headers included.
   /// Despawns always go (they shrink what the client holds); updates fill what is left, highest
@@ -132,7 +144,11 @@ struct SendStats {
   std::uint64_t bytes = 0;   ///< Packet bytes, headers included.
   std::uint64_t spawns = 0;  ///< Spawn records sent for the first time.
   std::uint64_t updates = 0;
-  std::uint64_t despawns = 0;           ///< Despawn records sent for the first time.
+  std::uint64_t despawns = 0;  ///< Despawn records sent for the first time.
+  std::uint64_t events = 0;    ///< Event records sent for the first time.
+  /// Reliable events not sent because the client had kReliableWindow reliable records
+  /// unacknowledged (unreliable delivery: a client that stopped acking).
+  std::uint64_t events_dropped = 0;
   std::uint64_t resends = 0;            ///< Unreliable: spawns and despawns sent again.
   std::uint64_t updates_skipped = 0;    ///< Priority mode: members left for a later send.
   std::uint64_t pending = 0;            ///< Members still waiting for their spawn, after the send.
@@ -176,8 +192,12 @@ class ReplicatorImpl;
 /// went is forgotten without a record.
 ///
 /// Each send writes, per client: reliable records first (resends, then despawns, then spawns in
-/// entry order), then updates; a member spawned this send gets no update (the spawn carries its
-/// full state). Spawns of an attachment tree go parent first.
+/// entry order), then the events it receives (World::emit_event; after the spawns, so an event
+/// names a subject the client already holds), then updates; a member spawned this send gets no
+/// update (the spawn carries its full state). Spawns of an attachment tree go parent first. An
+/// event whose subject the client's set holds but whose spawn has not gone yet (paced entry)
+/// treats the subject as absent, as its class's when_absent says. Despawns and events always go,
+/// their bytes counted in the budget before updates fill what is left.
 ///
 /// Memory: after warm-up (stable counts and a steady send) send() performs no heap allocation.
 /// The World must outlive the Replicator; one World may feed several Replicators. Thread

@@ -44,6 +44,12 @@ export function encodePacket(p) {
       out.push(1, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason | (r.created ? 0x80 : 0),
         ...varint(r.stateAge),
         ...varint(r.payload.length), ...r.payload);
+    } else if (r.type === 'event') {
+      out.push(4, (r.reliable ? 1 : 0) | (r.subject ? 2 : 0));
+      if (r.reliable) out.push(...varint(r.reliableId), ...varint(r.stateAge));
+      out.push(...varint(r.eventClass), ...f32(r.x), ...f32(r.z));
+      if (r.subject) out.push(...varint(r.subject.index), ...varint(r.subject.generation));
+      out.push(...varint(r.payload.length), ...r.payload);
     } else if (r.type === 'update') {
       out.push(2, ...varint(r.index), ...varint(r.generation), ...varint(r.payload.length), ...r.payload);
     } else {

@@ -28,7 +28,7 @@ export function decodeTickPackets(packets, world) {
       throw e;
     }
     packet.records.forEach((r, i) => {
-      if (r.type === 'despawn') return;
+      if (r.type === 'despawn' || r.type === 'event') return;  // the demo's events carry no state to check
       try {
         r.state = readEntityState(r.payload, r.type === 'spawn' ? 'full' : 'update', world);
       } catch (e) {
@@ -51,7 +51,17 @@ export class Mirror {
     this.anomalies = Object.fromEntries(ANOMALY_KINDS.map((k) => [k, 0]));
     this.anomalyTotal = 0;
     this.lastAnomaly = null;
-    this.stats = { packets: 0, enters: 0, updates: 0, exits: 0 };
+    this.stats = { packets: 0, enters: 0, updates: 0, exits: 0, events: 0 };
+    // The newest packet's interest status, and its reliableNext (interest() counts what is below
+    // it and not applied yet as on its way).
+    this.status = { culling: false, radius: 0, pending: 0 };
+    this.statusReliableNext = 0;
+  }
+
+  /** {culling, radius, pending} as ClientMirror::interest() answers it. */
+  interest() {
+    const unapplied = Math.max(0, this.statusReliableNext - this.nextReliable);
+    return { ...this.status, pending: Math.min(0xffffffff, this.status.pending + unapplied) };
   }
 
   anomaly(kind, packet, r) {
@@ -62,8 +72,9 @@ export class Mirror {
   }
 
   /**
-   * Applies one decoded packet (from decodeTickPackets). `on` receives enter(index, entity),
-   * exit(index, entity, reason) and update(index, entity) as records apply.
+   * Applies one decoded packet (from decodeTickPackets). `on` receives enter(index, entity,
+   * created), exit(index, entity, reason), update(index, entity) and event(event, subjectHeld) as
+   * records apply.
    */
   apply(packet, on = {}) {
     this.stats.packets += 1;
@@ -73,7 +84,19 @@ export class Mirror {
     }
     if (packet.sequence !== this.expectedSequence) this.anomaly('bad_sequence', packet, null);
     this.expectedSequence = packet.sequence + 1;
+    this.status = packet.interest;
+    this.statusReliableNext = packet.reliableNext;
     for (const r of packet.records) {
+      if (r.type === 'event') {
+        if (r.reliable) {
+          if (r.reliableId !== this.nextReliable) this.anomaly('bad_reliable_id', packet, null);
+          this.nextReliable = r.reliableId + 1;
+        }
+        const s = r.subject ? this.held.get(r.subject.index) : undefined;
+        this.stats.events += 1;
+        on.event?.(r, s !== undefined && s.generation === r.subject.generation);
+        continue;
+      }
       const e = this.held.get(r.index);
       if (r.type === 'update') {
         if (e === undefined || e.generation !== r.generation) {
@@ -97,7 +120,7 @@ export class Mirror {
         const entity = { generation: r.generation, x: r.state.x, z: r.state.z, kind: r.state.kind, tick: packet.tick - r.stateAge };
         this.held.set(r.index, entity);
         this.stats.enters += 1;
-        on.enter?.(r.index, entity);
+        on.enter?.(r.index, entity, r.created);
       } else {
         if (e === undefined || e.generation !== r.generation) {
           this.anomaly(e === undefined ? 'despawn_unknown' : 'generation_mismatch', packet, r);

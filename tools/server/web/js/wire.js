@@ -10,6 +10,10 @@ export const SPAWN_CREATED = 0x80;  // bit 7 of a spawn's reason byte
 export const RECORD_SPAWN = 1;
 export const RECORD_UPDATE = 2;
 export const RECORD_DESPAWN = 3;
+export const RECORD_EVENT = 4;
+export const EVENT_RELIABLE = 1;
+export const EVENT_SUBJECT = 2;
+const MAX_COORDINATE = 1e15;
 export const LAST_SPAWN_REASON = 8;  // unculled
 export const LAST_DESPAWN_REASON = 5;  // hidden
 
@@ -181,12 +185,47 @@ export function decodePacket(bytes) {
         input.fail('despawn reason', `is ${reason}, above ${LAST_DESPAWN_REASON}`, input.pos - 1);
       }
       records.push({ type: 'despawn', reliableId, index, generation, reason });
+    } else if (type === RECORD_EVENT) {
+      records.push(readEvent(input, header.tick));
     } else {
-      input.fail('record type', `is ${type}, not 1, 2 or 3`, input.pos - 1);
+      input.fail('record type', `is ${type}, not 1, 2, 3 or 4`, input.pos - 1);
     }
   }
   if (input.remaining !== 0) input.fail('packet', `has ${input.remaining} bytes after its last record`);
   return { ...header, records };
+}
+
+/** An event record after its type byte (docs/protocol.md, "Event"). */
+function readEvent(input, tick) {
+  const flags = input.u8('event flags');
+  if ((flags & ~(EVENT_RELIABLE | EVENT_SUBJECT)) !== 0) {
+    input.fail('event flags', `are ${flags}: unknown bits set`, input.pos - 1);
+  }
+  const reliable = (flags & EVENT_RELIABLE) !== 0;
+  let reliableId = 0;
+  let age = 0;
+  if (reliable) {
+    reliableId = input.varint('reliable id');
+    const ageAt = input.pos;
+    age = input.varint('state age');
+    if (age > tick) input.fail('state age', `is ${age}, beyond the packet's tick ${tick}`, ageAt);
+  }
+  const eventClass = input.varint('event class');
+  const coordinate = (what) => {
+    const at = input.pos;
+    const v = input.f32(what);
+    if (!(Number.isFinite(v) && Math.abs(v) <= MAX_COORDINATE)) {
+      input.fail(what, `is ${formatFloat(v)}: must be finite, within 1e15`, at);
+    }
+    return v;
+  };
+  const x = coordinate('event x');
+  const z = coordinate('event z');
+  let subject = null;
+  if ((flags & EVENT_SUBJECT) !== 0) subject = input.id();
+  const length = input.varint('payload length');
+  const payload = input.take(length, 'payload');
+  return { type: 'event', reliable, reliableId, stateAge: age, eventClass, x, z, subject, payload };
 }
 
 /** One line naming a decoded record, for messages. */
@@ -196,5 +235,9 @@ export function describeRecord(r) {
     return `spawn ${id} (reliable id ${r.reliableId}, ${SPAWN_REASONS[r.reason]}${r.created ? ', created' : ''}, age ${r.stateAge})`;
   }
   if (r.type === 'despawn') return `despawn ${id} (reliable id ${r.reliableId}, ${DESPAWN_REASONS[r.reason]})`;
+  if (r.type === 'event') {
+    const subject = r.subject ? ` of ${r.subject.index}:${r.subject.generation}` : '';
+    return `event of class ${r.eventClass}${subject} at (${r.x}, ${r.z})${r.reliable ? `, reliable id ${r.reliableId}` : ''}`;
+  }
   return `update ${id}`;
 }
