@@ -72,6 +72,7 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.updates += from.updates;
   to.despawns += from.despawns;
   to.events += from.events;
+  to.event_bytes += from.event_bytes;
   to.events_dropped += from.events_dropped;
   to.resends += from.resends;
   to.updates_skipped += from.updates_skipped;

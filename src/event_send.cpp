@@ -76,7 +76,9 @@ void ReplicatorImpl::send_events(ClientSend& s) {
       }
       r.id = enqueue(s, r, payload);
     }
-    s.budget_used += write_event(s, event_class.reliable, r, payload);
+    const std::size_t size = write_event(s, event_class.reliable, r, payload);
+    s.budget_used += size;
+    s.w.stats.event_bytes += size;
     ++s.w.stats.events;
   }
 }

@@ -43,7 +43,9 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
       continue;
     }
     if (r.type == RecordType::event) {
-      s.budget_used += write_event(s, true, r, {c.store.data() + r.payload_begin, r.payload_size});
+      const std::size_t size = write_event(s, true, r, {c.store.data() + r.payload_begin, r.payload_size});
+      s.budget_used += size;
+      s.w.stats.event_bytes += size;
       continue;
     }
     // Fresh state while the client still holds the entity; otherwise the state it was spawned

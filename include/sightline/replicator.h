@@ -144,12 +144,13 @@ struct SendStats {
   std::uint64_t bytes = 0;   ///< Packet bytes, headers included.
   std::uint64_t spawns = 0;  ///< Spawn records sent for the first time.
   std::uint64_t updates = 0;
-  std::uint64_t despawns = 0;  ///< Despawn records sent for the first time.
-  std::uint64_t events = 0;    ///< Event records sent for the first time.
+  std::uint64_t despawns = 0;     ///< Despawn records sent for the first time.
+  std::uint64_t events = 0;       ///< Event records sent for the first time.
+  std::uint64_t event_bytes = 0;  ///< Bytes of event records, resends included.
   /// Reliable events not sent because the client had kReliableWindow reliable records
   /// unacknowledged (unreliable delivery: a client that stopped acking).
   std::uint64_t events_dropped = 0;
-  std::uint64_t resends = 0;            ///< Unreliable: spawns and despawns sent again.
+  std::uint64_t resends = 0;            ///< Unreliable: spawns, despawns and reliable events sent again.
   std::uint64_t updates_skipped = 0;    ///< Priority mode: members left for a later send.
   std::uint64_t pending = 0;            ///< Members still waiting for their spawn, after the send.
   std::uint32_t max_pending = 0;        ///< The largest one client's pending count.

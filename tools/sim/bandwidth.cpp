@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lossy_channel.h"
+#include "rng.h"
 #include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
@@ -61,6 +62,11 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
   Result<Replicator> made = Replicator::create(world, rdef);
   if (!made.ok()) return made.status();
   Replicator& replicator = made.value();
+  Result<EventClassId> shot = world.create_event_class(
+      {.radius = 2.0f * config.enter_radius, .when_absent = AbsentSubject::null_subject, .reliable = true});
+  if (!shot.ok()) return shot.status();
+  scenarios::Rng event_rng(config.seed * 31 + 7);
+  double events_due = 0.0;
   totals.promise_radius = rdef.promise_fraction * config.enter_radius;
   const float promise2 = totals.promise_radius * totals.promise_radius;
 
@@ -99,6 +105,13 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
       const Status moved = world.set_positions(ids, xs, zs);
       if (!moved.ok()) return moved;
     }
+    for (events_due += config.events_per_second / config.hz; events_due >= 1.0; events_due -= 1.0) {
+      const EntityId who = ids[event_rng.below(entities)];
+      const Result<std::uint32_t> emitted =
+          world.emit_event({.event_class = *shot, .x = xs[who.index], .z = zs[who.index], .subject = who});
+      if (!emitted.ok()) return emitted.status();
+      ++totals.events_emitted;
+    }
     world.tick();
     if (Status sent = replicator.send(); !sent.ok()) return sent;
     const SendStats& s = replicator.stats();
@@ -107,6 +120,8 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
     totals.spawns += s.spawns;
     totals.updates += s.updates;
     totals.despawns += s.despawns;
+    totals.events += s.events;
+    totals.event_bytes += s.event_bytes;
     totals.resends += s.resends;
     totals.updates_skipped += s.updates_skipped;
     totals.spawns_delayed += s.spawns_delayed;
@@ -166,6 +181,7 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
   }
   for (const Link& link : links) {
     totals.stale_updates += link.mirror->stats().stale_updates;
+    totals.events_heard += link.mirror->stats().events;
     totals.datagrams_dropped += link.down->dropped();
   }
   for (const std::uint64_t b : client_bytes) totals.max_client_bytes = std::max(totals.max_client_bytes, b);

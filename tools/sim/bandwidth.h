@@ -20,6 +20,9 @@ struct BandwidthConfig {
   float latency_ms = 0.0f;    ///< One way, server to client (acks take as long back).
   float loss_percent = 0.0f;  ///< > 0 switches to unreliable delivery.
   std::uint64_t seed = 1;     ///< Of the channels.
+  /// Events emitted a second over the whole world (a gunshot at a random walker, naming it, heard
+  /// at twice the enter radius, sent reliably); 0: none.
+  float events_per_second = 0.0f;
 };
 
 struct BandwidthTotals {
@@ -34,6 +37,10 @@ struct BandwidthTotals {
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;
   std::uint64_t despawns = 0;
+  std::uint64_t events_emitted = 0;
+  std::uint64_t events = 0;        ///< Event records sent (one a recipient).
+  std::uint64_t event_bytes = 0;   ///< Their bytes, resends included.
+  std::uint64_t events_heard = 0;  ///< By the clients' mirrors.
   std::uint64_t resends = 0;
   std::uint64_t updates_skipped = 0;
   std::uint64_t spawns_delayed = 0;

@@ -179,6 +179,11 @@ nlohmann::ordered_json bandwidth_json(const sightline::sim::BandwidthTotals& t,
   out["spawns"] = t.spawns;
   out["updates"] = t.updates;
   out["despawns"] = t.despawns;
+  out["events_emitted"] = t.events_emitted;
+  out["events_sent"] = t.events;
+  out["events_heard"] = t.events_heard;
+  out["event_bytes_per_second_per_client"] = static_cast<double>(t.event_bytes) / seconds /
+                                             static_cast<double>(std::max<std::uint64_t>(1, t.clients));
   out["resends"] = t.resends;
   out["updates_skipped"] = t.updates_skipped;
   out["spawns_delayed"] = t.spawns_delayed;
@@ -221,7 +226,15 @@ void print_bandwidth(const sightline::sim::BandwidthTotals& t, const sightline::
   line("updates left for later", t.updates_skipped);
   line("spawns", t.spawns);
   line("despawns", t.despawns);
-  if (t.unreliable) line("resent spawns and despawns", t.resends);
+  if (c.events_per_second > 0.0f) {
+    fmt::print("{:<28} {:>12}/s emitted, {}/s sent, {}/s heard; {} bytes/s per client\n", "events",
+               grouped(static_cast<double>(t.events_emitted) / seconds),
+               grouped(static_cast<double>(t.events) / seconds),
+               grouped(static_cast<double>(t.events_heard) / seconds),
+               grouped(static_cast<double>(t.event_bytes) / seconds /
+                       static_cast<double>(std::max<std::uint64_t>(1, t.clients))));
+  }
+  if (t.unreliable) line("resent spawns, despawns and events", t.resends);
   const double mean_delay = t.spawns_delayed == 0 ? 0.0
                                                   : static_cast<double>(t.spawn_delay_sends) /
                                                         static_cast<double>(t.spawns_delayed);
@@ -298,6 +311,7 @@ int main(int argc, char** argv) {
   std::uint32_t entry_budget = 32 * 1024;
   float latency_ms = 0.0f;
   float loss_percent = 0.0f;
+  float events_per_second = 0.0f;
   float speed = defaults.speed;
 
   auto* entities_opt =
@@ -362,6 +376,10 @@ int main(int argc, char** argv) {
       app.add_option("--loss", loss_percent,
                      "Bandwidth run: datagrams lost each way, percent; above 0 the replicator uses "
                      "unreliable delivery (spawns and despawns resent until acknowledged)");
+  auto* events_opt =
+      app.add_option("--events", events_per_second,
+                     "Bandwidth run: gunshots a second over the world, each at a random walker, heard at "
+                     "twice the enter radius and sent reliably; their bytes are counted");
   auto* speed_opt = app.add_option("--speed", speed, "Walking speed of the simulated walk, units per second");
   try {
     app.parse(argc, argv);
@@ -370,8 +388,9 @@ int main(int argc, char** argv) {
   }
 
   if (scenario_opt->count() != 0) {
-    for (const CLI::Option* opt : {json_opt, trace_opt, write_trace_opt, no_interest_opt, drill_opt,
-                                   tiers_opt, leave_opt, budget_opt, entry_opt, latency_opt, loss_opt}) {
+    for (const CLI::Option* opt :
+         {json_opt, trace_opt, write_trace_opt, no_interest_opt, drill_opt, tiers_opt, leave_opt, budget_opt,
+          entry_opt, latency_opt, loss_opt, events_opt}) {
       if (opt->count() != 0) {
         return fail(
             fmt::format("{} cannot be used with --scenario {}: the scenario runs its own rows and "
@@ -488,13 +507,14 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  const bool bandwidth =
-      budget_opt->count() + entry_opt->count() + latency_opt->count() + loss_opt->count() != 0;
+  const bool bandwidth = budget_opt->count() + entry_opt->count() + latency_opt->count() + loss_opt->count() +
+                             events_opt->count() !=
+                         0;
   if (bandwidth) {
     if (no_interest || drill_opt->count() != 0)
       return fail(
-          "--budget, --entry-budget, --latency and --loss need interest management: not with --no-interest "
-          "or --drill");
+          "--budget, --entry-budget, --latency, --loss and --events need interest management: not with "
+          "--no-interest or --drill");
     if (budget < sightline::kStateHeaderBytes + 16)
       return fail(fmt::format("--budget is {}: must be >= {} (a packet header and a record)", budget,
                               sightline::kStateHeaderBytes + 16));
@@ -504,6 +524,9 @@ int main(int argc, char** argv) {
     }
     if (!std::isfinite(loss_percent) || loss_percent < 0.0f || loss_percent > 100.0f) {
       return fail(fmt::format("--loss is {}: must be in [0, 100] percent", loss_percent));
+    }
+    if (!std::isfinite(events_per_second) || events_per_second < 0.0f || events_per_second > 100000.0f) {
+      return fail(fmt::format("--events is {}: must be in [0, 100000] a second", events_per_second));
     }
     sightline::sim::BandwidthConfig bw;
     bw.enter_radius = radius;
@@ -516,6 +539,7 @@ int main(int argc, char** argv) {
     bw.latency_ms = latency_ms;
     bw.loss_percent = loss_percent;
     bw.seed = seed;
+    bw.events_per_second = events_per_second;
     ProgressBar bar(ticks);
     auto totals =
         sightline::sim::run_bandwidth(bw, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });

@@ -311,6 +311,32 @@ TEST_F(SimCli, BandwidthRunReportsBytesWaitsAndThePromise) {
   EXPECT_GT(f["promise_violations_at_client"].get<int>(), 0);
 }
 
+// Events in the bandwidth run: each reaches the clients within its radius, every one sent is
+// heard (reliable stream), and their bytes are counted apart.
+TEST_F(SimCli, BandwidthRunCountsEventsBytes) {
+  const Output quiet = sim("--json --budget 1200 --seconds 10");
+  const Output loud = sim("--json --budget 1200 --seconds 10 --events 40");
+  ASSERT_EQ(loud.exit_code, 0) << loud.err;
+  const auto q = nlohmann::json::parse(quiet.out);
+  const auto l = nlohmann::json::parse(loud.out);
+  EXPECT_EQ(q["events_emitted"].get<int>(), 0);
+  EXPECT_EQ(q["event_bytes_per_second_per_client"].get<double>(), 0.0);
+  EXPECT_EQ(l["events_emitted"].get<int>(), 400);                          // 40 a second for 10 s
+  EXPECT_GT(l["events_sent"].get<int>(), l["events_emitted"].get<int>());  // several hear each
+  EXPECT_EQ(l["events_heard"].get<int>(), l["events_sent"].get<int>());
+  EXPECT_GT(l["event_bytes_per_second_per_client"].get<double>(), 0.0);
+  // The events' own bytes, and now and then a packet header where one no longer fits.
+  const double more =
+      l["bytes_per_second_per_client"].get<double>() - q["bytes_per_second_per_client"].get<double>();
+  EXPECT_GE(more, l["event_bytes_per_second_per_client"].get<double>());
+  EXPECT_LT(more, 1.1 * l["event_bytes_per_second_per_client"].get<double>());
+  EXPECT_EQ(l["mirror_anomalies"].get<int>(), 0);
+  const Output text = sim("--budget 1200 --seconds 10 --events 40");
+  EXPECT_NE(text.out.find("/s heard;"), std::string::npos) << text.out;
+  EXPECT_EQ(sim("--budget 1200 --events -1").exit_code, 2);
+  EXPECT_NE(sim("--budget 1200 --events -1").err.find("--events is -1"), std::string::npos);
+}
+
 TEST_F(SimCli, NoInterestSendsEverything) {
   const Output got = sim("--json --no-interest --entities 10 --seconds 2");
   ASSERT_EQ(got.exit_code, 0) << got.err;
