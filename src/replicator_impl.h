@@ -50,6 +50,7 @@ struct Member {
   SpawnReason reason = SpawnReason::near;
   bool created = false;  // it joined the set at the tick it was created
 };
+static_assert(sizeof(Member) == 32);
 
 struct Reliable {
   std::uint32_t id = 0;

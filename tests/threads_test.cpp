@@ -92,6 +92,7 @@ struct SendPrint {
   std::vector<std::uint64_t> packets;  // a hash of every client's packets, send by send
   std::vector<std::string> errors;
   std::vector<std::uint64_t> totals;  // SendStats fields, send by send
+  std::uint64_t events = 0;
   friend bool operator==(const SendPrint&, const SendPrint&) = default;
 };
 
@@ -103,9 +104,14 @@ SendPrint send_run(std::uint64_t seed, std::uint32_t threads, Delivery delivery,
   def.tiers = testing::TierMode::preset;
   SendPrint print;
   std::optional<Replicator> replicator;
+  EventClassId shot;
+  EventClassId step;
   testing::run_random(def, [&](testing::MirroredWorld& mirror, const TickStats&) {
     World& world = mirror.world();
     if (!replicator) {
+      shot = *world.create_event_class(
+          {.radius = 20.0f, .when_absent = AbsentSubject::null_subject, .reliable = true});
+      step = *world.create_event_class({.radius = 6.0f, .when_absent = AbsentSubject::send_as_is});
       ReplicatorDef rdef = default_replicator_def();
       rdef.serialize = serialize_position;
       rdef.serialize_context = &world;
@@ -133,11 +139,33 @@ SendPrint send_run(std::uint64_t seed, std::uint32_t threads, Delivery delivery,
       }
     }
     print.packets.push_back(h);
+    // Events for the next tick: about each client's viewer, and about a member of its set.
+    for (const ClientId client : world.clients()) {
+      const EntityId viewer = *world.viewer(client);
+      const Position p = *world.position(viewer);
+      const std::span<const EntityId> set = *world.interest_set(client);
+      const EntityId other = set.empty() ? viewer : set[set.size() / 2];
+      EXPECT_TRUE(world
+                      .emit_event({.event_class = shot,
+                                   .x = p.x,
+                                   .z = p.z,
+                                   .space = *world.space(viewer),
+                                   .subject = other,
+                                   .user_data = client.index})
+                      .ok());
+      EXPECT_TRUE(
+          world
+              .emit_event(
+                  {.event_class = step, .x = p.x, .z = p.z, .space = *world.space(viewer), .subject = viewer})
+              .ok());
+    }
     const SendStats& t = replicator->stats();
+    print.events += t.events;
     for (const std::uint64_t v :
          {t.packets, t.bytes, t.spawns, t.updates, t.despawns, t.resends, t.updates_skipped, t.pending,
           std::uint64_t{t.max_pending}, t.spawns_delayed, t.spawn_delay_sends, std::uint64_t{t.longest_wait},
-          t.serialize_calls, t.serialized_bytes, t.serialize_errors, t.promise_violations}) {
+          t.serialize_calls, t.serialized_bytes, t.serialize_errors, t.promise_violations, t.events,
+          t.event_bytes, t.events_dropped}) {
       print.totals.push_back(v);
     }
     print.totals.push_back(replicator->promise_violations().size());
@@ -152,6 +180,7 @@ TEST(ThreadsTest, PacketsAreIdenticalForAnyThreadCount) {
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       const SendPrint one = send_run(seed, 1, delivery);
       ASSERT_EQ(one.packets.size(), 30u);
+      EXPECT_GT(one.events, 100u);
       for (const std::uint32_t threads : {2u, 4u, 8u}) {
         EXPECT_TRUE(send_run(seed, threads, delivery) == one)
             << "seed " << seed << ", " << threads << " threads, delivery " << static_cast<int>(delivery);
