@@ -96,6 +96,10 @@ int make(const std::string& dir, Delivery delivery) {
       if (!world.emit_event({.event_class = step, .x = p.x, .z = p.z, .subject = who, .user_data = 0}).ok())
         return 1;
     }
+    if (t % 10 == 2) {
+      const std::array<std::uint8_t, 3> hello{'h', 'i', static_cast<std::uint8_t>(t)};
+      if (!replicator.send_message(client, hello).ok()) return 1;
+    }
     world.tick();
     if (!replicator.send().ok()) return 1;
     int k = 0;
@@ -121,9 +125,9 @@ int make(const std::string& dir, Delivery delivery) {
   return 0;
 }
 
-// Hand-made with PacketWriter: every spawn and despawn reason, created and not, a slot reused at
-// a new generation, large ids, and interest statuses with and without culling, which a small
-// World's Replicator does not produce.
+// Hand-made with PacketWriter: every spawn and despawn reason, created and not, events, a
+// message, a slot reused at a new generation, large ids, and interest statuses with and without
+// culling, which a small World's Replicator does not produce.
 int make_reasons(const std::string& dir) {
   std::array<std::uint8_t, 64> state{};
   auto payload = [&](std::uint32_t count) {
@@ -160,6 +164,9 @@ int make_reasons(const std::string& dir) {
       if (!w.add_event(true, id++, n % 2, 300 + n, -1.0e15f, 4096.0f, {0xfffffff0u, tick - 99}, payload(2))) {
         std::abort();
       }
+      const std::string note = "note " + std::to_string(n);
+      if (!w.add_message(id++, {reinterpret_cast<const std::uint8_t*>(note.data()), note.size()}))
+        std::abort();
       const std::span<const std::uint8_t> packet = w.finish();
       sent.emplace_back(packet.begin(), packet.end());
     }

@@ -27,6 +27,7 @@ void MirrorListener::on_enter(EntityId, SpawnReason, bool, std::span<const std::
 void MirrorListener::on_update(EntityId, std::span<const std::uint8_t>, std::uint32_t) {}
 void MirrorListener::on_exit(EntityId, ExitKind, DespawnReason) {}
 void MirrorListener::on_event(const ReceivedEvent&) {}
+void MirrorListener::on_message(std::span<const std::uint8_t>, std::uint32_t) {}
 
 namespace {
 
@@ -142,9 +143,15 @@ class MirrorImpl {
                   r.payload, listener);
     } else if (r.type == RecordType::despawn) {
       apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
+    } else if (r.type == RecordType::message) {
+      apply_message(r.payload, packet_tick, listener);
     } else {
       apply_event(event_of(r, packet_tick), listener);
     }
+  }
+  void apply_message(std::span<const std::uint8_t> payload, std::uint32_t tick, MirrorListener* listener) {
+    ++stats.messages;
+    if (listener != nullptr) listener->on_message(payload, tick);
   }
 };
 
@@ -235,7 +242,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       }
       continue;
     }
-    if (r.type == RecordType::despawn || def.check == nullptr) continue;
+    if ((r.type != RecordType::spawn && r.type != RecordType::update) || def.check == nullptr) continue;
     const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
     if (!def.check(r.entity, part, r.payload, def.check_context)) {
       ++stats.rejected;
@@ -308,6 +315,8 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
           apply_spawn(w.entity, static_cast<SpawnReason>(w.reason), w.created, w.tick, w.payload, listener);
         } else if (w.type == RecordType::despawn) {
           apply_despawn(w.entity, static_cast<DespawnReason>(w.reason), listener);
+        } else if (w.type == RecordType::message) {
+          apply_message(w.payload, w.tick, listener);
         } else {
           apply_event({w.event_class, w.x, w.z, w.entity, false, true, w.payload, w.tick}, listener);
         }

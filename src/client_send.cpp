@@ -27,6 +27,8 @@ void ClientState::reset(ClientId client, bool unreliable) {
   members.reserve(kMemberFloor);
   merge.reserve(kMemberFloor);
   waiting_despawns.reserve(kDespawnFloor);
+  outbox.reserve(kOutboxFloor);
+  outbox_sizes.reserve(kOutboxCountFloor);
   if (unreliable) {
     queue.reserve(kQueueFloor);
     store.reserve(kStoreFloor);
@@ -46,6 +48,8 @@ void ClientState::reset(ClientId client, bool unreliable) {
   out.clear();
   packet_offsets.clear();
   packets.clear();
+  outbox.clear();
+  outbox_sizes.clear();
 }
 
 namespace {
@@ -71,6 +75,9 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.spawns += from.spawns;
   to.updates += from.updates;
   to.despawns += from.despawns;
+  to.messages += from.messages;
+  to.message_bytes += from.message_bytes;
+  to.messages_waiting += from.messages_waiting;
   to.events += from.events;
   to.event_bytes += from.event_bytes;
   to.events_dropped += from.events_dropped;
@@ -156,12 +163,14 @@ Status ReplicatorImpl::send() {
   const bool threaded = view.members + 16 * std::uint64_t{live} >= view.thread_min_work;
   pack_motion(tasks, threaded);
   serialize_events();
+  fan_out_messages();
   SendRange range{this, view.live_clients};
   tasks.run(live, threaded ? 1 : live, send_range, &range);
   // The workers' results in a fixed order, so the totals, the violations and the error reported
   // are the same whatever the split.
   stats = SendStats{};
   stats.serialize_errors = event_failures;
+  stats.messages_dropped = messages_dropped;
   first_error = {};
   std::uint32_t error_entity = 0;
   for (const SendWorker& w : workers) {
@@ -210,6 +219,7 @@ void ReplicatorImpl::send_client(SendWorker& w, std::uint32_t place, ClientState
   send_despawns(s);
   pace_entry(s);
   send_events(s);
+  send_messages(s);
   fill_updates(s);
   close_packet(s);
   finish_client(s);

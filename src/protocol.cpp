@@ -185,6 +185,11 @@ constexpr bool serialize_event(S& s, WireRecord& r, std::uint32_t& payload_lengt
 }
 
 template <class S>
+constexpr bool serialize_message(S& s, WireRecord& r, std::uint32_t& payload_length) {
+  return s.varint(r.reliable_id, "reliable id") && serialize_payload(s, r.payload, payload_length);
+}
+
+template <class S>
 constexpr bool serialize_update(S& s, WireRecord& r, std::uint32_t& payload_length) {
   return s.id(r.entity) && serialize_payload(s, r.payload, payload_length);
 }
@@ -209,9 +214,10 @@ constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_leng
     case RecordType::update: return serialize_update(s, r, payload_length);
     case RecordType::despawn: return serialize_despawn(s, r);
     case RecordType::event: return serialize_event(s, r, payload_length, packet_tick);
+    case RecordType::message: return serialize_message(s, r, payload_length);
   }
   if constexpr (S::reading) {
-    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1, 2, 3 or 4");
+    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1 to 5");
   }
   return false;
 }
@@ -307,6 +313,11 @@ std::size_t event_record_bytes(bool reliable, std::uint32_t reliable_id, std::ui
                          .event_class = event_class,
                          .payload = {}},
                         payload);
+}
+
+std::size_t message_record_bytes(std::uint32_t reliable_id, std::size_t payload) noexcept {
+  return measure_record(
+      {.type = RecordType::message, .entity = {}, .reliable_id = reliable_id, .payload = {}}, payload);
 }
 
 PacketWriter::PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& header) noexcept
@@ -418,6 +429,13 @@ bool PacketWriter::add_event(bool reliable, std::uint32_t reliable_id, std::uint
   return add_record(record);
 }
 
+bool PacketWriter::add_message(std::uint32_t reliable_id, std::span<const std::uint8_t> payload) noexcept {
+  if (records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu) return false;
+  WireRecord record{
+      .type = RecordType::message, .entity = {}, .reliable_id = reliable_id, .payload = payload};
+  return add_record(record);
+}
+
 bool PacketWriter::add(const WireRecord& r) noexcept {
   switch (r.type) {
     case RecordType::spawn:
@@ -428,6 +446,7 @@ bool PacketWriter::add(const WireRecord& r) noexcept {
       return add_despawn(r.reliable_id, r.entity, static_cast<DespawnReason>(r.reason));
     case RecordType::event:
       return add_event(r.reliable, r.reliable_id, r.state_age, r.event_class, r.x, r.z, r.entity, r.payload);
+    case RecordType::message: return add_message(r.reliable_id, r.payload);
   }
   return false;
 }

@@ -42,6 +42,12 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
       s.budget_used += write_despawn(s, r.id, r.entity, static_cast<DespawnReason>(r.reason));
       continue;
     }
+    if (r.type == RecordType::message) {
+      const std::size_t size = write_message(s, r.id, {c.store.data() + r.payload_begin, r.payload_size});
+      s.budget_used += size;
+      s.w.stats.message_bytes += size;
+      continue;
+    }
     if (r.type == RecordType::event) {
       const std::size_t size = write_event(s, true, r, {c.store.data() + r.payload_begin, r.payload_size});
       s.budget_used += size;

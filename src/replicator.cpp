@@ -41,6 +41,7 @@ Status validate(const ReplicatorDef& d) {
                        "must be >= " + std::to_string(kStateHeaderBytes + 16));
   }
   if (d.entry_budget_bytes < 1) return invalid_def("entry_budget_bytes", "0", "must be >= 1");
+  if (d.message_queue_bytes < 1) return invalid_def("message_queue_bytes", "0", "must be >= 1");
   if (!finite_nonneg(d.distance_scale))
     return invalid_def("distance_scale", format_value(d.distance_scale), "must be finite and >= 0");
   if (!finite_nonneg(d.size_scale))
@@ -64,6 +65,7 @@ ReplicatorImpl::ReplicatorImpl(World& w, const ReplicatorDef& settings) : world(
   if (def.mode == UpdateMode::priority) world.request_periods();
   max_payload = def.packet_bytes - kStateHeaderBytes - kMaxRecordFraming;
   max_event_payload = def.packet_bytes - kStateHeaderBytes - kMaxEventFraming;
+  max_message_payload = def.packet_bytes - kStateHeaderBytes - kMaxMessageFraming;
 }
 
 ReplicatorImpl::~ReplicatorImpl() {
@@ -173,6 +175,31 @@ Result<float> Replicator::priority(EntityId entity) const {
     return r.priority[entity.index];
   }
   return 1.0f;
+}
+
+Status Replicator::send_message(ClientId client, std::span<const std::uint8_t> payload) {
+  ReplicatorImpl& r = *impl_;
+  if (Status s = r.world.check(client); !s) return s;
+  return r.queue_message(
+      {.to = ReplicatorImpl::MessageTo::client, .slot = client.index, .generation = client.generation},
+      payload);
+}
+
+Status Replicator::send_message_to_key(InterestKey key, std::span<const std::uint8_t> payload) {
+  if (key.value > kMaxInterestKey || (key.type == InterestKeyType::user && key.value == 0)) {
+    return {ErrorCode::invalid_argument, "message key " + std::to_string(key.value) +
+                                             " is not a key: Area keys are <= 2^63 - 1, User keys also > 0"};
+  }
+  const std::uint64_t stored = key.type == InterestKeyType::global ? 0
+                               : key.type == InterestKeyType::area ? encode_area_key(key.value)
+                                                                   : encode_user_key(key.value);
+  return impl_->queue_message({.to = ReplicatorImpl::MessageTo::key, .key = stored}, payload);
+}
+
+Status Replicator::send_message_to_space(SpaceId space, std::span<const std::uint8_t> payload) {
+  ReplicatorImpl& r = *impl_;
+  if (Status s = r.world.check(space); !s) return s;
+  return r.queue_message({.to = ReplicatorImpl::MessageTo::space, .slot = space.index}, payload);
 }
 
 Status Replicator::note_interaction(ClientId client, EntityId entity) {

@@ -24,6 +24,9 @@ namespace sightline {
 // state age, length.
 inline constexpr std::size_t kMaxRecordFraming = 1 + 5 + 5 + 5 + 1 + 5 + 5;
 
+// Largest message framing: type, reliable id, length.
+inline constexpr std::size_t kMaxMessageFraming = 1 + 5 + 5;
+
 // Largest event framing: type, flags, reliable id, age, class, x, z, subject's index and
 // generation, length.
 inline constexpr std::size_t kMaxEventFraming = 1 + 1 + 5 + 5 + 5 + 4 + 4 + 5 + 5 + 5;
@@ -38,6 +41,8 @@ inline constexpr std::size_t kDespawnFloor = 64;
 inline constexpr std::size_t kQueueFloor = 64;
 inline constexpr std::size_t kStoreFloor = 1024;
 inline constexpr std::size_t kSentWindow = 256;
+inline constexpr std::size_t kOutboxFloor = 256;  // bytes of waiting messages
+inline constexpr std::size_t kOutboxCountFloor = 16;
 
 // 32 bytes: every send walks each table whole, and copies it when the set changed.
 struct Member {
@@ -101,6 +106,9 @@ struct ClientState {
   float round_trip = 0.0f;
   bool measured = false;
   std::uint32_t update_bytes = 16;  // the filler's estimate of an update record's size, from the last send
+  // Messages queued for it and not yet written, oldest first: their bytes, and each one's size.
+  std::vector<std::uint8_t> outbox;
+  std::vector<std::uint32_t> outbox_sizes;
 
   void reset(ClientId client, bool unreliable);
 };
@@ -326,8 +334,9 @@ class ReplicatorImpl {
   void resend_reliable(ClientSend& s);  // reliable_queue.cpp
   void send_despawns(ClientSend& s);
   void pace_entry(ClientSend& s);
-  void send_events(ClientSend& s);   // event_send.cpp
-  void fill_updates(ClientSend& s);  // update_selection.cpp
+  void send_events(ClientSend& s);    // event_send.cpp
+  void send_messages(ClientSend& s);  // message_send.cpp
+  void fill_updates(ClientSend& s);   // update_selection.cpp
   void finish_client(ClientSend& s);
 
   // Membership.
@@ -354,6 +363,7 @@ class ReplicatorImpl {
   std::size_t write_spawn(ClientSend& s, std::uint32_t id, EntityId e, SpawnReason reason, bool created,
                           std::span<const std::uint8_t> bytes, std::uint32_t age);
   std::size_t write_despawn(ClientSend& s, std::uint32_t id, EntityId e, DespawnReason reason);
+  std::size_t write_message(ClientSend& s, std::uint32_t id, std::span<const std::uint8_t> payload);
   /// An event as `r` holds it (subject, class, position; its id, and its age from r.state_tick,
   /// when `reliable`).
   std::size_t write_event(ClientSend& s, bool reliable, const Reliable& r,
@@ -369,6 +379,24 @@ class ReplicatorImpl {
   Status event_error;  // the first event whose serializer failed this send
   std::uint64_t event_failures = 0;
   void serialize_events();
+
+  // Messages (message_send.cpp): queued between sends, then put in each recipient's outbox at the
+  // start of send().
+  enum class MessageTo : std::uint8_t { client, key, space };
+  struct QueuedMessage {
+    MessageTo to = MessageTo::client;
+    std::uint32_t slot = 0;        // the client's or the space's
+    std::uint32_t generation = 0;  // the client's
+    std::uint64_t key = 0;         // stored form (interest_keys.h)
+    std::uint32_t begin = 0;       // in message_store
+    std::uint32_t size = 0;
+  };
+  std::size_t max_message_payload = 0;
+  std::vector<QueuedMessage> messages;
+  std::vector<std::uint8_t> message_store;
+  std::uint64_t messages_dropped = 0;  // this send's, by fan_out_messages
+  Status queue_message(const QueuedMessage& m, std::span<const std::uint8_t> payload);
+  void fan_out_messages();
 };
 
 // The packet functions run once per record, from three files: inline here.
@@ -432,6 +460,13 @@ inline std::size_t ReplicatorImpl::write_despawn(ClientSend& s, std::uint32_t id
                                                  DespawnReason reason) {
   const std::size_t size = despawn_record_bytes(id, e);
   if (room_for(s, size)) s.writer.add_despawn(id, e, reason);
+  return size;
+}
+
+inline std::size_t ReplicatorImpl::write_message(ClientSend& s, std::uint32_t id,
+                                                 std::span<const std::uint8_t> payload) {
+  const std::size_t size = message_record_bytes(id, payload.size());
+  if (room_for(s, size)) s.writer.add_message(id, payload);
   return size;
 }
 

@@ -61,6 +61,16 @@ const EventClassDef& TickSource::event_class(std::uint32_t index) const noexcept
   return world_->events.classes[index].def;
 }
 
+bool TickSource::admits(std::uint32_t client_slot, std::uint64_t stored_key) const noexcept {
+  return stored_key == 0 || find_subscription(world_->client_slots[client_slot], stored_key) != nullptr;
+}
+
+std::uint32_t TickSource::space_slot(std::uint32_t client_slot) const noexcept {
+  return world_->cold[world_->client_slots[client_slot].viewer].space;
+}
+
+Status TickSource::check(SpaceId space) const { return world_->check(space); }
+
 bool TickSource::holds(ClientId client) const noexcept {
   const ClientSlot& slot = world_->client_slots[client.index];
   return slot.alive && slot.generation == client.generation;

@@ -77,6 +77,12 @@ class TickSource {
   [[nodiscard]] ClientTick client(std::uint32_t client_slot) const noexcept;
   /// The def of the class an event of the last tick names (EventDef::event_class.index).
   [[nodiscard]] const EventClassDef& event_class(std::uint32_t index) const noexcept;
+  /// Whether the live client in `client_slot` is subscribed to the key (interest_keys.h's stored
+  /// form; 0, Global, admits everyone).
+  [[nodiscard]] bool admits(std::uint32_t client_slot, std::uint64_t stored_key) const noexcept;
+  /// The slot of the space the live client's viewer is in.
+  [[nodiscard]] std::uint32_t space_slot(std::uint32_t client_slot) const noexcept;
+  [[nodiscard]] Status check(SpaceId space) const;
   /// Whether the client's slot still holds that client.
   [[nodiscard]] bool holds(ClientId client) const noexcept;
   [[nodiscard]] std::size_t entity_slots() const noexcept;

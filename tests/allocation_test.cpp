@@ -214,6 +214,12 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
         std::abort();
       }
     }
+    // A message to a client a send, and one to everyone every tenth.
+    const std::array<std::uint8_t, 6> note{'n', 'o', 't', 'e', static_cast<std::uint8_t>(t), 0};
+    const std::span<const ClientId> live = steady.world->clients();
+    if (!live.empty() && !replicator.send_message(live[static_cast<std::size_t>(t) % live.size()], note).ok())
+      std::abort();
+    if (t % 10 == 0 && !replicator.send_message_to_key({InterestKeyType::global, 0}, note).ok()) std::abort();
     steady.step();
     if (!replicator.send().ok()) std::abort();
     for (const ClientId client : steady.world->clients()) {
@@ -237,6 +243,7 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
   EXPECT_EQ(allocations() - before, 0u) << "heap allocations in 200 steady sends";
   EXPECT_GT(bytes, 0u);
   EXPECT_GT(replicator.stats().events, 0u);
+  EXPECT_GT(replicator.stats().messages, 0u);
   EXPECT_GT(pending, 0u) << "the entry allowance must leave members waiting";
   EXPECT_GT(replicator.stats().updates_skipped + (mode == UpdateMode::fixed_rate ? 1u : 0u), 0u)
       << "the budget must leave members waiting";

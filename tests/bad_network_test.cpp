@@ -79,6 +79,7 @@ struct Client {
   std::vector<std::vector<std::uint8_t>> log_payloads;
   std::set<std::uint64_t> shadow;  // the log applied up to the mirror's ack
   std::uint32_t shadow_applied = 0;
+  std::uint32_t messages_sent = 0;
 };
 
 std::uint64_t key(EntityId e) { return (std::uint64_t{e.index} << 32) | e.generation; }
@@ -104,7 +105,14 @@ class Checker : public MirrorListener {
   // it names only what the client holds; so does any event on an ordered stream.
   // (The client's own viewer is never sent to it, and may be named.)
   Delivery delivery = Delivery::reliable;
-  EntityId viewer;  // of the client whose packets are being applied
+  EntityId viewer;           // of the client whose packets are being applied
+  std::uint32_t client = 0;  // its place
+  std::map<std::uint32_t, std::vector<std::uint32_t>> messages;  // by client: the numbers read
+  void on_message(std::span<const std::uint8_t> payload, std::uint32_t) override {
+    ASSERT_EQ(payload.size(), 4u);
+    messages[client].push_back(payload[0] | (payload[1] << 8) | (payload[2] << 16) |
+                               (static_cast<std::uint32_t>(payload[3]) << 24));
+  }
   std::uint64_t events = 0, reliable_events = 0;
   void on_event(const ReceivedEvent& e) override {
     ++events;
@@ -209,6 +217,13 @@ void run_bad_network(const NetworkRun& run) {
       }
       const std::size_t j = rng.below(static_cast<std::uint32_t>(ids.size()));
       ASSERT_TRUE(world.teleport(ids[j], rng.uniform(0.0f, 60.0f), rng.uniform(0.0f, 40.0f)).ok());
+      // A message to one client a tick, numbered in the order sent to it.
+      Client& to = clients[t % clients.size()];
+      const std::uint32_t number = to.messages_sent++;
+      const std::array<std::uint8_t, 4> bytes{
+          static_cast<std::uint8_t>(number), static_cast<std::uint8_t>(number >> 8),
+          static_cast<std::uint8_t>(number >> 16), static_cast<std::uint8_t>(number >> 24)};
+      ASSERT_TRUE(replicator.send_message(to.id, bytes).ok());
       for (int k = 0; k < 4; ++k) {
         const EntityId who = ids[rng.below(static_cast<std::uint32_t>(ids.size()))];
         const Position p = *world.position(who);
@@ -235,6 +250,7 @@ void run_bad_network(const NetworkRun& run) {
       }
       bool received = false;
       checker.viewer = *world.viewer(c.id);
+      checker.client = static_cast<std::uint32_t>(&c - clients.data());
       c.down->deliver(t, [&](std::span<const std::uint8_t> bytes) {
         const Status s = c.mirror->receive(bytes, &checker);
         ASSERT_TRUE(s.ok()) << s.message();
@@ -259,7 +275,7 @@ void run_bad_network(const NetworkRun& run) {
       ASSERT_LE(applied, c.log.size());
       for (; c.shadow_applied < applied; ++c.shadow_applied) {
         const WireRecord& r = c.log[c.shadow_applied];
-        if (r.type == RecordType::event) continue;
+        if (r.type == RecordType::event || r.type == RecordType::message) continue;
         if (r.type == RecordType::spawn) {
           ASSERT_TRUE(c.shadow.insert(key(r.entity)).second);
         } else {
@@ -325,6 +341,12 @@ void run_bad_network(const NetworkRun& run) {
         c.log.begin(), c.log.end(), [](const WireRecord& r) { return r.type == RecordType::event; }));
   }
   EXPECT_GT(reliable_events, 100u);
+  // Every message was read once, in the order sent.
+  for (std::size_t c = 0; c < clients.size(); ++c) {
+    std::vector<std::uint32_t> sent(clients[c].messages_sent);
+    for (std::uint32_t i = 0; i < sent.size(); ++i) sent[i] = i;
+    EXPECT_EQ(checker.messages[static_cast<std::uint32_t>(c)], sent) << "client " << c;
+  }
   EXPECT_EQ(checker.reliable_events, reliable_events);
   EXPECT_GT(checker.events, checker.reliable_events);
   EXPECT_GT(checker.enters, 500u);

@@ -57,8 +57,10 @@ rc::Gen<std::uint32_t> any_u32() {
 rc::Gen<Rec> any_record(std::uint32_t tick) {
   return rc::gen::exec([tick] {
     Rec r;
-    r.type = *rc::gen::element(RecordType::spawn, RecordType::update, RecordType::despawn, RecordType::event);
+    r.type = *rc::gen::element(RecordType::spawn, RecordType::update, RecordType::despawn, RecordType::event,
+                               RecordType::message);
     r.entity = {*any_u32(), *rc::gen::suchThat(any_u32(), [](std::uint32_t g) { return g != 0; })};
+    if (r.type == RecordType::message) r.entity = {};  // a message names no entity
     if (r.type == RecordType::event) {
       r.reliable = *rc::gen::arbitrary<bool>();
       if (*rc::gen::arbitrary<bool>()) r.entity = {};  // no subject
@@ -71,7 +73,8 @@ rc::Gen<Rec> any_record(std::uint32_t tick) {
       if (r.reliable)
         r.state_age = *rc::gen::inRange<std::uint32_t>(0, std::min<std::uint32_t>(tick, 1000) + 1);
     }
-    if (r.type == RecordType::spawn || r.type == RecordType::despawn || r.reliable)
+    if (r.type == RecordType::spawn || r.type == RecordType::despawn || r.type == RecordType::message ||
+        r.reliable)
       r.reliable_id = *any_u32();
     if (r.type == RecordType::spawn) {
       r.reason = *rc::gen::inRange<std::uint8_t>(0, 9);
@@ -109,6 +112,7 @@ std::size_t record_bytes(const Rec& r) {
     case RecordType::event:
       return event_record_bytes(r.reliable, r.reliable_id, r.state_age, r.event_class, r.entity,
                                 r.payload.size());
+    case RecordType::message: return message_record_bytes(r.reliable_id, r.payload.size());
   }
   return 0;
 }
@@ -140,6 +144,7 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
         added = writer.add_event(r.reliable, r.reliable_id, r.state_age, r.event_class, r.x, r.z, r.entity,
                                  r.payload);
         break;
+      case RecordType::message: added = writer.add_message(r.reliable_id, r.payload); break;
     }
     RC_ASSERT(added);
     expected += record_bytes(r);
@@ -197,6 +202,7 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
         RC_ASSERT(writer.add_event(r.reliable, r.reliable_id, r.state_age, r.event_class, r.x, r.z, r.entity,
                                    r.payload));
         break;
+      case RecordType::message: RC_ASSERT(writer.add_message(r.reliable_id, r.payload)); break;
     }
   }
   const std::span<const std::uint8_t> good = writer.finish();
@@ -509,7 +515,7 @@ TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
   EXPECT_EQ(refusal({{2, 1}}), "radius at byte 19 is 20 (bits 1101004800): without culling it must be 0");
   EXPECT_EQ(refusal({{22, 0xc1}}), "radius at byte 19 is -20: culling needs a finite radius > 0");
   EXPECT_EQ(refusal({{21, 0x80}, {22, 0x7f}}), "radius at byte 19 is inf: culling needs a finite radius > 0");
-  EXPECT_EQ(refusal({{25, 5}}), "record type at byte 25 is 5, not 1, 2, 3 or 4");
+  EXPECT_EQ(refusal({{25, 6}}), "record type at byte 25 is 6, not 1 to 5");
   EXPECT_EQ(refusal({{29, 0}}), "entity generation at byte 29 is 0 (the null handle)");
   EXPECT_EQ(refusal({{30, 9}}), "spawn reason at byte 30 is 9, above 8");
   EXPECT_EQ(refusal({{30, 0x89}}), "spawn reason at byte 30 is 9, above 8");

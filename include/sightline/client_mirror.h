@@ -110,6 +110,9 @@ class MirrorListener {
   virtual void on_exit(EntityId entity, ExitKind kind, DespawnReason reason);
   /// An event the client receives: each once (a duplicate or a resend is not heard again).
   virtual void on_event(const ReceivedEvent& event);
+  /// A message (Replicator::send_message and its kin): each once, in the order the server
+  /// queued them for this client. `payload` is valid during the call; `tick` is the packet's.
+  virtual void on_message(std::span<const std::uint8_t> payload, std::uint32_t tick);
 };
 
 /// One received state of a held entity.
@@ -127,7 +130,8 @@ struct MirrorStats {
   std::uint64_t enters = 0;
   std::uint64_t updates = 0;
   std::uint64_t exits = 0;
-  std::uint64_t events = 0;  ///< Events heard.
+  std::uint64_t events = 0;    ///< Events heard.
+  std::uint64_t messages = 0;  ///< Messages received.
   /// Unreliable: events of a packet older than the last 1024 sequences, not heard (a copy of
   /// such a packet cannot be told from the first).
   std::uint64_t stale_events = 0;

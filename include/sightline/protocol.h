@@ -43,7 +43,7 @@ inline constexpr std::uint8_t kFlagUnreliable = 1;  ///< Delivery::unreliable.
 inline constexpr std::uint8_t kFlagCulling = 2;     ///< InterestStatus::culling.
 
 enum class PacketKind : std::uint8_t { state = 1, ack = 2 };
-enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3, event = 4 };
+enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3, event = 4, message = 5 };
 
 /// How a client's packets travel.
 enum class Delivery : std::uint8_t {
@@ -92,7 +92,7 @@ struct WireRecord {
   RecordType type = RecordType::update;
   /// The entity a spawn, update or despawn is of; an event's subject, null when it has none.
   EntityId entity;
-  /// Spawns, despawns and reliable events: their place in the reliable order.
+  /// Spawns, despawns, reliable events and messages: their place in the reliable order.
   std::uint32_t reliable_id = 0;
   std::uint8_t reason = 0;  ///< SpawnReason or DespawnReason.
   /// Spawns: the entity was created at the tick it joined the client's set (play its appearance);
@@ -107,8 +107,8 @@ struct WireRecord {
   std::uint32_t event_class = 0;  ///< Events: the index of the class's EventClassId.
   float x = 0.0f;                 ///< Events: where it happened, world units.
   float z = 0.0f;
-  /// Spawns (full state), updates (the update part) and events (what the game's event
-  /// serializer wrote).
+  /// Spawns (full state), updates (the update part), events (what the game's event serializer
+  /// wrote) and messages (the game's bytes).
   std::span<const std::uint8_t> payload;
 
   /// Equal fields and equal payload bytes, wherever each payload lies.
@@ -149,6 +149,8 @@ struct AckPacket {
          varint_bytes(static_cast<std::uint32_t>(payload)) + payload;
 }
 [[nodiscard]] std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept;
+/// Bytes of a message record (its type, reliable id, the payload's length and bytes).
+[[nodiscard]] std::size_t message_record_bytes(std::uint32_t reliable_id, std::size_t payload) noexcept;
 /// Bytes of an event record: `reliable_id` and `age` count only when `reliable`, `subject` only
 /// when not null.
 [[nodiscard]] std::size_t event_record_bytes(bool reliable, std::uint32_t reliable_id, std::uint32_t age,
@@ -185,6 +187,8 @@ class PacketWriter {
   /// bytes as add_update with its entity and payload. Refuses (false, nothing written) bytes that
   /// do not start with an update's type, a record that does not fit, or a full packet.
   bool add_encoded_update(std::span<const std::uint8_t> record) noexcept;
+  /// A message: the game's bytes, reliable and in order with the spawns and despawns.
+  bool add_message(std::uint32_t reliable_id, std::span<const std::uint8_t> payload) noexcept;
   /// Adds a record as decode_packet gives it (its type picks the call above).
   bool add(const WireRecord& record) noexcept;
 

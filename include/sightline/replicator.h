@@ -8,6 +8,7 @@
 #include <span>
 
 #include "sightline/handles.h"
+#include "sightline/interest_keys.h"
 #include "sightline/protocol.h"
 #include "sightline/serialize.h"
 #include "sightline/status.h"
@@ -127,6 +128,11 @@ struct ReplicatorDef {
   /// (smoothed, in sends) plus one, when that is longer. >= 1.
   std::uint32_t resend_sends = 4;
 
+  /// Bytes of messages a client may have waiting (queued by send_message and its kin, not yet
+  /// written because the budget or the reliable window was full), >= 1. A message that would take
+  /// a client past it is dropped for that client and counted (SendStats::messages_dropped).
+  std::uint32_t message_queue_bytes = 64 * 1024;
+
   /// Development mode: record PromiseViolation. Costs a distance test per spawn.
   bool development = false;
   /// The promise radius as a fraction of the client's space's enter radius, in (0, 1]: 1 / 1.2,
@@ -150,7 +156,12 @@ struct SendStats {
   /// Reliable events not sent because the client had kReliableWindow reliable records
   /// unacknowledged (unreliable delivery: a client that stopped acking).
   std::uint64_t events_dropped = 0;
-  std::uint64_t resends = 0;            ///< Unreliable: spawns, despawns and reliable events sent again.
+  std::uint64_t messages = 0;          ///< Message records sent for the first time.
+  std::uint64_t message_bytes = 0;     ///< Bytes of message records, resends included.
+  std::uint64_t messages_waiting = 0;  ///< Messages left in clients' queues after the send.
+  /// Messages not queued for a client whose queue was full (ReplicatorDef::message_queue_bytes).
+  std::uint64_t messages_dropped = 0;
+  std::uint64_t resends = 0;  ///< Unreliable: spawns, despawns, reliable events and messages sent again.
   std::uint64_t updates_skipped = 0;    ///< Priority mode: members left for a later send.
   std::uint64_t pending = 0;            ///< Members still waiting for their spawn, after the send.
   std::uint32_t max_pending = 0;        ///< The largest one client's pending count.
@@ -194,11 +205,11 @@ class ReplicatorImpl;
 ///
 /// Each send writes, per client: reliable records first (resends, then despawns, then spawns in
 /// entry order), then the events it receives (World::emit_event; after the spawns, so an event
-/// names a subject the client already holds), then updates; a member spawned this send gets no
-/// update (the spawn carries its full state). Spawns of an attachment tree go parent first. An
-/// event whose subject the client's set holds but whose spawn has not gone yet (paced entry)
-/// treats the subject as absent, as its class's when_absent says. Despawns and events always go,
-/// their bytes counted in the budget before updates fill what is left.
+/// names a subject the client already holds), then the messages queued for it, then updates; a member spawned
+/// this send gets no update (the spawn carries its full state). Spawns of an attachment tree go parent first.
+/// An event whose subject the client's set holds but whose spawn has not gone yet (paced entry) treats the
+/// subject as absent, as its class's when_absent says. Despawns and events always go, their bytes counted in
+/// the budget before updates fill what is left.
 ///
 /// Memory: after warm-up (stable counts and a steady send) send() performs no heap allocation.
 /// The World must outlive the Replicator; one World may feed several Replicators. Thread
@@ -231,6 +242,21 @@ class Replicator {
   /// Members of the client still waiting for their spawn.
   [[nodiscard]] Result<std::uint32_t> pending(ClientId client) const;
   [[nodiscard]] Result<ClientSendStats> client_stats(ClientId client) const;
+
+  /// Queues a message for the client (a system message, a state change it must not miss): the
+  /// game's bytes, reliable and in order with its spawns, despawns and reliable events. It is
+  /// written at the next send() after the client's events, while the budget lasts (the first
+  /// message of a send always goes), and waits in order otherwise. Refused, queuing nothing:
+  /// a client that is not live (stale_handle), or a payload larger than one packet carries
+  /// (packet_bytes - 36 bytes; invalid_argument naming both sizes).
+  [[nodiscard]] Status send_message(ClientId client, std::span<const std::uint8_t> payload);
+  /// Queues a message for every client live at the next send() whose subscriptions admit `key`
+  /// (a team channel: a User or Area key; Global reaches every client). Refused as send_message
+  /// for its size, and for a key above kMaxInterestKey (invalid_argument).
+  [[nodiscard]] Status send_message_to_key(InterestKey key, std::span<const std::uint8_t> payload);
+  /// Queues a message for every client whose viewer is in `space` at the next send(). Refused as
+  /// send_message for its size, and for a space that is not live (stale_handle).
+  [[nodiscard]] Status send_message_to_space(SpaceId space, std::span<const std::uint8_t> payload);
 
   /// The entity's priority (its class's: a player character higher than a prop), >= 0 and
   /// finite, 1 by default. A priority of 0 means the entity is only ever sent whole on entry.

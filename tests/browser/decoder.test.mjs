@@ -127,7 +127,7 @@ test('each documented refusal', () => {
   assert.match(message(corrupt(23, 200)), /record count 200 at byte 23 exceeds/);
   // 27 bytes of records hold at most 6 of the shortest (4 bytes: an update with an empty payload).
   assert.equal(message(corrupt(23, 7)), 'record count 7 at byte 23 exceeds what 52 bytes can hold');
-  assert.equal(message(corrupt(25, 5)), 'record type at byte 25 is 5, not 1, 2, 3 or 4');
+  assert.equal(message(corrupt(25, 6)), 'record type at byte 25 is 6, not 1 to 5');
   assert.equal(message(corrupt(29, 0)), 'entity generation at byte 29 is 0 (the null handle)');  // spawn 130:0
   assert.equal(message(corrupt(30, 9)), 'spawn reason at byte 30 is 9, above 8');
   assert.equal(message(corrupt(30, 0x89)), 'spawn reason at byte 30 is 9, above 8');
@@ -182,6 +182,7 @@ for (const file of files) {
       assert.equal(p.delivery, unreliable ? 'unreliable' : 'reliable');
       assert.deepEqual(encodePacket(p), chunk, 'canonical');
       for (const r of p.records) {
+        if (r.type === 'message') continue;
         if (r.type === 'event') {
           if (r.subject) assert.ok(r.subject.generation >= 1);
           readFuzzValues(r.payload);
@@ -238,10 +239,10 @@ test('corpus reliable_reasons: every spawn and despawn reason, events, reused sl
   packets.forEach((bytes, n) => {
     const p = decodePacket(bytes);
     const tick = 100 + n;
-    assert.deepEqual([p.sequence, p.tick, p.reliableNext], [n, tick, 19 * n]);
+    assert.deepEqual([p.sequence, p.tick, p.reliableNext], [n, tick, 20 * n]);
     assert.deepEqual(p.interest, n % 2 === 0 ? { culling: true, radius: 8 + n, pending: 3 * n }
       : { culling: false, radius: 0, pending: n });
-    assert.equal(p.records.length, 29);
+    assert.equal(p.records.length, 30);
     for (let k = 0; k < 9; ++k) {
       const index = k === 8 ? 0xfffffff0 : k * 300;
       const generation = tick - 99;
@@ -264,12 +265,15 @@ test('corpus reliable_reasons: every spawn and despawn reason, events, reused sl
     assert.deepEqual({ ...loud, payload: readFuzzValues(loud.payload) },
       { type: 'event', reliable: true, reliableId: reliable + 18, stateAge: n % 2, eventClass: 300 + n, x: Math.fround(-1e15),
         z: 4096, subject: { index: 0xfffffff0, generation: tick - 99 }, payload: [12.5, -3.25] });
-    reliable += 19;
+    const note = p.records[29];
+    assert.deepEqual([note.type, note.reliableId, new TextDecoder().decode(note.payload)],
+      ['message', reliable + 19, `note ${n}`]);
+    reliable += 20;
     for (const r of p.records) if (r.type !== 'despawn') r.state = { x: 0, z: 0, kind: 0 };
     mirror.apply(p);
   });
   assert.equal(mirror.anomalyTotal, 0, mirror.lastAnomaly ?? '');
-  assert.deepEqual(mirror.stats, { packets: 6, enters: 54, updates: 54, exits: 54, events: 12 });
+  assert.deepEqual(mirror.stats, { packets: 6, enters: 54, updates: 54, exits: 54, events: 12, messages: 6 });
   assert.equal(mirror.held.size, 0);
 });
 

@@ -44,6 +44,8 @@ export function encodePacket(p) {
       out.push(1, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason | (r.created ? 0x80 : 0),
         ...varint(r.stateAge),
         ...varint(r.payload.length), ...r.payload);
+    } else if (r.type === 'message') {
+      out.push(5, ...varint(r.reliableId), ...varint(r.payload.length), ...r.payload);
     } else if (r.type === 'event') {
       out.push(4, (r.reliable ? 1 : 0) | (r.subject ? 2 : 0));
       if (r.reliable) out.push(...varint(r.reliableId), ...varint(r.stateAge));

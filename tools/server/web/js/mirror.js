@@ -28,7 +28,8 @@ export function decodeTickPackets(packets, world) {
       throw e;
     }
     packet.records.forEach((r, i) => {
-      if (r.type === 'despawn' || r.type === 'event') return;  // the demo's events carry no state to check
+      // Only spawns and updates carry the demo's entity state to check.
+      if (r.type === 'despawn' || r.type === 'event' || r.type === 'message') return;
       try {
         r.state = readEntityState(r.payload, r.type === 'spawn' ? 'full' : 'update', world);
       } catch (e) {
@@ -51,7 +52,7 @@ export class Mirror {
     this.anomalies = Object.fromEntries(ANOMALY_KINDS.map((k) => [k, 0]));
     this.anomalyTotal = 0;
     this.lastAnomaly = null;
-    this.stats = { packets: 0, enters: 0, updates: 0, exits: 0, events: 0 };
+    this.stats = { packets: 0, enters: 0, updates: 0, exits: 0, events: 0, messages: 0 };
     // The newest packet's interest status, and its reliableNext (interest() counts what is below
     // it and not applied yet as on its way).
     this.status = { culling: false, radius: 0, pending: 0 };
@@ -73,8 +74,8 @@ export class Mirror {
 
   /**
    * Applies one decoded packet (from decodeTickPackets). `on` receives enter(index, entity,
-   * created), exit(index, entity, reason), update(index, entity) and event(event, subjectHeld) as
-   * records apply.
+   * created), exit(index, entity, reason), update(index, entity), event(event, subjectHeld) and
+   * message(payload) as records apply.
    */
   apply(packet, on = {}) {
     this.stats.packets += 1;
@@ -95,6 +96,13 @@ export class Mirror {
         const s = r.subject ? this.held.get(r.subject.index) : undefined;
         this.stats.events += 1;
         on.event?.(r, s !== undefined && s.generation === r.subject.generation);
+        continue;
+      }
+      if (r.type === 'message') {
+        if (r.reliableId !== this.nextReliable) this.anomaly('bad_reliable_id', packet, null);
+        this.nextReliable = r.reliableId + 1;
+        this.stats.messages += 1;
+        on.message?.(r.payload);
         continue;
       }
       const e = this.held.get(r.index);

@@ -11,6 +11,7 @@ export const RECORD_SPAWN = 1;
 export const RECORD_UPDATE = 2;
 export const RECORD_DESPAWN = 3;
 export const RECORD_EVENT = 4;
+export const RECORD_MESSAGE = 5;
 export const EVENT_RELIABLE = 1;
 export const EVENT_SUBJECT = 2;
 const MAX_COORDINATE = 1e15;
@@ -187,8 +188,12 @@ export function decodePacket(bytes) {
       records.push({ type: 'despawn', reliableId, index, generation, reason });
     } else if (type === RECORD_EVENT) {
       records.push(readEvent(input, header.tick));
+    } else if (type === RECORD_MESSAGE) {
+      const reliableId = input.varint('reliable id');
+      const length = input.varint('payload length');
+      records.push({ type: 'message', reliableId, payload: input.take(length, 'payload') });
     } else {
-      input.fail('record type', `is ${type}, not 1, 2, 3 or 4`, input.pos - 1);
+      input.fail('record type', `is ${type}, not 1 to 5`, input.pos - 1);
     }
   }
   if (input.remaining !== 0) input.fail('packet', `has ${input.remaining} bytes after its last record`);
@@ -235,6 +240,7 @@ export function describeRecord(r) {
     return `spawn ${id} (reliable id ${r.reliableId}, ${SPAWN_REASONS[r.reason]}${r.created ? ', created' : ''}, age ${r.stateAge})`;
   }
   if (r.type === 'despawn') return `despawn ${id} (reliable id ${r.reliableId}, ${DESPAWN_REASONS[r.reason]})`;
+  if (r.type === 'message') return `message (reliable id ${r.reliableId}, ${r.payload.length} bytes)`;
   if (r.type === 'event') {
     const subject = r.subject ? ` of ${r.subject.index}:${r.subject.generation}` : '';
     return `event of class ${r.eventClass}${subject} at (${r.x}, ${r.z})${r.reliable ? `, reliable id ${r.reliableId}` : ''}`;
