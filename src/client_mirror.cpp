@@ -46,16 +46,11 @@ struct Held {
   std::uint32_t count = 0;
 };
 
-/// A spawn, despawn or reliable event that arrived ahead of a missing one (unreliable delivery).
+/// A reliable record that arrived ahead of a missing one (unreliable delivery): the record as
+/// decoded, its payload viewing a copy it owns, and the tick of the packet it came in.
 struct Waiting {
-  RecordType type = RecordType::spawn;
-  EntityId entity;  // an event's subject
-  std::uint8_t reason = 0;
-  bool created = false;
-  std::uint32_t tick = 0;  // of its state, or when the event happened
-  std::uint32_t event_class = 0;
-  float x = 0.0f;
-  float z = 0.0f;
+  WireRecord record;
+  std::uint32_t packet_tick = 0;
   std::vector<std::uint8_t> payload;
 };
 
@@ -310,16 +305,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       ++next_reliable;
       // Whatever waited behind it may follow now.
       for (auto at = waiting.find(next_reliable); at != waiting.end(); at = waiting.find(next_reliable)) {
-        const Waiting& w = at->second;
-        if (w.type == RecordType::spawn) {
-          apply_spawn(w.entity, static_cast<SpawnReason>(w.reason), w.created, w.tick, w.payload, listener);
-        } else if (w.type == RecordType::despawn) {
-          apply_despawn(w.entity, static_cast<DespawnReason>(w.reason), listener);
-        } else if (w.type == RecordType::message) {
-          apply_message(w.payload, w.tick, listener);
-        } else {
-          apply_event({w.event_class, w.x, w.z, w.entity, false, true, w.payload, w.tick}, listener);
-        }
+        apply_reliable(at->second.record, at->second.packet_tick, listener);
         waiting.erase(at);
         ++next_reliable;
       }
@@ -329,16 +315,12 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       ++stats.reliable_duplicates;
       continue;
     }
+    // The map's nodes never move, so the view of the owned copy stays valid while it waits.
     Waiting& w = waiting[r.reliable_id];
-    w.type = r.type;
-    w.entity = r.entity;
-    w.reason = r.reason;
-    w.created = r.created;
-    w.tick = h.tick - r.state_age;
-    w.event_class = r.event_class;
-    w.x = r.x;
-    w.z = r.z;
+    w.record = r;
+    w.packet_tick = h.tick;
     w.payload.assign(r.payload.begin(), r.payload.end());
+    w.record.payload = w.payload;
     ++stats.reliable_buffered;
   }
   for (const WireRecord& r : packet.records) {

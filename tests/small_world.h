@@ -88,4 +88,31 @@ struct SmallWorld {
   World world;
 };
 
+/// A serializer of both parts: the entity's position, two floats. `world` is its World.
+inline bool write_position(Stream& s, EntityId e, StatePart, void* world) {
+  Position p = *static_cast<World*>(world)->position(e);
+  return s.serialize_float(p.x) && s.serialize_float(p.z);
+}
+
+/// default_replicator_def() that writes `world`'s positions (write_position).
+inline ReplicatorDef position_replicator_def(World& world, Delivery delivery = Delivery::reliable) {
+  ReplicatorDef def = default_replicator_def();
+  def.serialize = write_position;
+  def.serialize_context = &world;
+  def.delivery = delivery;
+  return def;
+}
+
+/// Every record of the client's packets of the last send, in order. Payloads view the packets:
+/// valid until the next send.
+inline std::vector<WireRecord> sent_records(const Replicator& r, ClientId c) {
+  std::vector<WireRecord> out;
+  DecodedPacket p;
+  for (const std::span<const std::uint8_t> packet : *r.packets(c)) {
+    EXPECT_TRUE(decode_packet(packet, p).ok());
+    out.insert(out.end(), p.records.begin(), p.records.end());
+  }
+  return out;
+}
+
 }  // namespace sightline::testing

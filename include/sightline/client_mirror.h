@@ -188,9 +188,10 @@ class ClientMirror {
   /// The latest tick applied to the entity. stale_handle when not held.
   [[nodiscard]] Result<std::uint32_t> state_tick(EntityId entity) const;
 
-  /// What the client's interest promises it (seed 004's readInterest), from the newest packet
-  /// received: whether its space culls, the radius within which every entity is held once
-  /// `pending` is 0, and `pending`, the entities still on their way: the server's count after
+  /// What the client's interest promises it, from the newest packet received: whether its space
+  /// culls, the radius within which every entity is held once `pending` is 0 (a game's search for
+  /// the nearest enemy is complete within it), and `pending`, the entities still on their way
+  /// (a "loading the area: 12 to go" line): the server's count after
   /// that packet's send plus the spawns and despawns the server had assigned by then that this
   /// mirror has not applied yet. Under reliable delivery it equals the server's
   /// Replicator::pending(client) once the send's last packet is applied; under unreliable

@@ -56,9 +56,9 @@ enum class Delivery : std::uint8_t {
   unreliable = 1,
 };
 
-/// What a client's interest promises it, as of a send (seed 004's readInterest): whether its space
-/// culls, the radius within which it holds every entity once nothing is pending, and how many
-/// entities are still on their way. Every state packet carries it.
+/// What a client's interest promises it, as of a send: whether its space culls, the radius
+/// within which it holds every entity once nothing is pending, and how many entities are still on
+/// their way. Every state packet carries it.
 struct InterestStatus {
   /// The client's space culls by distance at the packet's tick. false: the client is sent every
   /// entity of its space (culling off, or a broadcasting space), and `radius` is 0.
