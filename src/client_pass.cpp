@@ -27,8 +27,8 @@ ClientPass::ClientPass(const WorldImpl& world, ClientSlot& client, PassScratch& 
       client_space_(world.cold[client.viewer].space),
       room_(world.space_slots[client_space_]),
       culls_(room_.culls),
-      enter_r_(room_.enter),
-      leave_r_(room_.leave),
+      enter_r_(pass_radii(client, room_).enter),
+      leave_r_(pass_radii(client, room_).leave),
       enter2_(enter_r_ * enter_r_),
       leave2_(leave_r_ * leave_r_),
       out_of_range_(room_.switched_on ? DespawnReason::culling_switched : DespawnReason::left),
@@ -182,7 +182,7 @@ ClientPass::Fate ClientPass::leave_by_every_rule(std::uint32_t i, EntityId membe
       w_.cold[e].presenter || (subscription != nullptr && subscription->bypass_distance) || !culls_;
   if (anywhere) return Fate::stays;
   ++stats_.distance_tests;
-  const float reach = leave_r_ + w_.bound[e];
+  const float reach = w_.scale[e] * leave_r_ + w_.bound[e];
   const float d2 = nearest2(w_.xs[e], w_.zs[e]);
   if (d2 > reach * reach) {
     despawn(member, out_of_range_);
@@ -242,11 +242,12 @@ void ClientPass::enter_by_distance() {
     }
     return;
   }
-  // Bounded entities are not in the grid: each is tested against the sphere's surface.
-  for (const std::uint32_t e : w_.bounded_list) {
+  // Entities that may be held beyond R (a bound, a scale above 1) are not in the grid: each is
+  // tested here against its own reach.
+  for (const std::uint32_t e : w_.wide_list) {
     if (stamp_[e] == epoch_ || w_.cold[e].space != client_space_ || !admits(e)) continue;
     ++stats_.distance_tests;
-    const float reach = enter_r_ + w_.bound[e];
+    const float reach = w_.scale[e] * enter_r_ + w_.bound[e];
     const float d2 = nearest2(w_.xs[e], w_.zs[e]);
     if (d2 <= reach * reach) {
       if (sight_.needed && !w_.sees(sight_, e, pass_.occluders)) continue;
@@ -301,8 +302,11 @@ void ClientPass::enter_by_grid() {
   }
 }
 
+// A scan reaches R; an entity scaled below 1 in it is held only within its own reach. (A
+// newcomer's crowd rank only grows with a smaller reach, so the capped scan's limit holds.)
 void ClientPass::scan_origins(const CrowdIndex* dense, float scan_radius, float scan2) {
   const bool any_keys = w_.keyed_entities != 0;
+  const bool any_scaled = w_.scaled_entities != 0;
   const std::uint32_t* const hits = pass_.hits.data();
   for (std::size_t o = 0; o < origins_; ++o) {
     const float ox = origin_x_[o];
@@ -315,8 +319,13 @@ void ClientPass::scan_origins(const CrowdIndex* dense, float scan_radius, float 
       const std::uint32_t e = hits[h];
       if (!uniform_ && w_.cold[e].space != client_space_) continue;
       if (any_keys && w_.cold[e].key != 0 && find_subscription(client_, w_.cold[e].key) == nullptr) continue;
+      float reach = enter_r_;
+      if (any_scaled && w_.scale[e] != 1.0f) {
+        reach = w_.scale[e] * enter_r_;
+        if (nearest2(w_.xs[e], w_.zs[e]) > reach * reach) continue;
+      }
       if (sight_.needed && !w_.sees(sight_, e, pass_.occluders)) continue;
-      if (cap_ != 0) pass_.crowd.push_back(crowd_rank(nearest2(w_.xs[e], w_.zs[e]), enter_r_, e));
+      if (cap_ != 0) pass_.crowd.push_back(crowd_rank(nearest2(w_.xs[e], w_.zs[e]), reach, e));
       stamp_[e] = epoch_;
       enter(e, near_reason(e));
     }
@@ -388,7 +397,7 @@ void ClientPass::follow_attachments() {
       const EntityId* const old_end = old_members_ + old_count_;
       const EntityId* const at =
           std::lower_bound(old_members_, old_end, r, [](EntityId m, std::uint32_t x) { return m.index < x; });
-      const float reach = (at != old_end && at->index == r ? leave_r_ : enter_r_) + w_.bound[r];
+      const float reach = w_.scale[r] * (at != old_end && at->index == r ? leave_r_ : enter_r_) + w_.bound[r];
       if (nearest2(w_.xs[r], w_.zs[r]) <= reach * reach) {
         reason = sight_.needed && !w_.sees(sight_, r, pass_.occluders) ? DespawnReason::hidden
                                                                        : DespawnReason::left;
@@ -484,6 +493,8 @@ void ClientPass::finish() {
   out_.updates.resize_unwritten(updates_in_set ? updates_begin_ : updates_begin_ + update_count_);
   client_.refresh = false;
   client_.origins_changed = refresh_;
+  client_.enter = culls_ ? enter_r_ : 0.0f;
+  client_.leave = culls_ ? leave_r_ : 0.0f;
   client_.members = {members_begin_, member_count_};
   client_.spawns = {spawns_begin_, spawn_count_};
   client_.updates = {updates_in_set ? members_begin_ : updates_begin_, update_count_};

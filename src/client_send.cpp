@@ -339,7 +339,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
     const float d = surface(view, s.client, r);
     bool critical = d == 0.0f && view.bound[r] > 0.0f;
     for (std::size_t o = 0; o < s.client.origins && !critical; ++o) critical = origin_roots[o] == r;
-    entry_order.push_back({critical ? 0u : 1u, d, view.cold[m.id.index].depth, m.id.index, i});
+    entry_order.push_back({critical ? 0u : 1u, d, view.cold[m.id.index].depth, m.id.index, i, view.scale[r]});
   }
   std::sort(entry_order.begin(), entry_order.end());
   const float promise = def.promise_fraction * s.client.enter;
@@ -374,7 +374,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
     m.since = s.now;
     ++counts.spawns;
     if (def.development && s.settled && s.client.culls && (m.reason == SpawnReason::near) &&
-        born_send[m.id.index] < s.now && o.distance <= promise) {
+        born_send[m.id.index] < s.now && o.distance <= promise * o.scale) {
       make_room(s.w.violations, 1);
       s.w.violations.push_back({s.place, 0, {c.id, m.id, o.distance, promise}});
       ++counts.promise_violations;

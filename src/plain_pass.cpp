@@ -11,14 +11,14 @@
 namespace sightline {
 
 // What the plain pass leaves out, world by world: attachments, the crowd cap, always-relevant
-// entities, presenters, bounded entities, interest keys (and with them key rates and bypass
+// entities, presenters, bounded and scaled entities, interest keys (and with them key rates and bypass
 // subscriptions, which admit only keyed entities), distance tiers and the visibility filter.
 // Nor does it run on a tick after entities were destroyed: the leave test below reads positions
 // alone, and a dead member is told apart only by its trait, which the general pass reads.
 bool WorldImpl::plain_world() const noexcept {
   return def.fast_paths && destroyed.empty() && attached_entities == 0 && deep_destroyed == 0 &&
-         def.crowd_cap == 0 && always_roots.empty() && presenter_list.empty() && bounded_list.empty() &&
-         keyed_entities == 0 && tier_period.empty() && filter == nullptr;
+         def.crowd_cap == 0 && always_roots.empty() && presenter_list.empty() && wide_list.empty() &&
+         scaled_entities == 0 && keyed_entities == 0 && tier_period.empty() && filter == nullptr;
 }
 
 // And client by client: owned entities and extra origins (forced trees, several origins); a space
@@ -68,8 +68,11 @@ SIGHTLINE_FORCE_INLINE inline bool WorldImpl::plain_pass(ClientSlot& client, Pas
   const EntityCold& viewer_cold = cold[viewer];
   const SpaceSlot& room = space_slots[viewer_cold.space];
   if (!room.plain || !client.owned.empty() || !client.extra_origins.empty()) return false;
-  const float enter2 = room.enter * room.enter;
-  const float leave2 = room.leave * room.leave;
+  const PassRadii radii = pass_radii(client, room);
+  const float enter2 = radii.enter * radii.enter;
+  const float leave2 = radii.leave * radii.leave;
+  client.enter = radii.enter;
+  client.leave = radii.leave;
   client.sighted = false;
   client.origins_changed = client.refresh || viewer_cold.teleported;
   client.refresh = false;
@@ -94,7 +97,7 @@ SIGHTLINE_FORCE_INLINE inline bool WorldImpl::plain_pass(ClientSlot& client, Pas
   // and whatever may enter: a count that finds no more than that settles the pass without a stamp
   // or a scan (most passes, where sets change slowly; count_enters turns it off where most find
   // something).
-  const NearRuns near = near_runs(grid, pass, ox, oz, room.enter, stats);
+  const NearRuns near = near_runs(grid, pass, ox, oz, radii.enter, stats);
   const float* const item_x = grid.item_x().data();
   const float* const item_z = grid.item_z().data();
   // The count finds at least the held (inside, and the viewer): where the runs hold no more
@@ -144,7 +147,7 @@ void WorldImpl::change_set(ClientSlot& client, const SpaceSlot& room, std::uint3
     const float oz = zs[viewer];
     const std::uint32_t found =
         scan(grid.item_x().data(), grid.item_z().data(), grid.items().data(), pass.runs.data(), rows, ox, oz,
-             room.enter * room.enter, stamp, epoch, pass.hits.data());
+             client.enter * client.enter, stamp, epoch, pass.hits.data());
     const std::uint32_t* const hits = pass.hits.data();
     for (std::uint32_t h = 0; h < found; ++h) {
       const std::uint32_t e = hits[h];

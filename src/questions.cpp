@@ -46,6 +46,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   const std::uint32_t r = w.root_of(e);
   const std::uint32_t client_space = w.cold[c.viewer].space;
   const SpaceSlot& room = w.space_slots[client_space];
+  const PassRadii radii = pass_radii(c, room);
   auto answer = [&](bool held, Rule rule) { return Why{held, rule, EntityId{r, w.generation[r]}}; };
   if (e == c.viewer) return answer(false, Rule::viewer);
 
@@ -96,8 +97,8 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
     }
     const std::int64_t at = member_at(w, c, x);
     const bool member = at >= 0;
-    const float enter = room.enter + w.bound[x];
-    const float leave = room.leave + w.bound[x];
+    const float enter = w.scale[x] * radii.enter + w.bound[x];
+    const float leave = w.scale[x] * radii.leave + w.bound[x];
     Decision d{true, Rule::near, true, 0};
     if (best <= enter * enter) {
       d.rule = Rule::near;

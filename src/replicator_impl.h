@@ -143,6 +143,7 @@ struct EntryOrder {
   std::uint32_t depth = 0;
   std::uint32_t index = 0;
   std::uint32_t member = 0;  // position in ClientState::members
+  float scale = 1.0f;        // the root's radius scale: its promise radius is scaled too
   friend bool operator<(const EntryOrder& a, const EntryOrder& b) noexcept {
     if (a.critical != b.critical) return a.critical < b.critical;
     if (a.distance != b.distance) return a.distance < b.distance;

@@ -1,6 +1,7 @@
 // Spaces: independent rooms of one World, each with its own culling settings.
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "format_value.h"
 #include "validation.h"
@@ -42,6 +43,18 @@ Status validate(const SpaceDef& def) {
       return refuse("radius x factors: " + s.message());
     }
   }
+  for (const auto& [name, value] : {std::pair{"min_view_radius", def.min_view_radius},
+                                    std::pair{"max_view_radius", def.max_view_radius}}) {
+    if (value != 0.0f && !(value >= kMinRadius && value <= kMaxRadius)) {
+      return refuse(std::string(name) + " is " + format_value(value) + ": must be 0 or in [" +
+                    format_value(kMinRadius) + ", " + format_value(kMaxRadius) + "]");
+    }
+  }
+  if (def.min_view_radius != 0.0f && def.max_view_radius != 0.0f &&
+      def.min_view_radius > def.max_view_radius) {
+    return refuse("min_view_radius is " + format_value(def.min_view_radius) +
+                  ": must be <= max_view_radius (" + format_value(def.max_view_radius) + ")");
+  }
   if (def.visibility_hold_ticks > kMaxVisibilityHoldTicks) {
     return refuse("visibility_hold_ticks is " + std::to_string(def.visibility_hold_ticks) +
                   ": must be <= " + std::to_string(kMaxVisibilityHoldTicks));
@@ -72,6 +85,8 @@ void settle_radii(SpaceSlot& slot, float world_enter, float world_leave) {
     slot.enter = world_enter;
     slot.leave = world_leave;
   }
+  slot.view_min = d.min_view_radius;
+  slot.view_max = d.max_view_radius != 0.0f ? d.max_view_radius : slot.enter;
 }
 
 Status WorldImpl::check(SpaceId id) const {

@@ -57,14 +57,15 @@ void WorldImpl::run_tick(TickStats& stats) {
 }
 
 // In a world large enough for the grid to fill only the cells its queries reach, those queries
-// are the passes' scans: around each live client's origins, of at most its space's enter radius.
+// are the passes' scans: around each live client's origins, of at most its enter radius.
 void WorldImpl::index_entities() {
   const float cell = def.cell_size == 0.0f ? enter_radius : def.cell_size;
   if (xs.size() < grid.partition_min_slots) {
     grid.build(xs, zs, binned, cell, def.max_grid_cells);
   } else {
+    // A client's view radius stays within its space's range.
     float radius = enter_radius;
-    for (const SpaceSlot& space : space_slots) radius = std::max(radius, space.enter);
+    for (const SpaceSlot& space : space_slots) radius = std::max({radius, space.enter, space.view_max});
     query_x.clear();
     query_z.clear();
     std::array<float, kMaxOrigins + 1> origin_x;

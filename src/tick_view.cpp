@@ -20,6 +20,7 @@ TickView TickSource::view() const noexcept {
   t.xs = w.xs.data();
   t.zs = w.zs.data();
   t.bound = w.bound.data();
+  t.scale = w.scale.data();
   t.cold = w.cold.data();
   t.attachments = w.attached_entities != 0;
   t.teleported_roots = w.last_teleported_roots;
@@ -47,7 +48,7 @@ ClientTick TickSource::client(std::uint32_t client_slot) const noexcept {
   c.events = std::span<const EventRecord>(w.events.records).subspan(slot.events.begin, slot.events.count);
   const SpaceSlot& room = w.space_slots[w.cold[slot.viewer].space];
   c.culls = room.culls;
-  c.enter = room.culls ? room.enter : w.enter_radius;
+  c.enter = room.culls ? slot.enter : w.enter_radius;
   c.origins = w.origins_of(slot, c.origin_x.data(), c.origin_z.data());
   std::size_t o = 0;
   c.origin_entity[o++] = slot.viewer;

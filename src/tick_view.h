@@ -32,6 +32,7 @@ struct TickView {
   const float* xs = nullptr;
   const float* zs = nullptr;
   const float* bound = nullptr;                     // bounding-sphere radius; 0 for a point
+  const float* scale = nullptr;                     // radius scale; 1 by default
   const EntityCold* cold = nullptr;                 // parent (kNoParent for a root), depth, velocity
   bool attachments = false;                         // false: every entity is its own root
   std::span<const std::uint32_t> teleported_roots;  // roots of the trees teleported for the last tick

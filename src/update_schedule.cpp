@@ -34,11 +34,12 @@ void ClientPass::schedule_updates() {
       const float d2 = origins_ == 1 ? distance2(w_.xs[r], w_.zs[r], origin_x_[0], origin_z_[0])
                                      : nearest2(w_.xs[r], w_.zs[r]);
       std::size_t tier = 0;
-      if (point_limits != nullptr && w_.bound[r] == 0.0f) {
+      if (point_limits != nullptr && w_.bound[r] == 0.0f && w_.scale[r] == 1.0f) {
         while (tier + 1 < tiers && d2 > point_limits[tier]) ++tier;
       } else {
+        const float enter = w_.scale[r] * enter_r_;
         auto beyond = [&](std::size_t t) {
-          const float reach = w_.tier_fraction[t] * enter_r_ + w_.bound[r];
+          const float reach = w_.tier_fraction[t] * enter + w_.bound[r];
           return d2 > reach * reach;
         };
         while (tier + 1 < tiers && beyond(tier)) ++tier;

@@ -82,4 +82,13 @@ Status validate_bound_radius(EntityId entity, float radius) {
   return {};
 }
 
+Status validate_radius_scale(EntityId entity, float scale) {
+  if (!(scale >= kMinRadiusScale && scale <= kMaxRadiusScale)) {
+    return {ErrorCode::invalid_argument,
+            "radius_scale of " + describe(entity) + " is " + format_value(scale) + ": must be in [" +
+                format_value(kMinRadiusScale) + ", " + format_value(kMaxRadiusScale) + "]"};
+  }
+  return {};
+}
+
 }  // namespace sightline

@@ -14,5 +14,7 @@ namespace sightline {
 
 /// radius finite and in [0, kMaxRadius]; the message names `entity`.
 [[nodiscard]] Status validate_bound_radius(EntityId entity, float radius);
+/// scale finite and in [kMinRadiusScale, kMaxRadiusScale]; the message names `entity`.
+[[nodiscard]] Status validate_radius_scale(EntityId entity, float scale);
 
 }  // namespace sightline

@@ -40,6 +40,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   live_generation.reserve(def.entity_capacity);
   cold.reserve(def.entity_capacity);
   bound.reserve(def.entity_capacity);
+  scale.reserve(def.entity_capacity);
   binned.reserve(def.entity_capacity);
   traits.reserve(def.entity_capacity);
   client_slots.reserve(def.client_capacity);
@@ -110,6 +111,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
   const EntityId id{index, next_generation};
   if (Status s = validate_position(id, def.x, def.z); !s) return s;
   if (Status s = validate_bound_radius(id, def.bound_radius); !s) return s;
+  if (Status s = validate_radius_scale(id, def.radius_scale); !s) return s;
   const SpaceId space_id = def.space.is_null() ? default_space() : def.space;
   if (Status s = w.check(space_id); !s) return Status{s.code(), "EntityDef::space: " + s.message()};
 
@@ -122,6 +124,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.alive[index] = 1;
     w.cold[index] = EntityCold{};
     w.bound[index] = 0.0f;
+    w.scale[index] = 1.0f;
     w.binned[index] = 1;
   } else {
     w.xs.push_back(def.x);
@@ -131,6 +134,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.alive.push_back(1);
     w.cold.emplace_back();
     w.bound.push_back(0.0f);
+    w.scale.push_back(1.0f);
     w.binned.push_back(1);
     w.traits.push_back(0);
     // The release phase of a tick frees slots: keep room for every slot.
@@ -141,6 +145,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
   ++w.live_entities;
   w.add_to_space(index, space_id.index);
   w.set_bound(index, def.bound_radius);
+  if (def.radius_scale != 1.0f) w.set_scale(index, def.radius_scale);
   if (def.always_relevant) (void)set_always_relevant(id, true);
   if (def.presenter) (void)set_presenter(id, true);
   w.refresh_traits(index);
@@ -174,6 +179,7 @@ Status World::destroy_entity(EntityId entity) {
   w.alive[entity.index] = 0;
   w.live_generation[entity.index] = 0;
   w.set_bound(entity.index, 0.0f);
+  w.set_scale(entity.index, 1.0f);
   w.destroyed.push_back(entity.index);
   --w.live_entities;
   return {};
@@ -226,18 +232,32 @@ void WorldImpl::set_bound(std::uint32_t entity_index, float radius) {
   refresh_binning(entity_index);
 }
 
+void WorldImpl::set_scale(std::uint32_t entity_index, float s) {
+  if ((scale[entity_index] != 1.0f) != (s != 1.0f)) {
+    if (s != 1.0f) {
+      ++scaled_entities;
+    } else {
+      --scaled_entities;
+    }
+  }
+  scale[entity_index] = s;
+  refresh_binning(entity_index);
+}
+
+// A root that may be held beyond its client's R (a bound, a scale above 1) is not in the grid,
+// whose scans reach R: it is in the wide list every client tests.
 void WorldImpl::refresh_binning(std::uint32_t e) {
   const bool root = cold[e].parent == kNone;
-  binned[e] = alive[e] && root && bound[e] == 0.0f ? 1 : 0;
-  const bool listed_now = alive[e] && root && bound[e] > 0.0f;
-  set_listed(bounded_list, e, listed_now);
+  const bool wide = bound[e] > 0.0f || scale[e] > 1.0f;
+  binned[e] = alive[e] && root && !wide ? 1 : 0;
+  set_listed(wide_list, e, alive[e] && root && wide);
   refresh_traits(e);
 }
 
 void WorldImpl::refresh_traits(std::uint32_t e) {
   traits[e] = static_cast<std::uint8_t>(
       (alive[e] ? 0 : kDead) | (cold[e].always ? kAlways : 0) | (cold[e].owner != 0 ? kOwned : 0) |
-      (cold[e].key != 0 ? kKeyed : 0) | (bound[e] > 0.0f ? kBounded : 0) |
+      (cold[e].key != 0 ? kKeyed : 0) | (bound[e] > 0.0f || scale[e] != 1.0f ? kReach : 0) |
       (cold[e].origin_refs != 0 ? kOrigin : 0) | (cold[e].parent != kNone ? kChild : 0) |
       (cold[e].first_child != kNone || cold[e].presenter ? kTree : 0));
 }
@@ -254,6 +274,59 @@ Result<float> World::bound_radius(EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
   return w.bound[entity.index];
+}
+
+Status World::set_radius_scale(EntityId entity, float scale) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  if (Status s = validate_radius_scale(entity, scale); !s) return s;
+  w.set_scale(entity.index, scale);
+  return {};
+}
+
+Result<float> World::radius_scale(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  return w.scale[entity.index];
+}
+
+Status World::set_view_radius(ClientId client, float enter_radius, float leave_radius) {
+  WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  const std::string of = " of " + describe(client) + " is ";
+  if (enter_radius == 0.0f) {
+    if (leave_radius != 0.0f) {
+      return {ErrorCode::invalid_argument, "view leave radius" + of + format_value(leave_radius) +
+                                               ": must be 0 when the enter radius is 0"};
+    }
+  } else if (!(enter_radius >= kMinRadius && enter_radius <= kMaxRadius)) {
+    return {ErrorCode::invalid_argument,
+            "view radius" + of + format_value(enter_radius) + ": must be 0 (the space's radii) or in [" +
+                format_value(kMinRadius) + ", " + format_value(kMaxRadius) + "]"};
+  } else if (leave_radius != 0.0f && !(leave_radius >= enter_radius && leave_radius <= kMaxRadius)) {
+    return {ErrorCode::invalid_argument, "view leave radius" + of + format_value(leave_radius) +
+                                             ": must be 0 (the space's proportion) or in [" +
+                                             format_value(enter_radius) + ", " + format_value(kMaxRadius) +
+                                             "]"};
+  }
+  ClientSlot& slot = w.client_slots[client.index];
+  slot.view_enter = enter_radius;
+  slot.view_leave = leave_radius;
+  return {};
+}
+
+Result<ClientRadii> World::view_radius(ClientId client) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  const ClientSlot& slot = w.client_slots[client.index];
+  return ClientRadii{slot.view_enter, slot.view_leave};
+}
+
+Result<ClientRadii> World::client_radii(ClientId client) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  const ClientSlot& slot = w.client_slots[client.index];
+  return ClientRadii{slot.enter, slot.leave};
 }
 
 Status World::set_always_relevant(EntityId entity, bool always_relevant) {
@@ -324,6 +397,8 @@ Result<ClientId> World::create_client(EntityId viewer) {
   slot.bypass_subscriptions = 0;
   slot.refresh = false;
   slot.look_ahead = 0.0f;
+  slot.view_enter = slot.view_leave = 0.0f;
+  slot.enter = slot.leave = 0.0f;
   slot.sighted = false;
   slot.seen = Slice{};
   ++w.cold[viewer.index].viewer_refs;

@@ -1,6 +1,7 @@
 // The World's private state: entities and clients as structure of arrays, the grid, scratch.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <memory>
@@ -56,8 +57,12 @@ struct ClientSlot {
   bool refresh = false;                      // origins changed since the last tick: every member is due
   bool origins_changed = false;              // refresh was in force at the last tick (read by the Replicator)
   float look_ahead = 0.0f;                   // seconds
-  bool sighted = false;                      // sight applied at the last tick: `seen` runs beside `members`
-  Slice seen;  // into WorldImpl::seen[current]: last tick each member was in sight
+  float view_enter = 0.0f;                   // asked for by set_view_radius; 0: the space's radii
+  float view_leave = 0.0f;                   // 0: the space's proportion
+  float enter = 0.0f;                        // the radii of the last pass (0 where its space did not cull)
+  float leave = 0.0f;
+  bool sighted = false;  // sight applied at the last tick: `seen` runs beside `members`
+  Slice seen;            // into WorldImpl::seen[current]: last tick each member was in sight
 };
 
 /// Per-space state. Settled at the start of every tick (phase 1), read by every client pass.
@@ -78,14 +83,34 @@ struct SpaceSlot {
   bool showed_broadcasting = false;  // SpaceState::broadcasting at the last tick
   float enter = 0.0f;                // radii used when culls
   float leave = 0.0f;
+  float view_min = 0.0f;  // the range of a client's view radius (SpaceDef::min_view_radius, max_view_radius)
+  float view_max = 0.0f;
   std::uint32_t clients = 0;
   OccluderGrid walls;
   // Settled by settle_plain_spaces() on a plain tick: culls, holds every live entity, no walls.
   bool plain = false;
 };
 
-/// The radii a space uses when it culls: the drill's, its own, or the world's.
+/// The radii a space uses when it culls: the drill's, its own, or the world's; and the range of
+/// its clients' view radii.
 void settle_radii(SpaceSlot& slot, float world_enter, float world_leave);
+
+/// A client's enter and leave radii in its space (World's class comment, "Radii"): the space's,
+/// or those its view radii give within the space's range (the leave radius at most kMaxRadius).
+struct PassRadii {
+  float enter;
+  float leave;
+};
+[[nodiscard]] inline PassRadii pass_radii(const ClientSlot& client, const SpaceSlot& room) noexcept {
+  if (client.view_enter == 0.0f) return {room.enter, room.leave};
+  const float enter = std::min(std::max(client.view_enter, room.view_min), room.view_max);
+  // The proportion of leave to enter: the client's own, or the space's.
+  const bool own = client.view_leave != 0.0f;
+  const float e = own ? client.view_enter : room.enter;
+  const float f = own ? client.view_leave : room.leave;
+  if (enter == e) return {enter, f};
+  return {enter, std::min(enter * (f / e), kMaxRadius)};
+}
 
 /// The subscription of `client` to `stored_key`, or null.
 [[nodiscard]] const Subscription* find_subscription(const ClientSlot& client,
@@ -222,13 +247,16 @@ class WorldImpl {
   // generation while alive, 0 once destroyed: one load (or one gather) checks a handle.
   std::vector<std::uint32_t> live_generation;
   std::vector<EntityCold> cold;
-  std::vector<float> bound;                 // bounding-sphere radius per slot; 0 for a point
-  std::vector<std::uint8_t> binned;         // alive and a point: these go into the grid
-  std::vector<std::uint32_t> bounded_list;  // sorted indices of live entities with bound > 0
-  SlotPool entity_slots;                    // a destroyed entity's slot is freed after the next tick
-  std::vector<std::uint32_t> destroyed;     // released after the next tick
-  std::vector<std::uint32_t> always_list;   // sorted entity indices
-  std::uint32_t keyed_entities = 0;         // live entities with a non-Global key
+  std::vector<float> bound;          // bounding-sphere radius per slot; 0 for a point
+  std::vector<float> scale;          // radius scale per slot; 1 by default
+  std::vector<std::uint8_t> binned;  // alive roots that no client can hold beyond its R: in the grid
+  // Sorted indices of live roots with a bound or a radius scale above 1: tested by every client.
+  std::vector<std::uint32_t> wide_list;
+  std::uint32_t scaled_entities = 0;       // live entities with a radius scale other than 1
+  SlotPool entity_slots;                   // a destroyed entity's slot is freed after the next tick
+  std::vector<std::uint32_t> destroyed;    // released after the next tick
+  std::vector<std::uint32_t> always_list;  // sorted entity indices
+  std::uint32_t keyed_entities = 0;        // live entities with a non-Global key
   // (stored key, entity index) of live keyed entities, sorted; rebuilt when keys_dirty, for
   // bypass_distance subscriptions that admit entities at any distance.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed_index;
@@ -237,7 +265,8 @@ class WorldImpl {
   // Per entity slot, the traits that make it more than a plain member of the leave and enter tests (a
   // live point with a Global key, no owner, not always relevant, nobody's extra origin): 0 for
   // most entities, so the hot loops need one load to know. Kept by refresh_traits().
-  enum Trait : std::uint8_t { kDead = 1, kAlways = 2, kOwned = 4, kKeyed = 8, kBounded = 16, kOrigin = 32 };
+  // kReach: a bound or a radius scale, so the client's radii alone do not decide it.
+  enum Trait : std::uint8_t { kDead = 1, kAlways = 2, kOwned = 4, kKeyed = 8, kReach = 16, kOrigin = 32 };
   // kTree: a root with something attached, or a presenter.
   enum : std::uint8_t { kChild = 64, kTree = 128 };
   std::vector<std::uint8_t> traits;
@@ -334,8 +363,8 @@ class WorldImpl {
   void settle_trees();                    // always roots and teleported roots of this tick
   void add_to_space(std::uint32_t e, std::uint32_t space_slot);
   void remove_from_space(std::uint32_t e);
-  void detach(std::uint32_t child);                  // makes it a root again; keeps the lists in step
-  void refresh_binning(std::uint32_t e);             // binned and bounded_list from alive, bound and parent
+  void detach(std::uint32_t child);       // makes it a root again; keeps the lists in step
+  void refresh_binning(std::uint32_t e);  // binned and wide_list from alive, bound, scale and parent
   void set_depths(std::uint32_t e, std::uint8_t d);  // the subtree of e, e at depth d
   void set_radii(float enter, float leave);
   void reserve_outputs(std::uint64_t member_total);
@@ -343,7 +372,8 @@ class WorldImpl {
   void rebuild_keyed_index();
   void clear_owner(std::uint32_t entity_index);
   void forget_origin(std::uint32_t entity_index);
-  void set_bound(std::uint32_t entity_index, float radius);  // and its place in the grid or the bounded list
+  void set_bound(std::uint32_t entity_index, float radius);  // and its place in the grid or the wide list
+  void set_scale(std::uint32_t entity_index, float scale);   // likewise
   void refresh_traits(std::uint32_t entity_index);           // after any change to the arrays it reads
   /// Checks every invariant of the state between ticks with SIGHTLINE_ASSERT (world_validate.cpp):
   /// a no-op where assertions are compiled out. run_tick calls it last.

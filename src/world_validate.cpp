@@ -43,11 +43,13 @@ void WorldImpl::validate_entities() const {
   const std::size_t slots = xs.size();
   SIGHTLINE_ASSERT(generation.size() == slots && live_generation.size() == slots && cold.size() == slots);
   SIGHTLINE_ASSERT(zs.size() == slots && alive.size() == slots && traits.size() == slots);
-  SIGHTLINE_ASSERT(bound.size() == slots && binned.size() == slots);
+  SIGHTLINE_ASSERT(bound.size() == slots && binned.size() == slots && scale.size() == slots);
   std::uint32_t live = 0;
   std::uint32_t attached = 0;
+  std::uint32_t scaled = 0;
   for (std::uint32_t e = 0; e < slots; ++e) {
     SIGHTLINE_ASSERT(generation[e] != 0);
+    scaled += scale[e] != 1.0f ? 1u : 0u;
     SIGHTLINE_ASSERT(live_generation[e] == (alive[e] ? generation[e] : 0u));
     SIGHTLINE_ASSERT(((traits[e] & kDead) != 0) == (alive[e] == 0));
     if (!alive[e]) continue;
@@ -67,15 +69,15 @@ void WorldImpl::validate_entities() const {
       listed = c == e;
     SIGHTLINE_ASSERT_MSG(listed, "an attached entity is among its parent's children");
   }
-  SIGHTLINE_ASSERT(live == live_entities);
+  SIGHTLINE_ASSERT(live == live_entities && scaled == scaled_entities);
   SIGHTLINE_ASSERT(attached == attached_entities);
   SIGHTLINE_ASSERT(entity_slots.count() == slots && client_pool.count() == client_slots.size());
   SIGHTLINE_ASSERT(space_pool.count() == space_slots.size());
   for (const std::uint32_t e : entity_slots.freed()) SIGHTLINE_ASSERT(e < slots && !alive[e]);
-  SIGHTLINE_ASSERT(sorted_unique(always_list) && sorted_unique(bounded_list) &&
-                   sorted_unique(presenter_list));
+  SIGHTLINE_ASSERT(sorted_unique(always_list) && sorted_unique(wide_list) && sorted_unique(presenter_list));
   for (const std::uint32_t e : always_list) SIGHTLINE_ASSERT(alive[e] && cold[e].always);
-  for (const std::uint32_t e : bounded_list) SIGHTLINE_ASSERT(alive[e] && bound[e] > 0.0f && !binned[e]);
+  for (const std::uint32_t e : wide_list)
+    SIGHTLINE_ASSERT(alive[e] && (bound[e] > 0.0f || scale[e] > 1.0f) && !binned[e]);
   std::size_t in_spaces = 0;
   for (const SpaceSlot& room : space_slots) in_spaces += room.alive ? room.entities.size() : 0;
   SIGHTLINE_ASSERT(in_spaces == live_entities);

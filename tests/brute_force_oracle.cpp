@@ -209,6 +209,21 @@ std::string BruteForceOracle::set_bound_radius(EntityId id, float radius) {
   return {};
 }
 
+std::string BruteForceOracle::set_radius_scale(EntityId id, float scale) {
+  Entity* entity = live_mut(id);
+  if (entity == nullptr) return "set_radius_scale accepted " + to_string(id) + ", not live";
+  entity->scale = scale;
+  return {};
+}
+
+std::string BruteForceOracle::set_view_radius(ClientId id, float enter_radius, float leave_radius) {
+  Client* c = client(id);
+  if (c == nullptr) return "set_view_radius accepted " + to_string(id) + ", not live";
+  c->view_enter = enter_radius;
+  c->view_leave = leave_radius;
+  return {};
+}
+
 std::string BruteForceOracle::set_owner(EntityId id, ClientId owner) {
   Entity* entity = live_mut(id);
   if (entity == nullptr) return "set_owner accepted " + to_string(id) + ", not live";
@@ -253,6 +268,16 @@ std::string BruteForceOracle::remove_origin(ClientId id, EntityId origin) {
   std::erase(c->origins, origin);
   c->origins_changed = true;
   return {};
+}
+
+float BruteForceOracle::radius_scale(EntityId id) const {
+  const Entity* entity = live(id);
+  return entity == nullptr ? 1.0f : entity->scale;
+}
+
+ClientRadii BruteForceOracle::view_radius(ClientId id) const {
+  const Client* c = client(id);
+  return c == nullptr ? ClientRadii{} : ClientRadii{c->view_enter, c->view_leave};
 }
 
 float BruteForceOracle::bound_radius(EntityId id) const {
@@ -401,6 +426,14 @@ std::string BruteForceOracle::space_def_refusal(const SpaceDef& def) {
     if (!factors_valid) {
       return "factors: " + describe_float(def.enter_factor) + " and " + describe_float(def.leave_factor);
     }
+  }
+  auto view_valid = [](float v) { return v == 0.0f || (v >= kMinRadius && v <= kMaxRadius); };
+  if (!view_valid(def.min_view_radius)) return "min_view_radius: " + describe_float(def.min_view_radius);
+  if (!view_valid(def.max_view_radius)) return "max_view_radius: " + describe_float(def.max_view_radius);
+  if (def.min_view_radius != 0.0f && def.max_view_radius != 0.0f &&
+      def.min_view_radius > def.max_view_radius) {
+    return "min_view_radius: " + describe_float(def.min_view_radius) + " above max_view_radius " +
+           describe_float(def.max_view_radius);
   }
   if (def.visibility_hold_ticks > kMaxVisibilityHoldTicks) {
     return "visibility_hold_ticks: " + std::to_string(def.visibility_hold_ticks);
@@ -827,6 +860,18 @@ TickStats BruteForceOracle::tick() {
       origin_roots.push_back(root_at[o.index]);
     }
     const bool all_due = client.origins_changed || origin_teleported;
+    // The client's radii: its space's, or its view radius held to the space's range.
+    float client_enter = space.enter;
+    float client_leave = space.leave;
+    if (client.view_enter != 0.0f) {
+      const float most = space.def.max_view_radius != 0.0f ? space.def.max_view_radius : space.enter;
+      client_enter = std::min(std::max(client.view_enter, space.def.min_view_radius), most);
+      const float e = client.view_leave != 0.0f ? client.view_enter : space.enter;
+      const float f = client.view_leave != 0.0f ? client.view_leave : space.leave;
+      client_leave = client_enter == e ? f : std::min(client_enter * (f / e), kMaxRadius);
+    }
+    client.enter = space.culls ? client_enter : 0.0f;
+    client.leave = space.culls ? client_leave : 0.0f;
     // nearest2: the smallest float squared distance to any origin.
     auto nearest2 = [&](const Entity& e) {
       float best = std::numeric_limits<float>::infinity();
@@ -904,13 +949,15 @@ TickStats BruteForceOracle::tick() {
       const float d2 = nearest2(r);
       // (R + b)^2 and (L + b)^2 in float; for a point entity (b == 0) these are R*R and L*L.
       // why() names a held member `near` within R and `within_leave` beyond it (relevance.h).
-      const float enter = r.bound > 0.0f ? space.enter + r.bound : space.enter;
+      const float scaled_enter = r.scale * client_enter;
+      const float enter = r.bound > 0.0f ? scaled_enter + r.bound : scaled_enter;
       const bool member = was_member(r.id);
       Rule in_range = Rule::out_of_range;
       if (d2 <= enter * enter) {
         in_range = Rule::near;
       } else if (member) {
-        const float leave = r.bound > 0.0f ? space.leave + r.bound : space.leave;
+        const float scaled_leave = r.scale * client_leave;
+        const float leave = r.bound > 0.0f ? scaled_leave + r.bound : scaled_leave;
         if (d2 <= leave * leave) in_range = Rule::within_leave;
       }
       if (in_range == Rule::out_of_range) return rule(false, Rule::out_of_range);
@@ -943,7 +990,7 @@ TickStats BruteForceOracle::tick() {
         if (why.root.index != index || !why.held) continue;
         if (why.rule != Rule::near && why.rule != Rule::within_leave) continue;
         const Entity& r = entities_.at(index);
-        const float radius = was_member(r.id) ? space.leave : space.enter;
+        const float radius = r.scale * (was_member(r.id) ? client_leave : client_enter);
         const float reach = r.bound > 0.0f ? radius + r.bound : radius;
         ranked.emplace_back(nearest2(r) / (reach * reach), index);
       }
@@ -1007,7 +1054,7 @@ TickStats BruteForceOracle::tick() {
       const Why& why = decided[m.index];
       const Entity& r = *live(why.root);
       std::uint32_t period =
-          space.culls && !tiers_.empty() ? period_for(nearest2(r), r.bound, space.enter) : 1;
+          space.culls && !tiers_.empty() ? period_for(nearest2(r), r.bound, r.scale * client_enter) : 1;
       const bool unconditional =
           why.rule == Rule::always || why.rule == Rule::owner || why.rule == Rule::origin;
       if (!unconditional) {
@@ -1138,7 +1185,13 @@ std::string BruteForceOracle::compare(const World& world) const {
   for (const auto& [index, client] : clients_) {
     const auto stream = world.stream(client.id);
     const auto set = world.interest_set(client.id);
-    if (!stream.ok() || !set.ok()) return to_string(client.id) + " refused by the world";
+    const auto radii = world.client_radii(client.id);
+    if (!stream.ok() || !set.ok() || !radii.ok()) return to_string(client.id) + " refused by the world";
+    if (radii->enter_radius != client.enter || radii->leave_radius != client.leave) {
+      return "tick " + std::to_string(ticks_ - 1) + ": client_radii of " + to_string(client.id) +
+             " differ: expected " + describe_float(client.enter) + "/" + describe_float(client.leave) +
+             ", got " + describe_float(radii->enter_radius) + "/" + describe_float(radii->leave_radius);
+    }
     const ClientRecords& want = client.records;
     std::string diff = first_difference<SpawnRecord>(
         "spawns", client.id, want.spawns, stream->spawns, [](const SpawnRecord& r) {

@@ -137,6 +137,14 @@ class BruteForceOracle {
   // Bounds, owners and origins. The caller validates arguments (the oracle records accepted
   // inputs only); each returns an empty string, or why the call is inconsistent with the rule.
   std::string set_bound_radius(EntityId id, float radius);
+  /// Radius scale s in [kMinRadiusScale, kMaxRadiusScale] (1 when created): a root's enter and
+  /// leave radii are s * R and s * L (float) before its bound is added, its tiers' fraction * (s * R).
+  std::string set_radius_scale(EntityId id, float scale);
+  /// A client's view radii (v, w) (0, 0 when created: its space's radii). At a tick in space S
+  /// with radii R_S, L_S: R = R_S and L = L_S when v == 0; else R = min(max(v, S.min_view_radius),
+  /// S.max_view_radius, or R_S when that is 0) and, with (E, F) = (v, w) when w != 0 and (R_S, L_S)
+  /// otherwise, L = F when R == E, else min(R * (F / E), kMaxRadius).
+  std::string set_view_radius(ClientId id, float enter_radius, float leave_radius);
   std::string set_owner(EntityId id, ClientId owner);
   std::string clear_owner(EntityId id);
   std::string add_origin(ClientId id, EntityId origin);
@@ -146,6 +154,9 @@ class BruteForceOracle {
   [[nodiscard]] std::string add_origin_refusal(ClientId id, EntityId origin) const;
   /// Bound radius of a live entity (0 when unknown).
   [[nodiscard]] float bound_radius(EntityId id) const;
+  /// Radius scale of a live entity (1 when unknown); view radius of a live client (0 when unknown).
+  [[nodiscard]] float radius_scale(EntityId id) const;
+  [[nodiscard]] ClientRadii view_radius(ClientId id) const;
   /// Owner of a live entity (null when none or unknown).
   [[nodiscard]] ClientId owner(EntityId id) const;
   /// Extra origins of a live client, sorted by entity index (empty when unknown).
@@ -258,8 +269,9 @@ class BruteForceOracle {
   [[nodiscard]] bool is_relevant_to(ClientId client, EntityId entity) const;
   [[nodiscard]] std::uint32_t holder_count(EntityId entity) const;
 
-  /// Compares the World's clients(), and every client's stream and interest set, with the
-  /// oracle's. Empty when equal; otherwise the first difference, naming client and entity.
+  /// Compares the World's clients(), and every client's stream, interest set and radii
+  /// (client_radii), with the oracle's. Empty when equal; otherwise the first difference, naming client and
+  /// entity.
   [[nodiscard]] std::string compare(const World& world) const;
   /// Compares, right after a tick, is_relevant_to, why and holder_count for every live client
   /// and live entity. Empty when equal; otherwise the first difference.
@@ -274,6 +286,7 @@ class BruteForceOracle {
     bool alive = true;      ///< False once destroyed, until the next tick forgets the slot.
     std::uint64_t key = 0;  ///< Stored encoding; 0 is Global.
     float bound = 0.0f;     ///< Bound radius, in [0, kMaxRadius].
+    float scale = 1.0f;     ///< Radius scale.
     ClientId owner;         ///< Null when unowned.
     SpaceId space;          ///< Its tree's space (kept equal over a tree).
     bool presenter = false;
@@ -299,6 +312,10 @@ class BruteForceOracle {
     bool origins_changed = false;      ///< set_viewer, add_origin or remove_origin since the last tick.
     std::map<std::uint32_t, Why> why;  ///< The last tick's decision, by entity index.
     float look_ahead = 0.0f;           ///< Seconds.
+    float view_enter = 0.0f;           ///< 0: the space's radii.
+    float view_leave = 0.0f;           ///< 0: the space's proportion.
+    float enter = 0.0f;                ///< Its radii at the last tick; 0 where its space did not cull.
+    float leave = 0.0f;
     std::map<std::uint32_t, std::uint64_t> last_visible;  ///< Per member (by index): last visible tick.
   };
   struct Space {

@@ -403,6 +403,9 @@ void MirroredWorld::compare_entity(EntityId entity) {
   if (!(*bound == oracle_.bound_radius(entity))) {
     note("bound_radius(" + to_string(entity) + "): expected " + describe_float(oracle_.bound_radius(entity)) +
          ", got " + describe_float(*bound));
+  } else if (const Result<float> scale = world_.radius_scale(entity);
+             !scale.ok() || !(*scale == oracle_.radius_scale(entity))) {
+    note("radius_scale(" + to_string(entity) + "): expected " + describe_float(oracle_.radius_scale(entity)));
   } else if (*owner != oracle_.owner(entity)) {
     const ClientId want = oracle_.owner(entity);
     note("owner(" + to_string(entity) + "): expected " +
@@ -435,6 +438,39 @@ Status MirroredWorld::set_bound_radius(EntityId entity, float radius) {
                         valid_bound(radius) ? Expect::accept : Expect::refuse, entity),
              &World::set_bound_radius, &BruteForceOracle::set_bound_radius, entity, radius);
   compare_entity(entity);
+  return status;
+}
+
+Status MirroredWorld::set_radius_scale(EntityId entity, float scale) {
+  const bool valid = scale >= kMinRadiusScale && scale <= kMaxRadiusScale;
+  last_call_ = "set_radius_scale(" + to_string(entity) + ", " + describe_float(scale) + ")";
+  Status status = mirror(on_handles(last_call_, valid ? Expect::accept : Expect::refuse, entity),
+                         &World::set_radius_scale, &BruteForceOracle::set_radius_scale, entity, scale);
+  count_refusal(status, valid ? "set_radius_scale: handle" : "set_radius_scale: value");
+  compare_entity(entity);
+  return status;
+}
+
+Status MirroredWorld::set_view_radius(ClientId client, float enter_radius, float leave_radius) {
+  const bool valid =
+      enter_radius == 0.0f
+          ? leave_radius == 0.0f
+          : enter_radius >= kMinRadius && enter_radius <= kMaxRadius &&
+                (leave_radius == 0.0f || (leave_radius >= enter_radius && leave_radius <= kMaxRadius));
+  last_call_ = "set_view_radius(" + to_string(client) + ", " + describe_float(enter_radius) + ", " +
+               describe_float(leave_radius) + ")";
+  Status status =
+      mirror(on_handles(last_call_, valid ? Expect::accept : Expect::refuse, client), &World::set_view_radius,
+             &BruteForceOracle::set_view_radius, client, enter_radius, leave_radius);
+  count_refusal(status, valid ? "set_view_radius: handle" : "set_view_radius: value");
+  if (oracle_.is_live(client)) {
+    const Result<ClientRadii> v = world_.view_radius(client);
+    const ClientRadii want = oracle_.view_radius(client);
+    if (!v.ok() || !(v->enter_radius == want.enter_radius) || !(v->leave_radius == want.leave_radius)) {
+      note("after " + last_call_ + ": view_radius(" + to_string(client) + ") differs from the oracle's " +
+           describe_float(want.enter_radius) + "/" + describe_float(want.leave_radius));
+    }
+  }
   return status;
 }
 

@@ -61,6 +61,12 @@ class MirroredWorld {
   // After every call, accepted or refused, the World's readers (bound_radius, owner, origins)
   // of the handles involved must equal the oracle's.
   Status set_bound_radius(EntityId entity, float radius);
+  /// Accepted in [kMinRadiusScale, kMaxRadiusScale], else invalid_argument; radius_scale then
+  /// equals the oracle's.
+  Status set_radius_scale(EntityId entity, float scale);
+  /// Accepted for enter 0 with leave 0, or enter in [kMinRadius, kMaxRadius] with leave 0 or in
+  /// [enter, kMaxRadius]; else invalid_argument. view_radius then equals the oracle's.
+  Status set_view_radius(ClientId client, float enter_radius, float leave_radius = 0.0f);
   Status set_owner(EntityId entity, ClientId client);
   Status clear_owner(EntityId entity);
   Status add_origin(ClientId client, EntityId origin);

@@ -404,7 +404,100 @@ class RandomInputs {
       d.broadcast_margin = rng_.below(4);
     }
     if (def_.sight) d.visibility_hold_ticks = hold_value();
+    if (def_.radii) view_range(d);
     return d;
+  }
+
+  // --- Radii ---
+  float scale_value() {
+    const float scales[] = {
+        0.5f, 0.25f, 2.0f, 1.5f, 1.0f, kMinRadiusScale, kMaxRadiusScale, rng_.uniform(0.3f, 3.0f)};
+    return scales[rng_.below(8)];
+  }
+
+  // A client's view radii: none, an enter radius alone, or with its own leave radius (sometimes
+  // equal: no hysteresis).
+  void set_view(ClientId c) {
+    if (chance(0.2f)) {
+      (void)mirror_.set_view_radius(c, 0.0f, 0.0f);
+      return;
+    }
+    const float enter = rng_.uniform(0.2f, 3.0f) * mirror_.world().enter_radius();
+    const float leave = chance(0.5f) ? 0.0f : (chance(0.3f) ? enter : enter * rng_.uniform(1.0f, 2.0f));
+    (void)mirror_.set_view_radius(c, enter, leave);
+  }
+
+  void view_range(SpaceDef& d) {
+    const float r = mirror_.world().enter_radius();
+    d.min_view_radius = chance(0.5f) ? 0.0f : rng_.uniform(0.2f, 1.0f) * r;
+    d.max_view_radius = chance(0.3f) ? 0.0f : std::max(d.min_view_radius, rng_.uniform(0.5f, 3.0f) * r);
+  }
+
+  void set_default_view_range() {
+    const SpaceId space = mirror_.oracle().default_space();
+    SpaceDef d = mirror_.oracle().space_def(space);
+    view_range(d);
+    (void)mirror_.set_space_def(space, d);
+  }
+
+  void initial_radii() {
+    const std::vector<EntityId> entities = mirror_.oracle().entities();
+    const std::uint32_t scaled = rng_.below(5);
+    for (std::uint32_t i = 0; i < scaled; ++i) (void)mirror_.set_radius_scale(pick(entities), scale_value());
+    for (const ClientId c : mirror_.oracle().clients()) {
+      if (chance(0.4f)) set_view(c);
+    }
+    if (chance(0.7f)) set_default_view_range();
+  }
+
+  void radii_inputs() {
+    const std::vector<EntityId> entities = mirror_.oracle().entities();
+    const std::vector<ClientId> clients = mirror_.oracle().clients();
+    if (entities.empty() || clients.empty()) return;
+    const BruteForceOracle& oracle = mirror_.oracle();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    if (chance(0.12f)) (void)mirror_.set_radius_scale(pick(entities), scale_value());
+    if (chance(0.03f)) {
+      const float bad[] = {
+          0.0f, -1.0f, nan, inf, std::nextafter(kMaxRadiusScale, inf), std::nextafter(kMinRadiusScale, 0.0f)};
+      (void)mirror_.set_radius_scale(pick(entities), bad[rng_.below(6)]);
+    }
+    if (chance(0.12f)) set_view(pick(clients));
+    if (chance(0.03f)) {
+      const float bad[] = {-1.0f, nan, inf, 2.0e9f, 0.5e-6f};
+      const float value = bad[rng_.below(5)];
+      switch (rng_.below(3)) {
+        case 0: (void)mirror_.set_view_radius(pick(clients), value); break;
+        case 1: (void)mirror_.set_view_radius(pick(clients), 2.0f, chance(0.5f) ? value : 1.5f); break;
+        default: (void)mirror_.set_view_radius(pick(clients), 0.0f, 2.0f); break;
+      }
+    }
+    if (chance(0.02f)) {
+      const ClientId c = pick(clients);
+      (void)mirror_.set_view_radius(chance(0.5f) ? ClientId{c.index, c.generation + 1} : ClientId{}, 1.0f);
+      const EntityId e = pick(entities);
+      (void)mirror_.set_radius_scale(chance(0.5f) ? EntityId{e.index, e.generation + 1} : EntityId{}, 1.0f);
+    }
+    if (chance(0.05f)) set_default_view_range();
+    // A scaled root to the edge of a client's scaled reach (enter or leave), as the last tick
+    // settled the client's radii.
+    if (chance(0.3f)) {
+      const ClientId c = pick(clients);
+      const Result<ClientRadii> radii = mirror_.world().client_radii(c);
+      std::vector<EntityId> scaled;
+      for (const EntityId e : entities) {
+        if (oracle.radius_scale(e) != 1.0f && !oracle.is_attached(e) && e != oracle.viewer(c))
+          scaled.push_back(e);
+      }
+      if (radii.ok() && radii->enter_radius > 0.0f && !scaled.empty()) {
+        const EntityId e = pick(scaled);
+        const Position v = *mirror_.world().position(oracle.viewer(c));
+        const float reach =
+            oracle.radius_scale(e) * (chance(0.5f) ? radii->enter_radius : radii->leave_radius);
+        (void)mirror_.set_position(e, v.x + reach, v.z);
+      }
+    }
   }
 
   // --- Sight ---
@@ -635,6 +728,20 @@ class RandomInputs {
     SpaceDef d = space_def_value();
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();
+    if (def_.radii && chance(0.3f)) {  // a view range out of bounds, or upside down
+      d.min_view_radius = 0.0f;
+      d.max_view_radius = 0.0f;
+      const float bad[] = {-1.0f, nan, inf, 2.0e9f, 0.5e-6f};
+      switch (rng_.below(3)) {
+        case 0: d.min_view_radius = bad[rng_.below(5)]; break;
+        case 1: d.max_view_radius = bad[rng_.below(5)]; break;
+        default:
+          d.max_view_radius = 2.0f;
+          d.min_view_radius = std::nextafter(2.0f, inf);
+          break;
+      }
+      return d;
+    }
     auto factor_form = [&] {
       d.enter_radius = 0.0f;
       d.leave_radius = 0.0f;
@@ -1044,6 +1151,7 @@ class RandomInputs {
     if (def_.relevance) relevance_inputs();
     if (def_.structure) structure_inputs();
     if (def_.sight) sight_inputs();
+    if (def_.radii) radii_inputs();
     if (!def_.churn) return;
 
     const std::uint32_t destroys = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
@@ -1293,6 +1401,7 @@ void run_random(const RandomRunDef& def,
   if (def.relevance) inputs.initial_relevance();
   if (def.structure) inputs.initial_structure();
   if (def.sight) inputs.initial_sight();
+  if (def.radii) inputs.initial_radii();
 
   for (std::uint32_t t = 0; t < def.ticks && mirror.error().empty(); ++t) {
     if (t > 0) inputs.between_ticks();

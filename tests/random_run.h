@@ -87,6 +87,12 @@ struct RandomRunDef {
   /// Crowd cap: WorldDef::crowd_cap drawn from {0, 1, 2, 3, 5, 8}, changed now and then
   /// between ticks (to 0 too). Off leaves the other inputs unchanged.
   bool crowd_cap = false;
+  /// Per-client and per-entity radii: view radii (0, or 0.2..3 x R) set and reset on clients,
+  /// radius scales (kMinRadiusScale..kMaxRadiusScale, 1 again) on entities, view ranges in the
+  /// default space's SpaceDef (and in random SpaceDefs with `structure`), entities moved to the
+  /// edge of a scaled reach; plus refused calls (bad scales and view radii, bad view ranges, dead
+  /// handles). Off leaves the other inputs unchanged.
+  bool radii = false;
 };
 
 /// The context of run_random's visibility filter: it hides (client, entity) when a hash of their

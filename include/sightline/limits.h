@@ -25,6 +25,9 @@ inline constexpr std::uint32_t kMaxAttachmentDepth = 15;
 /// Longest update period, in ticks: of a distance tier (DistanceTier::period) and of an interest
 /// key's send rate (KeySubscription::send_rate).
 inline constexpr std::uint32_t kMaxPeriod = 65535;
+/// Bounds of an entity's radius scale (EntityDef::radius_scale, World::set_radius_scale).
+inline constexpr float kMinRadiusScale = 0.0625f;
+inline constexpr float kMaxRadiusScale = 16.0f;
 
 // --- Spaces (space_def.h) ---------------------------------------------------------------
 

@@ -63,9 +63,10 @@ struct InterestStatus {
   /// The client's space culls by distance at the packet's tick. false: the client is sent every
   /// entity of its space (culling off, or a broadcasting space), and `radius` is 0.
   bool culling = false;
-  /// World units, finite and > 0 while culling (ReplicatorDef::promise_fraction of the space's
-  /// enter radius), else 0. Once `pending` is 0 every entity within it of the client's origins is
-  /// held (docs/bandwidth.md states for which speeds).
+  /// World units, finite and > 0 while culling (ReplicatorDef::promise_fraction of the client's
+  /// enter radius: its space's, or its view radius, World::client_radii), else 0. Once `pending`
+  /// is 0 every entity within it of the client's origins (times the entity's radius scale, to
+  /// its bounding sphere) is held (docs/bandwidth.md states for which speeds).
   float radius = 0.0f;
   /// Members of the client's set whose spawn had not been written by the end of the send.
   std::uint32_t pending = 0;

@@ -38,4 +38,11 @@ struct Why {
   EntityId root;
 };
 
+/// A client's enter and leave radii: those its distance rules used at a tick
+/// (World::client_radii), or those it asked for (World::view_radius).
+struct ClientRadii {
+  float enter_radius = 0.0f;  ///< World units.
+  float leave_radius = 0.0f;  ///< World units.
+};
+
 }  // namespace sightline

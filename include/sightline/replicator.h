@@ -135,7 +135,8 @@ struct ReplicatorDef {
 
   /// Development mode: record PromiseViolation. Costs a distance test per spawn.
   bool development = false;
-  /// The promise radius as a fraction of the client's space's enter radius, in (0, 1]: 1 / 1.2,
+  /// The promise radius as a fraction of the client's enter radius (World::client_radii), in
+  /// (0, 1]: 1 / 1.2,
   /// the space's radius (SpaceDef::radius) inside the 1.2x enter radius of its factor form.
   float promise_fraction = 1.0f / 1.2f;
 };

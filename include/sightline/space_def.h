@@ -39,6 +39,15 @@ struct SpaceDef {
   float enter_factor = 1.2f;
   float leave_factor = 1.4f;
 
+  /// The range of a client's own view radius (World::set_view_radius), world units: a client's
+  /// enter radius R_c is its view radius raised to min_view_radius, then lowered to
+  /// max_view_radius, with 0 meaning the space's enter radius for the maximum (so by default a
+  /// client may narrow its view but not widen it: a wider view costs the server more cells a
+  /// tick) and no lower bound for the minimum. Each 0 or in [kMinRadius, kMaxRadius]; when both
+  /// are given, min_view_radius <= max_view_radius.
+  float min_view_radius = 0.0f;
+  float max_view_radius = 0.0f;
+
   /// Broadcast below a client count: while a culling space has at most this many clients (live
   /// clients whose viewer is in the space) it sends everything, as if culling were off; 0 (the
   /// default) never broadcasts. It switches to culling when the count rises above the

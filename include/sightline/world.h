@@ -29,6 +29,10 @@ struct EntityDef {
   /// Radius of a sphere around the entity that holds its shape, world units, in
   /// [0, kMaxRadius]. See World::set_bound_radius.
   float bound_radius = 0.0f;
+  /// The factor on the client's radii at which this entity enters and leaves, in
+  /// [kMinRadiusScale, kMaxRadiusScale]: 2 for something heard twice as far (a gunshot's source,
+  /// an "audible" class), 0.5 for clutter. See World::set_radius_scale.
+  float radius_scale = 1.0f;
   /// The space it is created in; null means the world's default space.
   SpaceId space{};
   /// A presenter: held by every client of its space whose key admits it, at any distance. An
@@ -65,9 +69,10 @@ class WorldImpl;
 ///                origin-change marks are cleared.
 ///
 /// The rule. Entities attached to one another form a tree, and a tree is held or not as a whole:
-/// its root's key, space, position and bound decide. For client c in space S (its viewer's), with
-/// origins O (the viewer and those extra origins that are in S) and nearest2(e) the smallest
-/// float dx*dx + dz*dz from e to an origin, an entity e with root r is decided by the first match:
+/// its root's key, space, position, bound and radius scale decide. For client c in space S (its
+/// viewer's), with origins O (the viewer and those extra origins that are in S) and nearest2(e)
+/// the smallest float dx*dx + dz*dz from e to an origin, an entity e with root r is decided by
+/// the first match (R and L below are c's radii and s is r's radius scale, see "Radii"):
 ///   a. e is c's viewer: not held (the client predicts its own viewer);
 ///   b. r is not in S: not held;
 ///   c. an entity of the tree is always relevant: held (spawn reason `always`);
@@ -77,14 +82,20 @@ class WorldImpl;
 ///   g. r is a presenter: held (`presenter`);
 ///   h. a bypass_distance subscription of c admits r's key: held (`key`);
 ///   i. S does not cull at this tick: held (`unculled`);
-///   j. r was in c's set after the last tick: held while nearest2(r) <= (L + b)^2, with b the
-///      root's bound radius and L the space's leave radius, and r is in sight;
-///   k. otherwise held when nearest2(r) <= (R + b)^2 and r is visible (`near`, or `teleport` when
-///      an entity of the tree was teleported since the last tick).
+///   j. r was in c's set after the last tick: held while nearest2(r) <= (s * L + b)^2, with b
+///      the root's bound radius, and r is in sight;
+///   k. otherwise held when nearest2(r) <= (s * R + b)^2 and r is visible (`near`, or `teleport`
+///      when an entity of the tree was teleported since the last tick).
 ///   l. crowd cap (WorldDef::crowd_cap > 0): of the roots held by j or k, only the crowd_cap
-///      smallest by (nearest2(r) / reach^2, r's index) are held, reach being L + b for a root
-///      that was in c's set after the last tick and R + b otherwise (float, as written); the
+///      smallest by (nearest2(r) / reach^2, r's index) are held, reach being s * L + b for a root
+///      that was in c's set after the last tick and s * R + b otherwise (float, as written); the
 ///      others are not held (`left` for a member).
+/// Radii. c's radii are its space's (R_S, L_S: SpaceState's) unless c set a view radius v
+/// (set_view_radius): then R = min(max(v, S.min_view_radius), S.max_view_radius, or R_S when
+/// that is 0). With (E, F) the pair whose proportion L keeps, (v, c's leave radius) when c gave
+/// one and (R_S, L_S) otherwise, L = F when R == E, else min(R * (F / E), kMaxRadius). Both are
+/// settled at each tick, so a change takes effect at the next tick: members between the old and
+/// the new radii stay or leave by the new rule then.
 /// Sight applies in a culling space with walls (set_walls) or when a visibility filter is set;
 /// elsewhere every entity is visible. r is visible at a tick when some origin of c sees r's
 /// bounding disc past the walls of the space (the centre, and with b > 0 the two points b from it
@@ -100,7 +111,7 @@ class WorldImpl;
 /// also says whether its entity was created since the previous tick (SpawnRecord::created).
 ///
 /// The schedule: a member's period is the slower of its root's distance tier (tiers apply in
-/// culling spaces: the first with nearest2(r) <= (fraction * R + b)^2, the last beyond all; 1
+/// culling spaces: the first with nearest2(r) <= (fraction * (s * R) + b)^2, the last beyond all; 1
 /// elsewhere) and its root's key rate (the fastest matching subscription; none for Global keys
 /// and for trees held by rules c to e). It is due when period == 1, or (tick + r.index) % period
 /// == 0, or an entity of r's tree was teleported since the last tick, or c's origins changed
@@ -155,6 +166,17 @@ class World {
   /// things (terrain, buildings, vehicles), not for every entity.
   [[nodiscard]] Status set_bound_radius(EntityId entity, float radius);
   [[nodiscard]] Result<float> bound_radius(EntityId entity) const;
+
+  /// Sets the factor on every client's radii at which the entity enters and leaves (per-class
+  /// culling, Unreal's NetCullDistance: a game keeps its table of classes, "audible" 2, "clutter"
+  /// 0.5, and sets each entity's), in [kMinRadiusScale, kMaxRadiusScale]; invalid_argument naming
+  /// the entity and the value otherwise. It scales the client's radii before the bound is added:
+  /// enter within s * R + b, leave beyond s * L + b, tiers at fraction * (s * R) + b. While the
+  /// entity is attached its root's scale decides. An entity with a scale above 1 is kept, like a
+  /// bounded one, in a list every client scans (O(clients) each per tick: a few loud or tall
+  /// things, not every entity); one below 1 stays in the grid.
+  [[nodiscard]] Status set_radius_scale(EntityId entity, float scale);
+  [[nodiscard]] Result<float> radius_scale(EntityId entity) const;
 
   /// Marks an entity always relevant (held by every client of its space, whatever its key and
   /// distance: a boss whose fight starts) or back to the usual rules, from the next tick. On an
@@ -321,6 +343,26 @@ class World {
   [[nodiscard]] Result<float> look_ahead(ClientId client) const;
   /// Sets the game's visibility test (occlusion.h), or removes it with nullptr.
   void set_visibility_filter(VisibilityFilter filter, void* context) noexcept;
+
+  // --- A client's own radius ----------------------------------------------------------
+
+  /// Sets the radii the client asks for (a player's view distance), world units. enter_radius 0
+  /// (the default) takes its space's radii; otherwise it must be in [kMinRadius, kMaxRadius],
+  /// and leave_radius 0 (keep the space's proportion of leave to enter) or in [enter_radius,
+  /// kMaxRadius] (leave_radius == enter_radius: no hysteresis); invalid_argument naming the
+  /// client and the value otherwise, changing nothing. The enter radius is held to the range of
+  /// whichever space the client is in at each tick (SpaceDef::min_view_radius, max_view_radius;
+  /// by default a client may narrow its view, not widen it), and the leave radius keeps its
+  /// proportion to it (class comment, "Radii"). Takes effect at the next tick without restarting
+  /// anything: members beyond the new leave radius despawn `left`, entities within the new enter
+  /// radius spawn `near`.
+  [[nodiscard]] Status set_view_radius(ClientId client, float enter_radius, float leave_radius = 0.0f);
+  /// The radii last set with set_view_radius (both 0: none).
+  [[nodiscard]] Result<ClientRadii> view_radius(ClientId client) const;
+  /// The radii the client's distance rules used at the last tick (its space's enter and leave
+  /// radius, or those its view radius gave; both 0 where its space did not cull). Before the
+  /// client's first tick: both 0.
+  [[nodiscard]] Result<ClientRadii> client_radii(ClientId client) const;
 
   // --- Questions ------------------------------------------------------------------------
 
