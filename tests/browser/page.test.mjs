@@ -113,11 +113,13 @@ async function openPage(context, url, problems) {
 async function setOption(page, id, on) {
   const before = await state(page);
   await page.setChecked(`#${id}`, on);
-  // Hysteresis and interest change what is replicated, so the stream restarts; the debug view
-  // only adds debug frames beside it.
-  const restarts = id !== 'debug';
+  // Turning interest on or off moves the connection to the server's other World, so the stream
+  // restarts; hysteresis changes the leave radius from the next tick in the same stream (the tick
+  // frame states it); the debug view only adds debug frames beside it.
+  const restarts = id === 'interest';
+  const radiiFollow = (s) => id !== 'hysteresis' || (on ? s.leaveRadius > s.enterRadius : s.leaveRadius === s.enterRadius);
   return until(page, `#${id} ${on ? 'on' : 'off'} applied`,
-    (s) => (!restarts || s.resets > before.resets) && s.options[id] === on);
+    (s) => (!restarts || s.resets > before.resets) && s.options[id] === on && radiiFollow(s));
 }
 
 test('the page against sightline-server in Chromium', { timeout: 150000 }, async (t) => {

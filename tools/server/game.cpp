@@ -17,7 +17,7 @@
 namespace sightline::demo {
 namespace {
 
-constexpr float kRadiusStep = 1.0f / 16.0f;
+constexpr float kMinEnterRadius = 1.0f / 16.0f;
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
 
 std::string number(double value) {
@@ -30,11 +30,10 @@ Status bad_def(const std::string& field, double value, const std::string& rule) 
   return {ErrorCode::invalid_def, field + " is " + number(value) + ": " + rule};
 }
 
-// What a World of the game is built for. Interest off collapses every radius into one setting.
+// What a World of the game is built for: culling or not. Radii are each client's own
+// (World::set_view_radius), so every connection with interest on shares one World.
 struct Setting {
   bool interest = true;
-  float enter = 0.0f;
-  float leave = 0.0f;
   bool operator==(const Setting&) const = default;
 };
 
@@ -90,7 +89,7 @@ Status validate(const GameDef& def) {
     return bad_def("height", def.height, "must be in (0, 100000]");
   }
   const float side = std::min(def.width, def.height);
-  if (!(def.enter_radius >= kRadiusStep && def.enter_radius <= side)) {
+  if (!(def.enter_radius >= kMinEnterRadius && def.enter_radius <= side)) {
     return bad_def("enter_radius", def.enter_radius,
                    "must be in [1/16, min(width, height) = " + number(side) + "]");
   }
@@ -137,6 +136,15 @@ class GameImpl {
   }
 
   const GameDef& def() const noexcept { return def_; }
+
+  // Both Worlds from the start, ticked every tick whether or not a connection uses them, so each
+  // World's tick (the state packets' tick) is the server's tick.
+  Status start() {
+    for (const bool interest : {true, false}) {
+      if (Result<Group*> g = group_for({.interest = interest}); !g) return g.status();
+    }
+    return {};
+  }
 
   Result<std::uint32_t> connect(std::vector<std::uint8_t>& welcome) {
     const std::uint32_t slot =
@@ -207,12 +215,7 @@ class GameImpl {
     switch (frame->type) {
       case kMoveFrame: c.move = std::pair{frame->x, frame->z}; break;
       case kOptionsFrame: c.options = frame->options; break;
-      case kRadiusFrame: {
-        // Kept to 1/16 unit so that radius frames cannot make a World apiece.
-        const float stepped = std::round(frame->enter_radius / kRadiusStep) * kRadiusStep;
-        c.enter = std::clamp(stepped, limits_.min_radius, limits_.max_radius);
-        break;
-      }
+      case kRadiusFrame: c.enter = frame->enter_radius; break;
       default: break;
     }
     ++stats_.frames_in;
@@ -234,8 +237,13 @@ class GameImpl {
         leave(c);
         if (Status s = join(c); !s) return s;
       }
+      // The client's own radii, from this tick; its stream goes on.
+      if (c.group->setting.interest) {
+        const bool hysteresis = (c.options & kOptionHysteresis) != 0;
+        if (Status s = c.group->world->set_view_radius(c.client, c.enter, hysteresis ? 0.0f : c.enter); !s)
+          return s;
+      }
     }
-    std::erase_if(groups_, [](const std::unique_ptr<Group>& g) { return g->connections == 0; });
 
     for (auto& g : groups_) {
       ids_.clear();
@@ -267,8 +275,11 @@ class GameImpl {
       t.tick = tick_number;
       t.viewer_x = xs_[c.viewer_slot];
       t.viewer_z = zs_[c.viewer_slot];
-      t.enter_radius = g.setting.interest ? g.setting.enter : c.enter;
-      t.leave_radius = g.setting.interest ? g.setting.leave : leave_of(c);
+      // What the library used at this tick; with interest off, what the connection asked for.
+      const Result<ClientRadii> radii = g.world->client_radii(c.client);
+      if (!radii) return radii.status();
+      t.enter_radius = g.setting.interest ? radii->enter_radius : c.enter;
+      t.leave_radius = g.setting.interest ? radii->leave_radius : leave_of(c);
       t.options = c.options;
       t.server_time_ms = server_time_ms;
       frame_.clear();
@@ -303,10 +314,7 @@ class GameImpl {
     return c.enter * (def_.leave_radius / def_.enter_radius);
   }
 
-  Setting setting_of(const Connection& c) const {
-    if ((c.options & kOptionInterest) == 0) return {.interest = false};
-    return {.interest = true, .enter = c.enter, .leave = leave_of(c)};
-  }
+  static Setting setting_of(const Connection& c) { return {.interest = (c.options & kOptionInterest) != 0}; }
 
   std::uint32_t live_count() const {
     return static_cast<std::uint32_t>(std::count(live_.begin(), live_.end(), std::uint8_t{1}));
@@ -324,8 +332,8 @@ class GameImpl {
       if (g->setting == setting) return g.get();
     }
     WorldDef wdef = default_world_def();
-    wdef.enter_radius = setting.interest ? setting.enter : def_.enter_radius;
-    wdef.leave_radius = setting.interest ? setting.leave : def_.enter_radius;
+    wdef.enter_radius = def_.enter_radius;
+    wdef.leave_radius = def_.leave_radius;
     wdef.entity_capacity = static_cast<std::uint32_t>(xs_.size());
     Result<World> world = World::create(wdef);
     if (!world) return world.status();
@@ -335,9 +343,15 @@ class GameImpl {
     g->kinds = &kinds_;
     g->width = def_.width;
     g->height = def_.height;
-    if (!setting.interest) {
-      if (Status s = g->world->set_space_def(g->world->default_space(), SpaceDef{}); !s) return s;
+    SpaceDef space = *g->world->space_def(g->world->default_space());
+    if (setting.interest) {
+      // Each connection's radius frame sets its own radii, within what the welcome offers.
+      space.min_view_radius = limits_.min_radius;
+      space.max_view_radius = max_radius_;
+    } else {
+      space = SpaceDef{};
     }
+    if (Status s = g->world->set_space_def(g->world->default_space(), space); !s) return s;
     for (std::uint32_t slot = 0; slot < xs_.size(); ++slot) {
       if (live_[slot] == 0) continue;
       Result<EntityId> e = g->world->create_entity({.x = xs_[slot], .z = zs_[slot]});
@@ -434,7 +448,9 @@ class GameImpl {
 
 Result<std::unique_ptr<Game>> Game::create(const GameDef& def) {
   if (Status s = validate(def); !s) return s;
-  return std::unique_ptr<Game>(new Game(std::make_unique<GameImpl>(def)));
+  auto impl = std::make_unique<GameImpl>(def);
+  if (Status s = impl->start(); !s) return s;
+  return std::unique_ptr<Game>(new Game(std::move(impl)));
 }
 
 Game::Game(std::unique_ptr<GameImpl> impl) noexcept : impl_(std::move(impl)) {}

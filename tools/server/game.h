@@ -38,7 +38,7 @@ struct GameDef {
 struct GameStats {
   std::uint64_t ticks = 0;
   std::uint32_t connections = 0;
-  std::uint32_t groups = 0;     ///< Worlds alive (one per effective setting in use).
+  std::uint32_t groups = 0;     ///< Worlds alive: 2 (culling, and the send-everything baseline).
   std::uint64_t frames_in = 0;  ///< Client frames accepted.
   std::uint64_t bytes_out = 0;  ///< Frame bytes produced, all connections, all ticks.
   double last_tick_ms = 0.0;    ///< Wall time of the last tick(), frames included.
@@ -48,11 +48,14 @@ class GameImpl;
 
 /// One demo world. Connections get ids 1, 2, ... (never reused while the Game lives).
 ///
-/// Per connection the effective setting is (enter radius, hysteresis, interest); connections with
-/// the same setting share one sightline::World and Replicator (a World has one R and L), and every
-/// World holds every walker and every viewer at the same positions. A change of setting moves the
-/// connection to another World: its stream restarts, announced by a `reset` frame. Radii are kept
-/// to 1/16 unit so hostile radius frames cannot make more than a few hundred Worlds.
+/// Connections with interest on share one sightline::World and Replicator, each with its own radii
+/// (World::set_view_radius: the radius frame's R, and L at the server's L/R ratio or, with
+/// hysteresis off, L = R), so a radius or hysteresis change goes on in the same stream from the
+/// next tick. Connections with interest off (the send-everything baseline) share a second World
+/// whose space does not cull; both hold every walker and every viewer at the same positions and
+/// tick every server tick, so a state packet's tick is the server's tick.
+/// Turning interest on or off moves the connection to the other World: its stream restarts,
+/// announced by a `reset` frame.
 ///
 /// Thread safety: none; call everything from one thread (the server's I/O thread).
 class Game {

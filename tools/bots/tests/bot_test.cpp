@@ -54,8 +54,12 @@ TEST(Bot, FollowsTheGameWithoutAProblem) {
     feed.receive_ms = 1000.0 + 50.0 * t + 1.5;
     ASSERT_TRUE((*game)->tick(1000.0 + 50.0 * t, &Feed::sink, &feed).ok());
     if (t == 200) {
-      // Hysteresis off: a new stream, announced by a reset.
+      // Hysteresis off: L = R from the next tick, in the same stream.
       ASSERT_TRUE((*game)->receive(*id, demo::encode_options(demo::kOptionInterest)).ok());
+    }
+    if (t == 300) {
+      // Interest off: the other World, a new stream announced by a reset.
+      ASSERT_TRUE((*game)->receive(*id, demo::encode_options(0)).ok());
     }
     if (const auto move = bot.next_move(0.05)) {
       ASSERT_TRUE((*game)->receive(*id, *move).ok());

@@ -63,6 +63,10 @@ struct Receiver : MirrorListener {
           EXPECT_EQ(t->tick, last.tick + 1);
         }
         for (auto packet : t->packets) {
+          // Every World of the server ticks with it: the states are from the server's tick.
+          DecodedPacket decoded;
+          ASSERT_TRUE(decode_packet(packet, decoded).ok());
+          EXPECT_EQ(decoded.header.tick, t->tick);
           ASSERT_TRUE(mirror.receive(packet, this).ok());
         }
         last = *t;
@@ -192,7 +196,7 @@ TEST(Game, EveryConnectionGetsWhatTheRuleHolds) {
   // About pi * 1.8^2 / 90 of 122 others each: some, not all.
   EXPECT_GT(held_total, 300u * 3u * 5u);
   EXPECT_LT(held_total, 300u * 3u * 60u);
-  EXPECT_EQ(h.game->stats().groups, 1u);
+  EXPECT_EQ(h.game->stats().groups, 2u);
 }
 
 TEST(Game, OthersSeeAViewerComeAndGo) {
@@ -229,30 +233,39 @@ TEST(Game, OptionsRestartTheStreamAndChangeWhatIsSent) {
   EXPECT_GT(r.held.size(), culled);
   EXPECT_EQ(r.last.options, kOptionHysteresis);
 
-  h.send(id, encode_options(kOptionInterest));  // hysteresis off: L = R
+  h.send(id, encode_options(kOptionInterest));  // interest on again, hysteresis off: L = R
   h.tick();
   EXPECT_EQ(r.resets, 2u);
   EXPECT_EQ(r.last.leave_radius, r.last.enter_radius);
   EXPECT_LT(r.held.size(), 120u);
-  EXPECT_EQ(h.game->stats().groups, 1u);  // the old settings' World is gone
+  EXPECT_EQ(h.game->stats().groups, 2u);  // culling, and the send-everything baseline
 
   h.send(id, encode_options(kOptionInterest));  // the same again: no restart
   h.tick();
   EXPECT_EQ(r.resets, 2u);
 }
 
-TEST(Game, RadiusIsKeptToSixteenthsWithinBounds) {
+TEST(Game, RadiusAndHysteresisChangeTheRadiiInTheSameStream) {
   Harness h{GameDef{}};
   const std::uint32_t a = h.connect();
   const std::uint32_t b = h.connect();
-  h.send(a, encode_radius(3.01f));
-  h.tick();
+  for (int t = 0; t < 5; ++t) h.tick();
   Receiver& r = h.receivers.at(a);
-  EXPECT_EQ(r.resets, 1u);
-  EXPECT_EQ(r.last.enter_radius, 3.0f);
-  EXPECT_EQ(r.last.leave_radius, 3.75f);
+  const std::size_t before = r.held.size();
+  h.send(a, encode_radius(3.01f));
+  for (int t = 0; t < 5; ++t) h.tick();
+  // One World for every radius: no restart, the radius as asked, L at the server's L/R.
+  EXPECT_EQ(r.resets, 0u);
+  EXPECT_EQ(r.last.enter_radius, 3.01f);
+  EXPECT_EQ(r.last.leave_radius, 3.01f * (2.0f / 1.6f));
+  EXPECT_GT(r.held.size(), before);
   EXPECT_EQ(h.receivers.at(b).last.enter_radius, 1.6f);
   EXPECT_EQ(h.game->stats().groups, 2u);
+
+  h.send(a, encode_options(kOptionInterest));  // hysteresis off: L = R, same stream
+  h.tick();
+  EXPECT_EQ(r.resets, 0u);
+  EXPECT_EQ(r.last.leave_radius, 3.01f);
 
   EXPECT_FALSE(h.game->receive(a, encode_radius(0.39f)).ok());
   EXPECT_FALSE(h.game->receive(a, encode_radius(6.41f)).ok());
