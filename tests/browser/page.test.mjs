@@ -234,8 +234,8 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
   }
 });
 
-test('without --debug-view the debug toggle is disabled', { timeout: 60000 }, async () => {
-  const server = await startServer(SERVER, []);
+test('without --debug-view the debug toggle is disabled; a full server says so', { timeout: 60000 }, async () => {
+  const server = await startServer(SERVER, ['--max-connections', '1']);
   let browser;
   try {
     browser = await launchChromium(CHROMIUM);
@@ -243,6 +243,11 @@ test('without --debug-view the debug toggle is disabled', { timeout: 60000 }, as
     await until(page, 'welcome', (s) => s.welcome && s.ticksSeen > 0);
     assert.equal(await page.isDisabled('#debug'), true);
     assert.equal(await page.isDisabled('#hysteresis'), false);
+    // A second page finds no place: it reads "server full", not "closed (1006)".
+    const second = await openPage(browser.context, server.url, []);
+    const s = await until(second, 'the close', (n) => n.closeReason !== null);
+    assert.equal(s.closeReason, 'server full: try again later');
+    assert.equal(await second.textContent('#status'), 'server full: try again later');
   } finally {
     if (browser) await browser.close();
     await server.stop();

@@ -46,6 +46,9 @@ constexpr auto kHttpTimeout = 30s;
 constexpr auto kHandshakeTimeout = 30s;
 // A close handshake the peer has not finished by then is cut at the TCP level.
 constexpr auto kCloseGrace = 5s;
+// Upgrades beyond --max-connections accepted at once only to be closed as "server full"; more
+// than this in flight are answered 503, so a flood costs a bounded number of sockets.
+constexpr std::uint32_t kMaxFullClosing = 64;
 constexpr auto kShutdownGrace = 2s;
 constexpr auto kStatusPeriod = 5s;
 constexpr auto kWarmup = 5s;
@@ -72,7 +75,9 @@ class Server;
 // One WebSocket client: the Game's connection, its outbound queue and its read limits.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Server& server, tcp::socket socket);
+  /// `full`: the server has no place for it; the handshake completes only to close with 1013
+  /// "server full", which a browser can show (a refused upgrade reads there as 1006).
+  Connection(Server& server, tcp::socket socket, bool full = false);
 
   void accept(http::request<http::string_body> request);
   /// Queues one of the Game's frames (copied).
@@ -105,6 +110,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<websocket::close_reason> close_due_;
   std::string close_why_;  // set once the server decided to close
   bool finished_ = false;
+  bool full_ = false;
 };
 
 // One HTTP connection: files of the web root, until it asks for a WebSocket.
@@ -159,6 +165,10 @@ class Server {
   std::size_t tick_frames_allowed() const noexcept { return std::size_t{2} * game_.def().tick_rate; }
   /// Holds a place for a WebSocket; false at --max-connections.
   bool reserve_connection();
+  /// Holds one of the few places for a WebSocket that is accepted only to be closed as "server
+  /// full"; false when kMaxFullClosing are in flight (the upgrade is then answered 503).
+  bool reserve_full_close();
+  void full_closed() noexcept { --full_closing_; }
   void opened(std::uint32_t id, std::shared_ptr<Connection> connection);
   /// Every reserved place ends here once, connected or not.
   void closed(std::uint32_t id, const std::string& why);
@@ -187,6 +197,7 @@ class Server {
   net::steady_timer shutdown_timer_;
   std::map<std::uint32_t, std::shared_ptr<Connection>> connections_;
   std::uint32_t reserved_ = 0;
+  std::uint32_t full_closing_ = 0;
   ServerStats stats_;
   Status failure_;
   bool stopping_ = false;
@@ -200,11 +211,13 @@ class Server {
 
 // --- Connection ------------------------------------------------------------------------------
 
-Connection::Connection(Server& server, tcp::socket socket)
+Connection::Connection(Server& server, tcp::socket socket, bool full)
     : server_(server),
       ws_(std::move(socket)),
       close_deadline_(ws_.get_executor()),
-      bucket_(server.def().max_frames_per_second, server.def().max_frames_per_second, Clock::now()) {}
+      bucket_(server.def().max_frames_per_second, server.def().max_frames_per_second, Clock::now()) {
+  full_ = full;
+}
 
 void Connection::accept(http::request<http::string_body> request) {
   beast::error_code ignored;
@@ -224,6 +237,11 @@ void Connection::accept(http::request<http::string_body> request) {
 void Connection::on_accept(beast::error_code ec) {
   if (ec) {
     finish("handshake failed");
+    return;
+  }
+  if (full_) {
+    close(websocket::close_code::try_again_later, "server full", "server full");
+    read();
     return;
   }
   if (server_.stopping()) {
@@ -365,6 +383,10 @@ void Connection::finish(const std::string& why) {
   finished_ = true;
   close_deadline_.cancel();
   drop_queued();
+  if (full_) {
+    server_.full_closed();
+    return;
+  }
   server_.closed(id_, close_why_.empty() ? why : close_why_);
 }
 
@@ -451,14 +473,16 @@ void HttpSession::respond(const http::request<http::string_body>& request) {
 }
 
 void HttpSession::upgrade(http::request<http::string_body> request) {
-  if (server_.stopping() || !server_.reserve_connection()) {
+  const bool placed = !server_.stopping() && server_.reserve_connection();
+  if (!placed && (server_.stopping() || !server_.reserve_full_close())) {
     ++server_.counters().upgrades_refused;
     send(text_response(http::status::service_unavailable, "too many connections\n", false, request.version(),
                        false));
     return;
   }
+  if (!placed) ++server_.counters().upgrades_full;
   stream_.expires_never();
-  std::make_shared<Connection>(server_, stream_.release_socket())->accept(std::move(request));
+  std::make_shared<Connection>(server_, stream_.release_socket(), !placed)->accept(std::move(request));
 }
 
 template <class Body>
@@ -635,6 +659,12 @@ void Server::schedule_status() {
 bool Server::reserve_connection() {
   if (reserved_ >= def_.max_connections) return false;
   ++reserved_;
+  return true;
+}
+
+bool Server::reserve_full_close() {
+  if (full_closing_ >= kMaxFullClosing) return false;
+  ++full_closing_;
   return true;
 }
 

@@ -62,6 +62,7 @@ Status write_stats_json(const std::string& path, const ServerStats& stats) {
   out["tick_ms_p99"] = stats.tick_ms.percentile(0.99);
   out["tick_ms_max"] = stats.tick_ms.max();
   out["connections_peak"] = stats.connections_peak;
+  out["upgrades_full"] = stats.upgrades_full;
   out["upgrades_refused"] = stats.upgrades_refused;
   out["http_requests"] = stats.http_requests;
   out["frames_in"] = stats.frames_in;

@@ -372,17 +372,20 @@ TEST(HostileClients, EachBadFrameClosesOnlyItsConnection) {
 
 // --- Limits ------------------------------------------------------------------------------------
 
-TEST(HostileClients, UpgradesBeyondMaxConnectionsGet503) {
+TEST(HostileClients, UpgradesBeyondMaxConnectionsAreClosedAsServerFull) {
   ServerProcess server({"--max-connections", "2"});
   ASSERT_NE(server.port(), 0);
   Client first;
   Client second;
   ASSERT_FALSE(first.connect(server.port()));
   ASSERT_FALSE(second.connect(server.port()));
+  // The handshake completes only to close with 1013 and a reason a browser can show.
   Client third;
-  websocket::response_type refused;
-  EXPECT_EQ(third.connect(server.port(), &refused), websocket::error::upgrade_declined);
-  EXPECT_EQ(refused.result(), http::status::service_unavailable);
+  ASSERT_FALSE(third.connect(server.port()));
+  const auto [ec, reason] = third.read_until_closed(3s);
+  EXPECT_EQ(ec, websocket::error::closed);
+  EXPECT_EQ(reason.code, websocket::close_code::try_again_later);
+  EXPECT_EQ(std::string(reason.reason.c_str()), "server full");
 
   // A closed connection frees its place (Beast's close completes once the server answered).
   ASSERT_FALSE(first.close());
@@ -395,7 +398,7 @@ TEST(HostileClients, UpgradesBeyondMaxConnectionsGet503) {
   EXPECT_TRUE(admitted);
   nlohmann::json stats;
   EXPECT_EQ(server.stop(&stats), 0);
-  EXPECT_GE(stats.value("upgrades_refused", 0), 1) << stats.dump();
+  EXPECT_GE(stats.value("upgrades_full", 0), 1) << stats.dump();
   EXPECT_EQ(stats.value("connections_peak", 0), 2) << stats.dump();
 }
 

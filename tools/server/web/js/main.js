@@ -165,7 +165,9 @@ function connect(urls = socketUrls()) {
       return;
     }
     connected = false;
-    closeReason = `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
+    // 1013 "try again later": the server has no place for another connection.
+    closeReason = event.code === 1013 ? 'server full: try again later'
+      : `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
     ui.status.textContent = closeReason;
     ui.status.classList.remove('live');
     ui.reconnect.hidden = false;
