@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
                "Let clients ask for what they do not hold (debug frames)");
   app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")
       ->capture_default_str();
-  app.add_option("--max-connections", server_def.max_connections, "Live WebSockets; more get HTTP 503")
+  app.add_option("--max-connections", server_def.max_connections,
+                 "Live WebSockets; more are closed with 1013 server full")
       ->capture_default_str();
   app.add_option("--max-frames-per-second", server_def.max_frames_per_second,
                  "Frames a client may send per second (token bucket of as many)")

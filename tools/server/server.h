@@ -14,7 +14,7 @@ namespace sightline::demo {
 struct ServerDef {
   std::string host = "127.0.0.1";            ///< An IP address or a name that resolves to one.
   std::uint16_t port = 8080;                 ///< 0: any free port (the URL printed at start names it).
-  std::uint32_t max_connections = 2000;      ///< Live WebSockets; more get HTTP 503. [1, 100000]
+  std::uint32_t max_connections = 2000;      ///< Live WebSockets; more: "server full". [1, 100000]
   std::uint32_t max_frames_per_second = 60;  ///< Token bucket per connection, also its capacity. [1, 10000]
   std::uint32_t idle_seconds = 120;          ///< No data nor pong for this long closes. [1, 86400]
   std::string web_root;                      ///< Directory of the page's files.
