@@ -30,6 +30,8 @@ function state(page) {
       totals: s.totals, perSecond: s.perSecond, held: s.held, anomalies: s.anomalies, anomalyKinds: s.anomalyKinds,
       lastAnomaly: s.lastAnomaly, ticksSeen: s.ticksSeen, resets: s.resets, drawnEntities: s.drawnEntities,
       hiddenDrawn: s.hiddenDrawn, debugFrames: s.debugFrames, framesDrawn: s.framesDrawn,
+      shotsHeard: s.shotsHeard, shotsHeardBeyondR: s.shotsHeardBeyondR, ringsDrawn: s.ringsDrawn,
+      ringsEverDrawn: s.ringsEverDrawn, interest: s.interest, loadingLine: s.loadingLine,
     };
   });
 }
@@ -178,6 +180,28 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
       // And page B itself: its rate rose when it turned hysteresis off.
       assert.ok(b2.spawnsDespawns > b1.spawnsDespawns,
         `page B: ${b1.spawnsDespawns.toFixed(1)}/s with hysteresis, ${b2.spawnsDespawns.toFixed(1)}/s without`);
+    });
+
+    await t.test('a wider radius brings its entities paced: the loading line counts them down', async () => {
+      const setRadius = (page, r) => page.$eval('#radius', (el, v) => {
+        el.value = String(v);
+        el.dispatchEvent(new Event('input'));
+      }, r);
+      await setRadius(a, (await state(a)).welcome.maxRadius);
+      const loading = await until(a, 'the loading line', (s) => s.loadingLine !== null && s.interest.pending > 0);
+      assert.match(loading.loadingLine, /^loading the area: \d+ to go$/);
+      const loaded = await until(a, 'the area loaded', (s) => s.interest.pending === 0 && s.loadingLine === null &&
+        s.enterRadius > 3);
+      t.diagnostic(`radius ${loaded.enterRadius.toFixed(2)}: "${loading.loadingLine}", then ${loaded.held} held`);
+      assert.ok(loaded.held > loading.held, 'more entities once the area is in');
+      await setRadius(a, loaded.welcome.enterRadius);
+      await until(a, 'the radius back', (s) => Math.abs(s.enterRadius - s.welcome.enterRadius) < 1e-6);
+    });
+
+    await t.test('shots heard are drawn as rings, some from beyond R', async () => {
+      const s = await until(a, 'shots heard and drawn',
+        (n) => n.shotsHeard > 0 && n.ringsEverDrawn > 0 && n.shotsHeardBeyondR > 0);
+      t.diagnostic(`page A heard ${s.shotsHeard} shots, ${s.shotsHeardBeyondR} from beyond R`);
     });
 
     await t.test('screenshot', async () => {

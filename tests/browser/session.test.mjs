@@ -92,3 +92,27 @@ test('the cells a query scans are those that overlap the circle', () => {
   const far = scannedCells(1.6 * 1.5, 1.6 * 1.5, 1.0, 1.6, 12, 7.5);
   assert.equal(far.length, 5, 'a radius of 0.625 cells reaches the 4 side neighbours, not the corners');
 });
+
+test('shots heard become rings, created entities a spark, the interest status a loading count', () => {
+  const s = new Session();
+  s.receive(welcomeFrame(world), 0);
+  const shot = (x, z) => ({ type: 'event', eventClass: 0, x, z, payload: [0, 0, 0, 0, 0, 0, 0, 0] });
+  const born = { ...spawn(0, 10, 6.5, 4), created: true };
+  const status = { culling: true, radius: 1.25, pending: 3 };
+  const p = encodePacket({ delivery: 'reliable', sequence: 0, tick: 2, reliableNext: 0, interest: status,
+    records: [born, spawn(1, 11, 5, 4), shot(6.5, 4), shot(9, 4)] });
+  assert.equal(s.receive(tick(2, [p]), 100), null);
+  // Two enters, one of them created: two pluses and one spark.
+  assert.equal(s.markers.filter((m) => m.kind === 'enter').length, 2);
+  assert.deepEqual(s.markers.filter((m) => m.kind === 'created').map((m) => [m.x, m.z]), [[6.5, 4]]);
+  // Both shots heard; the one at (9, 4) is 3 from the viewer at (6, 4), beyond R = 1.6.
+  assert.equal(s.rings.length, 2);
+  assert.equal(s.shotsHeard, 2);
+  assert.equal(s.shotsHeardBeyondR, 1);
+  assert.deepEqual(s.interest, { culling: true, radius: Math.fround(1.25), pending: 3 });
+  // Rings fade after RING_MS; a reset clears them.
+  assert.equal(s.receive(tick(3, []), 100 + 900), null);
+  assert.equal(s.rings.length, 0);
+  assert.equal(s.receive(resetFrame(4), 1100), null);
+  assert.equal(s.rings.length, 0);
+});

@@ -19,6 +19,8 @@ namespace {
 
 constexpr float kMinEnterRadius = 1.0f / 16.0f;
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+// About ten spawns of the demo's entities a tick.
+constexpr std::uint32_t kEntryBudgetBytes = 128;
 
 std::string number(double value) {
   char text[32];
@@ -55,6 +57,7 @@ struct Group {
   Setting setting;
   std::optional<World> world;
   std::optional<Replicator> replicator;
+  EventClassId shot;
   std::vector<EntityId> handle;        // by game slot; null for a free slot
   std::vector<std::uint32_t> slot_of;  // by World entity index
   const std::vector<std::uint32_t>* kinds = nullptr;
@@ -103,12 +106,16 @@ Status validate(const GameDef& def) {
   if (def.max_radius != 0.0f && !(def.max_radius >= def.enter_radius && def.max_radius <= 100000.0f)) {
     return bad_def("max_radius", def.max_radius, "must be 0 (4 * enter_radius) or in [enter_radius, 100000]");
   }
+  if (!(def.shots_per_second >= 0.0f && def.shots_per_second <= 1000.0f)) {
+    return bad_def("shots_per_second", def.shots_per_second, "must be in [0, 1000]");
+  }
   return {};
 }
 
 class GameImpl {
  public:
-  explicit GameImpl(const GameDef& def) : def_(def), rng_(def.seed ^ 0x5eed5eedull) {
+  explicit GameImpl(const GameDef& def)
+      : def_(def), rng_(def.seed ^ 0x5eed5eedull), shot_rng_(def.seed ^ 0x5407ull) {
     scenarios::JitterWalkDef walk;
     walk.entities = def.entities;
     walk.width = def.width;
@@ -227,6 +234,7 @@ class GameImpl {
     walk_->step();
     std::copy(walk_->xs().begin(), walk_->xs().end(), xs_.begin());
     std::copy(walk_->zs().begin(), walk_->zs().end(), zs_.begin());
+    choose_shooters();
     for (auto& [id, c] : connections_) {
       if (c.move) {
         xs_[c.viewer_slot] = c.move->first;
@@ -256,6 +264,11 @@ class GameImpl {
         pz_.push_back(zs_[slot]);
       }
       if (Status s = g->world->set_positions(ids_, px_, pz_); !s) return s;
+      for (const std::uint32_t slot : shooters_) {
+        const EventDef shot{
+            .event_class = g->shot, .x = xs_[slot], .z = zs_[slot], .subject = g->handle[slot]};
+        if (Result<std::uint32_t> e = g->world->emit_event(shot); !e) return e.status();
+      }
       g->world->tick();
       if (Status s = g->replicator->send(); !s) return s;
     }
@@ -316,6 +329,19 @@ class GameImpl {
 
   static Setting setting_of(const Connection& c) { return {.interest = (c.options & kOptionInterest) != 0}; }
 
+  // The walkers that fire this tick: floor(r) or floor(r) + 1 of them with r = shots_per_second /
+  // tick_rate (the fraction by chance, so r on average), each a seeded walker: the same shots for
+  // the same seed.
+  void choose_shooters() {
+    shooters_.clear();
+    if (def_.entities == 0) return;
+    const float rate = def_.shots_per_second / static_cast<float>(def_.tick_rate);
+    auto count = static_cast<std::uint32_t>(rate);
+    if (shot_rng_.uniform() < rate - static_cast<float>(count)) ++count;
+    for (std::uint32_t i = 0; i < count; ++i) shooters_.push_back(shot_rng_.below(def_.entities));
+    stats_.shots += shooters_.size();
+  }
+
   std::uint32_t live_count() const {
     return static_cast<std::uint32_t>(std::count(live_.begin(), live_.end(), std::uint8_t{1}));
   }
@@ -340,6 +366,10 @@ class GameImpl {
     auto g = std::make_unique<Group>();
     g->setting = setting;
     g->world.emplace(std::move(world).value());
+    Result<EventClassId> shot = g->world->create_event_class(
+        {.radius = 2.0f * def_.enter_radius, .when_absent = AbsentSubject::null_subject});
+    if (!shot) return shot.status();
+    g->shot = *shot;
     g->kinds = &kinds_;
     g->width = def_.width;
     g->height = def_.height;
@@ -362,6 +392,10 @@ class GameImpl {
     rdef.serialize = serialize_entity;
     rdef.serialize_context = g.get();
     rdef.delivery = Delivery::reliable;
+    // Paced entry where interest is on: a connection that widens its radius (or a crowd walking
+    // in) gets its new entities over a few ticks, nearest first, and the page says how many are
+    // still to come. The send-everything baseline keeps the default budget.
+    if (setting.interest) rdef.entry_budget_bytes = kEntryBudgetBytes;
     // The visual shows every member moving every tick: the World's schedule as it is.
     rdef.mode = UpdateMode::fixed_rate;
     rdef.tick_seconds = 1.0f / static_cast<float>(def_.tick_rate);
@@ -427,6 +461,8 @@ class GameImpl {
 
   GameDef def_;
   scenarios::Rng rng_;
+  scenarios::Rng shot_rng_;
+  std::vector<std::uint32_t> shooters_;  // walker slots firing this tick
   std::optional<scenarios::JitterWalk> walk_;
   ClientLimits limits_;
   float max_radius_ = 0.0f;

@@ -29,6 +29,10 @@ struct GameDef {
   bool debug_view = false;
   /// Largest enter radius a connection may ask for; 0 means 4R (capped at the world's diagonal).
   float max_radius = 0.0f;
+  /// Shots a second, all walkers together (a seeded walker fires at each): World events heard at
+  /// twice the enter radius, sent unreliably, with the walker as subject (null to a client that
+  /// does not hold it). In [0, 1000].
+  float shots_per_second = 2.0f;
 };
 
 /// Checks every field; the message names the first bad one and its value.
@@ -40,6 +44,7 @@ struct GameStats {
   std::uint32_t connections = 0;
   std::uint32_t groups = 0;     ///< Worlds alive: 2 (culling, and the send-everything baseline).
   std::uint64_t frames_in = 0;  ///< Client frames accepted.
+  std::uint64_t shots = 0;      ///< Events emitted (each in both Worlds).
   std::uint64_t bytes_out = 0;  ///< Frame bytes produced, all connections, all ticks.
   double last_tick_ms = 0.0;    ///< Wall time of the last tick(), frames included.
 };

@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
                "Let clients ask for what they do not hold (debug frames)");
   app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")
       ->capture_default_str();
+  app.add_option("--shots-per-second", game_def.shots_per_second,
+                 "Walkers' shots a second: events heard at 2R, drawn as rings")
+      ->capture_default_str();
   app.add_option("--max-connections", server_def.max_connections,
                  "Live WebSockets; more are closed with 1013 server full")
       ->capture_default_str();

@@ -46,6 +46,7 @@ struct Receiver : MirrorListener {
     ASSERT_TRUE(s.serialize_quantized(h.z, 0.0f, def.height, 1.0f / 256.0f));
   }
   void on_exit(EntityId e, ExitKind, DespawnReason) override { held.erase(e.index); }
+  void on_event(const ReceivedEvent& e) override { heard_now.push_back(e); }
 
   void take(std::span<const std::uint8_t> frame) {
     switch (frame_type(frame)) {
@@ -62,12 +63,29 @@ struct Receiver : MirrorListener {
         if (ticks > 0) {
           EXPECT_EQ(t->tick, last.tick + 1);
         }
+        heard_now.clear();
         for (auto packet : t->packets) {
           // Every World of the server ticks with it: the states are from the server's tick.
           DecodedPacket decoded;
           ASSERT_TRUE(decode_packet(packet, decoded).ok());
           EXPECT_EQ(decoded.header.tick, t->tick);
           ASSERT_TRUE(mirror.receive(packet, this).ok());
+        }
+        // A shot reaches a connection with interest on only within its hearing radius, 2R of the
+        // server (the float test of the rule), from this tick's viewer.
+        for (const ReceivedEvent& e : heard_now) {
+          ++heard;
+          EXPECT_EQ(e.tick, t->tick);
+          const float dx = e.x - t->viewer_x;
+          const float dz = e.z - t->viewer_z;
+          const float hearing = 2.0f * def.enter_radius;
+          if ((t->options & kOptionInterest) != 0) {
+            EXPECT_LE(dx * dx + dz * dz, hearing * hearing);
+          }
+          if (dx * dx + dz * dz > t->enter_radius * t->enter_radius) ++heard_beyond_r;
+          if (!e.subject.is_null()) {
+            EXPECT_TRUE(e.subject_held);
+          }
         }
         last = *t;
         last.packets.clear();
@@ -109,6 +127,9 @@ struct Receiver : MirrorListener {
   TickFrame last;
   std::uint32_t ticks = 0;
   std::uint32_t resets = 0;
+  std::vector<ReceivedEvent> heard_now;  // this frame's events (payload views not kept)
+  std::uint64_t heard = 0;
+  std::uint64_t heard_beyond_r = 0;
 };
 
 struct Harness {
@@ -193,6 +214,17 @@ TEST(Game, EveryConnectionGetsWhatTheRuleHolds) {
     EXPECT_EQ(r.resets, 0u);
     EXPECT_GT(r.mirror.stats().updates, 0u);
   }
+  // Shots: 2 a second for 15 s; each connection hears those within 2R, some beyond its R.
+  std::uint64_t heard = 0;
+  std::uint64_t heard_beyond_r = 0;
+  for (auto& [id, r] : h.receivers) {
+    heard += r.heard;
+    heard_beyond_r += r.heard_beyond_r;
+    EXPECT_EQ(r.mirror.stats().events, r.heard);
+  }
+  EXPECT_GT(h.game->stats().shots, 15u);
+  EXPECT_GT(heard, 5u);
+  EXPECT_GT(heard_beyond_r, 0u);
   // About pi * 1.8^2 / 90 of 122 others each: some, not all.
   EXPECT_GT(held_total, 300u * 3u * 5u);
   EXPECT_LT(held_total, 300u * 3u * 60u);
@@ -338,6 +370,9 @@ TEST(Game, CrowdScenarioAndBadDefs) {
   bad = GameDef{};
   bad.tick_rate = 0;
   EXPECT_NE(validate(bad).message().find("tick_rate is 0"), std::string::npos);
+  bad = GameDef{};
+  bad.shots_per_second = -1.0f;
+  EXPECT_NE(validate(bad).message().find("shots_per_second is -1"), std::string::npos);
   bad = GameDef{};
   bad.width = std::nanf("");
   EXPECT_FALSE(Game::create(bad).ok());

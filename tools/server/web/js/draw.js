@@ -2,7 +2,9 @@
 // welcome's cell size, with the cells the viewer's query scans shaded; the viewer as a solid
 // white disc, the enter radius as a solid ring and the leave radius as a dashed ring; held
 // entities as solid yellow discs; a green plus at each enter and a red minus at each leave,
-// fading out; in debug view, the entities not held as small grey outlines.
+// fading out, and a white spark for an entity just created; each shot the connection heard as a
+// ring expanding from where it was fired; in debug view, the entities not held as small grey
+// outlines.
 
 export const COLORS = {
   background: '#0b0d12',
@@ -15,9 +17,12 @@ export const COLORS = {
   leave: '#f87171',
   hidden: '#8b919e',
   target: 'rgba(250, 250, 250, 0.45)',
+  created: '#fafafa',
+  shot: '#fb923c',
 };
 
 export const MARKER_MS = 1000;
+export const RING_MS = 800;
 
 /** Cells [cx, cz] of a grid of `cell` from the origin that overlap the circle (x, z, r), inside the world. */
 export function scannedCells(x, z, r, cell, width, height) {
@@ -135,6 +140,17 @@ export function drawScene(ctx, view, scene, now, dpr) {
     ctx.globalAlpha = 1 - age / MARKER_MS;
     const [px, pz] = toCanvas(m.x, m.z);
     const dy = -entityRadius * 2.2;  // beside the disc, not on it
+    if (m.kind === 'created') {
+      // A spark: four short rays around the disc.
+      ctx.strokeStyle = COLORS.created;
+      ctx.beginPath();
+      for (const [ux, uz] of [[1, 1], [1, -1], [-1, 1], [-1, -1]]) {
+        ctx.moveTo(px + ux * entityRadius * 1.6, pz + uz * entityRadius * 1.6);
+        ctx.lineTo(px + ux * entityRadius * 2.6, pz + uz * entityRadius * 2.6);
+      }
+      ctx.stroke();
+      continue;
+    }
     ctx.strokeStyle = m.kind === 'enter' ? COLORS.enter : COLORS.leave;
     ctx.beginPath();
     ctx.moveTo(px - arm / 2, pz + dy);
@@ -144,6 +160,21 @@ export function drawScene(ctx, view, scene, now, dpr) {
       ctx.lineTo(px, pz + dy + arm / 2);
     }
     ctx.stroke();
+  }
+  ctx.globalAlpha = 1;
+
+  // Shots heard: rings growing to a quarter of the enter radius, fading out.
+  let rings = 0;
+  ctx.strokeStyle = COLORS.shot;
+  ctx.lineWidth = 2 * dpr;
+  for (const r of scene.rings ?? []) {
+    const age = now - r.time;
+    if (age < 0 || age >= RING_MS) continue;
+    const [px, pz] = toCanvas(r.x, r.z);
+    ctx.globalAlpha = 1 - age / RING_MS;
+    disc(ctx, px, pz, entityRadius + (age / RING_MS) * scene.enterRadius * 0.25 * scale);
+    ctx.stroke();
+    ++rings;
   }
   ctx.globalAlpha = 1;
 
@@ -174,5 +205,5 @@ export function drawScene(ctx, view, scene, now, dpr) {
     ctx.stroke();
   }
   ctx.restore();
-  return drawn;
+  return { entities: drawn, rings };
 }

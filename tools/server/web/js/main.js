@@ -14,6 +14,7 @@ const MARGIN_CSS_PX = 8;
 const $ = (id) => document.getElementById(id);
 const ui = {
   status: $('status'),
+  loading: $('loading'),
   error: $('error'),
   world: $('world'),
   stage: $('stage'),
@@ -38,6 +39,8 @@ let connected = false;
 let closeReason = null;
 let drawnEntities = 0;
 let hiddenDrawn = 0;
+let ringsDrawn = 0;
+let ringsEverDrawn = 0;
 let framesDrawn = 0;
 let rates = { messages: 0, spawnsDespawns: 0, updates: 0, bytes: 0 };
 /** Options sent and not yet seen applied in a tick frame: {flags, at}. */
@@ -259,6 +262,7 @@ function updateText(now) {
     ui.status.textContent = `live · connection ${session.welcome.connectionId} · tick ${session.lastTick ?? '–'}`;
     ui.status.classList.add('live');
   }
+
   const dpr = window.devicePixelRatio || 1;
   drawChart(ui.chart.getContext('2d'), session.counters, { width: ui.chart.width, height: ui.chart.height, dpr });
   lastText = now;
@@ -269,7 +273,7 @@ function frame(now) {
   if (session.welcome !== null) {
     const dpr = window.devicePixelRatio || 1;
     const ctx = ui.world.getContext('2d');
-    drawnEntities = drawScene(ctx, view(), {
+    const drawn = drawScene(ctx, view(), {
       world: session.welcome,
       viewer: session.viewer,
       enterRadius: session.enterRadius,
@@ -277,11 +281,19 @@ function frame(now) {
       interest: session.options?.interest ?? true,
       held: session.mirror.held,
       markers: session.markers,
+      rings: session.rings,
       hidden: session.hidden,
       target,
     }, now, dpr);
+    drawnEntities = drawn.entities;
+    ringsDrawn = drawn.rings;
+    ringsEverDrawn += drawn.rings;
     hiddenDrawn = session.hidden?.length ?? 0;
     ++framesDrawn;
+    // What the client knows of its own interest: entities the server still has on their way.
+    const pending = connected ? session.interest.pending : 0;
+    ui.loading.hidden = pending === 0;
+    if (pending !== 0) ui.loading.textContent = `loading the area: ${pending} to go`;
   }
   if (now - lastText >= 250) updateText(now);
   requestAnimationFrame(frame);
@@ -315,6 +327,14 @@ Object.defineProperty(window, 'sightline', {
     get debugFrames() { return session.debugFrames; },
     get drawnEntities() { return drawnEntities; },
     get hiddenDrawn() { return hiddenDrawn; },
+    /** Shots this connection heard (from farther than R too), rings on the last frame and ever. */
+    get shotsHeard() { return session.shotsHeard; },
+    get shotsHeardBeyondR() { return session.shotsHeardBeyondR; },
+    get ringsDrawn() { return ringsDrawn; },
+    get ringsEverDrawn() { return ringsEverDrawn; },
+    /** {culling, radius, pending} as the mirror answers after the last tick. */
+    get interest() { return copy(session.interest); },
+    get loadingLine() { return ui.loading.hidden ? null : ui.loading.textContent; },
     get framesDrawn() { return framesDrawn; },
     /** The canvas's mapping, for a test that drags: world (x, z) to CSS pixels in the page. */
     worldToPage(x, z) {

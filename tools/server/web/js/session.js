@@ -7,7 +7,7 @@ import { decodeServerFrame, FrameError, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_
 import { MalformedPacket } from './wire.js';
 import { Mirror, decodeTickPackets } from './mirror.js';
 import { Counters } from './counters.js';
-import { MARKER_MS } from './draw.js';
+import { MARKER_MS, RING_MS } from './draw.js';
 
 export const MAX_MARKERS = 4000;
 
@@ -22,6 +22,10 @@ export class Session {
     this.leaveRadius = 0;
     this.options = null;  // as the server applied them, from the last tick frame
     this.markers = [];
+    this.rings = [];  // shots this connection heard: {x, z, time}, drawn as expanding rings
+    this.shotsHeard = 0;
+    this.shotsHeardBeyondR = 0;  // heard from farther than the enter radius: never seen there
+    this.interest = { culling: false, radius: 0, pending: 0 };  // the mirror's, after the last tick
     this.hidden = null;  // the last debug frame's entities, while debug view is on
     this.ticksSeen = 0;
     this.lastTick = null;
@@ -73,6 +77,7 @@ export class Session {
         this.pastAnomalies += this.mirror.anomalyTotal;
         this.mirror = new Mirror();
         this.markers = [];
+        this.rings = [];
         this.hidden = null;
         ++this.resets;
         this.counters.add(now, { bytes: bytes.length });
@@ -90,7 +95,16 @@ export class Session {
 
   applyTick(frame, packets, size, now) {
     const mark = (kind) => (_, e) => this.markers.push({ kind, x: e.x, z: e.z, time: now });
-    const on = { enter: mark('enter'), exit: mark('leave') };
+    const heard = [];
+    const on = {
+      // An entity created since the server's previous tick gets a spawn mark besides the plus.
+      enter: (index, e, created) => {
+        mark('enter')(index, e);
+        if (created) this.markers.push({ kind: 'created', x: e.x, z: e.z, time: now });
+      },
+      exit: mark('leave'),
+      event: (r) => heard.push(r),
+    };
     // The counters count records as they arrived, whether or not the table agreed with them.
     let spawns = 0;
     let despawns = 0;
@@ -110,6 +124,12 @@ export class Session {
     this.viewer = { x: frame.viewerX, z: frame.viewerZ };
     this.enterRadius = frame.enterRadius;
     this.leaveRadius = frame.leaveRadius;
+    this.interest = this.mirror.interest();
+    for (const r of heard) {
+      this.rings.push({ x: r.x, z: r.z, time: now });
+      ++this.shotsHeard;
+      if ((r.x - this.viewer.x) ** 2 + (r.z - this.viewer.z) ** 2 > this.enterRadius ** 2) ++this.shotsHeardBeyondR;
+    }
     this.options = {
       byte: frame.options,
       hysteresis: (frame.options & OPTION_HYSTERESIS) !== 0,
@@ -125,5 +145,9 @@ export class Session {
     while (drop < this.markers.length && now - this.markers[drop].time >= MARKER_MS) ++drop;
     if (this.markers.length - drop > MAX_MARKERS) drop = this.markers.length - MAX_MARKERS;
     if (drop > 0) this.markers.splice(0, drop);
+    let gone = 0;
+    while (gone < this.rings.length && now - this.rings[gone].time >= RING_MS) ++gone;
+    if (this.rings.length - gone > MAX_MARKERS) gone = this.rings.length - MAX_MARKERS;
+    if (gone > 0) this.rings.splice(0, gone);
   }
 }
