@@ -102,6 +102,9 @@ class Grid {
   [[nodiscard]] std::span<const float> item_z() const noexcept { return item_z_; }
 
   [[nodiscard]] float cell_size() const noexcept { return cell_size_; }
+  /// World position of the low corner of cell (0, 0).
+  [[nodiscard]] float origin_x() const noexcept { return origin_x_; }
+  [[nodiscard]] float origin_z() const noexcept { return origin_z_; }
   [[nodiscard]] std::uint32_t cells_x() const noexcept { return cells_x_; }
   [[nodiscard]] std::uint32_t cells_z() const noexcept { return cells_z_; }
   [[nodiscard]] std::uint32_t cell_of_point(float x, float z) const noexcept {

@@ -30,6 +30,28 @@ std::int64_t member_at(const WorldImpl& w, const ClientSlot& client, std::uint32
 
 }  // namespace
 
+Result<GridScan> World::grid_scan(ClientId client) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(client); !s) return s;
+  const ClientSlot& c = w.client_slots[client.index];
+  GridScan scan;
+  scan.origin_x = w.grid.origin_x();
+  scan.origin_z = w.grid.origin_z();
+  scan.cell_size = w.grid.cell_size();
+  scan.cells_x = w.grid.cells_x();
+  scan.cells_z = w.grid.cells_z();
+  scan.culling = c.enter != 0.0f;
+  if (!scan.culling) return scan;
+  std::array<float, kMaxOrigins + 1> origin_x;
+  std::array<float, kMaxOrigins + 1> origin_z;
+  scan.origins = static_cast<std::uint32_t>(w.origins_of(c, origin_x.data(), origin_z.data()));
+  for (std::uint32_t o = 0; o < scan.origins; ++o) {
+    const Grid::Range r = w.grid.cell_range(origin_x[o], origin_z[o], c.enter);
+    scan.ranges[o] = {r.x0, r.x1, r.z0, r.z1};
+  }
+  return scan;
+}
+
 Result<bool> World::is_relevant_to(ClientId client, EntityId entity) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;

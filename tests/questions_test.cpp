@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
+#include "rng.h"
 #include "small_world.h"
 
 namespace sightline::testing {
@@ -137,6 +139,98 @@ TEST(QuestionsTest, ATeleportTakesEffectAtTheNextTickWhateverTheTier) {
   EXPECT_EQ(world.teleport(viewer, std::numeric_limits<float>::quiet_NaN(), 0.0f).code(),
             ErrorCode::non_finite_position);
   EXPECT_EQ(world.position(viewer)->x, 0.5f) << "a refused teleport changes nothing";
+}
+
+// --- grid_scan: the cells a client's enter scan reads ---
+
+/// The cell of a world coordinate on one axis: the plain floor of its offset in cells, held to
+/// the grid (a border cell holds what lies beyond it).
+std::uint32_t plain_cell(float v, float origin, float cell, std::uint32_t cells) {
+  const double t = std::floor((static_cast<double>(v) - origin) / cell);
+  return static_cast<std::uint32_t>(std::clamp(t, 0.0, static_cast<double>(cells - 1)));
+}
+
+TEST(QuestionsTest, GridScanCoversEveryEntityWithinTheClientsRadiusAndLittleMore) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    scenarios::Rng rng(seed);
+    SmallWorld w(rng.uniform(1.0f, 8.0f), 12.0f);
+    const float width = rng.uniform(20.0f, 200.0f);
+    std::vector<EntityId> entities;
+    for (int i = 0; i < 300; ++i)
+      entities.push_back(w.make(rng.uniform(0.0f, width), rng.uniform(0.0f, width)));
+    std::vector<ClientId> clients;
+    for (int i = 0; i < 6; ++i) {
+      const ClientId c = w.client(entities[i]);
+      if (i % 2 == 1) {
+        ASSERT_TRUE(w.world.set_view_radius(c, rng.uniform(0.5f, 10.0f)).ok());
+      }
+      if (i == 4) {
+        ASSERT_TRUE(w.world.add_origin(c, entities[10]).ok());
+      }
+      clients.push_back(c);
+    }
+    w.world.tick();
+    for (const ClientId c : clients) {
+      const GridScan scan = *w.world.grid_scan(c);
+      ASSERT_TRUE(scan.culling);
+      const float r = w.world.client_radii(c)->enter_radius;
+      std::vector<EntityId> origins{*w.world.viewer(c)};
+      for (const EntityId o : *w.world.origins(c)) origins.push_back(o);
+      ASSERT_EQ(scan.origins, origins.size());
+      for (std::size_t o = 0; o < origins.size(); ++o) {
+        const GridScan::Cells cells = scan.ranges[o];
+        const Position p = *w.world.position(origins[o]);
+        // Every entity within r of the origin lies in a scanned cell...
+        for (const EntityId e : entities) {
+          const Position q = *w.world.position(e);
+          if ((q.x - p.x) * (q.x - p.x) + (q.z - p.z) * (q.z - p.z) > r * r) continue;
+          const std::uint32_t x = plain_cell(q.x, scan.origin_x, scan.cell_size, scan.cells_x);
+          const std::uint32_t z = plain_cell(q.z, scan.origin_z, scan.cell_size, scan.cells_z);
+          EXPECT_TRUE(x >= cells.x0 && x <= cells.x1 && z >= cells.z0 && z <= cells.z1)
+              << "seed " << seed << ": an entity within R lies outside the scanned cells";
+        }
+        // ...and the range is the box of r around the origin, give or take a cell.
+        EXPECT_LE(cells.x0, plain_cell(p.x - r, scan.origin_x, scan.cell_size, scan.cells_x));
+        EXPECT_GE(cells.x1, plain_cell(p.x + r, scan.origin_x, scan.cell_size, scan.cells_x));
+        EXPECT_LE(cells.x1 - cells.x0, static_cast<std::uint32_t>(std::ceil(2.0f * r / scan.cell_size)) + 2);
+        EXPECT_LE(cells.z1 - cells.z0, static_cast<std::uint32_t>(std::ceil(2.0f * r / scan.cell_size)) + 2);
+        EXPECT_LT(cells.x1, scan.cells_x);
+        EXPECT_LT(cells.z1, scan.cells_z);
+      }
+    }
+  }
+}
+
+TEST(QuestionsTest, GridScanNamesTheGridAndTheCellsOfEachOrigin) {
+  SmallWorld w(10.0f, 12.0f);  // cells of 10 from the entities' low corner
+  const EntityId viewer = w.make(25, 25);
+  w.make(0, 0);
+  w.make(95, 95);
+  const ClientId c = w.client(viewer);
+  w.world.tick();
+  GridScan scan = *w.world.grid_scan(c);
+  EXPECT_EQ(scan.origin_x, 0.0f);
+  EXPECT_EQ(scan.origin_z, 0.0f);
+  EXPECT_EQ(scan.cell_size, 10.0f);
+  ASSERT_EQ(scan.origins, 1u);
+  EXPECT_EQ(scan.ranges[0].x0, 1u);  // 15..35
+  EXPECT_EQ(scan.ranges[0].x1, 3u);
+  EXPECT_EQ(scan.ranges[0].z0, 1u);
+  EXPECT_EQ(scan.ranges[0].z1, 3u);
+  // A narrower view reads fewer cells of the same grid.
+  ASSERT_TRUE(w.world.set_view_radius(c, 4.0f).ok());
+  w.world.tick();
+  scan = *w.world.grid_scan(c);
+  EXPECT_EQ(scan.cell_size, 10.0f);
+  EXPECT_EQ(scan.ranges[0].x0, 2u);  // 21..29
+  EXPECT_EQ(scan.ranges[0].x1, 2u);
+  // A space that does not cull scans nothing.
+  ASSERT_TRUE(w.world.set_space_def(w.world.default_space(), SpaceDef{}).ok());
+  w.world.tick();
+  scan = *w.world.grid_scan(c);
+  EXPECT_FALSE(scan.culling);
+  EXPECT_EQ(scan.origins, 0u);
+  EXPECT_EQ(w.world.grid_scan(ClientId{}).status().code(), ErrorCode::null_handle);
 }
 
 }  // namespace

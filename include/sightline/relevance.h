@@ -1,9 +1,11 @@
 // The answer to "why does this client hold (or not hold) this entity?" (World::why).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "sightline/handles.h"
+#include "sightline/limits.h"
 
 namespace sightline {
 
@@ -36,6 +38,29 @@ struct Why {
   /// The root of the entity's attachment tree, whose rule decided (the entity itself when it is
   /// not attached): an attached entity is held exactly when its tree is.
   EntityId root;
+};
+
+/// The grid of the last tick and the cells a client's enter scan reads in it (World::grid_scan):
+/// what a debug view shades. Cell (x, z) spans [origin_x + x * cell_size, origin_x + (x + 1) *
+/// cell_size) and likewise in z; the grid covers the entities of the last tick, and a cell on its
+/// border also holds whatever lies beyond it on that side.
+struct GridScan {
+  float origin_x = 0.0f;  ///< World units: the low corner of cell (0, 0).
+  float origin_z = 0.0f;
+  float cell_size = 0.0f;  ///< World units (WorldDef::cell_size, or the world's enter radius).
+  std::uint32_t cells_x = 0;
+  std::uint32_t cells_z = 0;
+  /// Inclusive cell bounds of one origin's scan.
+  struct Cells {
+    std::uint32_t x0 = 0, x1 = 0, z0 = 0, z1 = 0;
+  };
+  /// One range per origin of the client in its space (the viewer first, as World::origins
+  /// lists the others): ranges[0, origins).
+  std::array<Cells, kMaxOrigins + 1> ranges;
+  std::uint32_t origins = 0;
+  /// False where the client's space does not cull (nothing is scanned: every entity of the space
+  /// is held); the ranges are then empty.
+  bool culling = false;
 };
 
 /// A client's enter and leave radii: those its distance rules used at a tick

@@ -377,6 +377,12 @@ class World {
   /// entity against every root the distance rules hold (O(entities)). In a space that needs
   /// sight it runs the sight test (and the filter), and allocates.
   [[nodiscard]] Result<Why> why(ClientId client, EntityId entity) const;
+  /// The grid the last tick built and the cells of it that the client's enter scan reads, for
+  /// each of its origins: those the box of its enter radius (World::client_radii) around the
+  /// origin's position at that tick overlaps, the same cells its pass read. With a crowd cap the
+  /// pass may read fewer (it stops once the cap is full). Call it after a tick, before the next
+  /// input changes positions.
+  [[nodiscard]] Result<GridScan> grid_scan(ClientId client) const;
   /// How many clients hold the entity after the last tick (a game can slow NPCs nobody sees).
   [[nodiscard]] Result<std::uint32_t> holder_count(EntityId entity) const;
 
