@@ -441,14 +441,14 @@ test('server frames decode, and any other size is refused', () => {
     welcomeFrame(world).subarray(0, 36),
     Uint8Array.from([...welcomeFrame(world), 0]),
     Uint8Array.from([...resetFrame(1), 0]),
-    tickFrame({ tick: 9, viewerX: 1, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 3 }, [packet]).subarray(0, 30),
+    tickFrame({ tick: 9, viewerX: 1, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 3 }, [packet]).subarray(0, 60),
     Uint8Array.from([...tickFrame({ tick: 9, viewerX: 1, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 3 }, []), 1]),
     tickFrame({ tick: 9, viewerX: NaN, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 3 }, []),
     tickFrame({ tick: 9, viewerX: 1, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 8 }, []),
     debugFrame(5, [{ index: 4, x: 1.5, z: 2.5 }]).subarray(0, 20),
   ];
   const badWelcome = welcomeFrame(world);
-  badWelcome[1] = 2;
+  badWelcome[1] = 1;  // the frame version before the tick frame stated the library's grid
   bad.push(badWelcome);
   for (const b of bad) assert.throws(() => decodeServerFrame(b), FrameError, `${[...b]}`);
 });

@@ -31,7 +31,8 @@ function state(page) {
       lastAnomaly: s.lastAnomaly, ticksSeen: s.ticksSeen, resets: s.resets, drawnEntities: s.drawnEntities,
       hiddenDrawn: s.hiddenDrawn, debugFrames: s.debugFrames, framesDrawn: s.framesDrawn,
       shotsHeard: s.shotsHeard, shotsHeardBeyondR: s.shotsHeardBeyondR, ringsDrawn: s.ringsDrawn,
-      ringsEverDrawn: s.ringsEverDrawn, interest: s.interest, loadingLine: s.loadingLine,
+      ringsEverDrawn: s.ringsEverDrawn, interest: s.interest, loadingLine: s.loadingLine, grid: s.grid,
+      cellsShaded: s.cellsShaded,
     };
   });
 }
@@ -162,6 +163,20 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
       return [rates(before[0], after[0]), rates(before[1], after[1])];
     };
 
+    await t.test('the shaded cells are the ones the library scanned, on its grid', async () => {
+      for (const p of pages) {
+        const s = await until(p, 'the scanned cells shaded', (n) => n.grid?.scanned && n.cellsShaded > 0);
+        const { x0, x1, z0, z1 } = s.grid.scanned;
+        // The library's grid spans the entities, inside the world: every scanned cell is drawn.
+        assert.equal(s.cellsShaded, (x1 - x0 + 1) * (z1 - z0 + 1));
+        assert.equal(s.grid.cellSize, s.welcome.enterRadius, 'cells follow R');
+        const cx = Math.floor((s.viewer.x - s.grid.originX) / s.grid.cellSize);
+        const cz = Math.floor((s.viewer.z - s.grid.originZ) / s.grid.cellSize);
+        assert.ok(cx >= x0 && cx <= x1 + 1 && cz >= z0 && cz <= z1 + 1, 'the viewer stands in what it scans');
+        assert.ok(x1 - x0 <= 3 && z1 - z0 <= 3, 'R = one cell: at most 3 x 3 cells and a rounding margin');
+      }
+    });
+
     let withHysteresis;
     let withoutHysteresis;
     await t.test('hysteresis off: more spawns+despawns for the same walk', async () => {
@@ -192,6 +207,7 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
       assert.match(loading.loadingLine, /^loading the area: \d+ to go$/);
       const loaded = await until(a, 'the area loaded', (s) => s.interest.pending === 0 && s.loadingLine === null &&
         s.enterRadius > 3);
+      assert.ok(loaded.cellsShaded > 9, `a radius of 4 cells scans more of them: ${loaded.cellsShaded}`);
       t.diagnostic(`radius ${loaded.enterRadius.toFixed(2)}: "${loading.loadingLine}", then ${loaded.held} held`);
       assert.ok(loaded.held > loading.held, 'more entities once the area is in');
       await setRadius(a, loaded.welcome.enterRadius);

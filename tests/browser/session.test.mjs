@@ -4,7 +4,6 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 
 import { Session } from '../../tools/server/web/js/session.js';
-import { scannedCells } from '../../tools/server/web/js/draw.js';
 import { debugFrame, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame } from './lib/encode.mjs';
 
 const world = { connectionId: 5, width: 12, height: 7.5, enterRadius: 1.6, leaveRadius: 2, cellSize: 1.6,
@@ -80,17 +79,35 @@ test('a malformed frame stops the session and applies nothing of itself', () => 
   assert.match(twice.receive(welcomeFrame(world), 1), /a second welcome/);
 });
 
-test('the cells a query scans are those that overlap the circle', () => {
-  // R = the cell size from inside a cell: its corner neighbours are within R of some point.
-  assert.equal(scannedCells(4, 2.4, 1.6, 1.6, 12, 7.5).length, 9);
-  // Near a corner of a cell, a small radius covers 4 cells; the world edge clips.
-  assert.equal(scannedCells(3.2, 3.2, 0.1, 1.6, 12, 7.5).length, 4);
-  assert.deepEqual(scannedCells(0.1, 0.1, 0.5, 1.6, 12, 7.5), [[0, 0]]);
-  // A corner cell beyond the circle is left out: centre near a cell's middle, radius 1 cell.
-  const c = scannedCells(0.8 + 1.6, 0.8 + 1.6, 1.6, 1.6, 12, 7.5);
-  assert.equal(c.length, 9, 'from the middle of a cell, every neighbour is within 0.5 cell');
-  const far = scannedCells(1.6 * 1.5, 1.6 * 1.5, 1.0, 1.6, 12, 7.5);
-  assert.equal(far.length, 5, 'a radius of 0.625 cells reaches the 4 side neighbours, not the corners');
+test('the tick frame brings the library grid and the cells the scan read', () => {
+  const s = new Session();
+  s.receive(welcomeFrame(world), 0);
+  const scanned = { x0: 2, x1: 4, z0: 1, z1: 3 };
+  assert.equal(s.receive(tickFrame({ tick: 1, viewerX: 6, viewerZ: 4, enterRadius: 1.6, leaveRadius: 2, options: 3,
+    gridOriginX: 0.25, gridOriginZ: -0.5, cellSize: 1.6, scanned }, []), 0), null);
+  assert.deepEqual(s.grid, { originX: 0.25, originZ: -0.5, cellSize: Math.fround(1.6), scanned });
+  assert.equal(s.receive(tickFrame({ tick: 2, viewerX: 6, viewerZ: 4, enterRadius: 1.6, leaveRadius: 2, options: 1,
+    cellSize: 1.6 }, []), 50), null);
+  assert.equal(s.grid.scanned, null, 'interest off: nothing scanned');
+  // An empty range, a flag above 1, cells without the flag, a cell size of 0: refused whole.
+  const bad = (fields, pattern) => {
+    const t = new Session();
+    t.receive(welcomeFrame(world), 0);
+    assert.match(t.receive(tickFrame({ tick: 1, viewerX: 6, viewerZ: 4, enterRadius: 1.6, leaveRadius: 2, options: 3,
+      cellSize: 1.6, ...fields }, []), 0), pattern);
+  };
+  bad({ scanned: { x0: 3, x1: 2, z0: 0, z1: 0 } }, /the scanned cells \[3, 2\] x \[0, 0\] are empty/);
+  bad({ cellSize: 0 }, /cell size at byte 40 is 0/);
+  const flagged = tickFrame({ tick: 1, viewerX: 6, viewerZ: 4, enterRadius: 1.6, leaveRadius: 2, options: 3, cellSize: 1.6 }, []);
+  flagged[44] = 2;
+  const t = new Session();
+  t.receive(welcomeFrame(world), 0);
+  assert.match(t.receive(flagged, 0), /scanned at byte 44 is 2/);
+  flagged[44] = 0;
+  flagged[45] = 1;
+  const u = new Session();
+  u.receive(welcomeFrame(world), 0);
+  assert.match(u.receive(flagged, 0), /scan cells given while scanned is 0/);
 });
 
 test('shots heard become rings, created entities a spark, the interest status a loading count', () => {

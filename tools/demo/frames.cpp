@@ -60,7 +60,30 @@ constexpr bool serialize_tick_header(S& s, T& t, std::uint16_t& packet_count) {
     if ((t.options & ~kOptionBits) != 0)
       return s.refuse_last("options", "are " + hex(t.options) + ": unknown bits set");
   }
-  return s.finite(t.server_time_ms, "server time") && s.value(packet_count, "packet count");
+  if (!s.finite(t.server_time_ms, "server time") || !s.value(packet_count, "packet count")) return false;
+  if (!s.finite(t.grid_origin_x, "grid origin x") || !s.finite(t.grid_origin_z, "grid origin z") ||
+      !s.positive(t.cell_size, "cell size") || !s.value(t.scanned, "scanned")) {
+    return false;
+  }
+  if constexpr (S::reading) {
+    if (t.scanned > 1)
+      return s.refuse_last("scanned", "is " + std::to_string(t.scanned) + ": must be 0 or 1");
+  }
+  if (!s.value(t.scan_x0, "scan x0") || !s.value(t.scan_x1, "scan x1") || !s.value(t.scan_z0, "scan z0") ||
+      !s.value(t.scan_z1, "scan z1")) {
+    return false;
+  }
+  if constexpr (S::reading) {
+    if (t.scanned == 1 && (t.scan_x0 > t.scan_x1 || t.scan_z0 > t.scan_z1)) {
+      return s.refuse_last("scan z1", "the cells [" + std::to_string(t.scan_x0) + ", " +
+                                          std::to_string(t.scan_x1) + "] x [" + std::to_string(t.scan_z0) +
+                                          ", " + std::to_string(t.scan_z1) + "] are empty");
+    }
+    if (t.scanned == 0 && (t.scan_x0 | t.scan_x1 | t.scan_z0 | t.scan_z1) != 0) {
+      return s.refuse_last("scan z1", "cells are given while scanned is 0");
+    }
+  }
+  return true;
 }
 
 /// One packet of a tick frame: its u16 length, then its bytes.
@@ -200,7 +223,10 @@ std::vector<std::uint8_t> encode_client_frame(const ClientFrame& frame) {
 bool operator==(const TickFrame& a, const TickFrame& b) noexcept {
   return a.tick == b.tick && a.viewer_x == b.viewer_x && a.viewer_z == b.viewer_z &&
          a.enter_radius == b.enter_radius && a.leave_radius == b.leave_radius && a.options == b.options &&
-         a.server_time_ms == b.server_time_ms &&
+         a.server_time_ms == b.server_time_ms && a.grid_origin_x == b.grid_origin_x &&
+         a.grid_origin_z == b.grid_origin_z && a.cell_size == b.cell_size && a.scanned == b.scanned &&
+         a.scan_x0 == b.scan_x0 && a.scan_x1 == b.scan_x1 && a.scan_z0 == b.scan_z0 &&
+         a.scan_z1 == b.scan_z1 &&
          std::ranges::equal(a.packets, b.packets, [](auto x, auto y) { return std::ranges::equal(x, y); });
 }
 

@@ -11,7 +11,7 @@
 
 namespace sightline::demo {
 
-inline constexpr std::uint8_t kFrameVersion = 1;
+inline constexpr std::uint8_t kFrameVersion = 2;
 
 // Server to client.
 inline constexpr std::uint8_t kWelcomeFrame = 1;
@@ -29,7 +29,7 @@ inline constexpr std::size_t kRadiusBytes = 5;
 
 inline constexpr std::size_t kWelcomeBytes = 37;
 /// A tick frame's bytes before its first packet length.
-inline constexpr std::size_t kTickHeaderBytes = 32;
+inline constexpr std::size_t kTickHeaderBytes = 61;
 inline constexpr std::size_t kResetBytes = 5;
 inline constexpr std::size_t kDebugHeaderBytes = 9;
 /// Bytes of one entity in a debug frame.
@@ -76,6 +76,17 @@ struct TickFrame {
   std::uint8_t options = 0;
   /// Milliseconds since the Unix epoch when the server began this tick.
   double server_time_ms = 0.0;
+  /// The library's grid at this tick (World::grid_scan): the low corner of cell (0, 0) and the
+  /// cell size, world units, and, when `scanned` is 1, the cells [x0, x1] x [z0, z1] that the
+  /// connection's enter scan read (0 with interest off: nothing is scanned, the fields are 0).
+  float grid_origin_x = 0.0f;
+  float grid_origin_z = 0.0f;
+  float cell_size = 1.0f;
+  std::uint8_t scanned = 0;
+  std::uint32_t scan_x0 = 0;
+  std::uint32_t scan_x1 = 0;
+  std::uint32_t scan_z0 = 0;
+  std::uint32_t scan_z1 = 0;
   std::vector<std::span<const std::uint8_t>> packets;
 
   /// Equal fields and packets of equal bytes, wherever each packet lies.

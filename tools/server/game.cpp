@@ -295,6 +295,19 @@ class GameImpl {
       t.leave_radius = g.setting.interest ? radii->leave_radius : leave_of(c);
       t.options = c.options;
       t.server_time_ms = server_time_ms;
+      // The library's grid and the cells this connection's scan read, for the page to shade.
+      const Result<GridScan> scan = g.world->grid_scan(c.client);
+      if (!scan) return scan.status();
+      t.grid_origin_x = scan->origin_x;
+      t.grid_origin_z = scan->origin_z;
+      t.cell_size = scan->cell_size;
+      t.scanned = scan->culling ? 1 : 0;
+      if (scan->culling) {
+        t.scan_x0 = scan->ranges[0].x0;
+        t.scan_x1 = scan->ranges[0].x1;
+        t.scan_z0 = scan->ranges[0].z0;
+        t.scan_z1 = scan->ranges[0].z1;
+      }
       frame_.clear();
       if (Status s = write_tick_header(frame_, t, packets->size()); !s) return s;
       for (const auto packet : *packets) {

@@ -100,14 +100,16 @@ export function entityPayload(world, x, z, kind) {
 }
 
 export function welcomeFrame(w) {
-  return Uint8Array.from([1, 1, ...u32(w.connectionId ?? 7), ...f32(w.width), ...f32(w.height), ...f32(w.enterRadius),
+  return Uint8Array.from([1, 2, ...u32(w.connectionId ?? 7), ...f32(w.width), ...f32(w.height), ...f32(w.enterRadius),
     ...f32(w.leaveRadius), ...f32(w.cellSize), ...u16(w.tickRate), w.serverFlags ?? 0, ...f32(w.maxRadius),
     ...u32(w.entityCount)]);
 }
 
 export function tickFrame(t, packets) {
   const out = [2, ...u32(t.tick), ...f32(t.viewerX), ...f32(t.viewerZ), ...f32(t.enterRadius), ...f32(t.leaveRadius),
-    t.options, ...f64(t.serverTimeMs ?? 0), ...u16(packets.length)];
+    t.options, ...f64(t.serverTimeMs ?? 0), ...u16(packets.length), ...f32(t.gridOriginX ?? 0),
+    ...f32(t.gridOriginZ ?? 0), ...f32(t.cellSize ?? 1.6), t.scanned ? 1 : 0, ...u32(t.scanned?.x0 ?? 0),
+    ...u32(t.scanned?.x1 ?? 0), ...u32(t.scanned?.z0 ?? 0), ...u32(t.scanned?.z1 ?? 0)];
   for (const p of packets) out.push(...u16(p.length), ...p);
   return Uint8Array.from(out);
 }

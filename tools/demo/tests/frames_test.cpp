@@ -41,6 +41,14 @@ TickFrame sample_tick() {
   t.leave_radius = 2.0f;
   t.options = kDefaultOptions;
   t.server_time_ms = 1717171717171.625;
+  t.grid_origin_x = -0.5f;
+  t.grid_origin_z = 0.25f;
+  t.cell_size = 1.6f;
+  t.scanned = 1;
+  t.scan_x0 = 1;
+  t.scan_x1 = 3;
+  t.scan_z0 = 2;
+  t.scan_z1 = 2;
   return t;
 }
 
@@ -92,7 +100,7 @@ TEST(DemoFrames, WelcomeRoundTrips) {
 TEST(DemoFrames, WelcomeLayoutIsLittleEndianAtTheDocumentedOffsets) {
   const Bytes b = welcome_bytes(sample_welcome());
   EXPECT_EQ(b[0], 1);
-  EXPECT_EQ(b[1], 1);
+  EXPECT_EQ(b[1], 2);   // frame version
   EXPECT_EQ(b[2], 42);  // connection id, low byte first
   EXPECT_EQ(b[3], 0);
   EXPECT_EQ(b[26], 20);  // tick rate
@@ -344,7 +352,7 @@ TEST(DemoFrames, WelcomeFieldsAreChecked) {
     expect_reason(read_welcome(b).status(), ErrorCode::malformed_packet, "welcome", field);
   };
   Bytes b = welcome_bytes(sample_welcome());
-  b[1] = 2;
+  b[1] = 1;
   refused(b, "frame version");
   const std::pair<std::size_t, const char*> floats[] = {{6, "world width"},   {10, "world height"},
                                                         {14, "enter radius"}, {18, "leave radius"},
@@ -406,8 +414,30 @@ TEST(DemoFrames, TickFieldsAreChecked) {
   b[30] = 2;
   refused(b, "packet length");
   b = tick_bytes(sample_tick(), {{1, 2}});
-  b[32] = 3;
+  b[61] = 3;
   refused(b, "packet");
+  // The grid and the scanned cells: finite, a positive cell, a flag of 0 or 1, a non-empty range,
+  // no cells without the flag.
+  for (const auto& [at, field] :
+       {std::pair<std::size_t, const char*>{32, "grid origin x"}, {36, "grid origin z"}}) {
+    b = tick_bytes(sample_tick(), {});
+    put_f32(b, at, kNaN);
+    refused(b, field);
+  }
+  t = sample_tick();
+  t.cell_size = 0.0f;
+  refused(tick_bytes(t, {}), "cell size");
+  t = sample_tick();
+  t.scanned = 2;
+  refused(tick_bytes(t, {}), "scanned");
+  t = sample_tick();
+  t.scan_x0 = 4;
+  refused(tick_bytes(t, {}), "scan z1");
+  t = sample_tick();
+  t.scanned = 0;
+  refused(tick_bytes(t, {}), "scan z1");
+  t.scan_x0 = t.scan_x1 = t.scan_z0 = t.scan_z1 = 0;
+  EXPECT_TRUE(read_tick(tick_bytes(t, {})).ok());
 }
 
 TEST(DemoFrames, DebugFieldsAreChecked) {

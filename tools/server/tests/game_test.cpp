@@ -87,6 +87,9 @@ struct Receiver : MirrorListener {
             EXPECT_TRUE(e.subject_held);
           }
         }
+        // The library's grid follows the server's R; its scan is stated where interest is on.
+        EXPECT_EQ(t->cell_size, def.enter_radius);
+        EXPECT_EQ(t->scanned, (t->options & kOptionInterest) != 0 ? 1 : 0);
         last = *t;
         last.packets.clear();
         ++ticks;

@@ -1,5 +1,5 @@
-// Draws the world top-down on a Canvas 2D (seed 000's interactive visual): the grid sized to the
-// welcome's cell size, with the cells the viewer's query scans shaded; the viewer as a solid
+// Draws the world top-down on a Canvas 2D (seed 000's interactive visual): the library's grid, with
+// the cells the viewer's query scanned shaded, both as the server reports them; the viewer as a solid
 // white disc, the enter radius as a solid ring and the leave radius as a dashed ring; held
 // entities as solid yellow discs; a green plus at each enter and a red minus at each leave,
 // fading out, and a white spark for an entity just created; each shot the connection heard as a
@@ -24,26 +24,6 @@ export const COLORS = {
 export const MARKER_MS = 1000;
 export const RING_MS = 800;
 
-/** Cells [cx, cz] of a grid of `cell` from the origin that overlap the circle (x, z, r), inside the world. */
-export function scannedCells(x, z, r, cell, width, height) {
-  const out = [];
-  const lastX = Math.max(0, Math.ceil(width / cell) - 1);
-  const lastZ = Math.max(0, Math.ceil(height / cell) - 1);
-  const x0 = Math.max(0, Math.floor((x - r) / cell));
-  const x1 = Math.min(lastX, Math.floor((x + r) / cell));
-  const z0 = Math.max(0, Math.floor((z - r) / cell));
-  const z1 = Math.min(lastZ, Math.floor((z + r) / cell));
-  for (let cz = z0; cz <= z1; ++cz) {
-    for (let cx = x0; cx <= x1; ++cx) {
-      // The nearest point of the cell to the centre.
-      const nx = Math.min(Math.max(x, cx * cell), (cx + 1) * cell);
-      const nz = Math.min(Math.max(z, cz * cell), (cz + 1) * cell);
-      if ((nx - x) ** 2 + (nz - z) ** 2 <= r * r) out.push([cx, cz]);
-    }
-  }
-  return out;
-}
-
 /** Maps world coordinates to canvas pixels: the world fitted to the canvas, centred. */
 export function viewTransform(canvasWidth, canvasHeight, width, height, margin) {
   const scale = Math.min((canvasWidth - 2 * margin) / width, (canvasHeight - 2 * margin) / height);
@@ -63,9 +43,10 @@ function disc(ctx, x, y, r) {
 
 /**
  * Draws one frame. `scene`: {world (the welcome), viewer {x, z} or null, enterRadius,
- * leaveRadius, interest (bool), held (Map of {x, z}), markers [{x, z, kind, time}], hidden
- * [{x, z}] (debug view) or null, target {x, z} or null (the drag)}. Returns the number of yellow
- * discs drawn.
+ * leaveRadius, interest (bool), grid {originX, originZ, cellSize, scanned {x0, x1, z0, z1} or
+ * null}, held (Map of {x, z}), markers [{x, z, kind, time}], rings [{x, z, time}], hidden [{x, z}]
+ * (debug view) or null, target {x, z} or null (the drag)}. Returns the yellow discs, rings and
+ * shaded cells drawn: {entities, rings, cells}.
  */
 export function drawScene(ctx, view, scene, now, dpr) {
   const { world } = scene;
@@ -77,26 +58,37 @@ export function drawScene(ctx, view, scene, now, dpr) {
   ctx.fillStyle = COLORS.world;
   ctx.fillRect(wx, wz, world.width * scale, world.height * scale);
 
-  // The cells the viewer's query scans (none with interest off: everything is sent).
-  const cell = world.cellSize;
-  if (scene.viewer && scene.interest) {
+  // The library's grid (its origin and cell size, from the tick frame) and the cells the
+  // connection's scan read, as the server reported them (none with interest off: nothing is
+  // scanned, everything is sent). Cells are clipped to the world.
+  const grid = scene.grid ?? { originX: 0, originZ: 0, cellSize: world.cellSize, scanned: null };
+  const cell = grid.cellSize;
+  let cells = 0;
+  if (grid.scanned) {
     ctx.fillStyle = COLORS.scanned;
-    for (const [cx, cz] of scannedCells(scene.viewer.x, scene.viewer.z, scene.enterRadius, cell, world.width, world.height)) {
-      const [px, pz] = toCanvas(cx * cell, cz * cell);
-      const w = Math.min(cell, world.width - cx * cell) * scale;
-      const h = Math.min(cell, world.height - cz * cell) * scale;
-      ctx.fillRect(px, pz, w, h);
+    const { x0, x1, z0, z1 } = grid.scanned;
+    for (let cz = z0; cz <= z1; ++cz) {
+      for (let cx = x0; cx <= x1; ++cx) {
+        const left = Math.max(0, grid.originX + cx * cell);
+        const right = Math.min(world.width, grid.originX + (cx + 1) * cell);
+        const top = Math.max(0, grid.originZ + cz * cell);
+        const bottom = Math.min(world.height, grid.originZ + (cz + 1) * cell);
+        if (right <= left || bottom <= top) continue;
+        const [px, pz] = toCanvas(left, top);
+        ctx.fillRect(px, pz, (right - left) * scale, (bottom - top) * scale);
+        ++cells;
+      }
     }
   }
   ctx.strokeStyle = COLORS.grid;
   ctx.lineWidth = dpr;
   ctx.beginPath();
-  for (let x = 0; x <= world.width + 1e-6; x += cell) {
+  for (let x = grid.originX + Math.ceil(-grid.originX / cell) * cell; x <= world.width + 1e-6; x += cell) {
     const [px, top] = toCanvas(x, 0);
     ctx.moveTo(px, top);
     ctx.lineTo(px, top + world.height * scale);
   }
-  for (let z = 0; z <= world.height + 1e-6; z += cell) {
+  for (let z = grid.originZ + Math.ceil(-grid.originZ / cell) * cell; z <= world.height + 1e-6; z += cell) {
     const [left, pz] = toCanvas(0, z);
     ctx.moveTo(left, pz);
     ctx.lineTo(left + world.width * scale, pz);
@@ -205,5 +197,5 @@ export function drawScene(ctx, view, scene, now, dpr) {
     ctx.stroke();
   }
   ctx.restore();
-  return { entities: drawn, rings };
+  return { entities: drawn, rings, cells };
 }

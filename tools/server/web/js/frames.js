@@ -10,7 +10,7 @@ export const FRAME_RESET = 3;
 export const FRAME_DEBUG = 4;
 
 export const WELCOME_BYTES = 37;
-export const TICK_HEADER_BYTES = 32;
+export const TICK_HEADER_BYTES = 61;
 export const RESET_BYTES = 5;
 export const DEBUG_HEADER_BYTES = 9;
 
@@ -40,7 +40,7 @@ function exactSize(bytes, size, frame) {
 function decodeWelcome(input, bytes) {
   exactSize(bytes, WELCOME_BYTES, 'welcome');
   const version = input.u8('frame version');
-  if (version !== 1) throw new FrameError(`welcome: frame version at byte 1 is ${version}, expected 1`);
+  if (version !== 2) throw new FrameError(`welcome: frame version at byte 1 is ${version}, expected 2`);
   const w = {
     type: 'welcome',
     version,
@@ -84,6 +84,22 @@ function decodeTick(input, bytes) {
   if (!Number.isFinite(t.serverTimeMs)) throw new FrameError(`tick: server time at byte ${input.pos} is not finite`);
   input.pos += 8;
   const n = input.u16('packet count');
+  // The library's grid and the cells this connection's scan read (scanned 1), or none (0).
+  t.gridOriginX = finite(input, 'grid origin x', 'tick');
+  t.gridOriginZ = finite(input, 'grid origin z', 'tick');
+  const cellAt = input.pos;
+  t.cellSize = finite(input, 'cell size', 'tick');
+  if (!(t.cellSize > 0)) throw new FrameError(`tick: cell size at byte ${cellAt} is ${t.cellSize}: must be > 0`);
+  const scannedAt = input.pos;
+  const scanned = input.u8('scanned');
+  if (scanned > 1) throw new FrameError(`tick: scanned at byte ${scannedAt} is ${scanned}: must be 0 or 1`);
+  const x0 = input.u32('scan x0');
+  const x1 = input.u32('scan x1');
+  const z0 = input.u32('scan z0');
+  const z1 = input.u32('scan z1');
+  if (scanned === 1 && (x0 > x1 || z0 > z1)) throw new FrameError(`tick: the scanned cells [${x0}, ${x1}] x [${z0}, ${z1}] are empty`);
+  if (scanned === 0 && (x0 | x1 | z0 | z1) !== 0) throw new FrameError('tick: scan cells given while scanned is 0');
+  t.scanned = scanned === 1 ? { x0, x1, z0, z1 } : null;
   for (let i = 0; i < n; ++i) {
     const length = input.u16(`packet ${i} length`);
     t.packets.push(input.take(length, `packet ${i}`));

@@ -40,6 +40,7 @@ let closeReason = null;
 let drawnEntities = 0;
 let hiddenDrawn = 0;
 let ringsDrawn = 0;
+let cellsShaded = 0;
 let ringsEverDrawn = 0;
 let framesDrawn = 0;
 let rates = { messages: 0, spawnsDespawns: 0, updates: 0, bytes: 0 };
@@ -279,6 +280,7 @@ function frame(now) {
       enterRadius: session.enterRadius,
       leaveRadius: session.leaveRadius,
       interest: session.options?.interest ?? true,
+      grid: session.grid,
       held: session.mirror.held,
       markers: session.markers,
       rings: session.rings,
@@ -286,6 +288,7 @@ function frame(now) {
       target,
     }, now, dpr);
     drawnEntities = drawn.entities;
+    cellsShaded = drawn.cells;
     ringsDrawn = drawn.rings;
     ringsEverDrawn += drawn.rings;
     hiddenDrawn = session.hidden?.length ?? 0;
@@ -331,6 +334,9 @@ Object.defineProperty(window, 'sightline', {
     get shotsHeard() { return session.shotsHeard; },
     get shotsHeardBeyondR() { return session.shotsHeardBeyondR; },
     get ringsDrawn() { return ringsDrawn; },
+    /** The last tick frame's grid ({originX, originZ, cellSize, scanned}) and the cells shaded. */
+    get grid() { return session.grid && copy({ ...session.grid, scanned: session.grid.scanned && copy(session.grid.scanned) }); },
+    get cellsShaded() { return cellsShaded; },
     get ringsEverDrawn() { return ringsEverDrawn; },
     /** {culling, radius, pending} as the mirror answers after the last tick. */
     get interest() { return copy(session.interest); },

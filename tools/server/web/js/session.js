@@ -22,6 +22,7 @@ export class Session {
     this.leaveRadius = 0;
     this.options = null;  // as the server applied them, from the last tick frame
     this.markers = [];
+    this.grid = null;  // the library's grid and this connection's scanned cells, from the last tick frame
     this.rings = [];  // shots this connection heard: {x, z, time}, drawn as expanding rings
     this.shotsHeard = 0;
     this.shotsHeardBeyondR = 0;  // heard from farther than the enter radius: never seen there
@@ -122,6 +123,7 @@ export class Session {
     ++this.ticksSeen;
     this.lastTick = frame.tick;
     this.viewer = { x: frame.viewerX, z: frame.viewerZ };
+    this.grid = { originX: frame.gridOriginX, originZ: frame.gridOriginZ, cellSize: frame.cellSize, scanned: frame.scanned };
     this.enterRadius = frame.enterRadius;
     this.leaveRadius = frame.leaveRadius;
     this.interest = this.mirror.interest();
