@@ -32,7 +32,8 @@ function state(page) {
       hiddenDrawn: s.hiddenDrawn, debugFrames: s.debugFrames, framesDrawn: s.framesDrawn,
       shotsHeard: s.shotsHeard, shotsHeardBeyondR: s.shotsHeardBeyondR, ringsDrawn: s.ringsDrawn,
       ringsEverDrawn: s.ringsEverDrawn, interest: s.interest, loadingLine: s.loadingLine, grid: s.grid,
-      cellsShaded: s.cellsShaded,
+      cellsShaded: s.cellsShaded, serverMessages: s.serverMessages, messageLine: s.messageLine,
+      everyoneLine: s.everyoneLine,
     };
   });
 }
@@ -163,6 +164,12 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
       return [rates(before[0], after[0]), rates(before[1], after[1])];
     };
 
+    await t.test('server messages: page A hears page B join, and shows it', async () => {
+      const joined = /^connection \d+ joined \(2 online\)$/;
+      const s = await until(a, 'B\'s join', (n) => n.serverMessages.some((m) => joined.test(m)));
+      assert.match(s.messageLine, /^server: connection \d+ joined \(2 online\)$/);
+    });
+
     await t.test('the shaded cells are the ones the library scanned, on its grid', async () => {
       for (const p of pages) {
         const s = await until(p, 'the scanned cells shaded', (n) => n.grid?.scanned && n.cellsShaded > 0);
@@ -246,6 +253,11 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
       assert.ok(after.perSecond.updates >= 0.5 * everyone * after.welcome.tickRate, `page counter ${after.perSecond.updates}/s`);
       const f = await drawnAndHeld(a);
       assert.equal(f.drawn, f.held, 'one yellow disc per held entity');
+      // The O(N^2) line: N(N-1) server-wide beside this connection's N-1 a tick.
+      const line = (await until(a, 'the send-everything line', (n) => n.everyoneLine !== null)).everyoneLine;
+      const n = after.held + 1;
+      assert.ok(line.includes(`N(N−1) = ${(n * (n - 1)).toLocaleString('en-US')} updates a tick`), line);
+      assert.ok(line.includes(`this connection alone: ${n - 1} a tick`), line);
     });
 
     await t.test('debug view: the entities not held, as grey outlines', async () => {

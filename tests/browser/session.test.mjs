@@ -133,3 +133,16 @@ test('shots heard become rings, created entities a spark, the interest status a 
   assert.equal(s.receive(resetFrame(4), 1100), null);
   assert.equal(s.rings.length, 0);
 });
+
+test('server messages are kept as text, the last twenty', () => {
+  const s = new Session();
+  s.receive(welcomeFrame(world), 0);
+  const text = (t) => [...new TextEncoder().encode(t)];
+  const records = [];
+  for (let i = 0; i < 22; ++i) records.push({ type: 'message', reliableId: i, payload: text(`note ${i}`) });
+  const p = encodePacket({ delivery: 'reliable', sequence: 0, tick: 1, reliableNext: 22, records });
+  assert.equal(s.receive(tick(1, [p]), 0), null);
+  assert.equal(s.serverMessages.length, 20);
+  assert.equal(s.serverMessages[0], 'note 2');
+  assert.equal(s.serverMessages.at(-1), 'note 21');
+});

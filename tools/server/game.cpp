@@ -191,6 +191,10 @@ class GameImpl {
       return s;
     }
     connections_.at(id).reset_due = false;  // a first stream needs no reset
+    if (Status s = announce("connection " + std::to_string(id) + " joined"); !s) {
+      drop(id);
+      return s;
+    }
 
     Welcome w;
     w.connection = id;
@@ -209,7 +213,9 @@ class GameImpl {
   }
 
   void disconnect(std::uint32_t id) {
-    if (connections_.count(id) != 0) drop(id);
+    if (connections_.count(id) == 0) return;
+    drop(id);
+    (void)announce("connection " + std::to_string(id) + " left");
   }
 
   Status receive(std::uint32_t id, std::span<const std::uint8_t> bytes) {
@@ -353,6 +359,20 @@ class GameImpl {
     if (shot_rng_.uniform() < rate - static_cast<float>(count)) ++count;
     for (std::uint32_t i = 0; i < count; ++i) shooters_.push_back(shot_rng_.below(def_.entities));
     stats_.shots += shooters_.size();
+  }
+
+  // A server message to every connection, reliable and in order with its state (the library's
+  // messages): who joined or left, and how many are here.
+  Status announce(const std::string& what) {
+    const std::string text = what + " (" + std::to_string(connections_.size()) + " online)";
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
+    for (auto& g : groups_) {
+      if (Status s = g->replicator->send_message_to_space(g->world->default_space(), {bytes, text.size()});
+          !s)
+        return s;
+    }
+    ++stats_.messages;
+    return {};
   }
 
   std::uint32_t live_count() const {

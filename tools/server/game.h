@@ -45,6 +45,7 @@ struct GameStats {
   std::uint32_t groups = 0;     ///< Worlds alive: 2 (culling, and the send-everything baseline).
   std::uint64_t frames_in = 0;  ///< Client frames accepted.
   std::uint64_t shots = 0;      ///< Events emitted (each in both Worlds).
+  std::uint64_t messages = 0;   ///< Server messages sent to every connection (joins, leaves).
   std::uint64_t bytes_out = 0;  ///< Frame bytes produced, all connections, all ticks.
   double last_tick_ms = 0.0;    ///< Wall time of the last tick(), frames included.
 };

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "frames.h"
@@ -47,6 +48,9 @@ struct Receiver : MirrorListener {
   }
   void on_exit(EntityId e, ExitKind, DespawnReason) override { held.erase(e.index); }
   void on_event(const ReceivedEvent& e) override { heard_now.push_back(e); }
+  void on_message(std::span<const std::uint8_t> payload, std::uint32_t) override {
+    messages.emplace_back(payload.begin(), payload.end());
+  }
 
   void take(std::span<const std::uint8_t> frame) {
     switch (frame_type(frame)) {
@@ -131,6 +135,7 @@ struct Receiver : MirrorListener {
   std::uint32_t ticks = 0;
   std::uint32_t resets = 0;
   std::vector<ReceivedEvent> heard_now;  // this frame's events (payload views not kept)
+  std::vector<std::string> messages;     // the server's, as text
   std::uint64_t heard = 0;
   std::uint64_t heard_beyond_r = 0;
 };
@@ -250,6 +255,11 @@ TEST(Game, OthersSeeAViewerComeAndGo) {
   h.receivers.erase(visitor);
   h.tick();
   EXPECT_EQ(r.held.size(), 120u);
+  // The server's messages, in order, to whoever is connected when they are sent.
+  EXPECT_EQ(r.messages,
+            (std::vector<std::string>{"connection 1 joined (1 online)", "connection 2 joined (2 online)",
+                                      "connection 2 left (1 online)"}));
+  EXPECT_EQ(h.game->stats().messages, 3u);
   for (const auto& [index, held] : r.held) EXPECT_EQ(held.kind, kKindWalker);
 }
 

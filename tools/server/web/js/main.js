@@ -15,6 +15,8 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   status: $('status'),
   loading: $('loading'),
+  message: $('message'),
+  everyone: $('everyone'),
   error: $('error'),
   world: $('world'),
   stage: $('stage'),
@@ -259,6 +261,15 @@ function updateText(now) {
   ui.anomalies.classList.toggle('bad', session.anomalies > 0);
   ui.anomalies.title = session.mirror.lastAnomaly ?? '';
   ui.radiusValue.textContent = session.welcome ? session.enterRadius.toFixed(2) : '–';
+  // Interest off: what sending everything to everyone costs server-wide, beside this connection.
+  const sendingAll = session.welcome !== null && session.options !== null && !session.options.interest;
+  ui.everyone.hidden = !sendingAll;
+  if (sendingAll) {
+    const n = session.mirror.held.size + 1;  // every entity, and this connection's own viewer
+    ui.everyone.textContent = `Everything to everyone: if each of the ${n} entities were a client, ` +
+      `N(N−1) = ${(n * (n - 1)).toLocaleString('en-US')} updates a tick server-wide; ` +
+      `this connection alone: ${n - 1} a tick.`;
+  }
   if (connected && session.welcome) {
     ui.status.textContent = `live · connection ${session.welcome.connectionId} · tick ${session.lastTick ?? '–'}`;
     ui.status.classList.add('live');
@@ -297,6 +308,8 @@ function frame(now) {
     const pending = connected ? session.interest.pending : 0;
     ui.loading.hidden = pending === 0;
     if (pending !== 0) ui.loading.textContent = `loading the area: ${pending} to go`;
+    const last = session.serverMessages.at(-1);
+    if (last !== undefined) ui.message.textContent = `server: ${last}`;
   }
   if (now - lastText >= 250) updateText(now);
   requestAnimationFrame(frame);
@@ -334,6 +347,11 @@ Object.defineProperty(window, 'sightline', {
     get shotsHeard() { return session.shotsHeard; },
     get shotsHeardBeyondR() { return session.shotsHeardBeyondR; },
     get ringsDrawn() { return ringsDrawn; },
+    /** The server's messages received (the last 20), and the line showing the latest. */
+    get serverMessages() { return [...session.serverMessages]; },
+    get messageLine() { return ui.message.textContent; },
+    /** The send-everything line shown with interest off, or null. */
+    get everyoneLine() { return ui.everyone.hidden ? null : ui.everyone.textContent; },
     /** The last tick frame's grid ({originX, originZ, cellSize, scanned}) and the cells shaded. */
     get grid() { return session.grid && copy({ ...session.grid, scanned: session.grid.scanned && copy(session.grid.scanned) }); },
     get cellsShaded() { return cellsShaded; },

@@ -25,6 +25,7 @@ export class Session {
     this.grid = null;  // the library's grid and this connection's scanned cells, from the last tick frame
     this.rings = [];  // shots this connection heard: {x, z, time}, drawn as expanding rings
     this.shotsHeard = 0;
+    this.serverMessages = [];  // the server's messages (UTF-8 text), oldest first, the last 20
     this.shotsHeardBeyondR = 0;  // heard from farther than the enter radius: never seen there
     this.interest = { culling: false, radius: 0, pending: 0 };  // the mirror's, after the last tick
     this.hidden = null;  // the last debug frame's entities, while debug view is on
@@ -105,6 +106,10 @@ export class Session {
       },
       exit: mark('leave'),
       event: (r) => heard.push(r),
+      message: (payload) => {
+        this.serverMessages.push(new TextDecoder().decode(payload));
+        if (this.serverMessages.length > 20) this.serverMessages.shift();
+      },
     };
     // The counters count records as they arrived, whether or not the table agreed with them.
     let spawns = 0;
