@@ -43,6 +43,9 @@ let drawnEntities = 0;
 let hiddenDrawn = 0;
 let ringsDrawn = 0;
 let cellsShaded = 0;
+let shadedRange = null;  // the scanned cells the last drawn frame shaded
+let loadingFramesShown = 0;
+let lastLoadingLine = null;
 let ringsEverDrawn = 0;
 let framesDrawn = 0;
 let rates = { messages: 0, spawnsDespawns: 0, updates: 0, bytes: 0 };
@@ -163,6 +166,7 @@ function connect(urls = socketUrls()) {
     }
     if (!hadWelcome && session.welcome !== null) onWelcome(session.welcome);
     syncToggles();
+    showLines();
   };
   ws.onclose = (event) => {
     if (socket !== ws) return;
@@ -171,6 +175,7 @@ function connect(urls = socketUrls()) {
       return;
     }
     connected = false;
+    showLines();
     // 1013 "try again later": the server has no place for another connection.
     closeReason = event.code === 1013 ? 'server full: try again later'
       : `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
@@ -179,6 +184,20 @@ function connect(urls = socketUrls()) {
     ui.reconnect.hidden = false;
     for (const input of [ui.hysteresis, ui.interest, ui.debug, ui.radius]) input.disabled = true;
   };
+}
+
+// The lines a tick may change, set as each frame arrives (a background tab draws rarely): what
+// the client knows of its own interest (entities still on their way) and the server's last message.
+function showLines() {
+  const pending = connected ? session.interest.pending : 0;
+  ui.loading.hidden = pending === 0;
+  if (pending !== 0) {
+    ui.loading.textContent = `loading the area: ${pending} to go`;
+    loadingFramesShown += 1;
+    lastLoadingLine = ui.loading.textContent;
+  }
+  const last = session.serverMessages.at(-1);
+  if (last !== undefined) ui.message.textContent = `server: ${last}`;
 }
 
 // --- the canvas ----------------------------------------------------------------------------
@@ -300,16 +319,12 @@ function frame(now) {
     }, now, dpr);
     drawnEntities = drawn.entities;
     cellsShaded = drawn.cells;
+    shadedRange = session.grid?.scanned ?? null;
     ringsDrawn = drawn.rings;
     ringsEverDrawn += drawn.rings;
     hiddenDrawn = session.hidden?.length ?? 0;
     ++framesDrawn;
-    // What the client knows of its own interest: entities the server still has on their way.
-    const pending = connected ? session.interest.pending : 0;
-    ui.loading.hidden = pending === 0;
-    if (pending !== 0) ui.loading.textContent = `loading the area: ${pending} to go`;
-    const last = session.serverMessages.at(-1);
-    if (last !== undefined) ui.message.textContent = `server: ${last}`;
+
   }
   if (now - lastText >= 250) updateText(now);
   requestAnimationFrame(frame);
@@ -355,10 +370,15 @@ Object.defineProperty(window, 'sightline', {
     /** The last tick frame's grid ({originX, originZ, cellSize, scanned}) and the cells shaded. */
     get grid() { return session.grid && copy({ ...session.grid, scanned: session.grid.scanned && copy(session.grid.scanned) }); },
     get cellsShaded() { return cellsShaded; },
+    get shadedRange() { return shadedRange && copy(shadedRange); },
     get ringsEverDrawn() { return ringsEverDrawn; },
     /** {culling, radius, pending} as the mirror answers after the last tick. */
     get interest() { return copy(session.interest); },
     get loadingLine() { return ui.loading.hidden ? null : ui.loading.textContent; },
+    /** Ticks that ended with entities on their way; frames after which the line showed, and its last text. */
+    get ticksLoading() { return session.ticksLoading; },
+    get loadingFramesShown() { return loadingFramesShown; },
+    get lastLoadingLine() { return lastLoadingLine; },
     get framesDrawn() { return framesDrawn; },
     /** The canvas's mapping, for a test that drags: world (x, z) to CSS pixels in the page. */
     worldToPage(x, z) {

@@ -28,6 +28,7 @@ export class Session {
     this.serverMessages = [];  // the server's messages (UTF-8 text), oldest first, the last 20
     this.shotsHeardBeyondR = 0;  // heard from farther than the enter radius: never seen there
     this.interest = { culling: false, radius: 0, pending: 0 };  // the mirror's, after the last tick
+    this.ticksLoading = 0;  // ticks after which entities were still on their way
     this.hidden = null;  // the last debug frame's entities, while debug view is on
     this.ticksSeen = 0;
     this.lastTick = null;
@@ -132,6 +133,7 @@ export class Session {
     this.enterRadius = frame.enterRadius;
     this.leaveRadius = frame.leaveRadius;
     this.interest = this.mirror.interest();
+    if (this.interest.pending > 0) ++this.ticksLoading;
     for (const r of heard) {
       this.rings.push({ x: r.x, z: r.z, time: now });
       ++this.shotsHeard;
