@@ -15,10 +15,14 @@ namespace {
 
 using namespace sightline;
 
+// Updates carry x and z, and with delta updates three values that never change, so that most go
+// as deltas.
+bool g_deltas = false;
+
 bool write_state(Stream& s, EntityId e, StatePart part, void* context) {
   const World& world = *static_cast<const World*>(context);
   const Position p = *world.position(e);
-  std::uint32_t count = part == StatePart::full ? 2 + e.index % 3 : 2;
+  std::uint32_t count = part == StatePart::full ? 2 + e.index % 3 : g_deltas ? 5 : 2;
   std::array<float, fuzz::kMaxValues> values{p.x, p.z, 1.0f, -2.5f, 100.0f};
   return fuzz::serialize_values(s, count, values);
 }
@@ -48,7 +52,8 @@ struct Input {
   }
 };
 
-int make(const std::string& dir, Delivery delivery) {
+int make(const std::string& dir, Delivery delivery, bool deltas) {
+  g_deltas = deltas;
   WorldDef def = default_world_def();
   def.enter_radius = 10.0f;
   def.leave_radius = 12.0f;
@@ -73,9 +78,10 @@ int make(const std::string& dir, Delivery delivery) {
   rdef.entry_budget_bytes = 300;
   rdef.budget_bytes = 200;
   rdef.packet_bytes = 200;
+  rdef.delta_updates = deltas;
   Replicator replicator = Replicator::create(world, rdef).value();
   const bool unreliable = delivery == Delivery::unreliable;
-  const std::string name = unreliable ? "unreliable" : "reliable";
+  const std::string name = std::string(unreliable ? "unreliable" : "reliable") + (deltas ? "_deltas" : "");
   const auto first = static_cast<std::uint8_t>((unreliable ? 1 : 0) | (3 << 1));
   Input join(first), steady(first), lossy(first);
   for (int t = 0; t < 40; ++t) {
@@ -115,7 +121,7 @@ int make(const std::string& dir, Delivery delivery) {
     if (unreliable && t % 5 == 4) {
       std::array<std::uint8_t, kAckBytes> ack{};
       const ClientSendStats s = *replicator.client_stats(client);
-      encode_ack({static_cast<std::uint32_t>(s.packets - 1), s.reliable_next}, ack);
+      encode_ack({static_cast<std::uint32_t>(s.packets - 1), s.reliable_next, 0xffffffffu}, ack);
       if (!replicator.receive_ack(client, ack).ok()) return 1;
       if (t == 4) steady.chunk(ack);
     }
@@ -188,5 +194,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
     return 2;
   }
-  return make(argv[1], Delivery::reliable) | make(argv[1], Delivery::unreliable) | make_reasons(argv[1]);
+  return make(argv[1], Delivery::reliable, false) | make(argv[1], Delivery::unreliable, false) |
+         make(argv[1], Delivery::reliable, true) | make(argv[1], Delivery::unreliable, true) |
+         make_reasons(argv[1]);
 }

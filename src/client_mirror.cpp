@@ -2,6 +2,7 @@
 #include "sightline/client_mirror.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <unordered_map>
 
@@ -19,6 +20,7 @@ const char* anomaly_kind_name(AnomalyKind kind) noexcept {
     case AnomalyKind::bad_reliable_id: return "bad_reliable_id";
     case AnomalyKind::delivery_mismatch: return "delivery_mismatch";
     case AnomalyKind::too_many: return "too_many";
+    case AnomalyKind::baseline_missing: return "baseline_missing";
   }
   return "unknown";
 }
@@ -37,6 +39,13 @@ struct Stored {
   std::vector<std::uint8_t> payload;
 };
 
+/// A state a delta update asked the mirror to keep, named by the tick of its packet.
+struct Kept {
+  bool valid = false;
+  std::uint32_t tick = 0;
+  std::vector<std::uint8_t> bytes;
+};
+
 struct Held {
   std::uint32_t generation = 0;
   std::uint32_t tick = 0;  // of its latest state
@@ -44,6 +53,16 @@ struct Held {
   std::vector<Stored> ring;  // at most MirrorDef::history, oldest at `first`
   std::uint32_t first = 0;
   std::uint32_t count = 0;
+  // The two newest kept states. The server names only the last it saw confirmed, and asks for a
+  // new one only once that is confirmed or given up, so two are enough.
+  std::array<Kept, 2> kept;
+
+  [[nodiscard]] const Kept* kept_at(std::uint32_t kept_tick) const noexcept {
+    for (const Kept& k : kept) {
+      if (k.valid && k.tick == kept_tick) return &k;
+    }
+    return nullptr;
+  }
 };
 
 /// A reliable record that arrived ahead of a missing one (unreliable delivery): the record as
@@ -63,7 +82,7 @@ constexpr std::uint32_t kSequenceWindow = 1024;
 
 class MirrorImpl {
  public:
-  explicit MirrorImpl(const MirrorDef& d) : def(d), seen(kSequenceWindow, 0) {}
+  explicit MirrorImpl(const MirrorDef& d) : def(d), seen(kSequenceWindow, 0), complete(kSequenceWindow, 0) {}
 
   Status receive(std::span<const std::uint8_t> bytes, MirrorListener* listener);
 
@@ -79,7 +98,11 @@ class MirrorImpl {
   bool status_any = false;
   std::uint32_t status_sequence = 0;
   std::uint32_t status_reliable_next = 0;
-  std::vector<std::uint64_t> seen;               // sequence + 1 per slot, 0 for none (unreliable)
+  std::vector<std::uint64_t> seen;  // sequence + 1 per slot, 0 for none
+  // Per slot of `seen`: every state its packet asked to keep was kept (ack().received).
+  std::vector<std::uint8_t> complete;
+  bool packet_complete = true;                   // of the packet being applied
+  std::vector<std::uint8_t> rebuilt;             // a delta update's state
   std::vector<std::vector<Stored>> spare_rings;  // of despawned entities, for the next spawns
   std::vector<Anomaly> anomalies;
   MirrorStats stats;
@@ -120,6 +143,29 @@ class MirrorImpl {
   void apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener);
   void apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload, bool should_hold,
                     MirrorListener* listener);
+  void apply_delta_update(const WireRecord& r, std::uint32_t tick, bool should_hold,
+                          MirrorListener* listener);
+  /// A delta update's state: its payload, or rebuilt into `rebuilt` from the state it names.
+  /// False where the entity is not held at that generation or the state named is not kept.
+  bool state_of(const WireRecord& r, std::uint32_t packet_tick, std::span<const std::uint8_t>& state) {
+    if (r.base_age == 0) {
+      state = r.payload;
+      return true;
+    }
+    const auto at = table.find(r.entity.index);
+    if (at == table.end() || at->second.generation != r.entity.generation) return false;
+    const Kept* base = at->second.kept_at(packet_tick - r.base_age);
+    if (base == nullptr) return false;
+    rebuilt.resize(r.state_size);
+    if (!apply_delta_runs(base->bytes, r.payload, rebuilt)) return false;
+    state = rebuilt;
+    return true;
+  }
+  /// Records the packet in the duplicate window, with whether it kept what it was asked to.
+  void note_seen(std::uint32_t sequence) {
+    seen[sequence % kSequenceWindow] = std::uint64_t{sequence} + 1;
+    complete[sequence % kSequenceWindow] = packet_complete ? 1 : 0;
+  }
   void apply_event(ReceivedEvent event, MirrorListener* listener) {
     ++stats.events;
     if (listener == nullptr) return;
@@ -218,6 +264,46 @@ void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const st
   if (listener != nullptr) listener->on_update(e, payload, tick);
 }
 
+void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, bool should_hold,
+                                    MirrorListener* listener) {
+  const EntityId e = r.entity;
+  const auto at = table.find(e.index);
+  const bool held = at != table.end() && at->second.generation == e.generation;
+  std::span<const std::uint8_t> state;
+  if (!held || !state_of(r, tick, state)) {
+    if (r.keep) packet_complete = false;
+    if (held && (def.delivery == Delivery::reliable || tick > at->second.tick)) {
+      anomaly(AnomalyKind::baseline_missing, e);
+    } else if (!held && should_hold) {
+      anomaly(at == table.end() ? AnomalyKind::update_unknown : AnomalyKind::generation_mismatch, e);
+    } else {
+      // Overtaken by a newer state: whatever it was written against may be gone, and it adds
+      // nothing.
+      ++stats.stale_updates;
+    }
+    return;
+  }
+  if (r.base_age != 0) ++stats.deltas;
+  Held& h = at->second;
+  if (r.keep) {
+    // Into the older of the two, unless both are newer (a late copy of an older packet).
+    Kept& older =
+        !h.kept[0].valid || (h.kept[1].valid && h.kept[0].tick < h.kept[1].tick) ? h.kept[0] : h.kept[1];
+    if (h.kept_at(tick) == nullptr && (!older.valid || older.tick < tick)) {
+      older.bytes.assign(state.begin(), state.end());
+      older.tick = tick;
+      older.valid = true;
+    }
+  }
+  if (def.delivery == Delivery::unreliable && tick <= h.tick) {
+    ++stats.stale_updates;
+    return;
+  }
+  push_state(h, tick, StatePart::update, state);
+  ++stats.updates;
+  if (listener != nullptr) listener->on_update(e, state, tick);
+}
+
 Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* listener) {
   // Check everything first: nothing below may fail once the first record is applied.
   if (Status s = decode_packet(bytes, packet); !s) {
@@ -237,9 +323,16 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       }
       continue;
     }
-    if ((r.type != RecordType::spawn && r.type != RecordType::update) || def.check == nullptr) continue;
+    if ((r.type != RecordType::spawn && r.type != RecordType::update && r.type != RecordType::delta_update) ||
+        def.check == nullptr) {
+      continue;
+    }
     const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
-    if (!def.check(r.entity, part, r.payload, def.check_context)) {
+    // A delta is checked as the state it rebuilds; one whose base is not kept is an anomaly when
+    // it applies, and never reaches the game.
+    std::span<const std::uint8_t> state = r.payload;
+    if (r.type == RecordType::delta_update && !state_of(r, packet.header.tick, state)) continue;
+    if (!def.check(r.entity, part, state, def.check_context)) {
       ++stats.rejected;
       anomalies.clear();
       return {ErrorCode::malformed_packet, "record " + std::to_string(i) + " (" +
@@ -250,6 +343,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   anomalies.clear();
   const PacketHeader& h = packet.header;
   ++stats.packets;
+  packet_complete = true;
   if (h.delivery != def.delivery) {
     anomaly(AnomalyKind::delivery_mismatch, {});
     return {};
@@ -265,6 +359,10 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
         apply_update(r.entity, h.tick, r.payload, true, listener);
         continue;
       }
+      if (r.type == RecordType::delta_update) {
+        apply_delta_update(r, h.tick, true, listener);
+        continue;
+      }
       if (r.type == RecordType::event && !r.reliable) {
         apply_event(event_of(r, h.tick), listener);
         continue;
@@ -273,6 +371,7 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       next_reliable = r.reliable_id + 1;
       apply_reliable(r, h.tick, listener);
     }
+    note_seen(h.sequence);
     return {};
   }
 
@@ -286,12 +385,14 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   // A packet older than the window cannot be told from a copy: its events are not heard.
   const bool stale =
       any_packet && latest_sequence >= kSequenceWindow && h.sequence <= latest_sequence - kSequenceWindow;
-  slot = std::uint64_t{h.sequence} + 1;
   note_sequence(h.sequence);
   take_status(h);
 
   for (const WireRecord& r : packet.records) {
-    if (r.type == RecordType::update || (r.type == RecordType::event && !r.reliable)) continue;
+    if (r.type == RecordType::update || r.type == RecordType::delta_update ||
+        (r.type == RecordType::event && !r.reliable)) {
+      continue;
+    }
     if (r.reliable_id < next_reliable) {
       ++stats.reliable_duplicates;
       continue;
@@ -336,7 +437,9 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   const bool exact = next_reliable == h.reliable_next;
   for (const WireRecord& r : packet.records) {
     if (r.type == RecordType::update) apply_update(r.entity, h.tick, r.payload, exact, listener);
+    if (r.type == RecordType::delta_update) apply_delta_update(r, h.tick, exact, listener);
   }
+  note_seen(h.sequence);
   return {};
 }
 
@@ -411,7 +514,16 @@ InterestStatus ClientMirror::interest() const noexcept {
   return out;
 }
 
-AckPacket ClientMirror::ack() const noexcept { return {impl_->latest_sequence, impl_->next_reliable}; }
+AckPacket ClientMirror::ack() const noexcept {
+  const MirrorImpl& m = *impl_;
+  AckPacket ack{m.latest_sequence, m.next_reliable, 0};
+  for (std::uint32_t i = 0; m.any_packet && i < 32 && i <= m.latest_sequence; ++i) {
+    const std::uint32_t sequence = m.latest_sequence - i;
+    const std::size_t slot = sequence % kSequenceWindow;
+    if (m.seen[slot] == std::uint64_t{sequence} + 1 && m.complete[slot] != 0) ack.received |= 1u << i;
+  }
+  return ack;
+}
 
 std::span<const Anomaly> ClientMirror::anomalies() const noexcept { return impl_->anomalies; }
 

@@ -50,6 +50,11 @@ void ClientState::reset(ClientId client, bool unreliable) {
   packets.clear();
   outbox.clear();
   outbox_sizes.clear();
+  baselines.clear();
+  baseline_bytes.clear();
+  free_slots.clear();
+  slots = 0;
+  packet_received.fill(0);
 }
 
 namespace {
@@ -74,6 +79,7 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.bytes += from.bytes;
   to.spawns += from.spawns;
   to.updates += from.updates;
+  to.delta_updates += from.delta_updates;
   to.despawns += from.despawns;
   to.messages += from.messages;
   to.message_bytes += from.message_bytes;
@@ -139,6 +145,10 @@ Status ReplicatorImpl::send() {
     w.error = {};
     w.payloads.clear();
     w.violations.clear();
+    if (def.delta_updates && w.delta_record.empty()) {
+      w.delta_runs.resize(delta_runs_bound(max_payload));
+      w.delta_record.resize(delta_runs_bound(max_payload) + kMaxRecordFraming + 10);
+    }
   }
   violations.clear();
   for (const std::uint32_t r : view.teleported_roots) teleport_send[r] = sends + 1;
@@ -261,6 +271,13 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
   while (kept < held && kept < set_size && c.members[kept].id == set[kept]) ++kept;
   c.merge.clear();
   make_room(c.merge, set_size, kMemberFloor);  // every send, so the table's two buffers grow in step
+  if (def.delta_updates && c.baselines.capacity() < c.merge.capacity()) {
+    // Baselines are at most the members held: their storage grows with the table's.
+    const std::size_t room = c.merge.capacity();
+    c.baselines.reserve(room);
+    c.free_slots.reserve(room);
+    c.baseline_bytes.reserve(room * 2 * def.delta_state_bytes);
+  }
   if (kept == held && kept == set_size) return;
   c.merge.insert(c.merge.end(), c.members.begin(), c.members.begin() + static_cast<std::ptrdiff_t>(kept));
   std::size_t old = kept;
@@ -299,6 +316,7 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
 /// still leaves the client: the table follows the set, whatever was missed.
 void ReplicatorImpl::leave_unrecorded(ClientSend& s, const Member& m) {
   ClientState& c = s.c;
+  if (def.delta_updates && !m.pending) drop_baseline(c, m.id);
   if (m.pending || s.w.despawn_stamp[m.id.index] == s.w.stamp) return;
   const bool alive = view.alive[m.id.index] && view.generation[m.id.index] == m.id.generation;
   make_room(c.waiting_despawns, 1, kDespawnFloor);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "format_value.h"
@@ -19,11 +20,14 @@ constexpr std::uint8_t kSpawnCreated = 0x80;
 /// An event's flags.
 constexpr std::uint8_t kEventReliable = 1;
 constexpr std::uint8_t kEventSubject = 2;
+/// A delta update's flags.
+constexpr std::uint8_t kUpdateKeep = 1;
+constexpr std::uint8_t kUpdateDelta = 2;
 constexpr std::uint8_t kLastSpawnReason = static_cast<std::uint8_t>(SpawnReason::unculled);
 constexpr std::uint8_t kLastDespawnReason = static_cast<std::uint8_t>(DespawnReason::hidden);
-/// The shortest record: an update of one-byte index and generation with an empty payload (type,
-/// index, generation, length). A spawn or despawn takes 5 at least.
-constexpr std::size_t kMinRecordBytes = 4;
+/// The shortest record: a message with a one-byte reliable id and an empty payload (type, id,
+/// length). An update takes 4 at least, a spawn or despawn 5.
+constexpr std::size_t kMinRecordBytes = 3;
 
 /// The version and kind every packet starts with.
 template <class S>
@@ -194,6 +198,51 @@ constexpr bool serialize_update(S& s, WireRecord& r, std::uint32_t& payload_leng
   return s.id(r.entity) && serialize_payload(s, r.payload, payload_length);
 }
 
+/// Why delta runs of a `size`-byte state do not decode, or null when they do: each run is a
+/// varint count of kept bytes, a varint count (>= 1) of changed bytes, then those bytes, and the
+/// runs end within the state.
+const char* delta_runs_error(std::span<const std::uint8_t> runs, std::uint32_t size) noexcept;
+
+/// A delta update: flags (bit 0 keep, bit 1 delta), the entity, then either the state as a
+/// payload, or the base age, the state's length and the delta runs as a payload.
+template <class S>
+constexpr bool serialize_delta_update(S& s, WireRecord& r, std::uint32_t& payload_length,
+                                      std::uint32_t packet_tick) {
+  auto flags = static_cast<std::uint8_t>((r.keep ? kUpdateKeep : 0) | (r.base_age != 0 ? kUpdateDelta : 0));
+  if (!s.u8(flags, "update flags")) return false;
+  if constexpr (S::reading) {
+    if ((flags & ~(kUpdateKeep | kUpdateDelta)) != 0) {
+      return s.refuse_at(s.pos() - 1, "update flags", "are " + std::to_string(flags) + ": unknown bits set");
+    }
+    r.keep = (flags & kUpdateKeep) != 0;
+  }
+  if (!s.id(r.entity)) return false;
+  if ((flags & kUpdateDelta) == 0) {
+    if (!serialize_payload(s, r.payload, payload_length)) return false;
+    if constexpr (S::reading) r.state_size = payload_length;
+    return true;
+  }
+  std::size_t at = 0;
+  if constexpr (S::reading) at = s.pos();
+  if (!s.varint(r.base_age, "base age")) return false;
+  if constexpr (S::reading) {
+    if (r.base_age == 0 || r.base_age > packet_tick) {
+      return s.refuse_at(at, "base age",
+                         "is " + std::to_string(r.base_age) + ": must be in [1, the packet's tick " +
+                             std::to_string(packet_tick) + "]");
+    }
+  }
+  if (!s.varint(r.state_size, "state length") || !s.varint(payload_length, "delta length")) return false;
+  if constexpr (S::reading) at = s.pos();
+  if (!s.bytes(r.payload, payload_length, "delta")) return false;
+  if constexpr (S::reading) {
+    if (const char* why = delta_runs_error(r.payload, r.state_size); why != nullptr) {
+      return s.refuse_at(at, "delta", why);
+    }
+  }
+  return true;
+}
+
 template <class S>
 constexpr bool serialize_despawn(S& s, WireRecord& r) {
   return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) &&
@@ -215,9 +264,10 @@ constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_leng
     case RecordType::despawn: return serialize_despawn(s, r);
     case RecordType::event: return serialize_event(s, r, payload_length, packet_tick);
     case RecordType::message: return serialize_message(s, r, payload_length);
+    case RecordType::delta_update: return serialize_delta_update(s, r, payload_length, packet_tick);
   }
   if constexpr (S::reading) {
-    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1 to 5");
+    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1 to 6");
   }
   return false;
 }
@@ -225,7 +275,7 @@ constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_leng
 template <class S>
 constexpr bool serialize_ack(S& s, AckPacket& ack) {
   return serialize_prefix(s, PacketKind::ack, "ack") && s.u32(ack.latest_sequence, "latest sequence") &&
-         s.u32(ack.reliable_applied, "reliable applied");
+         s.u32(ack.reliable_applied, "reliable applied") && s.u32(ack.received, "received");
 }
 
 // The header sizes and offsets protocol.h names, checked against the serializers at compile time.
@@ -255,6 +305,7 @@ static_assert(state_header_offset("record count") == kRecordCountOffset);
 static_assert(state_header_offset({}) == kStateHeaderBytes);
 static_assert(ack_offset("latest sequence") == kAckLatestSequenceOffset);
 static_assert(ack_offset("reliable applied") == kAckReliableAppliedOffset);
+static_assert(ack_offset("received") == kAckReceivedOffset);
 static_assert(ack_offset({}) == kAckBytes);
 
 // update_record_bytes (protocol.h) spells out serialize_update's layout for the packet filler,
@@ -277,14 +328,114 @@ std::size_t measure_record(WireRecord record, std::size_t payload) noexcept {
   return measure.pos();
 }
 
+/// A varint of `runs` from `at`, as WireReader reads one; false where it does not decode.
+bool read_run_varint(std::span<const std::uint8_t> runs, std::size_t& at, std::uint32_t& v) noexcept {
+  std::uint64_t value = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (at >= runs.size()) return false;
+    const std::uint8_t b = runs[at++];
+    value |= std::uint64_t{b & 0x7fu} << (7 * i);
+    if ((b & 0x80u) == 0) {
+      if ((i > 0 && b == 0) || value > 0xffffffffu) return false;
+      v = static_cast<std::uint32_t>(value);
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* delta_runs_error(std::span<const std::uint8_t> runs, std::uint32_t size) noexcept {
+  std::size_t at = 0;
+  std::uint64_t end = 0;  // of the state covered so far
+  while (at < runs.size()) {
+    std::uint32_t kept = 0;
+    std::uint32_t changed = 0;
+    if (!read_run_varint(runs, at, kept) || !read_run_varint(runs, at, changed)) {
+      return "has a run count that is not a varint (overlong, above 32 bits, or cut off)";
+    }
+    if (changed == 0) return "has a run of 0 changed bytes";
+    end += std::uint64_t{kept} + changed;
+    if (end > size) return "has runs past the state's length";
+    if (runs.size() - at < changed) return "has a run whose changed bytes run past its end";
+    at += changed;
+  }
+  return nullptr;
+}
+
+void put_run_varint(std::uint8_t* out, std::size_t& at, std::uint32_t v) noexcept {
+  while (v >= 0x80u) {
+    out[at++] = static_cast<std::uint8_t>(v | 0x80u);
+    v >>= 7;
+  }
+  out[at++] = static_cast<std::uint8_t>(v);
+}
+
 }  // namespace
+
+std::size_t write_delta_runs(std::span<const std::uint8_t> base, std::span<const std::uint8_t> state,
+                             std::span<std::uint8_t> out) noexcept {
+  const std::size_t n = state.size();
+  const auto differs = [&](std::size_t i) { return i >= base.size() || state[i] != base[i]; };
+  std::size_t at = 0;
+  std::size_t p = 0;  // the state written so far
+  for (;;) {
+    std::size_t first = p;
+    while (first < n && !differs(first)) ++first;
+    if (first == n) break;
+    // The changed run goes on over gaps of up to 2 kept bytes: a new run would cost as much.
+    std::size_t end = first;
+    while (end < n) {
+      if (differs(end)) {
+        ++end;
+        continue;
+      }
+      std::size_t gap = end;
+      while (gap < n && gap - end < 3 && !differs(gap)) ++gap;
+      if (gap < n && gap - end <= 2 && differs(gap)) {
+        end = gap;
+        continue;
+      }
+      break;
+    }
+    put_run_varint(out.data(), at, static_cast<std::uint32_t>(first - p));
+    put_run_varint(out.data(), at, static_cast<std::uint32_t>(end - first));
+    std::memcpy(out.data() + at, state.data() + first, end - first);
+    at += end - first;
+    p = end;
+  }
+  return at;
+}
+
+bool apply_delta_runs(std::span<const std::uint8_t> base, std::span<const std::uint8_t> runs,
+                      std::span<std::uint8_t> out) noexcept {
+  std::size_t at = 0;
+  std::size_t p = 0;
+  const auto keep = [&](std::size_t count) {
+    if (count == 0) return true;
+    if (count > out.size() - p || p + count > base.size()) return false;
+    std::memcpy(out.data() + p, base.data() + p, count);
+    p += count;
+    return true;
+  };
+  while (at < runs.size()) {
+    std::uint32_t kept = 0;
+    std::uint32_t changed = 0;
+    if (!read_run_varint(runs, at, kept) || !read_run_varint(runs, at, changed) || changed == 0) return false;
+    if (!keep(kept) || changed > out.size() - p || changed > runs.size() - at) return false;
+    std::memcpy(out.data() + p, runs.data() + at, changed);
+    p += changed;
+    at += changed;
+  }
+  return keep(out.size() - p);
+}
 
 bool operator==(const WireRecord& a, const WireRecord& b) noexcept {
   return a.type == b.type && a.entity == b.entity && a.reliable_id == b.reliable_id && a.reason == b.reason &&
          a.created == b.created && a.state_age == b.state_age && a.reliable == b.reliable &&
          a.event_class == b.event_class &&
          std::bit_cast<std::uint32_t>(a.x) == std::bit_cast<std::uint32_t>(b.x) &&
-         std::bit_cast<std::uint32_t>(a.z) == std::bit_cast<std::uint32_t>(b.z) &&
+         std::bit_cast<std::uint32_t>(a.z) == std::bit_cast<std::uint32_t>(b.z) && a.keep == b.keep &&
+         a.base_age == b.base_age && (a.base_age == 0 || a.state_size == b.state_size) &&
          std::ranges::equal(a.payload, b.payload);
 }
 
@@ -295,6 +446,16 @@ std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::
                          .reliable_id = reliable_id,
                          .state_age = state_age,
                          .payload = {}},
+                        payload);
+}
+
+std::size_t delta_update_record_bytes(EntityId entity, std::uint32_t base_age, std::uint32_t state_size,
+                                      std::size_t payload) noexcept {
+  return measure_record({.type = RecordType::delta_update,
+                         .entity = entity,
+                         .payload = {},
+                         .base_age = base_age,
+                         .state_size = state_size},
                         payload);
 }
 
@@ -396,6 +557,40 @@ std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
   return writer.pos();
 }
 
+std::size_t encode_delta_update_record(std::span<std::uint8_t> out, EntityId entity, bool keep,
+                                       std::uint32_t base_age, std::uint32_t state_size,
+                                       std::span<const std::uint8_t> payload) noexcept {
+  if (entity.is_null() || payload.size() > 0xffffffffu) return 0;
+  const std::size_t size = delta_update_record_bytes(entity, base_age, state_size, payload.size());
+  if (size > out.size()) return 0;
+  WireRecord record{.type = RecordType::delta_update,
+                    .entity = entity,
+                    .payload = payload,
+                    .keep = keep,
+                    .base_age = base_age,
+                    .state_size = state_size};
+  auto length = static_cast<std::uint32_t>(payload.size());
+  WireWriter writer(out);
+  serialize_record(writer, record, length, 0);
+  return writer.pos();
+}
+
+bool PacketWriter::add_delta_update(EntityId entity, bool keep, std::uint32_t base_age,
+                                    std::uint32_t state_size,
+                                    std::span<const std::uint8_t> payload) noexcept {
+  if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu ||
+      base_age > tick_ || (base_age != 0 && delta_runs_error(payload, state_size) != nullptr)) {
+    return false;
+  }
+  WireRecord record{.type = RecordType::delta_update,
+                    .entity = entity,
+                    .payload = payload,
+                    .keep = keep,
+                    .base_age = base_age,
+                    .state_size = state_size};
+  return add_record(record);
+}
+
 bool PacketWriter::add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket ||
       static_cast<std::uint8_t>(reason) > kLastDespawnReason) {
@@ -447,6 +642,8 @@ bool PacketWriter::add(const WireRecord& r) noexcept {
     case RecordType::event:
       return add_event(r.reliable, r.reliable_id, r.state_age, r.event_class, r.x, r.z, r.entity, r.payload);
     case RecordType::message: return add_message(r.reliable_id, r.payload);
+    case RecordType::delta_update:
+      return add_delta_update(r.entity, r.keep, r.base_age, r.state_size, r.payload);
   }
   return false;
 }

@@ -82,6 +82,12 @@ Status ReplicatorImpl::receive_ack(ClientState& c, const AckPacket& ack) {
     c.round_trip = c.measured ? 0.875f * c.round_trip + 0.125f * sample : sample;
     c.measured = true;
   }
+  // The packets the client says arrived with every state it was asked to keep (delta updates).
+  for (std::uint32_t i = 0; i < 32 && i <= ack.latest_sequence; ++i) {
+    const std::uint32_t sequence = ack.latest_sequence - i;
+    if ((ack.received >> i & 1u) == 0 || sequence >= c.sequence) continue;
+    if (c.packet_sequence[sequence % kSentWindow] == sequence) c.packet_received[sequence % kSentWindow] = 1;
+  }
   if (ack.reliable_applied <= c.acked) return {};
   c.acked = ack.reliable_applied;
   while (c.head < c.queue.size() && c.queue[c.head].id < c.acked) ++c.head;

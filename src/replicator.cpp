@@ -53,6 +53,11 @@ Status validate(const ReplicatorDef& d) {
   }
   if (d.resend_sends < 1) return invalid_def("resend_sends", "0", "must be >= 1");
   if (d.filler_misfits < 1) return invalid_def("filler_misfits", "0", "must be >= 1");
+  const std::size_t largest_state = d.packet_bytes - kStateHeaderBytes - kMaxRecordFraming;
+  if (d.delta_updates && (d.delta_state_bytes < 1 || d.delta_state_bytes > largest_state)) {
+    return invalid_def("delta_state_bytes", std::to_string(d.delta_state_bytes),
+                       "must be in [1, " + std::to_string(largest_state) + "] (packet_bytes - 52)");
+  }
   if (!(d.promise_fraction > 0.0f && d.promise_fraction <= 1.0f)) {
     return invalid_def("promise_fraction", format_value(d.promise_fraction), "must be in (0, 1]");
   }

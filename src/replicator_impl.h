@@ -72,6 +72,29 @@ struct Reliable {
   std::uint32_t state_tick = 0;  // the tick that state is from
 };
 
+/// Delta updates: how a member's update went to its client.
+struct UpdateChoice {
+  bool keep = false;   // the client is asked to keep the state
+  bool delta = false;  // written against the state it kept
+};
+
+/// Delta updates: what one member's client was sent to keep. Two halves of `delta_state_bytes`
+/// each in ClientState::baseline_bytes at `slot`: the confirmed state (`base`) and the one asked
+/// to be kept and not yet confirmed (`candidate`, unreliable delivery), -1 for none.
+struct Baseline {
+  EntityId id;
+  std::uint32_t slot = 0;
+  // Unreliable: no state is asked to be kept until the client has applied the reliable records
+  // below this (its spawn among them), so that one kept by a copy of the entity the client
+  // still held from before it left and came back never counts.
+  std::uint32_t ready_after = 0;
+  std::int8_t base = -1;
+  std::int8_t candidate = -1;
+  std::uint32_t candidate_sequence = 0;  // the packet it went in
+  std::array<std::uint32_t, 2> tick{};   // of each half's state
+  std::array<std::uint32_t, 2> size{};
+};
+
 struct ClientState {
   ClientId id;
   bool known = false;
@@ -109,6 +132,15 @@ struct ClientState {
   // Messages queued for it and not yet written, oldest first: their bytes, and each one's size.
   std::vector<std::uint8_t> outbox;
   std::vector<std::uint32_t> outbox_sizes;
+  // Delta updates: the members' baselines, sorted by entity index; their bytes, and the slots
+  // of members that left, for the next.
+  std::vector<Baseline> baselines;
+  std::vector<std::uint8_t> baseline_bytes;
+  std::vector<std::uint32_t> free_slots;
+  std::uint32_t slots = 0;
+  // Unreliable: whether an ack's `received` bits named each recent packet (by sequence %
+  // kSentWindow, with packet_sequence).
+  std::array<std::uint8_t, kSentWindow> packet_received{};
 
   void reset(ClientId client, bool unreliable);
 };
@@ -199,6 +231,9 @@ struct SendWorker {
   // clients, in the order this worker found them. Kept here, not per client, so the storage is
   // one worker's high-water mark and a client's first violation allocates nothing.
   std::vector<PlacedViolation> violations;
+  // Delta updates: the runs and the record of the update at hand.
+  std::vector<std::uint8_t> delta_runs;
+  std::vector<std::uint8_t> delta_record;
 };
 
 /// One client's send in progress: what its phases (ReplicatorImpl::send_client) share.
@@ -343,6 +378,30 @@ class ReplicatorImpl {
   // Membership.
   void leave_unrecorded(ClientSend& s, const Member& m);
 
+  // Delta updates (delta_updates.cpp).
+  /// The record to write for member e's update this send, given its shared update record: that
+  /// record, or one for this client (a delta against its baseline, or the state marked to be
+  /// kept) in the worker's scratch; `choice` says which.
+  std::span<const std::uint8_t> client_update(ClientSend& s, EntityId e, std::span<const std::uint8_t> record,
+                                              UpdateChoice& choice);
+  /// After the record went into the open packet: a state to keep becomes the baseline (reliable),
+  /// or the one waiting for the client's confirmation (unreliable).
+  void note_written(ClientSend& s, EntityId e, std::span<const std::uint8_t> record, UpdateChoice choice) {
+    if (choice.delta) ++s.w.stats.delta_updates;
+    if (choice.keep) note_kept(s, e, record);
+  }
+  void note_kept(ClientSend& s, EntityId e, std::span<const std::uint8_t> record);
+  /// A member's first baseline entry, no state in it yet.
+  Baseline* add_baseline(ClientState& c, EntityId e);
+  /// The member left the client: its baselines go.
+  void drop_baseline(ClientState& c, EntityId e);
+  /// The bytes of an update record as written by one of the above.
+  std::span<const std::uint8_t> update_bytes(ClientSend& s, EntityId e, std::span<const std::uint8_t> record,
+                                             UpdateChoice& choice) {
+    choice = {};
+    return def.delta_updates ? client_update(s, e, record, choice) : record;
+  }
+
   // The reliable queue (reliable_queue.cpp).
   [[nodiscard]] bool window_open(const ClientSend& s) const noexcept {
     return !s.unreliable || s.c.next_reliable - s.c.acked < kReliableWindow;
@@ -442,6 +501,7 @@ inline bool ReplicatorImpl::room_for(ClientSend& s, std::size_t bytes) {
   header.sequence = s.c.sequence++;
   s.c.packet_send[header.sequence % kSentWindow] = s.now;
   s.c.packet_sequence[header.sequence % kSentWindow] = header.sequence;
+  s.c.packet_received[header.sequence % kSentWindow] = 0;
   header.tick = s.tick;
   s.writer = PacketWriter({out.data() + s.packet_begin, def.packet_bytes}, header);
   s.open = true;

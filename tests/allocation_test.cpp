@@ -179,16 +179,25 @@ TEST(AllocationTest, SteadyEventRateAllocatesNothing) {
 // paced entry, serialize-once payloads, a steady rate of events reliable and not; under
 // unreliable delivery with acks that lag and skip.
 
-void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
+// The steady state with 8 bytes that never change, where a delta saves bytes.
+bool serialize_named_state(Stream& s, EntityId e, StatePart part, void* context) {
+  std::uint32_t name = e.index * 2654435761u;
+  std::uint32_t kind = e.index % 5;
+  return s.serialize_bits(name, 32) && s.serialize_bits(kind, 32) &&
+         testing::serialize_steady_state(s, e, part, context);
+}
+
+void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode, bool deltas = false) {
   SteadyWorld steady(kArena, true, true);
   ReplicatorDef def;
-  def.serialize = testing::serialize_steady_state;
+  def.serialize = deltas ? serialize_named_state : testing::serialize_steady_state;
   def.serialize_context = &*steady.world;
   def.delivery = delivery;
   def.mode = mode;
   def.budget_bytes = 300;
   def.entry_budget_bytes = 200;
   def.development = true;
+  def.delta_updates = deltas;
   Replicator replicator = std::move(Replicator::create(*steady.world, def).value());
   for (std::size_t i = 0; i < steady.ids.size(); i += 13) {
     if (!replicator.set_priority(steady.ids[i], 3.0f).ok()) std::abort();
@@ -228,7 +237,8 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
       pending += stats.pending;
       // Acks come every third send and cover what was sent two sends ago at most.
       if (delivery == Delivery::unreliable && t % 3 == 0 && stats.reliable_next > 0) {
-        encode_ack({static_cast<std::uint32_t>(stats.packets), stats.reliable_next - (t % 2)}, ack);
+        encode_ack({static_cast<std::uint32_t>(stats.packets), stats.reliable_next - (t % 2), 0xfffffffbu},
+                   ack);
         if (!replicator.receive_ack(client, ack).ok()) std::abort();
       }
       if (t % 5 == 0 &&
@@ -247,6 +257,9 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode) {
   EXPECT_GT(pending, 0u) << "the entry allowance must leave members waiting";
   EXPECT_GT(replicator.stats().updates_skipped + (mode == UpdateMode::fixed_rate ? 1u : 0u), 0u)
       << "the budget must leave members waiting";
+  if (deltas) {
+    EXPECT_GT(replicator.stats().delta_updates, 0u);
+  }
 }
 
 TEST(AllocationTest, SteadySendsAllocateNothingReliable) {
@@ -257,6 +270,12 @@ TEST(AllocationTest, SteadySendsAllocateNothingUnreliable) {
 }
 TEST(AllocationTest, SteadySendsAllocateNothingAtFixedRate) {
   expect_steady_sends_allocate_nothing(Delivery::unreliable, UpdateMode::fixed_rate);
+}
+TEST(AllocationTest, SteadySendsWithDeltaUpdatesAllocateNothingReliable) {
+  expect_steady_sends_allocate_nothing(Delivery::reliable, UpdateMode::priority, true);
+}
+TEST(AllocationTest, SteadySendsWithDeltaUpdatesAllocateNothingUnreliable) {
+  expect_steady_sends_allocate_nothing(Delivery::unreliable, UpdateMode::priority, true);
 }
 
 }  // namespace

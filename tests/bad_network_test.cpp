@@ -145,6 +145,7 @@ struct NetworkRun {
   LossyChannelDef up;
   std::uint64_t seed = 1;
   int bad_ticks = 300;
+  bool deltas = false;  // ReplicatorDef::delta_updates
 };
 
 void run_bad_network(const NetworkRun& run) {
@@ -172,6 +173,7 @@ void run_bad_network(const NetworkRun& run) {
   rdef.entry_budget_bytes = 300;  // tight: entry is paced
   rdef.packet_bytes = 256;
   rdef.resend_sends = 3;
+  rdef.delta_updates = run.deltas;
   Replicator replicator = std::move(Replicator::create(world, rdef).value());
   // Shots are heard beyond sight and must arrive; steps are near and may be lost.
   const EventClassId shot = *world.create_event_class(
@@ -240,7 +242,10 @@ void run_bad_network(const NetworkRun& run) {
       for (const std::span<const std::uint8_t> packet : *replicator.packets(c.id)) {
         ASSERT_TRUE(decode_packet(packet, decoded).ok());
         for (const WireRecord& r : decoded.records) {
-          if (r.type == RecordType::update || (r.type == RecordType::event && !r.reliable)) continue;
+          if (r.type == RecordType::update || r.type == RecordType::delta_update ||
+              (r.type == RecordType::event && !r.reliable)) {
+            continue;
+          }
           if (r.reliable_id < c.log.size()) continue;  // a resend
           ASSERT_EQ(r.reliable_id, c.log.size()) << "reliable ids are dense and in order";
           c.log.push_back(r);
@@ -355,10 +360,19 @@ void run_bad_network(const NetworkRun& run) {
   std::uint64_t dropped = 0;
   std::uint64_t stale = 0;
   std::uint64_t duplicates = 0;
+  std::uint64_t deltas = 0;
   for (const Client& c : clients) {
+    deltas += c.mirror->stats().deltas;
     dropped += c.down->dropped();
     stale += c.mirror->stats().stale_updates;
     duplicates += c.mirror->stats().duplicates + c.mirror->stats().reliable_duplicates;
+  }
+  // Deltas rebuilt by the mirrors: each checked above as the state it rebuilt, with no baseline
+  // ever missing.
+  if (run.deltas) {
+    EXPECT_GT(deltas, checker.updates / 4);
+  } else {
+    EXPECT_EQ(deltas, 0u);
   }
   if (run.delivery == Delivery::unreliable && run.down.loss > 0.0) {
     EXPECT_GT(dropped, 100u);
@@ -366,11 +380,11 @@ void run_bad_network(const NetworkRun& run) {
   }
   std::printf(
       "enters %llu, updates %llu, exits %llu, datagrams dropped %llu, stale updates dropped %llu, "
-      "duplicates %llu, leaving-but-held checks %llu\n",
+      "duplicates %llu, leaving-but-held checks %llu, deltas %llu\n",
       static_cast<unsigned long long>(checker.enters), static_cast<unsigned long long>(checker.updates),
       static_cast<unsigned long long>(checker.exits), static_cast<unsigned long long>(dropped),
       static_cast<unsigned long long>(stale), static_cast<unsigned long long>(duplicates),
-      static_cast<unsigned long long>(leaks_checked));
+      static_cast<unsigned long long>(leaks_checked), static_cast<unsigned long long>(deltas));
 }
 
 TEST(BadNetworkTest, UnreliableMirrorsConvergeAndNeverLeak) {
@@ -390,6 +404,27 @@ TEST(BadNetworkTest, UnreliableMirrorsSurviveHeavyLoss) {
   run.seed = 7;
   run.down = {.loss = 0.5, .duplicate = 0.2, .latency_ticks = 1, .jitter_ticks = 8};
   run.up = {.loss = 0.5, .duplicate = 0.2, .latency_ticks = 1, .jitter_ticks = 8};
+  run_bad_network(run);
+}
+
+// Delta updates: the server names only states the client confirmed keeping, so a mirror never
+// lacks the one a delta needs, whatever the network loses, duplicates or reorders.
+TEST(BadNetworkTest, UnreliableDeltaUpdatesNeverMissTheirBaseline) {
+  NetworkRun run;
+  run.seed = 5;
+  run.deltas = true;
+  run.down = {.loss = 0.2, .duplicate = 0.1, .latency_ticks = 2, .jitter_ticks = 4};
+  run.up = {.loss = 0.2, .duplicate = 0.05, .latency_ticks = 2, .jitter_ticks = 3};
+  run_bad_network(run);
+}
+
+TEST(BadNetworkTest, ReliableDeltaUpdatesConverge) {
+  NetworkRun run;
+  run.delivery = Delivery::reliable;
+  run.seed = 6;
+  run.deltas = true;
+  run.down = {.latency_ticks = 3};
+  run.up = {.latency_ticks = 3};
   run_bad_network(run);
 }
 

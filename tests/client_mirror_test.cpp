@@ -97,7 +97,7 @@ TEST(ClientMirrorTest, AppliesSpawnsUpdatesAndDespawnsInOrder) {
                                                  "update 5 @11", "destroy 3", "leave 5"}));
   EXPECT_EQ(m.held_count(), 0u);
   EXPECT_TRUE(m.anomalies().empty());
-  EXPECT_EQ(m.ack(), (AckPacket{.latest_sequence = 2, .reliable_applied = 4}));
+  EXPECT_EQ(m.ack(), (AckPacket{.latest_sequence = 2, .reliable_applied = 4, .received = 7}));
   EXPECT_EQ(m.stats().enters, 2u);
   EXPECT_EQ(m.stats().exits, 2u);
 }

@@ -29,6 +29,9 @@ struct Rec {
   float x = 0.0f;
   float z = 0.0f;
   std::vector<std::uint8_t> payload;
+  bool keep = false;  // delta updates
+  std::uint32_t base_age = 0;
+  std::uint32_t state_size = 0;
 
   /// The record as decode_packet gives it, viewing this payload.
   [[nodiscard]] WireRecord wire() const {
@@ -42,9 +45,32 @@ struct Rec {
             .event_class = event_class,
             .x = x,
             .z = z,
-            .payload = payload};
+            .payload = payload,
+            .keep = keep,
+            .base_age = base_age,
+            .state_size = base_age != 0 ? state_size : static_cast<std::uint32_t>(payload.size())};
   }
 };
+
+// A state and a baseline that differ in a few places (or in many, or in length).
+struct StatePair {
+  std::vector<std::uint8_t> base;
+  std::vector<std::uint8_t> state;
+};
+
+rc::Gen<StatePair> any_state_pair() {
+  return rc::gen::exec([] {
+    StatePair p;
+    const auto size = *rc::gen::inRange<std::size_t>(0, 200);
+    p.base = *rc::gen::container<std::vector<std::uint8_t>>(size, rc::gen::arbitrary<std::uint8_t>());
+    p.state = p.base;
+    p.state.resize(*rc::gen::oneOf(rc::gen::just(size), rc::gen::inRange<std::size_t>(0, 220)));
+    const auto changes = *rc::gen::inRange<std::size_t>(0, 12);
+    for (std::size_t i = 0; i < changes && !p.state.empty(); ++i)
+      p.state[*rc::gen::inRange<std::size_t>(0, p.state.size())] = *rc::gen::arbitrary<std::uint8_t>();
+    return p;
+  });
+}
 
 // Ids across every varint length: small, around the 7-bit boundaries, and full 32-bit.
 rc::Gen<std::uint32_t> any_u32() {
@@ -58,7 +84,7 @@ rc::Gen<Rec> any_record(std::uint32_t tick) {
   return rc::gen::exec([tick] {
     Rec r;
     r.type = *rc::gen::element(RecordType::spawn, RecordType::update, RecordType::despawn, RecordType::event,
-                               RecordType::message);
+                               RecordType::message, RecordType::delta_update);
     r.entity = {*any_u32(), *rc::gen::suchThat(any_u32(), [](std::uint32_t g) { return g != 0; })};
     if (r.type == RecordType::message) r.entity = {};  // a message names no entity
     if (r.type == RecordType::event) {
@@ -85,6 +111,16 @@ rc::Gen<Rec> any_record(std::uint32_t tick) {
     if (r.type != RecordType::despawn) {
       const auto size = *rc::gen::inRange<std::size_t>(0, 300);
       r.payload = *rc::gen::container<std::vector<std::uint8_t>>(size, rc::gen::arbitrary<std::uint8_t>());
+    }
+    if (r.type == RecordType::delta_update) {
+      r.keep = *rc::gen::arbitrary<bool>();
+      if (tick > 0 && *rc::gen::arbitrary<bool>()) {
+        r.base_age = *rc::gen::inRange<std::uint32_t>(1, std::min<std::uint32_t>(tick, 1000) + 1);
+        const StatePair pair = *any_state_pair();
+        r.payload.resize(delta_runs_bound(pair.state.size()));
+        r.payload.resize(write_delta_runs(pair.base, pair.state, r.payload));
+        r.state_size = static_cast<std::uint32_t>(pair.state.size());
+      }
     }
     return r;
   });
@@ -113,6 +149,8 @@ std::size_t record_bytes(const Rec& r) {
       return event_record_bytes(r.reliable, r.reliable_id, r.state_age, r.event_class, r.entity,
                                 r.payload.size());
     case RecordType::message: return message_record_bytes(r.reliable_id, r.payload.size());
+    case RecordType::delta_update:
+      return delta_update_record_bytes(r.entity, r.base_age, r.state_size, r.payload.size());
   }
   return 0;
 }
@@ -145,6 +183,9 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
                                  r.payload);
         break;
       case RecordType::message: added = writer.add_message(r.reliable_id, r.payload); break;
+      case RecordType::delta_update:
+        added = writer.add_delta_update(r.entity, r.keep, r.base_age, r.state_size, r.payload);
+        break;
     }
     RC_ASSERT(added);
     expected += record_bytes(r);
@@ -203,6 +244,9 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
                                    r.payload));
         break;
       case RecordType::message: RC_ASSERT(writer.add_message(r.reliable_id, r.payload)); break;
+      case RecordType::delta_update:
+        RC_ASSERT(writer.add_delta_update(r.entity, r.keep, r.base_age, r.state_size, r.payload));
+        break;
     }
   }
   const std::span<const std::uint8_t> good = writer.finish();
@@ -221,8 +265,48 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
   RC_ASSERT(rewrite(decoded) == bad);
 }
 
+// Delta runs rebuild exactly the state they were written from, within their bound, and never
+// from a baseline too short for the bytes they keep.
+RC_GTEST_PROP(ProtocolRoundTrip, DeltaRunsRebuildTheState, ()) {
+  const StatePair p = *any_state_pair();
+  std::vector<std::uint8_t> runs(delta_runs_bound(p.state.size()));
+  runs.resize(write_delta_runs(p.base, p.state, runs));
+  std::vector<std::uint8_t> out(p.state.size());
+  RC_ASSERT(apply_delta_runs(p.base, runs, out));
+  RC_ASSERT(out == p.state);
+  // The plain rule: a byte not in a changed run is the baseline's at the same place.
+  std::vector<bool> written(p.state.size(), false);
+  std::size_t at = 0;
+  std::size_t pos = 0;
+  auto varint = [&] {
+    std::uint32_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      const std::uint8_t b = runs[at++];
+      v |= std::uint32_t{b & 0x7fu} << shift;
+      if ((b & 0x80u) == 0) return v;
+    }
+  };
+  while (at < runs.size()) {
+    pos += varint();
+    const std::uint32_t changed = varint();
+    RC_ASSERT(changed >= 1u);
+    for (std::uint32_t i = 0; i < changed; ++i) written[pos + i] = true;
+    pos += changed;
+    at += changed;
+  }
+  for (std::size_t i = 0; i < p.state.size(); ++i) {
+    if (!written[i]) RC_ASSERT(i < p.base.size() && p.base[i] == p.state[i]);
+  }
+  // Identical states need no runs; a baseline cut short of a kept byte is refused.
+  if (p.state == p.base) RC_ASSERT(runs.empty());
+  if (!p.state.empty() && !runs.empty() && pos < p.state.size()) {
+    std::vector<std::uint8_t> cut(p.base.begin(), p.base.begin() + static_cast<std::ptrdiff_t>(pos));
+    RC_ASSERT(!apply_delta_runs(cut, runs, out));
+  }
+}
+
 RC_GTEST_PROP(ProtocolRoundTrip, AcksDecodeToWhatWasWritten, ()) {
-  const AckPacket ack{*any_u32(), *any_u32()};
+  const AckPacket ack{*any_u32(), *any_u32(), *any_u32()};
   std::array<std::uint8_t, kAckBytes> bytes{};
   encode_ack(ack, bytes);
   const Result<AckPacket> back = decode_ack(bytes);
@@ -490,10 +574,25 @@ TEST(ProtocolDocTest, TheWorkedExampleInProtocolMdIsWhatTheCodeWrites) {
   ASSERT_TRUE(decode_packet(kDocumented, decoded).ok());
   EXPECT_EQ(decoded.header.interest, (InterestStatus{.culling = true, .radius = 20.0f, .pending = 3}));
   EXPECT_TRUE(decoded.records[0].created);
+  // The delta update of docs/protocol.md: 12.75 against 12.5 kept a tick before.
+  std::array<std::uint8_t, 8> next{};
+  Stream later = Stream::writer(next);
+  float x2 = 12.75f;
+  float z2 = -3.25f;
+  ASSERT_TRUE(later.serialize_quantized(x2, -1000.0f, 1000.0f, 1.0f / 64.0f));
+  ASSERT_TRUE(later.serialize_quantized(z2, -1000.0f, 1000.0f, 1.0f / 64.0f));
+  const auto q = std::span<const std::uint8_t>(next).first(later.bytes());
+  std::array<std::uint8_t, 16> runs{};
+  const std::size_t run_bytes = write_delta_runs(p, q, runs);
+  std::array<std::uint8_t, 32> record{};
+  const std::size_t size =
+      encode_delta_update_record(record, {5, 1}, true, 1, 5, std::span(runs).first(run_bytes));
+  EXPECT_EQ(std::vector<std::uint8_t>(record.begin(), record.begin() + static_cast<std::ptrdiff_t>(size)),
+            (std::vector<std::uint8_t>{0x06, 0x03, 0x05, 0x01, 0x01, 0x05, 0x03, 0x00, 0x01, 0x30}));
   std::array<std::uint8_t, kAckBytes> ack{};
-  encode_ack({7, 42}, ack);
-  EXPECT_EQ(
-      ack, (std::array<std::uint8_t, kAckBytes>{0x02, 0x02, 0x07, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00}));
+  encode_ack({7, 42, 1}, ack);
+  EXPECT_EQ(ack, (std::array<std::uint8_t, kAckBytes>{0x02, 0x02, 0x07, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x00,
+                                                      0x00, 0x01, 0x00, 0x00, 0x00}));
 }
 
 // Every refusal names the first byte of the field it refuses (here: the byte corrupted), in the
@@ -515,7 +614,7 @@ TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
   EXPECT_EQ(refusal({{2, 1}}), "radius at byte 19 is 20 (bits 1101004800): without culling it must be 0");
   EXPECT_EQ(refusal({{22, 0xc1}}), "radius at byte 19 is -20: culling needs a finite radius > 0");
   EXPECT_EQ(refusal({{21, 0x80}, {22, 0x7f}}), "radius at byte 19 is inf: culling needs a finite radius > 0");
-  EXPECT_EQ(refusal({{25, 6}}), "record type at byte 25 is 6, not 1 to 5");
+  EXPECT_EQ(refusal({{25, 7}}), "record type at byte 25 is 7, not 1 to 6");
   EXPECT_EQ(refusal({{29, 0}}), "entity generation at byte 29 is 0 (the null handle)");
   EXPECT_EQ(refusal({{30, 9}}), "spawn reason at byte 30 is 9, above 8");
   EXPECT_EQ(refusal({{30, 0x89}}), "spawn reason at byte 30 is 9, above 8");
@@ -524,9 +623,9 @@ TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
   EXPECT_EQ(refusal({{7, 0x05}, {8, 0x00}, {31, 0x06}}),
             "state age at byte 31 is 6, beyond the packet's tick 5");
   EXPECT_EQ(refusal({{32, 100}}), "payload at byte 33 of 100 bytes runs past the end");
-  // 27 bytes of records hold 6 records of 4 bytes (the shortest, an update with an empty payload)
-  // at most: a count of 7 is refused before any record is read.
-  EXPECT_EQ(refusal({{23, 7}}), "record count 7 at byte 23 exceeds what 52 bytes can hold");
+  // 27 bytes of records hold 9 records of 3 bytes (the shortest, a message with an empty payload)
+  // at most: a count of 10 is refused before any record is read.
+  EXPECT_EQ(refusal({{23, 10}}), "record count 10 at byte 23 exceeds what 52 bytes can hold");
 }
 
 // The writer refuses what a decoder would: a header whose interest is not one, a reason outside
@@ -554,16 +653,23 @@ TEST(ProtocolTest, TheWriterRefusesAnInterestOrReasonADecoderWouldRefuse) {
   EXPECT_TRUE(decoded.records[0].created);
 }
 
-TEST(ProtocolDocTest, TheShortestRecordIsAnUpdateOfFourBytes) {
+// The record count's bound: a message with an empty payload is 3 bytes, the shortest record (an
+// update takes 4). A packet of them decodes; one more than its bytes can hold is refused.
+TEST(ProtocolDocTest, TheShortestRecordIsAnEmptyMessageOfThreeBytes) {
   std::array<std::uint8_t, 64> buffer{};
   PacketWriter writer(buffer, {Delivery::reliable, 0, 1, 0, {}});
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.add_update({5, 1}, {}));
+  for (std::uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(writer.add_message(i, {}));
+  ASSERT_TRUE(writer.add_update({5, 1}, {}));
   const auto bytes = writer.finish();
-  ASSERT_EQ(bytes.size(), kStateHeaderBytes + 3 * 4);
+  ASSERT_EQ(bytes.size(), kStateHeaderBytes + 3 * 3 + 4);
   DecodedPacket decoded;
   ASSERT_TRUE(decode_packet(bytes, decoded).ok());
-  ASSERT_EQ(decoded.records.size(), 3u);
+  ASSERT_EQ(decoded.records.size(), 4u);
   EXPECT_TRUE(decoded.records[2].payload.empty());
+  std::vector<std::uint8_t> more(bytes.begin(), bytes.end());
+  more[kRecordCountOffset] = 5;
+  EXPECT_EQ(decode_packet(more, decoded).message(),
+            "record count 5 at byte 23 exceeds what 38 bytes can hold");
 }
 
 // A state sent to many clients is encoded once and appended as bytes: the packet is the one

@@ -67,6 +67,10 @@ enum class AnomalyKind : std::uint8_t {
   bad_reliable_id = 5,      ///< A reliable id out of order (reliable delivery) or beyond the window.
   delivery_mismatch = 6,    ///< The packet's delivery flag is not the mirror's (the packet is skipped).
   too_many = 7,             ///< A spawn beyond MirrorDef::max_entities.
+  /// A delta update written against a state the mirror did not keep (or one shorter than the
+  /// delta needs). The update is not applied, and its packet is left out of ack().received, so a
+  /// server that kept it as a baseline drops that baseline and sends the next update whole.
+  baseline_missing = 8,
 };
 
 [[nodiscard]] const char* anomaly_kind_name(AnomalyKind kind) noexcept;
@@ -136,6 +140,7 @@ struct MirrorStats {
   /// such a packet cannot be told from the first).
   std::uint64_t stale_events = 0;
   std::uint64_t stale_updates = 0;  ///< Unreliable: updates dropped (not held yet or any more, or older).
+  std::uint64_t deltas = 0;         ///< Updates rebuilt from a delta against a kept state.
   std::uint64_t reliable_duplicates = 0;  ///< Unreliable: spawns and despawns received again.
   std::uint64_t reliable_buffered = 0;    ///< Unreliable: spawns and despawns that waited for a missing one.
   std::uint64_t anomalies = 0;
@@ -160,10 +165,14 @@ class MirrorImpl;
 /// changes nothing: its reliable records dedupe by id, its updates by tick). Ticks are u32,
 /// assumed not to wrap. Under reliable delivery records apply in packet order, with no tick test.
 ///
+/// Delta updates (ReplicatorDef::delta_updates): the mirror keeps the two newest states each held
+/// entity's updates asked it to keep, rebuilds a delta update from the one it names, and hands
+/// the game (check, on_update, history) the rebuilt state, never the delta.
+///
 /// Memory is bounded by the def: at most max_entities held, each with at most `history` payload
-/// copies, and at most kReliableWindow waiting spawns and despawns. Not thread-safe: one thread
-/// at a time, or const calls only while no receive() runs. Movable; a moved-from mirror may only
-/// be assigned to or destroyed.
+/// copies and two kept states, and at most kReliableWindow waiting spawns and despawns. Not thread-safe: one
+/// thread at a time, or const calls only while no receive() runs. Movable; a moved-from mirror may only be
+/// assigned to or destroyed.
 class ClientMirror {
  public:
   [[nodiscard]] static Result<ClientMirror> create(const MirrorDef& def);
@@ -199,7 +208,8 @@ class ClientMirror {
   /// packet: not culling, radius 0, pending 0 (stats().packets is 0).
   [[nodiscard]] InterestStatus interest() const noexcept;
   /// What to send back to the server (required under unreliable delivery): the highest sequence
-  /// received (0 before any) and the next reliable id expected.
+  /// received (0 before any), the next reliable id expected, and which of the 32 packets up to
+  /// the highest arrived with every state the server asked it to keep kept.
   [[nodiscard]] AckPacket ack() const noexcept;
   /// The anomalies of the last receive(). Valid until the next one.
   [[nodiscard]] std::span<const Anomaly> anomalies() const noexcept;

@@ -21,7 +21,7 @@ inline constexpr std::uint8_t kProtocolVersion = 2;
 /// Bytes of a state packet before its first record.
 inline constexpr std::size_t kStateHeaderBytes = 25;
 /// Bytes of an ack packet.
-inline constexpr std::size_t kAckBytes = 10;
+inline constexpr std::size_t kAckBytes = 14;
 
 /// Byte offsets of the header fields (docs/protocol.md). Every packet starts with its version
 /// and kind; a state packet's fields follow, then its records from kStateHeaderBytes; an ack's
@@ -37,13 +37,23 @@ inline constexpr std::size_t kRadiusOffset = 19;             ///< State: f32 bit
 inline constexpr std::size_t kRecordCountOffset = 23;        ///< State: u16.
 inline constexpr std::size_t kAckLatestSequenceOffset = 2;   ///< Ack: u32.
 inline constexpr std::size_t kAckReliableAppliedOffset = 6;  ///< Ack: u32.
+inline constexpr std::size_t kAckReceivedOffset = 10;        ///< Ack: u32, AckPacket::received.
 
 /// Bits of a state packet's flags byte (kFlagsOffset); the others are 0.
 inline constexpr std::uint8_t kFlagUnreliable = 1;  ///< Delivery::unreliable.
 inline constexpr std::uint8_t kFlagCulling = 2;     ///< InterestStatus::culling.
 
 enum class PacketKind : std::uint8_t { state = 1, ack = 2 };
-enum class RecordType : std::uint8_t { spawn = 1, update = 2, despawn = 3, event = 4, message = 5 };
+enum class RecordType : std::uint8_t {
+  spawn = 1,
+  update = 2,
+  despawn = 3,
+  event = 4,
+  message = 5,
+  /// An update the client may keep as a baseline, and that may be written as a delta against one
+  /// it kept (ReplicatorDef::delta_updates).
+  delta_update = 6,
+};
 
 /// How a client's packets travel.
 enum class Delivery : std::uint8_t {
@@ -109,8 +119,16 @@ struct WireRecord {
   float x = 0.0f;                 ///< Events: where it happened, world units.
   float z = 0.0f;
   /// Spawns (full state), updates (the update part), events (what the game's event serializer
-  /// wrote) and messages (the game's bytes).
+  /// wrote) and messages (the game's bytes). A delta update: its state, or with base_age > 0 its
+  /// delta runs (apply_delta_runs rebuilds the state from them).
   std::span<const std::uint8_t> payload;
+  /// Delta updates: the client keeps the state as a baseline, named by the packet's tick.
+  bool keep = false;
+  /// Delta updates: 0 when the payload is the state; else the payload is written against the
+  /// state the client kept from the packet of tick (packet tick - base_age). 1..packet tick.
+  std::uint32_t base_age = 0;
+  /// Delta updates with base_age > 0: the state's length in bytes.
+  std::uint32_t state_size = 0;
 
   /// Equal fields and equal payload bytes, wherever each payload lies.
   friend bool operator==(const WireRecord& a, const WireRecord& b) noexcept;
@@ -128,6 +146,9 @@ struct DecodedPacket {
 struct AckPacket {
   std::uint32_t latest_sequence = 0;   ///< Highest state-packet sequence received.
   std::uint32_t reliable_applied = 0;  ///< Spawns and despawns applied: the next reliable id expected.
+  /// Bit i: packet latest_sequence - i arrived and every state in it the server asked the
+  /// client to keep was kept (delta updates confirm their baselines by it). 0 says nothing.
+  std::uint32_t received = 0;
 
   friend constexpr bool operator==(const AckPacket&, const AckPacket&) noexcept = default;
 };
@@ -158,12 +179,37 @@ struct AckPacket {
                                              std::uint32_t event_class, EntityId subject,
                                              std::size_t payload) noexcept;
 
+/// Bytes of a delta update record: `payload` is the state where base_age is 0, else its delta runs
+/// of a `state_size`-byte state.
+[[nodiscard]] std::size_t delta_update_record_bytes(EntityId entity, std::uint32_t base_age,
+                                                    std::uint32_t state_size, std::size_t payload) noexcept;
+
+/// Delta runs: how a delta update writes a state against a baseline of the same entity
+/// (docs/protocol.md). Pairs of (bytes equal to the baseline's at the same place, bytes that
+/// differ and follow), varints and the differing bytes, up to the last difference; what follows it
+/// equals the baseline. A state longer than its baseline differs in every byte past its end.
+/// Writes the runs of `state` against `base` into `out` (which holds at least
+/// delta_runs_bound(state.size()) bytes) and returns their size.
+std::size_t write_delta_runs(std::span<const std::uint8_t> base, std::span<const std::uint8_t> state,
+                             std::span<std::uint8_t> out) noexcept;
+/// The most bytes write_delta_runs may take for a state of `size` bytes.
+[[nodiscard]] constexpr std::size_t delta_runs_bound(std::size_t size) noexcept { return 2 * size + 2; }
+/// Rebuilds a state of out.size() bytes from `base` and `runs` into `out`: false (out unspecified)
+/// where the runs do not decode, run past out.size(), or keep bytes beyond the end of `base`.
+[[nodiscard]] bool apply_delta_runs(std::span<const std::uint8_t> base, std::span<const std::uint8_t> runs,
+                                    std::span<std::uint8_t> out) noexcept;
+
 /// Writes an update record of `entity` with `payload` into `out` and returns its size
 /// (update_record_bytes), or 0 with nothing written where `out` is too small, the entity is null or
 /// the payload is longer than 2^32 - 1 bytes. A server that sends one entity's update to many
 /// clients encodes it once and hands the same bytes to each client's PacketWriter::add_encoded_update.
 std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
                                  std::span<const std::uint8_t> payload) noexcept;
+/// The same for a delta update (delta_update_record_bytes): its size, or 0 with nothing written
+/// where `out` is too small, the entity is null or the payload is longer than 2^32 - 1 bytes.
+std::size_t encode_delta_update_record(std::span<std::uint8_t> out, EntityId entity, bool keep,
+                                       std::uint32_t base_age, std::uint32_t state_size,
+                                       std::span<const std::uint8_t> payload) noexcept;
 
 /// Writes one state packet into a caller's buffer. Each add_* refuses (false, nothing written)
 /// a record that does not fit, a null entity, a reason outside its enum, or a packet already at
@@ -178,15 +224,21 @@ class PacketWriter {
   bool add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason, bool created,
                  std::span<const std::uint8_t> payload, std::uint32_t state_age = 0) noexcept;
   bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
+  /// A delta update: `payload` is the state where base_age is 0, else its delta runs of a
+  /// state_size-byte state against the baseline kept from tick (packet tick - base_age). Refuses
+  /// base_age beyond the packet's tick, and runs that do not decode.
+  bool add_delta_update(EntityId entity, bool keep, std::uint32_t base_age, std::uint32_t state_size,
+                        std::span<const std::uint8_t> payload) noexcept;
   bool add_despawn(std::uint32_t reliable_id, EntityId entity, DespawnReason reason) noexcept;
   /// An event (the reliable id and age are written only when `reliable`; `subject` may be null).
   /// Refuses a position that is not finite or beyond kMaxCoordinate, or an age beyond the
   /// packet's tick, besides what every add refuses.
   bool add_event(bool reliable, std::uint32_t reliable_id, std::uint32_t age, std::uint32_t event_class,
                  float x, float z, EntityId subject, std::span<const std::uint8_t> payload) noexcept;
-  /// Adds an update record as encode_update_record wrote it, its bytes unchanged: the same packet
-  /// bytes as add_update with its entity and payload. Refuses (false, nothing written) bytes that
-  /// do not start with an update's type, a record that does not fit, or a full packet.
+  /// Adds an update record as encode_update_record or encode_delta_update_record wrote it, its
+  /// bytes unchanged: the same packet bytes as add_update or add_delta_update with its fields.
+  /// Refuses (false, nothing written) bytes that do not start with an update's type, a record
+  /// that does not fit, or a full packet.
   bool add_encoded_update(std::span<const std::uint8_t> record) noexcept;
   /// A message: the game's bytes, reliable and in order with the spawns and despawns.
   bool add_message(std::uint32_t reliable_id, std::span<const std::uint8_t> payload) noexcept;
@@ -211,7 +263,9 @@ class PacketWriter {
 
 // A send appends a million of these: inline.
 inline bool PacketWriter::add_encoded_update(std::span<const std::uint8_t> record) noexcept {
-  if (record.empty() || record[0] != static_cast<std::uint8_t>(RecordType::update) ||
+  if (record.empty() ||
+      (record[0] != static_cast<std::uint8_t>(RecordType::update) &&
+       record[0] != static_cast<std::uint8_t>(RecordType::delta_update)) ||
       records_ == kMaxRecordsPerPacket || record.size() > room()) {
     return false;
   }

@@ -133,6 +133,18 @@ struct ReplicatorDef {
   /// a client past it is dropped for that client and counted (SendStats::messages_dropped).
   std::uint32_t message_queue_bytes = 64 * 1024;
 
+  /// Delta updates: an update may be written against a state of the same entity the client
+  /// kept (docs/protocol.md's delta update), which costs a few bytes for a state that changed in
+  /// a few places. Reliable delivery: the state kept is the last update sent. Unreliable: the
+  /// last one the client confirmed keeping (AckPacket::received); one update at a time is asked
+  /// to be kept, and one not confirmed within 3 packets of the client's acks is given up, the
+  /// next update then going whole. The serializer is unchanged: deltas are of its bytes.
+  bool delta_updates = false;
+  /// Delta updates: the largest update state kept, bytes, in [1, packet_bytes - 52]; a larger
+  /// one is sent whole (or as a delta) and not kept. Each client holds 2 x this for each member
+  /// it was sent an update of.
+  std::uint32_t delta_state_bytes = 64;
+
   /// Development mode: record PromiseViolation. Costs a distance test per spawn.
   bool development = false;
   /// The promise radius as a fraction of the client's enter radius (World::client_radii), in
@@ -151,9 +163,10 @@ struct SendStats {
   std::uint64_t bytes = 0;   ///< Packet bytes, headers included.
   std::uint64_t spawns = 0;  ///< Spawn records sent for the first time.
   std::uint64_t updates = 0;
-  std::uint64_t despawns = 0;     ///< Despawn records sent for the first time.
-  std::uint64_t events = 0;       ///< Event records sent for the first time.
-  std::uint64_t event_bytes = 0;  ///< Bytes of event records, resends included.
+  std::uint64_t delta_updates = 0;  ///< Updates written as a delta (ReplicatorDef::delta_updates).
+  std::uint64_t despawns = 0;       ///< Despawn records sent for the first time.
+  std::uint64_t events = 0;         ///< Event records sent for the first time.
+  std::uint64_t event_bytes = 0;    ///< Bytes of event records, resends included.
   /// Reliable events not sent because the client had kReliableWindow reliable records
   /// unacknowledged (unreliable delivery: a client that stopped acking).
   std::uint64_t events_dropped = 0;

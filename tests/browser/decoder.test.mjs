@@ -8,19 +8,19 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 import { BitReader, StreamError, bitsRequired, quantizedTop } from '../../tools/server/web/js/bitstream.js';
-import { decodePacket, MalformedPacket } from '../../tools/server/web/js/wire.js';
+import { applyDeltaRuns, decodePacket, MalformedPacket } from '../../tools/server/web/js/wire.js';
 import { readEntityState } from '../../tools/server/web/js/state.js';
 import { Mirror, decodeTickPackets } from '../../tools/server/web/js/mirror.js';
 import { decodeServerFrame, FrameError, encodeMove, encodeOptions, encodeRadius } from '../../tools/server/web/js/frames.js';
 import { Counters } from '../../tools/server/web/js/counters.js';
-import { BitWriter, debugFrame, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame } from './lib/encode.mjs';
+import { BitWriter, debugFrame, deltaRuns, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame } from './lib/encode.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const corpusDir = path.join(root, 'fuzz/corpus/packet');
 
 // ---------------------------------------------------------------------------------------------
 // The fuzzer's input format: a first byte (bit 0: unreliable; bits 1..4: history - 1), then
-// chunks of [u16 little-endian length][bytes], each a state packet or an ack (10 bytes, kind 2).
+// chunks of [u16 little-endian length][bytes], each a state packet or an ack (14 bytes, kind 2).
 function corpus(name) {
   const bytes = new Uint8Array(readFileSync(path.join(corpusDir, name)));
   const chunks = [];
@@ -125,9 +125,9 @@ test('each documented refusal', () => {
   infinite[22] = 0x7f;
   assert.equal(message(infinite), 'radius at byte 19 is inf: culling needs a finite radius > 0');
   assert.match(message(corrupt(23, 200)), /record count 200 at byte 23 exceeds/);
-  // 27 bytes of records hold at most 6 of the shortest (4 bytes: an update with an empty payload).
-  assert.equal(message(corrupt(23, 7)), 'record count 7 at byte 23 exceeds what 52 bytes can hold');
-  assert.equal(message(corrupt(25, 6)), 'record type at byte 25 is 6, not 1 to 5');
+  // 27 bytes of records hold at most 9 of the shortest (3 bytes: a message with an empty payload).
+  assert.equal(message(corrupt(23, 10)), 'record count 10 at byte 23 exceeds what 52 bytes can hold');
+  assert.equal(message(corrupt(25, 7)), 'record type at byte 25 is 7, not 1 to 6');
   assert.equal(message(corrupt(29, 0)), 'entity generation at byte 29 is 0 (the null handle)');  // spawn 130:0
   assert.equal(message(corrupt(30, 9)), 'spawn reason at byte 30 is 9, above 8');
   assert.equal(message(corrupt(30, 0x89)), 'spawn reason at byte 30 is 9, above 8');
@@ -173,6 +173,8 @@ for (const file of files) {
   test(`corpus ${file}: every packet decodes, re-encodes to the same bytes, and its payloads read back`, () => {
     const { unreliable, chunks, packets } = corpus(file);
     assert.ok(packets.length > 0);
+    const kept = new Map();  // by entity index: the states delta updates asked to keep
+    let deltas = 0;
     for (const chunk of chunks) {
       if (chunk[1] === 2) {
         refused(chunk, 'an ack is not a state packet');
@@ -190,10 +192,29 @@ for (const file of files) {
         }
         assert.ok(r.generation >= 1);
         if (r.type === 'despawn') continue;
-        const values = readFuzzValues(r.payload);
-        if (r.type === 'update') assert.equal(values.length, 2);
+        if (r.type === 'spawn') kept.delete(r.index);
+        let state = r.payload;
+        if (r.type === 'delta_update' && r.baseAge > 0) {
+          // Rebuilt from the state kept by an earlier packet of the file: one a reliable stream
+          // carried since the file began, or in a file that lost packets, maybe missing.
+          const base = (kept.get(r.index) ?? []).find((k) => k.tick === p.tick - r.baseAge);
+          state = base ? applyDeltaRuns(base.bytes, r.payload, r.stateSize) : null;
+          if (state === null) {
+            assert.ok(unreliable || !kept.has(r.index), `update ${r.index} names a state the stream kept`);
+            continue;
+          }
+          deltas += 1;
+        }
+        if (r.type === 'delta_update' && r.keep) {
+          const list = (kept.get(r.index) ?? []).filter((k) => k.tick !== p.tick).slice(-1);
+          kept.set(r.index, [...list, { tick: p.tick, bytes: state.slice() }]);
+        }
+        const values = readFuzzValues(state);
+        if (r.type === 'update') assert.equal(values.length, file.includes('deltas') ? 5 : 2);
+        if (r.type === 'delta_update') assert.deepEqual(values.slice(2), [1, -2.5, 100]);
       }
     }
+    if (file.startsWith('reliable_deltas')) assert.ok(deltas > 0, `${deltas} deltas rebuilt`);
   });
 }
 
@@ -494,7 +515,7 @@ test('the mirror applies records in order and counts every anomaly', () => {
     { type: 'despawn', reliableId: 9, index: 9, generation: 2, reason: 1 },  // bad_reliable_id, still applied
   ]));
   assert.deepEqual(m.anomalies, { update_unknown: 1, spawn_held: 1, despawn_unknown: 1, generation_mismatch: 1,
-    bad_sequence: 0, bad_reliable_id: 1, delivery_mismatch: 0 });
+    bad_sequence: 0, bad_reliable_id: 1, delivery_mismatch: 0, baseline_missing: 0 });
   assert.equal(m.held.size, 0);
   assert.deepEqual(events.slice(3), [['exit', 4, 1.5, 2, 0], ['exit', 9, 3, 3, 1]]);
   apply(packetWith(5, []));  // a sequence gap
@@ -504,6 +525,31 @@ test('the mirror applies records in order and counts every anomaly', () => {
   apply(encodePacket({ delivery: 'unreliable', sequence: 7, tick: 1, reliableNext: 0, records: [] }));
   assert.equal(m.anomalies.delivery_mismatch, 1);
   assert.equal(m.anomalyTotal, 7);
+});
+
+test('the mirror rebuilds a delta update from the state it kept, and counts one it did not keep', () => {
+  const p = (x, z, kind) => entityPayload(world, x, z, kind);
+  const m = new Mirror();
+  const updates = [];
+  const on = { update: (i, e) => updates.push([i, e.x, e.z]) };
+  const apply = (bytes) => decodeTickPackets([bytes], world, m).forEach((pk) => m.apply(pk, on));
+  apply(packetWith(0, [
+    { type: 'spawn', reliableId: 0, index: 4, generation: 1, reason: 0, stateAge: 0, payload: p(1, 2, 0) },
+    { type: 'delta_update', index: 4, generation: 1, keep: true, baseAge: 0, payload: p(1.5, 2) },
+  ], 10));
+  const delta = (tick, baseAge, from, to, keep) => packetWith(tick - 10, [{
+    type: 'delta_update', index: 4, generation: 1, keep, baseAge, stateSize: to.length, payload: deltaRuns(from, to),
+  }], tick);
+  apply(delta(11, 1, p(1.5, 2), p(1.5, 7.25), true));
+  apply(delta(12, 2, p(1.5, 2), p(3, 2), false));
+  assert.deepEqual(updates, [[4, 1.5, 2], [4, 1.5, 7.25], [4, 3, 2]]);
+  assert.equal(m.anomalyTotal, 0);
+  apply(delta(13, 1, p(3, 2), p(3, 3), false));  // tick 12 was not kept
+  assert.equal(m.anomalies.baseline_missing, 1);
+  assert.equal(updates.length, 3);
+  // The same delta, checked as the state it rebuilds: a rebuilt state that does not read is refused.
+  const bad = delta(14, 3, p(1.5, 7.25), Uint8Array.of(0xff, 0xff, 0xff), false);
+  assert.throws(() => decodeTickPackets([bad], world, m), /record 0 \(delta_update of 4:1\): its payload fails the state check/);
 });
 
 test('a tick frame with one bad packet or payload is refused whole, before anything applies', () => {

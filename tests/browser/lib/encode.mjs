@@ -54,11 +54,27 @@ export function encodePacket(p) {
       out.push(...varint(r.payload.length), ...r.payload);
     } else if (r.type === 'update') {
       out.push(2, ...varint(r.index), ...varint(r.generation), ...varint(r.payload.length), ...r.payload);
+    } else if (r.type === 'delta_update') {
+      out.push(6, (r.keep ? 1 : 0) | (r.baseAge ? 2 : 0), ...varint(r.index), ...varint(r.generation));
+      if (r.baseAge) out.push(...varint(r.baseAge), ...varint(r.stateSize));
+      out.push(...varint(r.payload.length), ...r.payload);
     } else {
       out.push(3, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason);
     }
   }
   return Uint8Array.from(out);
+}
+
+/** Delta runs of `state` against `base` (docs/protocol.md): one run, from the first byte that
+ * differs to the last. */
+export function deltaRuns(base, state) {
+  const differs = (i) => i >= base.length || state[i] !== base[i];
+  let first = 0;
+  while (first < state.length && !differs(first)) ++first;
+  if (first === state.length) return new Uint8Array(0);
+  let last = state.length - 1;
+  while (!differs(last)) --last;
+  return Uint8Array.from([...varint(first), ...varint(last - first + 1), ...state.subarray(first, last + 1)]);
 }
 
 /** sightline::Stream in write mode, for the calls the tests need. */

@@ -3,22 +3,26 @@
 // counted as an anomaly, and the rest of the packet applies. Decoding and checking happen before
 // (decodeTickPackets), so applying cannot fail part way.
 
-import { decodePacket, MalformedPacket } from './wire.js';
+import { applyDeltaRuns, decodePacket, MalformedPacket } from './wire.js';
 import { readEntityState } from './state.js';
 import { StreamError } from './bitstream.js';
 
 export const ANOMALY_KINDS = [
   'update_unknown', 'spawn_held', 'despawn_unknown', 'generation_mismatch',
-  'bad_sequence', 'bad_reliable_id', 'delivery_mismatch',
+  'bad_sequence', 'bad_reliable_id', 'delivery_mismatch', 'baseline_missing',
 ];
 
 /**
  * Decodes every packet of a tick frame and every payload in them; throws a MalformedPacket
  * naming the packet, and the byte or record, if any of it is refused. Nothing is applied here.
+ * A delta update is checked as the state it rebuilds from what `mirror` kept (the server never
+ * names a state kept in the same tick); one whose state was not kept gets `state` null and is an
+ * anomaly when it applies.
  * @param {Uint8Array[]} packets
  * @param {{width: number, height: number}} world
+ * @param {Mirror | null} mirror
  */
-export function decodeTickPackets(packets, world) {
+export function decodeTickPackets(packets, world, mirror = null) {
   return packets.map((bytes, p) => {
     let packet;
     try {
@@ -30,8 +34,15 @@ export function decodeTickPackets(packets, world) {
     packet.records.forEach((r, i) => {
       // Only spawns and updates carry the demo's entity state to check.
       if (r.type === 'despawn' || r.type === 'event' || r.type === 'message') return;
+      if (r.type === 'delta_update') {
+        r.bytes = r.baseAge === 0 ? r.payload : mirror?.rebuild(r, packet.tick) ?? null;
+        if (r.bytes === null) {
+          r.state = null;
+          return;
+        }
+      }
       try {
-        r.state = readEntityState(r.payload, r.type === 'spawn' ? 'full' : 'update', world);
+        r.state = readEntityState(r.bytes ?? r.payload, r.type === 'spawn' ? 'full' : 'update', world);
       } catch (e) {
         if (!(e instanceof StreamError)) throw e;
         throw new MalformedPacket(
@@ -45,7 +56,8 @@ export function decodeTickPackets(packets, world) {
 
 export class Mirror {
   constructor() {
-    /** @type {Map<number, {generation: number, x: number, z: number, kind: number, tick: number}>} */
+    // Each held entity, with the two newest states its delta updates asked to keep ({tick, bytes}).
+    /** @type {Map<number, {generation: number, x: number, z: number, kind: number, tick: number, kept: object[]}>} */
     this.held = new Map();
     this.expectedSequence = 0;
     this.nextReliable = 0;
@@ -63,6 +75,14 @@ export class Mirror {
   interest() {
     const unapplied = Math.max(0, this.statusReliableNext - this.nextReliable);
     return { ...this.status, pending: Math.min(0xffffffff, this.status.pending + unapplied) };
+  }
+
+  /** A delta update's state rebuilt from the one it names, or null where that was not kept. */
+  rebuild(r, tick) {
+    const e = this.held.get(r.index);
+    if (e === undefined || e.generation !== r.generation) return null;
+    const base = e.kept.find((k) => k.tick === tick - r.baseAge);
+    return base === undefined ? null : applyDeltaRuns(base.bytes, r.payload, r.stateSize);
   }
 
   anomaly(kind, packet, r) {
@@ -106,10 +126,21 @@ export class Mirror {
         continue;
       }
       const e = this.held.get(r.index);
-      if (r.type === 'update') {
+      if (r.type === 'update' || r.type === 'delta_update') {
         if (e === undefined || e.generation !== r.generation) {
           this.anomaly(e === undefined ? 'update_unknown' : 'generation_mismatch', packet, r);
           continue;
+        }
+        if (r.type === 'delta_update') {
+          if (r.state === null) {
+            this.anomaly('baseline_missing', packet, r);
+            continue;
+          }
+          if (r.keep && !e.kept.some((k) => k.tick === packet.tick)) {
+            // The two newest: the older goes.
+            if (e.kept.length === 2) e.kept.splice(e.kept[0].tick < e.kept[1].tick ? 0 : 1, 1);
+            e.kept.push({ tick: packet.tick, bytes: r.bytes.slice() });
+          }
         }
         e.x = r.state.x;
         e.z = r.state.z;
@@ -125,7 +156,9 @@ export class Mirror {
           this.anomaly(e.generation === r.generation ? 'spawn_held' : 'generation_mismatch', packet, r);
           continue;
         }
-        const entity = { generation: r.generation, x: r.state.x, z: r.state.z, kind: r.state.kind, tick: packet.tick - r.stateAge };
+        const entity = {
+          generation: r.generation, x: r.state.x, z: r.state.z, kind: r.state.kind, tick: packet.tick - r.stateAge, kept: [],
+        };
         this.held.set(r.index, entity);
         this.stats.enters += 1;
         on.enter?.(r.index, entity, r.created);

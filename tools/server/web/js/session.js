@@ -59,7 +59,7 @@ export class Session {
       frame = decodeServerFrame(bytes);
       if (frame.type !== 'welcome' && this.welcome === null) throw new FrameError(`a ${frame.type} frame before the welcome`);
       if (frame.type === 'welcome' && this.welcome !== null) throw new FrameError('a second welcome');
-      if (frame.type === 'tick') packets = decodeTickPackets(frame.packets, this.welcome);
+      if (frame.type === 'tick') packets = decodeTickPackets(frame.packets, this.welcome, this.mirror);
     } catch (e) {
       if (!(e instanceof FrameError || e instanceof MalformedPacket)) throw e;
       this.error = `${e instanceof MalformedPacket ? 'malformed packet' : 'malformed frame'}: ${e.message}`;

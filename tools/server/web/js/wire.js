@@ -12,6 +12,9 @@ export const RECORD_UPDATE = 2;
 export const RECORD_DESPAWN = 3;
 export const RECORD_EVENT = 4;
 export const RECORD_MESSAGE = 5;
+export const RECORD_DELTA_UPDATE = 6;
+export const UPDATE_KEEP = 1;   // a delta update's flags: the client keeps the state
+export const UPDATE_DELTA = 2;  // written as delta runs against a state kept before
 export const EVENT_RELIABLE = 1;
 export const EVENT_SUBJECT = 2;
 const MAX_COORDINATE = 1e15;
@@ -151,8 +154,8 @@ export function decodePacket(bytes) {
   }
   header.interest = { culling, radius, pending };
   const count = input.u16('record count');
-  // Every record takes at least 4 bytes (an update: type, index, generation, empty payload).
-  if (count > Math.floor(input.remaining / 4)) {
+  // Every record takes at least 3 bytes (a message: type, reliable id, empty payload).
+  if (count > Math.floor(input.remaining / 3)) {
     throw new MalformedPacket(`record count ${count} at byte 23 exceeds what ${bytes.length} bytes can hold`, 23);
   }
   const records = [];
@@ -192,12 +195,103 @@ export function decodePacket(bytes) {
       const reliableId = input.varint('reliable id');
       const length = input.varint('payload length');
       records.push({ type: 'message', reliableId, payload: input.take(length, 'payload') });
+    } else if (type === RECORD_DELTA_UPDATE) {
+      records.push(readDeltaUpdate(input, header.tick));
     } else {
-      input.fail('record type', `is ${type}, not 1 to 5`, input.pos - 1);
+      input.fail('record type', `is ${type}, not 1 to 6`, input.pos - 1);
     }
   }
   if (input.remaining !== 0) input.fail('packet', `has ${input.remaining} bytes after its last record`);
   return { ...header, records };
+}
+
+/** A delta update after its type byte (docs/protocol.md, "Delta update"). */
+function readDeltaUpdate(input, tick) {
+  const flags = input.u8('update flags');
+  if ((flags & ~(UPDATE_KEEP | UPDATE_DELTA)) !== 0) {
+    input.fail('update flags', `are ${flags}: unknown bits set`, input.pos - 1);
+  }
+  const keep = (flags & UPDATE_KEEP) !== 0;
+  const { index, generation } = input.id();
+  if ((flags & UPDATE_DELTA) === 0) {
+    const length = input.varint('payload length');
+    const payload = input.take(length, 'payload');
+    return { type: 'delta_update', index, generation, keep, baseAge: 0, stateSize: length, payload };
+  }
+  const ageAt = input.pos;
+  const baseAge = input.varint('base age');
+  if (baseAge === 0 || baseAge > tick) {
+    input.fail('base age', `is ${baseAge}: must be in [1, the packet's tick ${tick}]`, ageAt);
+  }
+  const stateSize = input.varint('state length');
+  const length = input.varint('delta length');
+  const runsAt = input.pos;
+  const payload = input.take(length, 'delta');
+  const why = deltaRunsError(payload, stateSize);
+  if (why !== null) input.fail('delta', why, runsAt);
+  return { type: 'delta_update', index, generation, keep, baseAge, stateSize, payload };
+}
+
+/** Reads the delta runs' pairs: [kept, changed, offset of the changed bytes], or a reason. */
+function deltaRuns(runs) {
+  const reader = new ByteReader(runs);
+  const out = [];
+  while (reader.remaining > 0) {
+    let kept;
+    let changed;
+    try {
+      kept = reader.varint('run');
+      changed = reader.varint('run');
+    } catch (e) {
+      if (e instanceof MalformedPacket) return 'has a run count that is not a varint (overlong, above 32 bits, or cut off)';
+      throw e;
+    }
+    if (changed === 0) return 'has a run of 0 changed bytes';
+    out.push([kept, changed, reader.pos]);
+    if (reader.remaining < changed) {
+      out.push(null);  // its bytes run past the end
+      return out;
+    }
+    reader.pos += changed;
+  }
+  return out;
+}
+
+/** Why delta runs of a `size`-byte state do not decode, or null (src/protocol.cpp's rule). */
+function deltaRunsError(runs, size) {
+  const pairs = deltaRuns(runs);
+  if (typeof pairs === 'string') return pairs;
+  let end = 0;
+  for (const pair of pairs) {
+    if (pair === null) return 'has a run whose changed bytes run past its end';
+    end += pair[0] + pair[1];
+    if (end > size) return "has runs past the state's length";
+  }
+  return null;
+}
+
+/**
+ * Rebuilds a delta update's state of `size` bytes from the state kept (`base`) and its runs, or
+ * returns null where the runs keep bytes beyond the end of `base`.
+ */
+export function applyDeltaRuns(base, runs, size) {
+  const pairs = deltaRuns(runs);
+  if (typeof pairs === 'string') return null;
+  const out = new Uint8Array(size);
+  let p = 0;
+  const keep = (count) => {
+    if (count === 0) return true;
+    if (p + count > size || p + count > base.length) return false;
+    out.set(base.subarray(p, p + count), p);
+    p += count;
+    return true;
+  };
+  for (const pair of pairs) {
+    if (pair === null || !keep(pair[0]) || p + pair[1] > size) return null;
+    out.set(runs.subarray(pair[2], pair[2] + pair[1]), p);
+    p += pair[1];
+  }
+  return keep(size - p) ? out : null;
 }
 
 /** An event record after its type byte (docs/protocol.md, "Event"). */
@@ -244,6 +338,9 @@ export function describeRecord(r) {
   if (r.type === 'event') {
     const subject = r.subject ? ` of ${r.subject.index}:${r.subject.generation}` : '';
     return `event of class ${r.eventClass}${subject} at (${r.x}, ${r.z})${r.reliable ? `, reliable id ${r.reliableId}` : ''}`;
+  }
+  if (r.type === 'delta_update') {
+    return `update ${id}${r.keep ? ', kept' : ''}${r.baseAge ? `, delta against ${r.baseAge} ticks back` : ''}`;
   }
   return `update ${id}`;
 }
