@@ -5,6 +5,10 @@
 //                          is written once per send and copied into every client's packet;
 //   <scenario>/per_client  false: every record measures, then writes, its own payload (what a
 //                          serializer without the shared path does).
+//   <scenario>/whole       shared, every update carrying the walker's whole 40-byte state
+//                          (scenarios::serialize_walker_whole);
+//   <scenario>/whole_delta the same with ReplicatorDef::delta_updates: updates written as byte
+//                          runs against a state the client keeps.
 // Only send() is timed; the tick before it is not. Counters: serializer calls and payload bytes
 // they produced per send, and the packet bytes per send (the same in both: the wire is unchanged).
 #include <benchmark/benchmark.h>
@@ -19,7 +23,19 @@
 namespace sightline::bench {
 namespace {
 
-void run_send(benchmark::State& state, BenchScenario scenario, bool share) {
+enum class Mode { shared, per_client, whole, whole_delta };
+
+constexpr const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::shared: return "shared";
+    case Mode::per_client: return "per_client";
+    case Mode::whole: return "whole";
+    case Mode::whole_delta: return "whole_delta";
+  }
+  return "";
+}
+
+void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
   scenario.warmup_ticks = std::min<std::uint32_t>(scenario.warmup_ticks, 300);
   Result<ScenarioRun> built = build_scenario(scenario);
   if (!built) {
@@ -29,9 +45,11 @@ void run_send(benchmark::State& state, BenchScenario scenario, bool share) {
   ScenarioRun& run = built.value();
   World& world = run.world.world;
   ReplicatorDef def;
-  def.serialize = scenarios::serialize_walker;
+  const bool whole = mode == Mode::whole || mode == Mode::whole_delta;
+  def.serialize = whole ? scenarios::serialize_walker_whole : scenarios::serialize_walker;
   def.serialize_context = &world;
-  def.share_payloads = share;
+  def.share_payloads = mode != Mode::per_client;
+  def.delta_updates = mode == Mode::whole_delta;
   def.tick_seconds = 1.0f / scenario.walk.hz;
   Replicator replicator = std::move(Replicator::create(world, def).value());
   auto step = [&] {
@@ -62,9 +80,9 @@ void run_send(benchmark::State& state, BenchScenario scenario, bool share) {
 
 void register_all() {
   for (const BenchScenario& s : {reference_scenario(), arena_scenario()}) {
-    for (const bool share : {true, false}) {
-      const std::string name = std::string(s.name) + (share ? "/shared" : "/per_client");
-      benchmark::RegisterBenchmark(name.c_str(), [s, share](benchmark::State& st) { run_send(st, s, share); })
+    for (const Mode mode : {Mode::shared, Mode::per_client, Mode::whole, Mode::whole_delta}) {
+      const std::string name = std::string(s.name) + "/" + mode_name(mode);
+      benchmark::RegisterBenchmark(name.c_str(), [s, mode](benchmark::State& st) { run_send(st, s, mode); })
           ->Unit(benchmark::kMicrosecond)
           ->MinTime(0.5)
           ->Repetitions(3)

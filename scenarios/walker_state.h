@@ -25,4 +25,15 @@ inline bool serialize_walker(Stream& s, EntityId e, StatePart part, void* contex
          s.serialize_bytes(name.data(), name.size());
 }
 
+/// The same walker sent whole in every update as well: position, kind, health, a 16-byte name and
+/// 16 bytes of gear, about 40 bytes of which only the position changes while it walks. The state a
+/// game sends when it does not split its state by part, and what delta updates are for.
+inline bool serialize_walker_whole(Stream& s, EntityId e, StatePart /*part*/, void* context) {
+  if (!serialize_walker(s, e, StatePart::full, context)) return false;
+  std::array<std::uint8_t, 16> gear{};
+  for (std::size_t i = 0; i < gear.size(); ++i)
+    gear[i] = static_cast<std::uint8_t>((e.index * 7 + i * 13) & 0xff);
+  return s.serialize_bytes(gear.data(), gear.size());
+}
+
 }  // namespace sightline::scenarios

@@ -53,27 +53,38 @@ std::span<const std::uint8_t> ReplicatorImpl::client_update(ClientSend& s, Entit
   }
   if (b == nullptr && s.unreliable) b = add_baseline(c, e);
   const bool has_base = b != nullptr && b->base >= 0 && b->tick[static_cast<std::size_t>(b->base)] < s.tick;
+  // Reliable: every update is kept (it arrives, in order). Unreliable: one in flight at a time,
+  // and none before the client acknowledged what was sent before the entity's spawn, so a state
+  // from an earlier stay in its set (dropped with the despawn) is never a base.
   choice.keep = state.size() <= def.delta_state_bytes &&
-                (b == nullptr || (b->candidate < 0 && c.acked >= b->ready_after));
-  if (!choice.keep && !has_base) return record;
-
-  std::uint8_t* const out = s.w.delta_record.data();
+                (!s.unreliable || (b->candidate < 0 && c.acked >= b->ready_after));
   const auto state_size = static_cast<std::uint32_t>(state.size());
-  std::size_t size = encode_delta_update_record(s.w.delta_record, e, choice.keep, 0, state_size, state);
   if (has_base) {
     const auto half = static_cast<std::size_t>(b->base);
     const std::span<const std::uint8_t> base{
         c.baseline_bytes.data() + (std::size_t{b->slot} * 2 + half) * def.delta_state_bytes, b->size[half]};
     const std::size_t runs = write_delta_runs(base, state, s.w.delta_runs);
     const std::uint32_t age = s.tick - b->tick[half];
-    if (delta_update_record_bytes(e, age, state_size, runs) < size) {
-      size = encode_delta_update_record(s.w.delta_record, e, choice.keep, age, state_size,
-                                        {s.w.delta_runs.data(), runs});
+    // The two forms share type, flags and entity; a delta adds its base age and state length.
+    const std::size_t delta_tail =
+        varint_bytes(age) + varint_bytes(state_size) + varint_bytes(static_cast<std::uint32_t>(runs)) + runs;
+    const std::size_t whole_tail = varint_bytes(state_size) + state.size();
+    SIGHTLINE_ASSERT(delta_update_record_bytes(e, age, state_size, runs) -
+                         delta_update_record_bytes(e, 0, state_size, state.size()) ==
+                     delta_tail - whole_tail);
+    if (delta_tail < whole_tail) {
       choice.delta = true;
+      const std::size_t size = encode_delta_update_record(s.w.delta_record, e, choice.keep, age, state_size,
+                                                          {s.w.delta_runs.data(), runs});
+      SIGHTLINE_ASSERT(size != 0);
+      return {s.w.delta_record.data(), size};
     }
   }
+  // Whole: as the shared update record unless the client is asked to keep it.
+  if (!choice.keep) return record;
+  const std::size_t size = encode_delta_update_record(s.w.delta_record, e, true, 0, state_size, state);
   SIGHTLINE_ASSERT(size != 0);
-  return {out, size};
+  return {s.w.delta_record.data(), size};
 }
 
 void ReplicatorImpl::note_kept(ClientSend& s, EntityId e, std::span<const std::uint8_t> record) {

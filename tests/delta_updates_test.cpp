@@ -242,8 +242,19 @@ TEST(DeltaUpdatesTest, AReplicatorWithDeltasDeliversTheSameStatesInFewerBytes) {
     deltas += delta.stats().delta_updates;
     for (const auto packet : *plain.packets(client))
       ASSERT_TRUE(plain_mirror.receive(packet, &plain_states).ok());
-    for (const auto packet : *delta.packets(client))
+    for (const auto packet : *delta.packets(client)) {
       ASSERT_TRUE(delta_mirror.receive(packet, &delta_states).ok());
+      // Reliable, an update every tick: each is kept and the next is a delta against it.
+      DecodedPacket decoded;
+      ASSERT_TRUE(decode_packet(packet, decoded).ok());
+      for (const WireRecord& rec : decoded.records) {
+        if (rec.type != RecordType::delta_update) continue;
+        EXPECT_TRUE(rec.keep);
+        if (rec.base_age != 0) {
+          EXPECT_EQ(rec.base_age, 1u) << "tick " << t;
+        }
+      }
+    }
     ASSERT_TRUE(delta_mirror.anomalies().empty());
   }
   EXPECT_EQ(delta_states.by_entity_tick, plain_states.by_entity_tick);

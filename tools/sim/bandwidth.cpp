@@ -51,7 +51,8 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
   totals.latency_ticks = static_cast<std::uint32_t>(std::lround(config.latency_ms / 1000.0f * config.hz));
 
   ReplicatorDef rdef;
-  rdef.serialize = scenarios::serialize_walker;
+  rdef.serialize = config.whole_state ? scenarios::serialize_walker_whole : scenarios::serialize_walker;
+  rdef.delta_updates = config.delta_updates;
   rdef.serialize_context = &world;
   rdef.delivery = totals.unreliable ? Delivery::unreliable : Delivery::reliable;
   rdef.tick_seconds = 1.0f / config.hz;
@@ -119,6 +120,7 @@ Result<BandwidthTotals> run_bandwidth(const BandwidthConfig& config, std::uint32
     totals.packets += s.packets;
     totals.spawns += s.spawns;
     totals.updates += s.updates;
+    totals.delta_updates += s.delta_updates;
     totals.despawns += s.despawns;
     totals.events += s.events;
     totals.event_bytes += s.event_bytes;

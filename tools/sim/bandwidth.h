@@ -23,6 +23,10 @@ struct BandwidthConfig {
   /// Events emitted a second over the whole world (a gunshot at a random walker, naming it, heard
   /// at twice the enter radius, sent reliably); 0: none.
   float events_per_second = 0.0f;
+  /// Every update carries the walker's whole 40-byte state (scenarios::serialize_walker_whole)
+  /// instead of its position alone.
+  bool whole_state = false;
+  bool delta_updates = false;  ///< ReplicatorDef::delta_updates.
 };
 
 struct BandwidthTotals {
@@ -36,6 +40,7 @@ struct BandwidthTotals {
   std::uint64_t max_client_bytes = 0;  ///< The busiest client's total.
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;
+  std::uint64_t delta_updates = 0;  ///< Of `updates`, those sent as deltas.
   std::uint64_t despawns = 0;
   std::uint64_t events_emitted = 0;
   std::uint64_t events = 0;        ///< Event records sent (one a recipient).

@@ -178,6 +178,8 @@ nlohmann::ordered_json bandwidth_json(const sightline::sim::BandwidthTotals& t,
   out["packets_per_second"] = static_cast<double>(t.packets) / seconds;
   out["spawns"] = t.spawns;
   out["updates"] = t.updates;
+  out["state"] = c.whole_state ? "whole" : "position";
+  out["delta_updates"] = t.delta_updates;
   out["despawns"] = t.despawns;
   out["events_emitted"] = t.events_emitted;
   out["events_sent"] = t.events;
@@ -215,6 +217,10 @@ void print_bandwidth(const sightline::sim::BandwidthTotals& t, const sightline::
   fmt::print(
       "budget {} bytes a send, entry allowance {} bytes a send, {:g} ms latency, {:g}% loss, {} delivery\n",
       c.budget, c.entry_budget, c.latency_ms, c.loss_percent, t.unreliable ? "unreliable" : "reliable");
+  if (c.whole_state || c.delta_updates) {
+    fmt::print("updates carry the {}; {}\n", c.whole_state ? "whole 40-byte state" : "position",
+               c.delta_updates ? "sent as deltas where the client holds a base" : "sent whole");
+  }
   fmt::print("{:<28} {:>12} bytes/s  ({:.1f} kbit/s); busiest client {} bytes/s\n", "per client",
              grouped(per_client), per_client * 8.0 / 1000.0,
              grouped(static_cast<double>(t.max_client_bytes) / seconds));
@@ -223,6 +229,7 @@ void print_bandwidth(const sightline::sim::BandwidthTotals& t, const sightline::
   };
   line("packets", t.packets);
   line("updates sent", t.updates);
+  if (c.delta_updates) line("  of them deltas", t.delta_updates);
   line("updates left for later", t.updates_skipped);
   line("spawns", t.spawns);
   line("despawns", t.despawns);
@@ -312,6 +319,8 @@ int main(int argc, char** argv) {
   float latency_ms = 0.0f;
   float loss_percent = 0.0f;
   float events_per_second = 0.0f;
+  bool whole_state = false;
+  bool deltas = false;
   float speed = defaults.speed;
 
   auto* entities_opt =
@@ -380,6 +389,13 @@ int main(int argc, char** argv) {
       app.add_option("--events", events_per_second,
                      "Bandwidth run: gunshots a second over the world, each at a random walker, heard at "
                      "twice the enter radius and sent reliably; their bytes are counted");
+  auto* whole_state_opt =
+      app.add_flag("--whole-state", whole_state,
+                   "Bandwidth run: every update carries the walker's whole state (position, kind, health, "
+                   "name, gear: about 40 bytes, only the position changing) instead of its position");
+  auto* deltas_opt = app.add_flag("--deltas", deltas,
+                                  "Bandwidth run: send updates as deltas against a state the client holds "
+                                  "(ReplicatorDef::delta_updates)");
   auto* speed_opt = app.add_option("--speed", speed, "Walking speed of the simulated walk, units per second");
   try {
     app.parse(argc, argv);
@@ -390,7 +406,7 @@ int main(int argc, char** argv) {
   if (scenario_opt->count() != 0) {
     for (const CLI::Option* opt :
          {json_opt, trace_opt, write_trace_opt, no_interest_opt, drill_opt, tiers_opt, leave_opt, budget_opt,
-          entry_opt, latency_opt, loss_opt, events_opt}) {
+          entry_opt, latency_opt, loss_opt, events_opt, whole_state_opt, deltas_opt}) {
       if (opt->count() != 0) {
         return fail(
             fmt::format("{} cannot be used with --scenario {}: the scenario runs its own rows and "
@@ -508,13 +524,13 @@ int main(int argc, char** argv) {
   }
 
   const bool bandwidth = budget_opt->count() + entry_opt->count() + latency_opt->count() + loss_opt->count() +
-                             events_opt->count() !=
+                             events_opt->count() + whole_state_opt->count() + deltas_opt->count() !=
                          0;
   if (bandwidth) {
     if (no_interest || drill_opt->count() != 0)
       return fail(
-          "--budget, --entry-budget, --latency, --loss and --events need interest management: not with "
-          "--no-interest or --drill");
+          "--budget, --entry-budget, --latency, --loss, --events, --whole-state and --deltas need interest "
+          "management: not with --no-interest or --drill");
     if (budget < sightline::kStateHeaderBytes + 16)
       return fail(fmt::format("--budget is {}: must be >= {} (a packet header and a record)", budget,
                               sightline::kStateHeaderBytes + 16));
@@ -540,6 +556,8 @@ int main(int argc, char** argv) {
     bw.loss_percent = loss_percent;
     bw.seed = seed;
     bw.events_per_second = events_per_second;
+    bw.whole_state = whole_state;
+    bw.delta_updates = deltas;
     ProgressBar bar(ticks);
     auto totals =
         sightline::sim::run_bandwidth(bw, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
