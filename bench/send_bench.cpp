@@ -10,7 +10,8 @@
 //   <scenario>/whole_delta the same with ReplicatorDef::delta_updates: updates written as byte
 //                          runs against a state the client keeps.
 // Only send() is timed; the tick before it is not. Counters: serializer calls and payload bytes
-// they produced per send, and the packet bytes per send (the same in both: the wire is unchanged).
+// they produced per send, the packet bytes per send (the same for shared and per_client: the wire
+// is unchanged), and the updates and delta updates sent per send.
 #include <benchmark/benchmark.h>
 
 #include <optional>
@@ -61,7 +62,7 @@ void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
     step();
     if (!replicator.send().ok()) std::abort();
   }
-  std::uint64_t calls = 0, payload_bytes = 0, packet_bytes = 0, sends = 0;
+  std::uint64_t calls = 0, payload_bytes = 0, packet_bytes = 0, updates = 0, deltas = 0, sends = 0;
   for (auto _ : state) {
     state.PauseTiming();
     step();
@@ -70,12 +71,16 @@ void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
     calls += replicator.stats().serialize_calls;
     payload_bytes += replicator.stats().serialized_bytes;
     packet_bytes += replicator.stats().bytes;
+    updates += replicator.stats().updates;
+    deltas += replicator.stats().delta_updates;
     ++sends;
   }
   const double n = static_cast<double>(std::max<std::uint64_t>(1, sends));
   state.counters["serialize_calls"] = static_cast<double>(calls) / n;
   state.counters["serialized_bytes"] = static_cast<double>(payload_bytes) / n;
   state.counters["packet_bytes"] = static_cast<double>(packet_bytes) / n;
+  state.counters["updates"] = static_cast<double>(updates) / n;
+  state.counters["deltas"] = static_cast<double>(deltas) / n;
 }
 
 void register_all() {
