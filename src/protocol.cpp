@@ -374,12 +374,26 @@ void put_run_varint(std::uint8_t* out, std::size_t& at, std::uint32_t v) noexcep
 
 std::size_t write_delta_runs(std::span<const std::uint8_t> base, std::span<const std::uint8_t> state,
                              std::span<std::uint8_t> out) noexcept {
-  const std::size_t n = state.size();
   const auto differs = [&](std::size_t i) { return i >= base.size() || state[i] != base[i]; };
+  const auto same_word = [&](std::size_t i) {  // 8 bytes from i, all inside both
+    std::uint64_t x = 0;
+    std::uint64_t y = 0;
+    std::memcpy(&x, state.data() + i, 8);
+    std::memcpy(&y, base.data() + i, 8);
+    return x == y;
+  };
+  // Bytes after the last change are the base's (the runs' tail): find where they start, a word
+  // at a time, and scan only up to there.
+  std::size_t n = state.size();
+  if (n <= base.size()) {
+    while (n >= 8 && same_word(n - 8)) n -= 8;
+    while (n > 0 && !differs(n - 1)) --n;
+  }
   std::size_t at = 0;
   std::size_t p = 0;  // the state written so far
   for (;;) {
     std::size_t first = p;
+    while (first + 8 <= n && first + 8 <= base.size() && same_word(first)) first += 8;
     while (first < n && !differs(first)) ++first;
     if (first == n) break;
     // The changed run goes on over gaps of up to 2 kept bytes: a new run would cost as much.

@@ -305,6 +305,49 @@ RC_GTEST_PROP(ProtocolRoundTrip, DeltaRunsRebuildTheState, ()) {
   }
 }
 
+// The runs' rule, byte by byte: a changed run starts at a byte that differs (or lies past the
+// baseline), goes on over gaps of at most 2 kept bytes, and stops before 3 kept bytes or the end.
+std::vector<std::uint8_t> plain_delta_runs(const std::vector<std::uint8_t>& base,
+                                           const std::vector<std::uint8_t>& state) {
+  const auto differs = [&](std::size_t i) { return i >= base.size() || state[i] != base[i]; };
+  std::size_t last = state.size();  // one past the last byte that differs
+  while (last > 0 && !differs(last - 1)) --last;
+  std::vector<std::uint8_t> out;
+  const auto varint = [&](std::size_t v) {
+    for (; v >= 0x80; v >>= 7) out.push_back(static_cast<std::uint8_t>((v & 0x7f) | 0x80));
+    out.push_back(static_cast<std::uint8_t>(v));
+  };
+  std::size_t p = 0;
+  while (p < last) {
+    std::size_t first = p;
+    while (!differs(first)) ++first;
+    std::size_t end = first + 1;
+    for (;;) {
+      std::size_t kept = 0;
+      while (end + kept < last && !differs(end + kept)) ++kept;
+      if (end + kept < last && kept <= 2) {
+        end += kept + 1;  // bridge the gap and take the differing byte after it
+      } else {
+        break;
+      }
+    }
+    varint(first - p);
+    varint(end - first);
+    out.insert(out.end(), state.begin() + static_cast<std::ptrdiff_t>(first),
+               state.begin() + static_cast<std::ptrdiff_t>(end));
+    p = end;
+  }
+  return out;
+}
+
+// The fast runs (a word at a time over kept stretches) are the plain rule's, byte for byte.
+RC_GTEST_PROP(ProtocolRoundTrip, DeltaRunsMatchThePlainRule, ()) {
+  const StatePair p = *any_state_pair();
+  std::vector<std::uint8_t> runs(delta_runs_bound(p.state.size()));
+  runs.resize(write_delta_runs(p.base, p.state, runs));
+  RC_ASSERT(runs == plain_delta_runs(p.base, p.state));
+}
+
 RC_GTEST_PROP(ProtocolRoundTrip, AcksDecodeToWhatWasWritten, ()) {
   const AckPacket ack{*any_u32(), *any_u32(), *any_u32()};
   std::array<std::uint8_t, kAckBytes> bytes{};
