@@ -155,7 +155,9 @@ class MirrorImpl {
     const auto at = table.find(r.entity.index);
     if (at == table.end() || at->second.generation != r.entity.generation) return false;
     const Kept* base = at->second.kept_at(packet_tick - r.base_age);
-    if (base == nullptr) return false;
+    // Bytes past the runs come from the base: a longer state cannot be rebuilt, and is refused
+    // before anything is allocated for it.
+    if (base == nullptr || r.state_size > base->bytes.size() + r.payload.size()) return false;
     rebuilt.resize(r.state_size);
     if (!apply_delta_runs(base->bytes, r.payload, rebuilt)) return false;
     state = rebuilt;
@@ -283,7 +285,6 @@ void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, boo
     }
     return;
   }
-  if (r.base_age != 0) ++stats.deltas;
   Held& h = at->second;
   if (r.keep) {
     // Into the older of the two, unless both are newer (a late copy of an older packet).
@@ -301,6 +302,7 @@ void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, boo
   }
   push_state(h, tick, StatePart::update, state);
   ++stats.updates;
+  if (r.base_age != 0) ++stats.deltas;
   if (listener != nullptr) listener->on_update(e, state, tick);
 }
 

@@ -56,8 +56,10 @@ std::span<const std::uint8_t> ReplicatorImpl::client_update(ClientSend& s, Entit
   // Reliable: every update is kept (it arrives, in order). Unreliable: one in flight at a time,
   // and none before the client acknowledged what was sent before the entity's spawn, so a state
   // from an earlier stay in its set (dropped with the despawn) is never a base.
+  // A second send in one tick keeps nothing more: the client names kept states by tick.
   choice.keep = state.size() <= def.delta_state_bytes &&
-                (!s.unreliable || (b->candidate < 0 && c.acked >= b->ready_after));
+                (!s.unreliable || (b->candidate < 0 && c.acked >= b->ready_after)) &&
+                (b == nullptr || b->base < 0 || b->tick[static_cast<std::size_t>(b->base)] < s.tick);
   const auto state_size = static_cast<std::uint32_t>(state.size());
   if (has_base) {
     const auto half = static_cast<std::size_t>(b->base);
@@ -65,14 +67,15 @@ std::span<const std::uint8_t> ReplicatorImpl::client_update(ClientSend& s, Entit
         c.baseline_bytes.data() + (std::size_t{b->slot} * 2 + half) * def.delta_state_bytes, b->size[half]};
     const std::size_t runs = write_delta_runs(base, state, s.w.delta_runs);
     const std::uint32_t age = s.tick - b->tick[half];
-    // The two forms share type, flags and entity; a delta adds its base age and state length.
+    // The two forms share type, flags and entity; a delta adds its base age and state length
+    // (and, against an update record not kept, the flags byte).
     const std::size_t delta_tail =
         varint_bytes(age) + varint_bytes(state_size) + varint_bytes(static_cast<std::uint32_t>(runs)) + runs;
     const std::size_t whole_tail = varint_bytes(state_size) + state.size();
     SIGHTLINE_ASSERT(delta_update_record_bytes(e, age, state_size, runs) -
                          delta_update_record_bytes(e, 0, state_size, state.size()) ==
                      delta_tail - whole_tail);
-    if (delta_tail < whole_tail) {
+    if (delta_tail + (choice.keep ? 0 : 1) < whole_tail) {
       choice.delta = true;
       const std::size_t size = encode_delta_update_record(s.w.delta_record, e, choice.keep, age, state_size,
                                                           {s.w.delta_runs.data(), runs});

@@ -232,7 +232,16 @@ constexpr bool serialize_delta_update(S& s, WireRecord& r, std::uint32_t& payloa
                              std::to_string(packet_tick) + "]");
     }
   }
-  if (!s.varint(r.state_size, "state length") || !s.varint(payload_length, "delta length")) return false;
+  if constexpr (S::reading) at = s.pos();
+  if (!s.varint(r.state_size, "state length")) return false;
+  if constexpr (S::reading) {
+    if (r.state_size > kMaxDeltaStateBytes) {
+      return s.refuse_at(at, "state length",
+                         "is " + std::to_string(r.state_size) + ": must be at most " +
+                             std::to_string(kMaxDeltaStateBytes) + " (a packet's largest state)");
+    }
+  }
+  if (!s.varint(payload_length, "delta length")) return false;
   if constexpr (S::reading) at = s.pos();
   if (!s.bytes(r.payload, payload_length, "delta")) return false;
   if constexpr (S::reading) {
@@ -593,7 +602,9 @@ bool PacketWriter::add_delta_update(EntityId entity, bool keep, std::uint32_t ba
                                     std::uint32_t state_size,
                                     std::span<const std::uint8_t> payload) noexcept {
   if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu ||
-      base_age > tick_ || (base_age != 0 && delta_runs_error(payload, state_size) != nullptr)) {
+      base_age > tick_ ||
+      (base_age != 0 &&
+       (state_size > kMaxDeltaStateBytes || delta_runs_error(payload, state_size) != nullptr))) {
     return false;
   }
   WireRecord record{.type = RecordType::delta_update,

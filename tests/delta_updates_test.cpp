@@ -90,6 +90,13 @@ TEST(DeltaUpdatesTest, TheMirrorRebuildsFromTheStateItKept) {
   EXPECT_EQ(m.anomalies()[0].kind, AnomalyKind::baseline_missing);
   EXPECT_EQ(m.anomalies()[0].entity, a);
   EXPECT_EQ(heard.updates.size(), 3u);
+  // A state longer than the kept one and the runs can reach is not rebuilt (nor allocated).
+  Packet huge(4, 15, 1, Delivery::reliable);
+  ASSERT_TRUE(huge.writer->add_delta_update(a, false, 4, kMaxDeltaStateBytes, {}));
+  ASSERT_TRUE(m.receive(huge.bytes(), &heard).ok());
+  ASSERT_EQ(m.anomalies().size(), 1u);
+  EXPECT_EQ(m.anomalies()[0].kind, AnomalyKind::baseline_missing);
+  EXPECT_EQ(heard.updates.size(), 3u);
 }
 
 TEST(DeltaUpdatesTest, TheMirrorKeepsTheTwoNewestStates) {
@@ -168,12 +175,23 @@ TEST(DeltaUpdatesTest, TheDecoderRefusesABadDeltaUpdate) {
   EXPECT_EQ(refusal({{33, 2}}), "delta at byte 32 has a run whose changed bytes run past its end");
   EXPECT_EQ(refusal({{33, 0x80}, {34, 0x80}}),
             "delta at byte 32 has a run count that is not a varint (overlong, above 32 bits, or cut off)");
+  // A state length no packet could carry: the state length is the varint at byte 30.
+  {
+    std::vector<std::uint8_t> big = good;
+    big[30] = 0xe7;  // 65511 = 0xffe7: e7 ff 03
+    big.insert(big.begin() + 31, {0xff, 0x03});
+    const Status status = decode_packet(big, decoded);
+    EXPECT_EQ(status.message(),
+              "state length at byte 30 is 65511: must be at most 65510 (a packet's largest state)");
+  }
   // The writer refuses what the decoder would.
   std::vector<std::uint8_t> buffer(256);
   PacketWriter writer(buffer, {Delivery::reliable, 0, 10, 0, {}});
   EXPECT_FALSE(writer.add_delta_update(a, true, 11, 8, runs_of(s10, s11)));
   EXPECT_FALSE(writer.add_delta_update(a, true, 1, 1, runs_of(s10, s11)));
   EXPECT_FALSE(writer.add_delta_update({}, true, 0, 0, s10));
+  EXPECT_FALSE(writer.add_delta_update(a, false, 1, kMaxDeltaStateBytes + 1, {}));
+  EXPECT_TRUE(writer.add_delta_update(a, false, 1, kMaxDeltaStateBytes, {}));
 }
 
 // --- The Replicator -------------------------------------------------------------------------
@@ -262,6 +280,57 @@ TEST(DeltaUpdatesTest, AReplicatorWithDeltasDeliversTheSameStatesInFewerBytes) {
   EXPECT_GT(deltas, 1000u);
   EXPECT_EQ(delta_mirror.stats().deltas, deltas);
   EXPECT_LT(delta_bytes * 3, plain_bytes) << delta_bytes << " against " << plain_bytes;
+}
+
+// Two sends in one World tick, the state changing between them: the client names kept states by
+// tick, so the second keeps nothing and later deltas rebuild the states sent, as without deltas.
+TEST(DeltaUpdatesTest, TwoSendsInOneTickRebuildTheStatesSent) {
+  WorldDef wdef = default_world_def();
+  wdef.enter_radius = 30.0f;
+  wdef.leave_radius = 36.0f;
+  World world = std::move(World::create(wdef).value());
+  std::vector<EntityId> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(*world.create_entity({static_cast<float>(i) * 2.0f, 0.0f}));
+  const ClientId client = *world.create_client(ids[0]);
+  Game game{&world};
+  ReplicatorDef def;
+  def.serialize = forty_bytes;
+  def.serialize_context = &game;
+  def.mode = UpdateMode::fixed_rate;
+  Replicator plain = std::move(Replicator::create(world, def).value());
+  def.delta_updates = true;
+  Replicator delta = std::move(Replicator::create(world, def).value());
+  ClientMirror plain_mirror = make(Delivery::reliable);
+  ClientMirror delta_mirror = make(Delivery::reliable);
+  std::vector<std::vector<std::uint8_t>> plain_updates;
+  std::vector<std::vector<std::uint8_t>> delta_updates;
+  struct Log : MirrorListener {
+    std::vector<std::vector<std::uint8_t>>* to = nullptr;
+    void on_update(EntityId, std::span<const std::uint8_t> state, std::uint32_t) override {
+      to->emplace_back(state.begin(), state.end());
+    }
+  };
+  Log plain_log;
+  plain_log.to = &plain_updates;
+  Log delta_log;
+  delta_log.to = &delta_updates;
+  std::uint64_t deltas = 0;
+  for (std::uint32_t t = 0; t < 20; ++t) {
+    world.tick();
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      game.tick = 6 * t + 3 * k;  // every entity's moving field changes between the two sends
+      ASSERT_TRUE(plain.send().ok());
+      ASSERT_TRUE(delta.send().ok());
+      deltas += delta.stats().delta_updates;
+      for (const auto packet : *plain.packets(client))
+        ASSERT_TRUE(plain_mirror.receive(packet, &plain_log).ok());
+      for (const auto packet : *delta.packets(client))
+        ASSERT_TRUE(delta_mirror.receive(packet, &delta_log).ok());
+      ASSERT_TRUE(delta_mirror.anomalies().empty()) << "tick " << t;
+    }
+  }
+  EXPECT_GT(deltas, 100u);
+  EXPECT_EQ(delta_updates, plain_updates);
 }
 
 TEST(DeltaUpdatesTest, AStateLargerThanTheKeptSizeGoesWhole) {

@@ -140,7 +140,7 @@ struct MirrorStats {
   /// such a packet cannot be told from the first).
   std::uint64_t stale_events = 0;
   std::uint64_t stale_updates = 0;  ///< Unreliable: updates dropped (not held yet or any more, or older).
-  std::uint64_t deltas = 0;         ///< Updates rebuilt from a delta against a kept state.
+  std::uint64_t deltas = 0;         ///< Updates applied that were rebuilt from a delta.
   std::uint64_t reliable_duplicates = 0;  ///< Unreliable: spawns and despawns received again.
   std::uint64_t reliable_buffered = 0;    ///< Unreliable: spawns and despawns that waited for a missing one.
   std::uint64_t anomalies = 0;

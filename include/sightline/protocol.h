@@ -22,6 +22,9 @@ inline constexpr std::uint8_t kProtocolVersion = 2;
 inline constexpr std::size_t kStateHeaderBytes = 25;
 /// Bytes of an ack packet.
 inline constexpr std::size_t kAckBytes = 14;
+/// The largest state a delta update may rebuild, bytes: the most a packet's payload can hold
+/// (kMaxPacketBytes less the header), so a kept state is never larger than a whole one.
+inline constexpr std::size_t kMaxDeltaStateBytes = kMaxPacketBytes - kStateHeaderBytes;
 
 /// Byte offsets of the header fields (docs/protocol.md). Every packet starts with its version
 /// and kind; a state packet's fields follow, then its records from kStateHeaderBytes; an ack's

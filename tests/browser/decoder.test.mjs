@@ -550,6 +550,17 @@ test('the mirror rebuilds a delta update from the state it kept, and counts one 
   // The same delta, checked as the state it rebuilds: a rebuilt state that does not read is refused.
   const bad = delta(14, 3, p(1.5, 7.25), Uint8Array.of(0xff, 0xff, 0xff), false);
   assert.throws(() => decodeTickPackets([bad], world, m), /record 0 \(delta_update of 4:1\): its payload fails the state check/);
+  // A state length no packet carries is refused; one longer than the base and its runs can reach
+  // is not rebuilt (nothing is allocated for it) and counts as a missing base.
+  const sized = (tick, stateSize) => packetWith(tick - 10, [{
+    type: 'delta_update', index: 4, generation: 1, keep: false, baseAge: 3, stateSize, payload: new Uint8Array(0),
+  }], tick);
+  assert.throws(() => decodeTickPackets([sized(14, 65511)], world, m),
+    /state length at byte 30 is 65511: must be at most 65510 \(a packet's largest state\)/);
+  const missing = m.anomalies.baseline_missing;
+  apply(sized(14, 65510));
+  assert.equal(m.anomalies.baseline_missing, missing + 1);
+  assert.equal(updates.length, 3);
 });
 
 test('a tick frame with one bad packet or payload is refused whole, before anything applies', () => {

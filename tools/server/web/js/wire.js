@@ -4,6 +4,8 @@
 
 export const PROTOCOL_VERSION = 2;
 export const STATE_HEADER_BYTES = 25;
+/** The largest state a delta update may rebuild: a 65535-byte packet's payload. */
+export const MAX_DELTA_STATE_BYTES = 65535 - STATE_HEADER_BYTES;
 export const FLAG_UNRELIABLE = 1;
 export const FLAG_CULLING = 2;
 export const SPAWN_CREATED = 0x80;  // bit 7 of a spawn's reason byte
@@ -223,7 +225,11 @@ function readDeltaUpdate(input, tick) {
   if (baseAge === 0 || baseAge > tick) {
     input.fail('base age', `is ${baseAge}: must be in [1, the packet's tick ${tick}]`, ageAt);
   }
+  const sizeAt = input.pos;
   const stateSize = input.varint('state length');
+  if (stateSize > MAX_DELTA_STATE_BYTES) {
+    input.fail('state length', `is ${stateSize}: must be at most ${MAX_DELTA_STATE_BYTES} (a packet's largest state)`, sizeAt);
+  }
   const length = input.varint('delta length');
   const runsAt = input.pos;
   const payload = input.take(length, 'delta');
@@ -276,7 +282,8 @@ function deltaRunsError(runs, size) {
  */
 export function applyDeltaRuns(base, runs, size) {
   const pairs = deltaRuns(runs);
-  if (typeof pairs === 'string') return null;
+  // Bytes past the runs come from the base: a longer state cannot be rebuilt.
+  if (typeof pairs === 'string' || size > base.length + runs.length) return null;
   const out = new Uint8Array(size);
   let p = 0;
   const keep = (count) => {
