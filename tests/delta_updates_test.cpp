@@ -223,25 +223,51 @@ struct States : MirrorListener {
   }
 };
 
-TEST(DeltaUpdatesTest, AReplicatorWithDeltasDeliversTheSameStatesInFewerBytes) {
-  WorldDef wdef = default_world_def();
-  wdef.enter_radius = 30.0f;
-  wdef.leave_radius = 36.0f;
-  World world = std::move(World::create(wdef).value());
-  std::vector<EntityId> ids;
-  for (int i = 0; i < 40; ++i)
-    ids.push_back(*world.create_entity({static_cast<float>(i % 8) * 5.0f, static_cast<float>(i / 8) * 5.0f}));
-  const ClientId client = *world.create_client(ids[0]);
+// One World with a client at its first entity, and two Replicators over it sending the 40-byte
+// state at a fixed rate: one whole, one with delta updates, each into its own reliable mirror.
+struct PlainAndDelta {
+  World world;
   Game game{&world};
-  ReplicatorDef def;
-  def.serialize = forty_bytes;
-  def.serialize_context = &game;
-  def.mode = UpdateMode::fixed_rate;
-  Replicator plain = std::move(Replicator::create(world, def).value());
-  def.delta_updates = true;
-  Replicator delta = std::move(Replicator::create(world, def).value());
+  std::vector<EntityId> ids;
+  ClientId client;
+  std::optional<Replicator> plain;
+  std::optional<Replicator> delta;
   ClientMirror plain_mirror = make(Delivery::reliable);
   ClientMirror delta_mirror = make(Delivery::reliable);
+
+  explicit PlainAndDelta(const std::vector<std::pair<float, float>>& at) : world(make_world()) {
+    for (const auto& [x, z] : at) ids.push_back(*world.create_entity({x, z}));
+    client = *world.create_client(ids[0]);
+    ReplicatorDef def;
+    def.serialize = forty_bytes;
+    def.serialize_context = &game;
+    def.mode = UpdateMode::fixed_rate;
+    plain.emplace(std::move(Replicator::create(world, def).value()));
+    def.delta_updates = true;
+    delta.emplace(std::move(Replicator::create(world, def).value()));
+  }
+  PlainAndDelta(const PlainAndDelta&) = delete;  // game points at world
+  PlainAndDelta& operator=(const PlainAndDelta&) = delete;
+
+  static World make_world() {
+    WorldDef wdef = default_world_def();
+    wdef.enter_radius = 30.0f;
+    wdef.leave_radius = 36.0f;
+    return std::move(World::create(wdef).value());
+  }
+};
+
+TEST(DeltaUpdatesTest, AReplicatorWithDeltasDeliversTheSameStatesInFewerBytes) {
+  std::vector<std::pair<float, float>> at;
+  for (int i = 0; i < 40; ++i)
+    at.emplace_back(static_cast<float>(i % 8) * 5.0f, static_cast<float>(i / 8) * 5.0f);
+  PlainAndDelta run(at);
+  World& world = run.world;
+  const std::vector<EntityId>& ids = run.ids;
+  Replicator& plain = *run.plain;
+  Replicator& delta = *run.delta;
+  ClientMirror& plain_mirror = run.plain_mirror;
+  ClientMirror& delta_mirror = run.delta_mirror;
   States plain_states;
   States delta_states;
   std::uint64_t plain_bytes = 0;
@@ -252,15 +278,15 @@ TEST(DeltaUpdatesTest, AReplicatorWithDeltasDeliversTheSameStatesInFewerBytes) {
       const Position p = *world.position(ids[i]);
       ASSERT_TRUE(world.set_position(ids[i], p.x + 0.25f, p.z).ok());
     }
-    game.tick = static_cast<std::uint32_t>(world.tick().tick);
+    run.game.tick = static_cast<std::uint32_t>(world.tick().tick);
     ASSERT_TRUE(plain.send().ok());
     ASSERT_TRUE(delta.send().ok());
     plain_bytes += plain.stats().bytes;
     delta_bytes += delta.stats().bytes;
     deltas += delta.stats().delta_updates;
-    for (const auto packet : *plain.packets(client))
+    for (const auto packet : *plain.packets(run.client))
       ASSERT_TRUE(plain_mirror.receive(packet, &plain_states).ok());
-    for (const auto packet : *delta.packets(client)) {
+    for (const auto packet : *delta.packets(run.client)) {
       ASSERT_TRUE(delta_mirror.receive(packet, &delta_states).ok());
       // Reliable, an update every tick: each is kept and the next is a delta against it.
       DecodedPacket decoded;
@@ -285,23 +311,11 @@ TEST(DeltaUpdatesTest, AReplicatorWithDeltasDeliversTheSameStatesInFewerBytes) {
 // Two sends in one World tick, the state changing between them: the client names kept states by
 // tick, so the second keeps nothing and later deltas rebuild the states sent, as without deltas.
 TEST(DeltaUpdatesTest, TwoSendsInOneTickRebuildTheStatesSent) {
-  WorldDef wdef = default_world_def();
-  wdef.enter_radius = 30.0f;
-  wdef.leave_radius = 36.0f;
-  World world = std::move(World::create(wdef).value());
-  std::vector<EntityId> ids;
-  for (int i = 0; i < 12; ++i) ids.push_back(*world.create_entity({static_cast<float>(i) * 2.0f, 0.0f}));
-  const ClientId client = *world.create_client(ids[0]);
-  Game game{&world};
-  ReplicatorDef def;
-  def.serialize = forty_bytes;
-  def.serialize_context = &game;
-  def.mode = UpdateMode::fixed_rate;
-  Replicator plain = std::move(Replicator::create(world, def).value());
-  def.delta_updates = true;
-  Replicator delta = std::move(Replicator::create(world, def).value());
-  ClientMirror plain_mirror = make(Delivery::reliable);
-  ClientMirror delta_mirror = make(Delivery::reliable);
+  std::vector<std::pair<float, float>> at;
+  for (int i = 0; i < 12; ++i) at.emplace_back(static_cast<float>(i) * 2.0f, 0.0f);
+  PlainAndDelta run(at);
+  Replicator& plain = *run.plain;
+  Replicator& delta = *run.delta;
   std::vector<std::vector<std::uint8_t>> plain_updates;
   std::vector<std::vector<std::uint8_t>> delta_updates;
   struct Log : MirrorListener {
@@ -316,17 +330,17 @@ TEST(DeltaUpdatesTest, TwoSendsInOneTickRebuildTheStatesSent) {
   delta_log.to = &delta_updates;
   std::uint64_t deltas = 0;
   for (std::uint32_t t = 0; t < 20; ++t) {
-    world.tick();
+    run.world.tick();
     for (std::uint32_t k = 0; k < 2; ++k) {
-      game.tick = 6 * t + 3 * k;  // every entity's moving field changes between the two sends
+      run.game.tick = 6 * t + 3 * k;  // every entity's moving field changes between the two sends
       ASSERT_TRUE(plain.send().ok());
       ASSERT_TRUE(delta.send().ok());
       deltas += delta.stats().delta_updates;
-      for (const auto packet : *plain.packets(client))
-        ASSERT_TRUE(plain_mirror.receive(packet, &plain_log).ok());
-      for (const auto packet : *delta.packets(client))
-        ASSERT_TRUE(delta_mirror.receive(packet, &delta_log).ok());
-      ASSERT_TRUE(delta_mirror.anomalies().empty()) << "tick " << t;
+      for (const auto packet : *plain.packets(run.client))
+        ASSERT_TRUE(run.plain_mirror.receive(packet, &plain_log).ok());
+      for (const auto packet : *delta.packets(run.client))
+        ASSERT_TRUE(run.delta_mirror.receive(packet, &delta_log).ok());
+      ASSERT_TRUE(run.delta_mirror.anomalies().empty()) << "tick " << t;
     }
   }
   EXPECT_GT(deltas, 100u);
