@@ -1,5 +1,5 @@
-// libFuzzer target for the demo's frame readers: any bytes are a client frame (read with and
-// without the server's debug view) and every server frame; none crashes, every refusal has a
+// libFuzzer target for the demo's frame readers: any bytes are a client frame and a why question
+// (read with and without the server's debug view) and every server frame; none crashes, every refusal has a
 // reason (a client frame's fits a WebSocket close frame), and whatever is accepted is the one
 // encoding of what it decodes to (the writers give back the same bytes).
 #include <algorithm>
@@ -34,6 +34,17 @@ void client_frame(std::span<const std::uint8_t> bytes, bool debug_view_allowed) 
   check(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()));
 }
 
+void why_question(std::span<const std::uint8_t> bytes, bool debug_view_allowed) {
+  const ClientLimits limits{.debug_view_allowed = debug_view_allowed};
+  const auto entity = read_why(bytes, limits);
+  if (!entity) {
+    check(!entity.status().message().empty() && entity.status().message().size() <= 123);
+    return;
+  }
+  const Bytes again = encode_why(*entity);
+  check(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()));
+}
+
 void same(const Bytes& written, std::span<const std::uint8_t> bytes) {
   check(written.size() == bytes.size() && std::equal(written.begin(), written.end(), bytes.begin()));
 }
@@ -61,6 +72,13 @@ void server_frames(std::span<const std::uint8_t> bytes) {
   } else {
     check(!reset.status().message().empty());
   }
+  if (const auto answer = read_why_answer(bytes)) {
+    Bytes out;
+    write_why_answer(out, *answer);
+    same(out, bytes);
+  } else {
+    check(!answer.status().message().empty());
+  }
   std::uint32_t at_tick = 0;
   if (const auto debug = read_debug(bytes, &at_tick)) {
     Bytes out;
@@ -78,6 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> bytes(data, size);
   client_frame(bytes, false);
   client_frame(bytes, true);
+  why_question(bytes, false);
+  why_question(bytes, true);
   server_frames(bytes);
   return 0;
 }

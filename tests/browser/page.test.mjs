@@ -34,7 +34,8 @@ function state(page) {
       ringsEverDrawn: s.ringsEverDrawn, interest: s.interest, loadingLine: s.loadingLine, grid: s.grid,
       cellsShaded: s.cellsShaded, shadedRange: s.shadedRange, serverMessages: s.serverMessages, messageLine: s.messageLine,
       everyoneLine: s.everyoneLine, ticksLoading: s.ticksLoading, loadingFramesShown: s.loadingFramesShown,
-      lastLoadingLine: s.lastLoadingLine,
+      lastLoadingLine: s.lastLoadingLine, whyPanel: s.whyPanel, whyAsked: s.whyAsked, whyAnswers: s.whyAnswers,
+      selectedDrawn: s.selectedDrawn,
     };
   });
 }
@@ -103,6 +104,36 @@ function rates(before, after) {
     updates: (d('updates') / ticks) * hz,
     updatesPerTick: d('updates') / ticks,
   };
+}
+
+/**
+ * Clicks an entity in debug view and waits for the why panel's answer: `which` is 'held' (the
+ * held entity nearest the viewer, well inside R) or 'outline' (the debug outline farthest from
+ * it). The page asks about the entity nearest the click; a click that found none (the entity
+ * moved away) dragged the viewer instead, and is tried again.
+ */
+async function clickWhy(page, which) {
+  for (let attempt = 0; attempt < 8; ++attempt) {
+    const target = await page.evaluate((kind) => {
+      const s = window.sightline;
+      const list = kind === 'held' ? s.heldEntities : s.hiddenEntities;
+      if (list.length === 0 || s.viewer === null) return null;
+      const d = (e) => Math.hypot(e.x - s.viewer.x, e.z - s.viewer.z);
+      const e = list.reduce((best, x) => ((kind === 'held' ? d(x) < d(best) : d(x) > d(best)) ? x : best));
+      return { index: e.index, distance: d(e), ...s.worldToPage(e.x, e.z) };
+    }, which);
+    if (target !== null) {
+      const before = await state(page);
+      await page.mouse.click(target.x, target.y);
+      if ((await state(page)).whyAsked > before.whyAsked) {
+        const s = await until(page, `the why panel answered for the ${which} entity`,
+          (n) => n.whyPanel !== null && n.whyPanel.answered && n.whyAnswers > before.whyAnswers);
+        return { target, panel: s.whyPanel, state: s };
+      }
+    }
+    await sleep(300);
+  }
+  return assert.fail(`no ${which} entity could be clicked`);
 }
 
 async function openPage(context, url, problems) {
@@ -266,13 +297,47 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
       assert.ok(line.includes(`this connection alone: ${n - 1} a tick`), line);
     });
 
-    await t.test('debug view: the entities not held, as grey outlines', async () => {
+    await t.test('debug view: the entities not held, as grey outlines; a click asks the server why', async () => {
       await setOption(a, 'interest', true);
       await setOption(a, 'debug', true);
       const s = await until(a, 'grey outlines drawn', (n) => n.debugFrames > 0 && n.hiddenDrawn > 0);
       assert.ok(s.hiddenDrawn + s.held >= s.welcome.entityCount - 1, `${s.hiddenDrawn} outlines, ${s.held} held`);
+
+      // The held entity nearest the viewer: held, by the distance rules, with its spawn in this stream.
+      const held = await clickWhy(a, 'held');
+      t.diagnostic(`clicked held entity ${held.target.index} at ${held.target.distance.toFixed(2)} from the viewer: ${JSON.stringify(held.panel.text)}`);
+      const p = held.panel;
+      assert.equal(p.stale, false);
+      assert.equal(p.held, true, JSON.stringify(p));
+      assert.ok(['near', 'within_leave'].includes(p.rule), `rule ${p.rule}`);
+      assert.ok(p.text.includes(`held: ${p.rule} (tick ${p.tick})`), p.text);
+      assert.deepEqual(p.root, { index: p.index, generation: p.generation }, 'the demo attaches nothing');
+      assert.ok(p.text.includes(`root ${p.index}:${p.generation} (itself`), p.text);
+      if (p.pageHolds) {
+        assert.equal(p.transitions.at(-1).kind, 'spawn', JSON.stringify(p.transitions));
+        assert.ok(p.text.includes(`tick ${p.transitions.at(-1).tick} · spawn · ${p.transitions.at(-1).reason}`), p.text);
+      }
+      // The open panel asks again, and its entity is ringed on the canvas.
+      await until(a, 'the panel refreshed', (n) => n.whyAnswers > held.state.whyAnswers + 1 && n.selectedDrawn);
       await a.screenshot({ path: SCREENSHOT.replace(/(\.png)?$/, '-debug.png') });
+
+      // Closed, it asks no more; then the outline farthest from the viewer: not held, beyond the range.
+      await a.click('#why-close');
+      await until(a, 'the why panel closed', (n) => n.whyPanel === null);
+      const outline = await clickWhy(a, 'outline');
+      t.diagnostic(`clicked outline ${outline.target.index} at ${outline.target.distance.toFixed(2)} from the viewer: ${JSON.stringify(outline.panel.text)}`);
+      const q = outline.panel;
+      assert.equal(q.stale, false);
+      assert.equal(q.held, false, JSON.stringify(q));
+      assert.equal(q.rule, 'out_of_range');
+      assert.notEqual(q.generation, 0, 'the answer names the entity found at the outline\'s index');
+      assert.ok(q.text.includes(`not held: out_of_range (tick ${q.tick})`), q.text);
+      assert.equal(q.pageHolds, false);
+      if (q.transitions.length > 0) assert.equal(q.transitions.at(-1).kind, 'despawn', JSON.stringify(q.transitions));
+
+      // why() is the debug view's: turning it off closes the panel.
       await setOption(a, 'debug', false);
+      await until(a, 'the why panel closed', (n) => n.whyPanel === null);
     });
 
     await t.test('no anomaly, no error, no page error', async () => {

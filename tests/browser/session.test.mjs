@@ -1,10 +1,13 @@
 // The page's Session (tools/server/web/js/session.js): a connection's frames in order, a reset,
-// the debug view, and a malformed frame refused whole.
+// the debug view with its why question, answer and transitions, and a malformed frame refused
+// whole.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 
-import { Session } from '../../tools/server/web/js/session.js';
-import { debugFrame, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame } from './lib/encode.mjs';
+import { Session, TRANSITIONS_PER_ENTITY } from '../../tools/server/web/js/session.js';
+import { decodeServerFrame, encodeWhy, RULE_NAMES } from '../../tools/server/web/js/frames.js';
+import { debugFrame, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame, whyAnswerFrame } from './lib/encode.mjs';
 
 const world = { connectionId: 5, width: 12, height: 7.5, enterRadius: 1.6, leaveRadius: 2, cellSize: 1.6,
   tickRate: 20, serverFlags: 1, maxRadius: 6, entityCount: 121 };
@@ -145,4 +148,90 @@ test('server messages are kept as text, the last twenty', () => {
   assert.equal(s.serverMessages.length, 20);
   assert.equal(s.serverMessages[0], 'note 2');
   assert.equal(s.serverMessages.at(-1), 'note 21');
+});
+
+test('why: the answer to the question asked, and the transitions the mirror applied', () => {
+  const s = new Session();
+  s.receive(welcomeFrame(world), 0);
+  const spawnAs = (reliableId, index, reason) => ({ ...spawn(reliableId, index, 6.5, 4), reason });
+  const despawnAs = (reliableId, index, reason) => ({ ...despawn(reliableId, index), reason });
+  // 10 enters (near), 11 enters (teleport); a second spawn of 10 is an anomaly, not a transition.
+  assert.equal(s.receive(tick(2, [packet(0, 2, [spawnAs(0, 10, 0), spawnAs(1, 10, 1), spawnAs(2, 11, 6)])], 7), 100), null);
+  assert.equal(s.anomalies, 1);
+  assert.equal(s.receive(tick(3, [packet(1, 3, [despawnAs(3, 10, 0), despawnAs(4, 11, 1)])], 7), 150), null);
+  assert.equal(s.receive(tick(4, [packet(2, 4, [spawnAs(5, 10, 0)])], 7), 200), null);
+  assert.deepEqual(s.transitionsOf(10).map((t) => [t.tick, t.kind, t.reason]),
+    [[2, 'spawn', 'near'], [3, 'despawn', 'left'], [4, 'spawn', 'near']]);
+  assert.deepEqual(s.transitionsOf(11).map((t) => [t.tick, t.kind, t.reason, t.generation]),
+    [[2, 'spawn', 'teleport', 1], [3, 'despawn', 'destroyed', 1]]);
+  assert.deepEqual(s.transitionsOf(12), []);
+
+  // An answer to no question, or to another entity, is dropped.
+  const answer = (fields) => whyAnswerFrame({ tick: 4, index: 10, generation: 1, held: true, rule: 9, root: { index: 10, generation: 1 }, ...fields });
+  assert.equal(s.receive(answer({}), 210), null);
+  assert.equal(s.answer, null);
+  s.ask(10, 1);
+  assert.equal(s.receive(answer({ index: 11 }), 220), null);
+  assert.equal(s.answer, null);
+  assert.equal(s.receive(answer({}), 230), null);
+  assert.deepEqual({ ...s.answer }, { type: 'why_answer', tick: 4, index: 10, generation: 1, stale: false, held: true,
+    rule: 'near', root: { index: 10, generation: 1 } });
+  assert.equal(s.whyAnswers, 1);
+
+  // A debug outline is asked by index: the answer's generation is kept for the questions after.
+  s.ask(12, 0);
+  assert.equal(s.answer, null, 'another entity: the old answer goes');
+  assert.equal(s.receive(answer({ index: 12, generation: 3, held: false, rule: 11, root: { index: 12, generation: 3 } }), 240), null);
+  assert.equal(s.answer.rule, 'out_of_range');
+  assert.deepEqual(s.question, { index: 12, generation: 3 });
+  assert.equal(s.receive(answer({ index: 12, generation: 3, answer: 1, held: false, rule: 0, root: null }), 250), null);
+  assert.equal(s.answer.stale, true);
+  assert.equal(s.answer.rule, null);
+
+  // The debug view off dismisses the panel; a reset forgets the transitions too.
+  assert.equal(s.receive(tick(5, [], 3), 300), null);
+  assert.equal(s.question, null);
+  s.ask(10, 1);
+  assert.equal(s.receive(resetFrame(6), 350), null);
+  assert.equal(s.question, null);
+  assert.equal(s.transitions.size, 0);
+});
+
+test('why: transitions are bounded per entity and in entities', () => {
+  const s = new Session();
+  s.receive(welcomeFrame(world), 0);
+  let id = 0;
+  let seq = 0;
+  for (let t = 1; t <= 20; ++t) {
+    const records = t % 2 === 1 ? [spawn(id++, 10, 6.5, 4)] : [despawn(id++, 10)];
+    assert.equal(s.receive(tick(t, [packet(seq++, t, records)]), t), null);
+  }
+  assert.equal(s.transitionsOf(10).length, TRANSITIONS_PER_ENTITY);
+  assert.equal(s.transitionsOf(10).at(-1).tick, 20);
+  for (let i = 0; i < 5000; ++i) s.noteTransition(1000 + i, { tick: 21, generation: 1, kind: 'spawn', reason: 'near', created: false });
+  assert.equal(s.transitions.size, 4096);
+  assert.equal(s.transitionsOf(1000).length, 0, 'the entity touched longest ago went first');
+  assert.equal(s.transitionsOf(5999).length, 1);
+});
+
+test('why frames: the bytes of a question, the checks of an answer, the rule names of relevance.h', () => {
+  assert.deepEqual([...encodeWhy(0x04030201, 0x08070605)], [4, 1, 2, 3, 4, 5, 6, 7, 8]);
+  assert.deepEqual([...encodeWhy(0xffffffff, 0)], [4, 255, 255, 255, 255, 0, 0, 0, 0]);
+  const good = { tick: 4, index: 10, generation: 1, held: true, rule: 10, root: { index: 10, generation: 1 } };
+  assert.equal(decodeServerFrame(whyAnswerFrame(good)).rule, 'within_leave');
+  const refused = (fields, pattern) => assert.throws(() => decodeServerFrame(whyAnswerFrame({ ...good, ...fields })), pattern);
+  refused({ answer: 2 }, /answer at byte 13 is 2/);
+  refused({ rule: 14 }, /rule at byte 15 is 14/);
+  refused({ generation: 0 }, /names no entity/);
+  refused({ answer: 1 }, /must be 0 in a stale answer/);
+  const held = whyAnswerFrame(good);
+  held[14] = 2;
+  assert.throws(() => decodeServerFrame(held), /held at byte 14 is 2/);
+  assert.throws(() => decodeServerFrame(whyAnswerFrame(good).slice(0, 23)), /why_answer frame is 23 bytes, expected 24/);
+
+  // The page names rules by value: the same list, in the same order, as the library's enum.
+  const header = readFileSync(new URL('../../include/sightline/relevance.h', import.meta.url), 'utf8');
+  const body = header.slice(header.indexOf('enum class Rule'), header.indexOf('};', header.indexOf('enum class Rule')));
+  const rules = [...body.matchAll(/^\s*(\w+) = (\d+),/gm)].map((m) => [m[1], Number(m[2])]);
+  assert.deepEqual(rules, RULE_NAMES.map((name, value) => [name, value]));
 });

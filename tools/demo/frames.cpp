@@ -110,6 +110,23 @@ constexpr bool serialize_debug_entry(S& s, E& e) {
   return s.value(e.index, "entity index") && s.finite(e.x, "x") && s.finite(e.z, "z");
 }
 
+/// A why_answer frame; A: WhyAnswer or const WhyAnswer. Ranges and the fields together are
+/// checked after (check_why_answer).
+template <class S, class A>
+constexpr bool serialize_why_answer(S& s, A& a) {
+  return serialize_type(s, kWhyAnswerFrame) && s.sized(kWhyAnswerBytes) && s.value(a.tick, "tick") &&
+         s.value(a.entity.index, "entity index") && s.value(a.entity.generation, "entity generation") &&
+         s.value(a.outcome, "answer") && s.value(a.held, "held") && s.value(a.rule, "rule") &&
+         s.value(a.root.index, "root index") && s.value(a.root.generation, "root generation");
+}
+
+/// A why frame after its type byte (read_why checks the type and size first); E: EntityId or
+/// const EntityId.
+template <class S, class E>
+constexpr bool serialize_why_question(S& s, E& e) {
+  return s.value(e.index, "entity index") && s.value(e.generation, "entity generation");
+}
+
 /// A client frame of a known type (read_client_frame checks the type and size first, and the
 /// values after); F: ClientFrame or const ClientFrame.
 template <class S, class F>
@@ -165,6 +182,21 @@ constexpr std::size_t client_frame_bytes(std::uint8_t type) {
   return measure.pos();
 }
 
+constexpr std::size_t why_answer_offset(std::string_view field) {
+  FrameMeasurer measure(field);
+  WhyAnswer answer;
+  serialize_why_answer(measure, answer);
+  return measure.field_offset();
+}
+constexpr std::size_t why_bytes() {
+  FrameMeasurer measure;
+  const std::uint8_t type = kWhyFrame;
+  EntityId entity;
+  measure.value(type, "type");
+  serialize_why_question(measure, entity);
+  return measure.pos();
+}
+
 static_assert(welcome_offset({}) == kWelcomeBytes);
 static_assert(tick_header_bytes() == kTickHeaderBytes);
 static_assert(reset_bytes() == kResetBytes);
@@ -173,12 +205,21 @@ static_assert(debug_entry_bytes() == kDebugEntryBytes);
 static_assert(client_frame_bytes(kMoveFrame) == kMoveBytes);
 static_assert(client_frame_bytes(kOptionsFrame) == kOptionsBytes);
 static_assert(client_frame_bytes(kRadiusFrame) == kRadiusBytes);
+static_assert(why_answer_offset({}) == kWhyAnswerBytes);
+static_assert(why_bytes() == kWhyBytes);
 
 constexpr std::size_t kLeaveRadiusOffset = welcome_offset("leave radius");
 constexpr std::size_t kTickRateOffset = welcome_offset("tick rate");
 constexpr std::size_t kServerFlagsOffset = welcome_offset("server flags");
 constexpr std::size_t kLargestRadiusOffset = welcome_offset("largest radius");
 constexpr std::size_t kDebugCountOffset = debug_header_offset("count");
+constexpr std::size_t kWhyGenerationOffset = why_answer_offset("entity generation");
+constexpr std::size_t kWhyOutcomeOffset = why_answer_offset("answer");
+constexpr std::size_t kWhyHeldOffset = why_answer_offset("held");
+constexpr std::size_t kWhyRuleOffset = why_answer_offset("rule");
+constexpr std::size_t kWhyRootOffset = why_answer_offset("root index");
+constexpr std::size_t kWhyRootGenerationOffset = why_answer_offset("root generation");
+constexpr auto kLastRule = static_cast<std::uint8_t>(Rule::crowded);
 
 /// What a welcome's fields must satisfy together, checked once all are read.
 bool check_welcome(FrameReader& in, const Welcome& w) {
@@ -197,6 +238,35 @@ bool check_welcome(FrameReader& in, const Welcome& w) {
         kLargestRadiusOffset, "largest radius",
         "is " + number_text(w.max_radius) + ": below the enter radius " + number_text(w.enter_radius));
   }
+  return true;
+}
+
+/// What a why_answer's fields must satisfy, alone and together, checked once all are read.
+bool check_why_answer(FrameReader& in, const WhyAnswer& a) {
+  const auto outcome = static_cast<std::uint8_t>(a.outcome);
+  const auto rule = static_cast<std::uint8_t>(a.rule);
+  if (outcome > 1) {
+    return in.refuse_at(kWhyOutcomeOffset, "answer",
+                        "is " + std::to_string(outcome) + ": must be 0 (answered) or 1 (stale)");
+  }
+  if (a.held > 1)
+    return in.refuse_at(kWhyHeldOffset, "held", "is " + std::to_string(a.held) + ": must be 0 or 1");
+  if (rule > kLastRule) {
+    return in.refuse_at(
+        kWhyRuleOffset, "rule",
+        "is " + std::to_string(rule) + ": above the last rule, crowded (" + std::to_string(kLastRule) + ")");
+  }
+  if (a.outcome == WhyOutcome::stale) {
+    if (a.held != 0 || rule != 0)
+      return in.refuse_at(kWhyHeldOffset, "held", "and rule must be 0 in a stale answer");
+    if (a.root.index != 0 || a.root.generation != 0)
+      return in.refuse_at(kWhyRootOffset, "root index", "and generation must be 0 in a stale answer");
+    return true;
+  }
+  if (a.entity.generation == 0)
+    return in.refuse_at(kWhyGenerationOffset, "entity generation", "is 0 in an answer: it names no entity");
+  if (a.root.generation == 0)
+    return in.refuse_at(kWhyRootGenerationOffset, "root generation", "is 0 in an answer: it names no entity");
   return true;
 }
 
@@ -272,6 +342,11 @@ void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry)
   serialize_debug_entry(writer, entry);
 }
 
+void write_why_answer(std::vector<std::uint8_t>& out, const WhyAnswer& answer) {
+  FrameWriter writer(out);
+  serialize_why_answer(writer, answer);
+}
+
 std::uint8_t frame_type(std::span<const std::uint8_t> frame) noexcept { return frame.empty() ? 0 : frame[0]; }
 
 Result<Welcome> read_welcome(std::span<const std::uint8_t> frame) {
@@ -328,6 +403,13 @@ Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame, 
   return entries;
 }
 
+Result<WhyAnswer> read_why_answer(std::span<const std::uint8_t> frame) {
+  FrameReader in(frame, "why_answer");
+  WhyAnswer a;
+  if (!serialize_why_answer(in, a) || !check_why_answer(in, a)) return in.status();
+  return a;
+}
+
 Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const ClientLimits& limits) {
   if (frame.empty()) return refuse("empty frame: no type byte");
   ClientFrame f;
@@ -337,8 +419,10 @@ Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const
     case kMoveFrame: size = kMoveBytes; break;
     case kOptionsFrame: size = kOptionsBytes; break;
     case kRadiusFrame: size = kRadiusBytes; break;
+    case kWhyFrame: return refuse("frame type 4 is why, a question and not an input: read_why reads it");
     default:
-      return refuse("frame type " + std::to_string(f.type) + " is unknown (move 1, options 2, radius 3)");
+      return refuse("frame type " + std::to_string(f.type) +
+                    " is unknown (move 1, options 2, radius 3, why 4)");
   }
   const char* name = client_frame_name(f.type);
   if (frame.size() != size) {
@@ -380,6 +464,25 @@ Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const
   return f;
 }
 
+Result<EntityId> read_why(std::span<const std::uint8_t> frame, const ClientLimits& limits) {
+  if (frame.empty()) return refuse("empty frame: no type byte");
+  if (frame[0] != kWhyFrame) {
+    return refuse("frame type " + std::to_string(frame[0]) + " is not why (" + std::to_string(kWhyFrame) +
+                  ")");
+  }
+  if (frame.size() != kWhyBytes) {
+    return refuse("why frame is " + std::to_string(frame.size()) + " bytes, expected " +
+                  std::to_string(kWhyBytes));
+  }
+  if (!limits.debug_view_allowed) {
+    return refuse("why frame: asks the debug view, and the server runs without --debug-view");
+  }
+  FrameReader in(frame.subspan(1), "why");
+  EntityId entity;
+  serialize_why_question(in, entity);  // cannot fail: the size is checked
+  return entity;
+}
+
 std::vector<std::uint8_t> encode_move(float x, float z) {
   return encode_client_frame({.type = kMoveFrame, .x = x, .z = z, .options = 0, .enter_radius = 0.0f});
 }
@@ -390,6 +493,15 @@ std::vector<std::uint8_t> encode_options(std::uint8_t flags) {
 
 std::vector<std::uint8_t> encode_radius(float enter_radius) {
   return encode_client_frame({.type = kRadiusFrame, .enter_radius = enter_radius});
+}
+
+std::vector<std::uint8_t> encode_why(EntityId entity) {
+  std::vector<std::uint8_t> out;
+  out.reserve(kWhyBytes);
+  FrameWriter writer(out);
+  writer.value(kWhyFrame, "type");
+  serialize_why_question(writer, entity);
+  return out;
 }
 
 }  // namespace sightline::demo

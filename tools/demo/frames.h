@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sightline/handles.h"
+#include "sightline/relevance.h"
 #include "sightline/status.h"
 
 namespace sightline::demo {
@@ -18,14 +20,17 @@ inline constexpr std::uint8_t kWelcomeFrame = 1;
 inline constexpr std::uint8_t kTickFrame = 2;
 inline constexpr std::uint8_t kResetFrame = 3;
 inline constexpr std::uint8_t kDebugFrame = 4;
+inline constexpr std::uint8_t kWhyAnswerFrame = 5;
 
 // Client to server, with their fixed sizes (type byte included).
 inline constexpr std::uint8_t kMoveFrame = 1;
 inline constexpr std::uint8_t kOptionsFrame = 2;
 inline constexpr std::uint8_t kRadiusFrame = 3;
+inline constexpr std::uint8_t kWhyFrame = 4;
 inline constexpr std::size_t kMoveBytes = 9;
 inline constexpr std::size_t kOptionsBytes = 2;
 inline constexpr std::size_t kRadiusBytes = 5;
+inline constexpr std::size_t kWhyBytes = 9;
 
 inline constexpr std::size_t kWelcomeBytes = 37;
 /// A tick frame's bytes before its first packet length.
@@ -34,6 +39,7 @@ inline constexpr std::size_t kResetBytes = 5;
 inline constexpr std::size_t kDebugHeaderBytes = 9;
 /// Bytes of one entity in a debug frame.
 inline constexpr std::size_t kDebugEntryBytes = 12;
+inline constexpr std::size_t kWhyAnswerBytes = 24;
 
 /// Option bits (the `options` frame, and the tick frame's applied options).
 inline constexpr std::uint8_t kOptionHysteresis = 1;
@@ -101,6 +107,26 @@ struct DebugEntry {
   friend constexpr bool operator==(const DebugEntry&, const DebugEntry&) noexcept = default;
 };
 
+/// How a `why_answer` frame answers.
+enum class WhyOutcome : std::uint8_t {
+  answered = 0,  ///< World::why answered: held, rule and root are its answer.
+  stale = 1,     ///< No live entity under that handle (destroyed, its slot reused, or none at the index).
+};
+
+/// World::why for one entity of the connection's stream, right after a tick (the `why_answer`
+/// frame). `entity` is the question's index with the generation asked, or, for a question of
+/// generation 0, that of the entity then at the index (0 when there is none).
+struct WhyAnswer {
+  std::uint32_t tick = 0;
+  EntityId entity;
+  WhyOutcome outcome = WhyOutcome::answered;
+  std::uint8_t held = 0;     ///< 1: the connection holds it. 0 in a stale answer.
+  Rule rule = Rule::viewer;  ///< The rule that decided (relevance.h). Rule::viewer (0) in a stale answer.
+  EntityId root;             ///< The root of its attachment tree, whose rule decided. Null in a stale answer.
+
+  friend constexpr bool operator==(const WhyAnswer&, const WhyAnswer&) noexcept = default;
+};
+
 // --- Writing (server) ---------------------------------------------------------------------
 // Each appends one whole frame to `out`.
 
@@ -115,6 +141,7 @@ void write_reset(std::vector<std::uint8_t>& out, std::uint32_t tick);
 /// The header of a debug frame; append `count` entries with append_debug_entry.
 void write_debug_header(std::vector<std::uint8_t>& out, std::uint32_t tick, std::uint32_t count);
 void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry);
+void write_why_answer(std::vector<std::uint8_t>& out, const WhyAnswer& answer);
 
 // --- Reading (bots, tests) ----------------------------------------------------------------
 // Each checks the whole frame: its type, its exact size, finite floats, known bits; a refusal is
@@ -128,6 +155,9 @@ void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry)
 [[nodiscard]] Result<std::uint32_t> read_reset(std::span<const std::uint8_t> frame);
 [[nodiscard]] Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame,
                                                          std::uint32_t* tick);
+/// Also checks the fields together: answer 0 or 1, held 0 or 1, a rule of relevance.h, an
+/// answered question names a live generation and root, and a stale answer holds nothing.
+[[nodiscard]] Result<WhyAnswer> read_why_answer(std::span<const std::uint8_t> frame);
 
 // --- Client frames --------------------------------------------------------------------------
 
@@ -150,16 +180,25 @@ struct ClientFrame {
   friend constexpr bool operator==(const ClientFrame&, const ClientFrame&) noexcept = default;
 };
 
-/// Decodes and checks one client frame. Refused (invalid_argument) with a reason fit for a
-/// WebSocket close frame (at most 123 bytes), naming the frame, the field and its value: an
-/// empty frame, an unknown type, a size other than the type's, a move that is not finite or
-/// lands outside the world, unknown option bits, debug view on a server without it, a radius
-/// out of bounds.
+/// Decodes and checks one of the client's inputs (move, options, radius). Refused
+/// (invalid_argument) with a reason fit for a WebSocket close frame (at most 123 bytes), naming
+/// the frame, the field and its value: an empty frame, an unknown type, a `why` frame (a
+/// question, not an input: read_why reads it), a size other than the type's, a move that is not
+/// finite or lands outside the world, unknown option bits, debug view on a server without it, a
+/// radius out of bounds.
 [[nodiscard]] Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame,
                                                     const ClientLimits& limits);
+
+/// Decodes and checks a `why` frame: the entity it asks about (generation 0: whichever entity is
+/// at the index). Refused (invalid_argument) like read_client_frame: another type, a size other
+/// than kWhyBytes, a server without the debug view. Whether the connection has its debug view on
+/// is the server's to check.
+[[nodiscard]] Result<EntityId> read_why(std::span<const std::uint8_t> frame, const ClientLimits& limits);
 
 std::vector<std::uint8_t> encode_move(float x, float z);
 std::vector<std::uint8_t> encode_options(std::uint8_t flags);
 std::vector<std::uint8_t> encode_radius(float enter_radius);
+/// A `why` frame asking about `entity` (generation 0: whichever entity is at its index).
+std::vector<std::uint8_t> encode_why(EntityId entity);
 
 }  // namespace sightline::demo

@@ -49,6 +49,8 @@ struct Connection {
   Group* group = nullptr;
   ClientId client{};
   bool reset_due = false;
+  // The debug view's question, answered after the next tick.
+  std::optional<EntityId> question;
 };
 
 // One World and its Replicator: the connections of one setting. Every Group holds every entity
@@ -222,9 +224,20 @@ class GameImpl {
     auto it = connections_.find(id);
     if (it == connections_.end())
       return {ErrorCode::invalid_argument, "connection " + std::to_string(id) + " is not open"};
+    Connection& c = it->second;
+    if (frame_type(bytes) == kWhyFrame) {
+      Result<EntityId> entity = read_why(bytes, limits_);
+      if (!entity) return entity.status();
+      if ((c.options & kOptionDebug) == 0) {
+        return {ErrorCode::invalid_argument,
+                "why frame: this connection's debug view is off (options bit 2): nothing to ask"};
+      }
+      c.question = *entity;
+      ++stats_.frames_in;
+      return {};
+    }
     Result<ClientFrame> frame = read_client_frame(bytes, limits_);
     if (!frame) return frame.status();
-    Connection& c = it->second;
     switch (frame->type) {
       case kMoveFrame: c.move = std::pair{frame->x, frame->z}; break;
       case kOptionsFrame: c.options = frame->options; break;
@@ -323,7 +336,13 @@ class GameImpl {
       if ((c.options & kOptionDebug) != 0) {
         if (Status s = write_debug(g, c, tick_number); !s) return s;
         emit(sink, context, id);
+        if (c.question) {
+          if (Status s = write_why(g, c, *c.question, tick_number); !s) return s;
+          emit(sink, context, id);
+          ++stats_.why_answers;
+        }
       }
+      c.question.reset();
     }
     ++stats_.ticks;
     stats_.last_tick_ms =
@@ -453,6 +472,7 @@ class GameImpl {
   }
 
   void leave(Connection& c) {
+    c.question.reset();
     if (c.group == nullptr) return;
     (void)c.group->world->destroy_client(c.client);
     --c.group->connections;
@@ -484,6 +504,37 @@ class GameImpl {
     frame_.clear();
     write_debug_header(frame_, tick_number, static_cast<std::uint32_t>(debug_.size()));
     for (const DebugEntry& entry : debug_) append_debug_entry(frame_, entry);
+    return {};
+  }
+
+  // The entity of the group at a World index, whatever its generation; null when none is there.
+  static EntityId entity_at(const Group& g, std::uint32_t index) {
+    if (index >= g.slot_of.size() || g.slot_of[index] == kNoSlot) return {};
+    const EntityId e = g.handle[g.slot_of[index]];
+    return e.index == index ? e : EntityId{};
+  }
+
+  // World::why, right after the tick it explains. A handle that names no live entity (destroyed,
+  // reused, never there) is a stale answer, not an error: the client's view may lag the World.
+  Status write_why(const Group& g, const Connection& c, EntityId asked, std::uint32_t tick_number) {
+    WhyAnswer answer;
+    answer.tick = tick_number;
+    answer.entity = asked.generation == 0 ? entity_at(g, asked.index) : asked;
+    answer.entity.index = asked.index;
+    answer.outcome = WhyOutcome::stale;
+    if (!answer.entity.is_null()) {
+      const Result<Why> why = g.world->why(c.client, answer.entity);
+      if (why) {
+        answer.outcome = WhyOutcome::answered;
+        answer.held = why->held ? 1 : 0;
+        answer.rule = why->rule;
+        answer.root = why->root;
+      } else if (why.status().code() != ErrorCode::stale_handle) {
+        return why.status();
+      }
+    }
+    frame_.clear();
+    write_why_answer(frame_, answer);
     return {};
   }
 

@@ -42,12 +42,13 @@ struct GameDef {
 struct GameStats {
   std::uint64_t ticks = 0;
   std::uint32_t connections = 0;
-  std::uint32_t groups = 0;     ///< Worlds alive: 2 (culling, and the send-everything baseline).
-  std::uint64_t frames_in = 0;  ///< Client frames accepted.
-  std::uint64_t shots = 0;      ///< Events emitted (each in both Worlds).
-  std::uint64_t messages = 0;   ///< Server messages sent to every connection (joins, leaves).
-  std::uint64_t bytes_out = 0;  ///< Frame bytes produced, all connections, all ticks.
-  double last_tick_ms = 0.0;    ///< Wall time of the last tick(), frames included.
+  std::uint32_t groups = 0;       ///< Worlds alive: 2 (culling, and the send-everything baseline).
+  std::uint64_t frames_in = 0;    ///< Client frames accepted.
+  std::uint64_t why_answers = 0;  ///< `why_answer` frames sent (at most one a tick per connection).
+  std::uint64_t shots = 0;        ///< Events emitted (each in both Worlds).
+  std::uint64_t messages = 0;     ///< Server messages sent to every connection (joins, leaves).
+  std::uint64_t bytes_out = 0;    ///< Frame bytes produced, all connections, all ticks.
+  double last_tick_ms = 0.0;      ///< Wall time of the last tick(), frames included.
 };
 
 class GameImpl;
@@ -80,13 +81,17 @@ class Game {
   /// are ignored.
   void disconnect(std::uint32_t connection);
 
-  /// Applies one client frame (move, options, radius) from the next tick. A refusal
-  /// (invalid_argument, or not_found for an unknown connection) changes nothing; its message is
-  /// the close reason, at most 123 bytes, naming the frame, the field and its value.
+  /// Applies one client frame (move, options, radius) from the next tick, or takes a `why`
+  /// question, answered after the next tick. A refusal (invalid_argument, for an unknown
+  /// connection too) changes nothing; its message is the close reason, at most 123 bytes, naming
+  /// the frame, the field and its value. A `why` frame is refused unless the connection's options
+  /// have the debug view on. One question waits per connection: a later one replaces it.
   [[nodiscard]] Status receive(std::uint32_t connection, std::span<const std::uint8_t> frame);
 
   /// Receives each frame of one tick: called in ascending connection order, each connection's
-  /// frames in order (`reset` when its stream restarted, `tick`, then `debug` when asked for).
+  /// frames in order (`reset` when its stream restarted, `tick`, then `debug` when asked for,
+  /// then `why_answer` when a question waits and the debug view is still on; a question waiting
+  /// when the stream restarts is dropped, as its handle names an entity of the other World).
   /// `frame` is valid only during the call.
   using FrameSink = void (*)(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame);
 

@@ -44,6 +44,9 @@ export function encodePacket(p) {
       out.push(1, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), r.reason | (r.created ? 0x80 : 0),
         ...varint(r.stateAge),
         ...varint(r.payload.length), ...r.payload);
+    } else if (r.type === 'refresh') {
+      out.push(7, ...varint(r.reliableId), ...varint(r.index), ...varint(r.generation), ...varint(r.stateAge),
+        ...varint(r.payload.length), ...r.payload);
     } else if (r.type === 'message') {
       out.push(5, ...varint(r.reliableId), ...varint(r.payload.length), ...r.payload);
     } else if (r.type === 'event') {
@@ -138,4 +141,10 @@ export function debugFrame(tick, entities) {
   const out = [4, ...u32(tick), ...u32(entities.length)];
   for (const e of entities) out.push(...u32(e.index), ...f32(e.x), ...f32(e.z));
   return Uint8Array.from(out);
+}
+
+/** A why_answer frame: {tick, index, generation, answer (0 answered, 1 stale), held, rule, root {index, generation}}. */
+export function whyAnswerFrame(a) {
+  return Uint8Array.from([5, ...u32(a.tick), ...u32(a.index), ...u32(a.generation), a.answer ?? 0, a.held ? 1 : 0,
+    a.rule ?? 0, ...u32(a.root?.index ?? 0), ...u32(a.root?.generation ?? 0)]);
 }

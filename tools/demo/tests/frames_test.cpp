@@ -72,6 +72,21 @@ Bytes debug_bytes(std::uint32_t tick, const std::vector<DebugEntry>& entries) {
   return out;
 }
 
+WhyAnswer sample_why_answer() {
+  return {.tick = 300,
+          .entity = {17, 3},
+          .outcome = WhyOutcome::answered,
+          .held = 1,
+          .rule = Rule::within_leave,
+          .root = {17, 3}};
+}
+
+Bytes why_answer_bytes(const WhyAnswer& a) {
+  Bytes out;
+  write_why_answer(out, a);
+  return out;
+}
+
 void put_f32(Bytes& b, std::size_t at, float v) { std::memcpy(b.data() + at, &v, sizeof v); }
 void put_f64(Bytes& b, std::size_t at, double v) { std::memcpy(b.data() + at, &v, sizeof v); }
 
@@ -206,6 +221,102 @@ TEST(DemoFrames, ClientFramesRoundTrip) {
   EXPECT_EQ(encode_radius(r->enter_radius), radius);
 }
 
+TEST(DemoFrames, WhyQuestionAndAnswerRoundTrip) {
+  const ClientLimits limits{.debug_view_allowed = true};
+  for (const EntityId asked : {EntityId{17, 3}, EntityId{5, 0}, EntityId{0xffffffffu, 0xffffffffu}}) {
+    const Bytes frame = encode_why(asked);
+    ASSERT_EQ(frame.size(), kWhyBytes);
+    EXPECT_EQ(frame_type(frame), kWhyFrame);
+    const auto read = read_why(frame, limits);
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    EXPECT_EQ(*read, asked);
+    EXPECT_EQ(encode_why(*read), frame);
+  }
+  EXPECT_EQ(encode_why({0x04030201u, 0x08070605u}), (Bytes{kWhyFrame, 1, 2, 3, 4, 5, 6, 7, 8}));
+
+  const WhyAnswer stale{
+      .tick = 9, .entity = {5, 0}, .outcome = WhyOutcome::stale, .held = 0, .rule = Rule::viewer, .root = {}};
+  for (const WhyAnswer& a : {sample_why_answer(), stale}) {
+    const Bytes bytes = why_answer_bytes(a);
+    ASSERT_EQ(bytes.size(), kWhyAnswerBytes);
+    EXPECT_EQ(frame_type(bytes), kWhyAnswerFrame);
+    const auto read = read_why_answer(bytes);
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    EXPECT_EQ(*read, a);
+    EXPECT_EQ(why_answer_bytes(*read), bytes);
+  }
+  // The documented offsets: tick 1, entity 5 and 9, answer 13, held 14, rule 15, root 16 and 20.
+  const Bytes b = why_answer_bytes(sample_why_answer());
+  EXPECT_EQ(b[1], 44);  // 300, low byte first
+  EXPECT_EQ(b[2], 1);
+  EXPECT_EQ(b[5], 17);
+  EXPECT_EQ(b[9], 3);
+  EXPECT_EQ(b[13], 0);
+  EXPECT_EQ(b[14], 1);
+  EXPECT_EQ(b[15], static_cast<std::uint8_t>(Rule::within_leave));
+  EXPECT_EQ(b[16], 17);
+  EXPECT_EQ(b[20], 3);
+}
+
+TEST(DemoFrames, WhyIsRefusedWithoutTheDebugViewOrAtAnotherSize) {
+  const ClientLimits with{.debug_view_allowed = true};
+  const ClientLimits without{.debug_view_allowed = false};
+  expect_reason(read_why(encode_why({1, 1}), without).status(), ErrorCode::invalid_argument, "why frame",
+                "--debug-view");
+  for (std::size_t size = 1; size <= 64; ++size) {
+    if (size == kWhyBytes) continue;
+    Bytes frame = encode_why({1, 1});
+    frame.resize(size, 0);
+    expect_reason(read_why(frame, with).status(), ErrorCode::invalid_argument, "why frame",
+                  std::to_string(size) + " bytes");
+  }
+  expect_reason(read_why({}, with).status(), ErrorCode::invalid_argument, "empty frame", "type");
+  expect_reason(read_why(encode_move(1.0f, 1.0f), with).status(), ErrorCode::invalid_argument, "frame type 1",
+                "why");
+  // A question is not an input: read_client_frame sends it to read_why.
+  expect_reason(read_client_frame(encode_why({1, 1}), with).status(), ErrorCode::invalid_argument,
+                "frame type 4", "read_why");
+}
+
+TEST(DemoFrames, WhyAnswerFieldsAreChecked) {
+  const auto refused = [](const WhyAnswer& a, const char* field) {
+    expect_reason(read_why_answer(why_answer_bytes(a)).status(), ErrorCode::malformed_packet, "why_answer",
+                  field);
+  };
+  WhyAnswer a = sample_why_answer();
+  a.outcome = static_cast<WhyOutcome>(2);
+  refused(a, "answer at byte 13");
+  a = sample_why_answer();
+  a.held = 2;
+  refused(a, "held at byte 14");
+  a = sample_why_answer();
+  a.rule = static_cast<Rule>(14);
+  refused(a, "rule at byte 15");
+  a = sample_why_answer();
+  a.entity.generation = 0;
+  refused(a, "entity generation at byte 9");
+  a = sample_why_answer();
+  a.root.generation = 0;
+  refused(a, "root generation at byte 20");
+  const WhyAnswer stale{
+      .tick = 9, .entity = {5, 0}, .outcome = WhyOutcome::stale, .held = 0, .rule = Rule::viewer, .root = {}};
+  a = stale;
+  a.held = 1;
+  refused(a, "held");
+  a = stale;
+  a.rule = Rule::near;
+  refused(a, "rule");
+  a = stale;
+  a.root = {5, 1};
+  refused(a, "root index");
+  // Every rule of relevance.h, held or not, reads back.
+  for (std::uint8_t rule = 0; rule <= static_cast<std::uint8_t>(Rule::crowded); ++rule) {
+    a = sample_why_answer();
+    a.rule = static_cast<Rule>(rule);
+    EXPECT_TRUE(read_why_answer(why_answer_bytes(a)).ok()) << rule_name(a.rule);
+  }
+}
+
 TEST(DemoFrames, ClientFramesAtTheirBoundsAreAccepted) {
   const ClientLimits limits;
   for (const auto& [x, z] : {std::pair{0.0f, 0.0f}, {limits.width, limits.height}, {0.0f, limits.height}}) {
@@ -314,6 +425,7 @@ void expect_exact_extent(const Bytes& good, const std::string& frame) {
     if (frame == "tick") s = read_tick(cut).status();
     if (frame == "reset") s = read_reset(cut).status();
     if (frame == "debug") s = read_debug(cut, nullptr).status();
+    if (frame == "why_answer") s = read_why_answer(cut).status();
     expect_reason(s, ErrorCode::malformed_packet, frame, "");
   }
   Bytes longer = good;
@@ -323,6 +435,7 @@ void expect_exact_extent(const Bytes& good, const std::string& frame) {
   if (frame == "tick") s = read_tick(longer).status();
   if (frame == "reset") s = read_reset(longer).status();
   if (frame == "debug") s = read_debug(longer, nullptr).status();
+  if (frame == "why_answer") s = read_why_answer(longer).status();
   expect_reason(s, ErrorCode::malformed_packet, frame, "bytes");
 }
 
@@ -334,6 +447,7 @@ TEST(DemoFrames, TruncatedAndOversizedServerFramesAreRefused) {
   write_reset(reset, 5);
   expect_exact_extent(reset, "reset");
   expect_exact_extent(debug_bytes(5, {{4, 1.5f, 2.5f}, {5, 2.0f, 3.0f}}), "debug");
+  expect_exact_extent(why_answer_bytes(sample_why_answer()), "why_answer");
 }
 
 TEST(DemoFrames, ServerFramesOfAnotherTypeAreRefused) {
@@ -342,6 +456,7 @@ TEST(DemoFrames, ServerFramesOfAnotherTypeAreRefused) {
   expect_reason(read_welcome(reset).status(), ErrorCode::malformed_packet, "welcome", "type");
   expect_reason(read_tick(reset).status(), ErrorCode::malformed_packet, "tick", "type");
   expect_reason(read_debug(reset, nullptr).status(), ErrorCode::malformed_packet, "debug", "type");
+  expect_reason(read_why_answer(reset).status(), ErrorCode::malformed_packet, "why_answer", "type");
   Bytes tick = tick_bytes(sample_tick(), {});
   tick.resize(kResetBytes);
   expect_reason(read_reset(tick).status(), ErrorCode::malformed_packet, "reset", "type");

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ struct Held {
   float x = 0.0f;
   float z = 0.0f;
   std::uint32_t kind = 0;
+  std::uint32_t generation = 0;
 };
 
 // One connection's receiving side: frames decoded, packets through a mirror, positions read back.
@@ -38,6 +41,7 @@ struct Receiver : MirrorListener {
     ASSERT_TRUE(s.serialize_quantized(h.x, 0.0f, def.width, 1.0f / 256.0f));
     ASSERT_TRUE(s.serialize_quantized(h.z, 0.0f, def.height, 1.0f / 256.0f));
     ASSERT_TRUE(s.serialize_uint(h.kind, 0, 3));
+    h.generation = e.generation;
     held[e.index] = h;
   }
   void on_update(EntityId e, std::span<const std::uint8_t> state, std::uint32_t) override {
@@ -107,6 +111,13 @@ struct Receiver : MirrorListener {
         unheld = *entries;
         break;
       }
+      case kWhyAnswerFrame: {
+        Result<WhyAnswer> answer = read_why_answer(frame);
+        ASSERT_TRUE(answer.ok()) << answer.status().message();
+        EXPECT_EQ(answer->tick, last.tick);
+        answers.push_back(*answer);
+        break;
+      }
       default: FAIL() << "unexpected frame type " << int(frame_type(frame));
     }
   }
@@ -131,6 +142,7 @@ struct Receiver : MirrorListener {
   ClientMirror mirror;
   std::map<std::uint32_t, Held> held;
   std::vector<DebugEntry> unheld;
+  std::vector<WhyAnswer> answers;
   TickFrame last;
   std::uint32_t ticks = 0;
   std::uint32_t resets = 0;
@@ -334,6 +346,8 @@ TEST(Game, RefusedFramesChangeNothing) {
       encode_options(kOptionDebug),  // this server has no debug view
       encode_radius(100.0f),
       {kRadiusFrame, 0, 0, 0, 0, 0},
+      encode_why({.index = 3, .generation = 1}),  // no debug view here either
+      {kWhyFrame, 3, 0, 0, 0},
   };
   scenarios::Rng rng(3);
   for (int t = 0; t < 60; ++t) {
@@ -362,6 +376,174 @@ TEST(Game, DebugViewListsExactlyWhatIsNotHeld) {
   const Receiver& r = h.receivers.at(id);
   EXPECT_EQ(r.held.size() + r.unheld.size(), 121u);  // 120 walkers, the other viewer; not its own
   for (const DebugEntry& e : r.unheld) EXPECT_EQ(r.held.count(e.index), 0u);
+}
+
+// The position a connection knows of an entity after a tick: held (its mirror), or listed by the
+// debug view; nothing if neither.
+std::optional<std::pair<float, float>> known_position(const Receiver& r, std::uint32_t index) {
+  if (const auto it = r.held.find(index); it != r.held.end()) return std::pair{it->second.x, it->second.z};
+  for (const DebugEntry& e : r.unheld) {
+    if (e.index == index) return std::pair{e.x, e.z};
+  }
+  return std::nullopt;
+}
+
+TEST(Game, WhyAnswersWhatTheRuleDecidedForHeldAndUnheldEntities) {
+  Harness h{debug_def()};
+  const std::uint32_t id = h.connect();
+  h.connect();
+  h.send(id, encode_options(kDefaultOptions | kOptionDebug));
+  for (int t = 0; t < 30; ++t) h.tick();
+  Receiver& r = h.receivers.at(id);
+  std::map<Rule, int> rules;
+  for (int t = 0; t < 120; ++t) {
+    // Alternately a held entity (its handle, as the page knows it from the spawn) and one the
+    // debug view lists (its index alone: generation 0), spread over the entities.
+    EntityId asked;
+    if (t % 2 == 0) {
+      ASSERT_FALSE(r.held.empty());
+      auto it = r.held.begin();
+      std::advance(it, (t / 2) % r.held.size());
+      asked = {it->first, it->second.generation};
+    } else {
+      ASSERT_FALSE(r.unheld.empty());
+      asked = {r.unheld[static_cast<std::size_t>(t / 2) % r.unheld.size()].index, 0};
+    }
+    h.send(id, encode_why(asked));
+    h.tick();
+    ASSERT_EQ(r.answers.size(), static_cast<std::size_t>(t) + 1);
+    const WhyAnswer& a = r.answers.back();
+    ASSERT_EQ(a.outcome, WhyOutcome::answered);
+    EXPECT_EQ(a.entity.index, asked.index);
+    if (asked.generation != 0) {
+      EXPECT_EQ(a.entity.generation, asked.generation);
+    }
+    EXPECT_EQ(a.root, a.entity) << "the demo attaches nothing: each entity is its own root";
+    // The answer is the tick's: held exactly when the stream holds it after that tick.
+    const bool in_stream = r.held.count(a.entity.index) == 1;
+    EXPECT_EQ(a.held == 1, in_stream) << rule_name(a.rule) << " for entity " << a.entity.index;
+    if (in_stream) {
+      EXPECT_EQ(r.held.at(a.entity.index).generation, a.entity.generation);
+    }
+    const auto at = known_position(r, a.entity.index);
+    ASSERT_TRUE(at.has_value());
+    const float d = std::hypot(at->first - r.last.viewer_x, at->second - r.last.viewer_z);
+    switch (a.rule) {
+      case Rule::near: EXPECT_LE(d, r.last.enter_radius + kSlack); break;
+      case Rule::within_leave:
+        EXPECT_GE(d, r.last.enter_radius - kSlack);
+        EXPECT_LE(d, r.last.leave_radius + kSlack);
+        break;
+      case Rule::out_of_range: EXPECT_GE(d, r.last.enter_radius - kSlack); break;
+      default: ADD_FAILURE() << "rule " << rule_name(a.rule) << " in a world of walkers and viewers";
+    }
+    ++rules[a.rule];
+  }
+  EXPECT_GT(rules[Rule::near], 20);
+  EXPECT_GT(rules[Rule::out_of_range], 20);
+  EXPECT_EQ(h.game->stats().why_answers, 120u);
+}
+
+TEST(Game, WhyIsTheDebugViewsOnlyAndRefusesBadFramesNamingThem) {
+  Harness plain{GameDef{}};
+  const std::uint32_t p = plain.connect();
+  const Status without = plain.game->receive(p, encode_why({.index = 1, .generation = 1}));
+  ASSERT_FALSE(without.ok());
+  EXPECT_NE(without.message().find("why frame"), std::string::npos) << without.message();
+  EXPECT_NE(without.message().find("--debug-view"), std::string::npos) << without.message();
+
+  Harness h{debug_def()};
+  const std::uint32_t id = h.connect();
+  h.tick();
+  // The server offers the debug view, but this connection has not turned it on.
+  const std::uint64_t accepted = h.game->stats().frames_in;
+  const Status off = h.game->receive(id, encode_why({.index = 1, .generation = 0}));
+  ASSERT_FALSE(off.ok());
+  EXPECT_NE(off.message().find("debug view is off"), std::string::npos) << off.message();
+  EXPECT_LE(off.message().size(), 123u);
+  for (std::size_t size = 1; size <= 64; ++size) {
+    if (size == kWhyBytes) continue;
+    std::vector<std::uint8_t> frame(size, 0);
+    frame[0] = kWhyFrame;
+    const Status s = h.game->receive(id, frame);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("why frame is " + std::to_string(size) + " bytes, expected 9"),
+              std::string::npos)
+        << s.message();
+  }
+  EXPECT_EQ(h.game->stats().frames_in, accepted);
+  h.tick();
+  EXPECT_TRUE(h.receivers.at(id).answers.empty());
+  EXPECT_EQ(h.game->stats().why_answers, 0u);
+
+  // On: answered after the next tick. Off again before the tick: the question goes unanswered.
+  h.send(id, encode_options(kDefaultOptions | kOptionDebug));
+  h.send(id, encode_why({.index = 1, .generation = 0}));
+  h.tick();
+  EXPECT_EQ(h.receivers.at(id).answers.size(), 1u);
+  h.send(id, encode_why({.index = 1, .generation = 0}));
+  h.send(id, encode_options(kDefaultOptions));
+  h.tick();
+  EXPECT_EQ(h.receivers.at(id).answers.size(), 1u);
+}
+
+TEST(Game, WhyAnswersStaleHandlesTheLatestQuestionAndNothingAcrossARestart) {
+  Harness h{debug_def()};
+  const std::uint32_t id = h.connect();
+  const std::uint32_t visitor = h.connect();
+  // Interest off: every entity is held, by the rule of a space that does not cull.
+  h.send(id, encode_options(kOptionHysteresis | kOptionDebug));
+  h.tick();
+  Receiver& r = h.receivers.at(id);
+  ASSERT_EQ(r.resets, 1u);
+  EntityId visitor_viewer;
+  EntityId walker;
+  for (const auto& [index, held] : r.held) {
+    if (held.kind == kKindViewer) visitor_viewer = {index, held.generation};
+    if (held.kind == kKindWalker && walker.is_null()) walker = {index, held.generation};
+  }
+  ASSERT_FALSE(visitor_viewer.is_null());
+  ASSERT_FALSE(walker.is_null());
+
+  // Two questions before a tick: the later is answered, once.
+  h.send(id, encode_why(visitor_viewer));
+  h.send(id, encode_why(walker));
+  h.tick();
+  ASSERT_EQ(r.answers.size(), 1u);
+  EXPECT_EQ(r.answers[0].entity, walker);
+  EXPECT_EQ(r.answers[0].held, 1);
+  EXPECT_EQ(r.answers[0].rule, Rule::unculled);
+
+  // The visitor leaves: its viewer's handle is stale, and so is an index that never held one.
+  h.game->disconnect(visitor);
+  h.receivers.erase(visitor);
+  h.tick();
+  h.send(id, encode_why(visitor_viewer));
+  h.tick();
+  ASSERT_EQ(r.answers.size(), 2u);
+  EXPECT_EQ(r.answers[1], (WhyAnswer{.tick = r.last.tick,
+                                     .entity = visitor_viewer,
+                                     .outcome = WhyOutcome::stale,
+                                     .held = 0,
+                                     .rule = Rule::viewer,
+                                     .root = {}}));
+  h.send(id, encode_why({.index = 4000000000u, .generation = 0}));
+  h.tick();
+  ASSERT_EQ(r.answers.size(), 3u);
+  EXPECT_EQ(r.answers[2].outcome, WhyOutcome::stale);
+  EXPECT_EQ(r.answers[2].entity, (EntityId{4000000000u, 0}));
+  h.send(id, encode_why({.index = walker.index, .generation = walker.generation + 1}));
+  h.tick();
+  ASSERT_EQ(r.answers.size(), 4u);
+  EXPECT_EQ(r.answers[3].outcome, WhyOutcome::stale);
+
+  // A question waiting when the stream restarts names the other World's entity: dropped.
+  h.send(id, encode_why(walker));
+  h.send(id, encode_options(kDefaultOptions | kOptionDebug));
+  h.tick();
+  EXPECT_EQ(r.resets, 2u);
+  EXPECT_EQ(r.answers.size(), 4u);
+  EXPECT_EQ(h.game->stats().why_answers, 4u);
 }
 
 TEST(Game, CrowdScenarioAndBadDefs) {

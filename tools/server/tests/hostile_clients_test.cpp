@@ -333,6 +333,7 @@ TEST(HostileClients, EachBadFrameClosesOnlyItsConnection) {
       {"move NaN", encode_move(1.0f, nan), "", "move frame: z is"},
       {"unknown option bits", encode_options(0x08), "", "unknown bits"},
       {"debug view not allowed", encode_options(kDefaultOptions | kOptionDebug), "", "--debug-view"},
+      {"why without the debug view", encode_why({1, 1}), "", "why frame: asks the debug view"},
       {"radius below R/4", encode_radius(0.3f), "", "radius frame: enter radius is 0.3"},
       {"radius above max", encode_radius(7.0f), "", "radius frame: enter radius is 7"},
       {"65-byte message", Bytes(65, kMoveFrame), "", "frame too large"},
@@ -364,10 +365,62 @@ TEST(HostileClients, EachBadFrameClosesOnlyItsConnection) {
 
   nlohmann::json stats;
   EXPECT_EQ(server.stop(&stats), 0);
-  EXPECT_EQ(closes(stats, "refused frame"), 9u) << stats.dump();
+  EXPECT_EQ(closes(stats, "refused frame"), 10u) << stats.dump();
   EXPECT_EQ(closes(stats, "frame too large"), 1u) << stats.dump();
   EXPECT_EQ(closes(stats, "text frame"), 1u) << stats.dump();
   EXPECT_EQ(closes(stats, "too many frames"), 1u) << stats.dump();
+}
+
+TEST(HostileClients, WhyIsAnsweredThroughTheDebugViewOnly) {
+  ServerProcess server({"--debug-view"});
+  ASSERT_NE(server.port(), 0);
+  Bytes frame;
+  // Debug view off on this connection: the question closes it, naming why.
+  Client off;
+  ASSERT_FALSE(off.connect(server.port()));
+  ASSERT_FALSE(off.read(frame));
+  ASSERT_FALSE(off.send(encode_why({1, 0})));
+  const auto [ec, reason] = off.read_until_closed();
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(reason.code, websocket::close_code::policy_error);
+  EXPECT_NE(std::string(reason.reason.c_str()).find("debug view is off"), std::string::npos)
+      << reason.reason.c_str();
+
+  // On: an entity the debug view lists, asked by its index, is answered after a tick frame.
+  Client on;
+  ASSERT_FALSE(on.connect(server.port()));
+  ASSERT_FALSE(on.read(frame));
+  ASSERT_FALSE(on.send(encode_options(kDefaultOptions | kOptionDebug)));
+  std::optional<std::uint32_t> listed;
+  for (int i = 0; i < 200 && !listed; ++i) {
+    ASSERT_FALSE(on.read(frame));
+    std::uint32_t tick = 0;
+    if (frame_type(frame) != kDebugFrame) continue;
+    const auto entries = read_debug(frame, &tick);
+    ASSERT_TRUE(entries) << entries.status().message();
+    if (!entries->empty()) listed = entries->front().index;
+  }
+  ASSERT_TRUE(listed.has_value());
+  ASSERT_FALSE(on.send(encode_why({*listed, 0})));
+  std::optional<WhyAnswer> answer;
+  std::uint32_t last_tick = 0;
+  for (int i = 0; i < 200 && !answer; ++i) {
+    ASSERT_FALSE(on.read(frame));
+    if (frame_type(frame) == kTickFrame) last_tick = read_tick(frame)->tick;
+    if (frame_type(frame) != kWhyAnswerFrame) continue;
+    const Result<WhyAnswer> read = read_why_answer(frame);
+    ASSERT_TRUE(read) << read.status().message();
+    answer = *read;
+  }
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->tick, last_tick);
+  EXPECT_EQ(answer->entity.index, *listed);
+  EXPECT_EQ(answer->outcome, WhyOutcome::answered);
+  EXPECT_NE(answer->entity.generation, 0u);
+  EXPECT_EQ(answer->root, answer->entity);
+  nlohmann::json stats;
+  EXPECT_EQ(server.stop(&stats), 0);
+  EXPECT_EQ(closes(stats, "refused frame"), 1u) << stats.dump();
 }
 
 // --- Limits ------------------------------------------------------------------------------------

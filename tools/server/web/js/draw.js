@@ -4,7 +4,7 @@
 // entities as solid yellow discs; a green plus at each enter and a red minus at each leave,
 // fading out, and a white spark for an entity just created; each shot the connection heard as a
 // ring expanding from where it was fired; in debug view, the entities not held as small grey
-// outlines.
+// outlines, and a ring around the entity the why panel is about.
 
 export const COLORS = {
   background: '#0b0d12',
@@ -19,6 +19,7 @@ export const COLORS = {
   target: 'rgba(250, 250, 250, 0.45)',
   created: '#fafafa',
   shot: '#fb923c',
+  selected: '#22d3ee',
 };
 
 export const MARKER_MS = 1000;
@@ -36,6 +37,11 @@ export function viewTransform(canvasWidth, canvasHeight, width, height, margin) 
   };
 }
 
+/** An entity's disc radius in canvas pixels: about 6 cm of the world, within [2.5, 6] CSS pixels. */
+export function entityRadius(scale, dpr) {
+  return Math.max(2.5 * dpr, Math.min(6 * dpr, 0.06 * scale));
+}
+
 function disc(ctx, x, y, r) {
   ctx.beginPath();
   ctx.arc(x, y, r, 0, 2 * Math.PI);
@@ -45,8 +51,9 @@ function disc(ctx, x, y, r) {
  * Draws one frame. `scene`: {world (the welcome), viewer {x, z} or null, enterRadius,
  * leaveRadius, interest (bool), grid {originX, originZ, cellSize, scanned {x0, x1, z0, z1} or
  * null}, held (Map of {x, z}), markers [{x, z, kind, time}], rings [{x, z, time}], hidden [{x, z}]
- * (debug view) or null, target {x, z} or null (the drag)}. Returns the yellow discs, rings and
- * shaded cells drawn: {entities, rings, cells}.
+ * (debug view) or null, target {x, z} or null (the drag), selected (the entity index the why
+ * panel is about) or null}. Returns the yellow discs, rings and shaded cells drawn, and whether
+ * the selected entity was ringed: {entities, rings, cells, selected}.
  */
 export function drawScene(ctx, view, scene, now, dpr) {
   const { world } = scene;
@@ -96,13 +103,13 @@ export function drawScene(ctx, view, scene, now, dpr) {
   ctx.stroke();
   ctx.strokeRect(wx, wz, world.width * scale, world.height * scale);
 
-  const entityRadius = Math.max(2.5 * dpr, Math.min(6 * dpr, 0.06 * scale));
+  const radius = entityRadius(scale, dpr);
 
   // Debug view: what the connection does not hold.
   if (scene.hidden) {
     ctx.strokeStyle = COLORS.hidden;
     ctx.lineWidth = dpr;
-    const r = entityRadius * 0.7;
+    const r = radius * 0.7;
     for (const e of scene.hidden) {
       const [px, pz] = toCanvas(e.x, e.z);
       disc(ctx, px, pz, r);
@@ -117,28 +124,28 @@ export function drawScene(ctx, view, scene, now, dpr) {
   ctx.lineWidth = 1.5 * dpr;
   for (const e of scene.held.values()) {
     const [px, pz] = toCanvas(e.x, e.z);
-    disc(ctx, px, pz, entityRadius);
+    disc(ctx, px, pz, radius);
     ctx.fill();
     if (e.kind === 1) ctx.stroke();
     ++drawn;
   }
 
   // Enter and leave marks, fading out.
-  const arm = entityRadius * 1.6;
+  const arm = radius * 1.6;
   ctx.lineWidth = 2 * dpr;
   for (const m of scene.markers) {
     const age = now - m.time;
     if (age < 0 || age >= MARKER_MS) continue;
     ctx.globalAlpha = 1 - age / MARKER_MS;
     const [px, pz] = toCanvas(m.x, m.z);
-    const dy = -entityRadius * 2.2;  // beside the disc, not on it
+    const dy = -radius * 2.2;  // beside the disc, not on it
     if (m.kind === 'created') {
       // A spark: four short rays around the disc.
       ctx.strokeStyle = COLORS.created;
       ctx.beginPath();
       for (const [ux, uz] of [[1, 1], [1, -1], [-1, 1], [-1, -1]]) {
-        ctx.moveTo(px + ux * entityRadius * 1.6, pz + uz * entityRadius * 1.6);
-        ctx.lineTo(px + ux * entityRadius * 2.6, pz + uz * entityRadius * 2.6);
+        ctx.moveTo(px + ux * radius * 1.6, pz + uz * radius * 1.6);
+        ctx.lineTo(px + ux * radius * 2.6, pz + uz * radius * 2.6);
       }
       ctx.stroke();
       continue;
@@ -155,6 +162,20 @@ export function drawScene(ctx, view, scene, now, dpr) {
   }
   ctx.globalAlpha = 1;
 
+  // The entity the why panel is about, held or (debug view) not.
+  let selected = false;
+  if (scene.selected !== null && scene.selected !== undefined) {
+    const e = scene.held.get(scene.selected) ?? scene.hidden?.find((h) => h.index === scene.selected);
+    if (e !== undefined) {
+      const [px, pz] = toCanvas(e.x, e.z);
+      ctx.strokeStyle = COLORS.selected;
+      ctx.lineWidth = 2 * dpr;
+      disc(ctx, px, pz, radius * 2.2);
+      ctx.stroke();
+      selected = true;
+    }
+  }
+
   // Shots heard: rings growing to a quarter of the enter radius, fading out.
   let rings = 0;
   ctx.strokeStyle = COLORS.shot;
@@ -164,7 +185,7 @@ export function drawScene(ctx, view, scene, now, dpr) {
     if (age < 0 || age >= RING_MS) continue;
     const [px, pz] = toCanvas(r.x, r.z);
     ctx.globalAlpha = 1 - age / RING_MS;
-    disc(ctx, px, pz, entityRadius + (age / RING_MS) * scene.enterRadius * 0.25 * scale);
+    disc(ctx, px, pz, radius + (age / RING_MS) * scene.enterRadius * 0.25 * scale);
     ctx.stroke();
     ++rings;
   }
@@ -182,7 +203,7 @@ export function drawScene(ctx, view, scene, now, dpr) {
     ctx.stroke();
     ctx.setLineDash([]);
     ctx.fillStyle = COLORS.viewer;
-    disc(ctx, vx, vz, entityRadius * 1.35);
+    disc(ctx, vx, vz, radius * 1.35);
     ctx.fill();
   }
   if (scene.target) {
@@ -197,5 +218,5 @@ export function drawScene(ctx, view, scene, now, dpr) {
     ctx.stroke();
   }
   ctx.restore();
-  return { entities: drawn, rings, cells };
+  return { entities: drawn, rings, cells, selected };
 }

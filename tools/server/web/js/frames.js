@@ -8,11 +8,20 @@ export const FRAME_WELCOME = 1;
 export const FRAME_TICK = 2;
 export const FRAME_RESET = 3;
 export const FRAME_DEBUG = 4;
+export const FRAME_WHY_ANSWER = 5;
 
 export const WELCOME_BYTES = 37;
 export const TICK_HEADER_BYTES = 61;
 export const RESET_BYTES = 5;
 export const DEBUG_HEADER_BYTES = 9;
+export const WHY_ANSWER_BYTES = 24;
+export const WHY_BYTES = 9;
+
+/** include/sightline/relevance.h's Rule by value, as rule_name spells each. */
+export const RULE_NAMES = [
+  'viewer', 'other_space', 'always', 'owner', 'origin', 'key_excluded', 'presenter', 'key_bypass',
+  'unculled', 'near', 'within_leave', 'out_of_range', 'hidden', 'crowded',
+];
 
 export const OPTION_HYSTERESIS = 1;
 export const OPTION_INTEREST = 2;
@@ -123,6 +132,34 @@ function decodeDebug(input, bytes) {
   return { type: 'debug', tick, entities };
 }
 
+function decodeWhyAnswer(input, bytes) {
+  exactSize(bytes, WHY_ANSWER_BYTES, 'why_answer');
+  const a = {
+    type: 'why_answer',
+    tick: input.u32('tick'),
+    index: input.u32('entity index'),
+    generation: input.u32('entity generation'),
+  };
+  const outcome = input.u8('answer');
+  const held = input.u8('held');
+  const rule = input.u8('rule');
+  a.root = { index: input.u32('root index'), generation: input.u32('root generation') };
+  if (outcome > 1) throw new FrameError(`why_answer: answer at byte 13 is ${outcome}: must be 0 (answered) or 1 (stale)`);
+  if (held > 1) throw new FrameError(`why_answer: held at byte 14 is ${held}: must be 0 or 1`);
+  if (rule >= RULE_NAMES.length) throw new FrameError(`why_answer: rule at byte 15 is ${rule}: above the last rule, crowded (${RULE_NAMES.length - 1})`);
+  a.stale = outcome === 1;
+  a.held = held === 1;
+  a.rule = a.stale ? null : RULE_NAMES[rule];
+  if (a.stale && (held | rule | a.root.index | a.root.generation) !== 0) {
+    throw new FrameError('why_answer: held, rule and root must be 0 in a stale answer');
+  }
+  if (!a.stale && (a.generation === 0 || a.root.generation === 0)) {
+    throw new FrameError('why_answer: an answer names no entity (generation 0)');
+  }
+  if (a.stale) a.root = null;
+  return a;
+}
+
 /**
  * Decodes one server frame. The packets of a tick frame are returned as byte views, still to
  * be decoded (wire.js).
@@ -139,6 +176,7 @@ export function decodeServerFrame(bytes) {
         exactSize(bytes, RESET_BYTES, 'reset');
         return { type: 'reset', tick: input.u32('tick') };
       case FRAME_DEBUG: return decodeDebug(input, bytes);
+      case FRAME_WHY_ANSWER: return decodeWhyAnswer(input, bytes);
       default: throw new FrameError(`frame type ${type} is unknown`);
     }
   } catch (e) {
@@ -165,5 +203,15 @@ export function encodeRadius(enterRadius) {
   const out = new Uint8Array(5);
   out[0] = 3;
   new DataView(out.buffer).setFloat32(1, enterRadius, true);
+  return out;
+}
+
+/** Asks why the connection holds entity `index` or not; generation 0: whichever entity is at the index. */
+export function encodeWhy(index, generation) {
+  const out = new Uint8Array(WHY_BYTES);
+  const view = new DataView(out.buffer);
+  out[0] = 4;
+  view.setUint32(1, index, true);
+  view.setUint32(5, generation, true);
   return out;
 }

@@ -1,15 +1,37 @@
 // The page: opens the WebSocket, feeds a Session, draws it every animation frame, sends the
-// viewer's drags (throttled to 20 a second), the toggles and the radius, and exposes a
-// read-only window.sightline for tests.
+// viewer's drags (throttled to 20 a second), the toggles and the radius, asks why an entity
+// clicked in debug view is held or not, and exposes a read-only window.sightline for tests.
 
 import { Session } from './session.js';
-import { drawScene, viewTransform } from './draw.js';
+import { drawScene, entityRadius, viewTransform } from './draw.js';
 import { drawChart } from './counters.js';
-import { encodeMove, encodeOptions, encodeRadius, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_INTEREST } from './frames.js';
+import { encodeMove, encodeOptions, encodeRadius, encodeWhy, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_INTEREST } from './frames.js';
+import { KINDS } from './state.js';
 
 const MOVE_INTERVAL_MS = 50;  // 20 moves a second, well below the server's 60 frames a second
 const RADIUS_INTERVAL_MS = 100;
+// The open why panel asks again twice a second, so its answer follows the entity as it moves.
+const WHY_INTERVAL_MS = 500;
+const PICK_CSS_PX = 12;
 const MARGIN_CSS_PX = 8;
+
+/** What each rule of relevance.h means, in the demo's terms. */
+const RULE_MEANINGS = {
+  viewer: 'your own viewer is never sent',
+  other_space: 'in another space than your viewer',
+  always: 'always relevant',
+  owner: 'you own it',
+  origin: 'one of your origins',
+  key_excluded: 'its interest key does not admit you',
+  presenter: 'a presenter of your space',
+  key_bypass: 'a key subscription that bypasses distance',
+  unculled: 'interest is off: everything is sent',
+  near: 'within your enter radius R',
+  within_leave: 'beyond R but within your leave radius L: hysteresis keeps it',
+  out_of_range: 'beyond R (beyond L, had you held it)',
+  hidden: 'in range but out of sight',
+  crowded: 'beyond the crowd cap',
+};
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -27,6 +49,14 @@ const ui = {
   radius: $('radius'),
   radiusValue: $('radius-value'),
   reconnect: $('reconnect'),
+  why: $('why'),
+  whyEntity: $('why-entity'),
+  whyVerdict: $('why-verdict'),
+  whyMeaning: $('why-meaning'),
+  whyRoot: $('why-root'),
+  whyPage: $('why-page'),
+  whyTransitions: $('why-transitions'),
+  whyClose: $('why-close'),
   held: $('held'),
   entities: $('entities'),
   ticks: $('ticks'),
@@ -53,6 +83,10 @@ let rates = { messages: 0, spawnsDespawns: 0, updates: 0, bytes: 0 };
 let pendingOptions = null;
 let dragging = false;
 let target = null;  // where the viewer is being dragged, world units
+let whyAsked = 0;
+let lastWhyAt = -Infinity;
+let whyShown = '';  // what the panel shows, to touch the DOM only when it changes
+let selectedDrawn = false;
 
 /** Where to connect: `?ws=URL`, else /ws on this host, then / if /ws never opens. */
 function socketUrls() {
@@ -99,6 +133,32 @@ function onToggle() {
   const flags = optionFlags();
   pendingOptions = { flags, at: performance.now() };
   send(encodeOptions(flags));
+  if ((flags & OPTION_DEBUG) === 0) {
+    session.dismiss();
+    showWhy();
+  }
+}
+
+/** Whether the server applies the debug view and the page still wants it: only then may it ask why. */
+function debugViewOn() {
+  return connected && session.options !== null && session.options.debug && ui.debug.checked && !ui.debug.disabled;
+}
+
+function askWhy(index, generation) {
+  session.ask(index, generation);
+  send(encodeWhy(index, generation));
+  lastWhyAt = performance.now();
+  ++whyAsked;
+  showWhy();
+}
+
+/** Asks again about the open panel's entity, by the handle the first answer gave. */
+function refreshWhy(now) {
+  const q = session.question;
+  if (q === null || !debugViewOn() || now - lastWhyAt < WHY_INTERVAL_MS) return;
+  send(encodeWhy(q.index, q.generation));
+  lastWhyAt = now;
+  ++whyAsked;
 }
 
 // --- receiving -----------------------------------------------------------------------------
@@ -167,6 +227,7 @@ function connect(urls = socketUrls()) {
     if (!hadWelcome && session.welcome !== null) onWelcome(session.welcome);
     syncToggles();
     showLines();
+    showWhy();
   };
   ws.onclose = (event) => {
     if (socket !== ws) return;
@@ -175,7 +236,9 @@ function connect(urls = socketUrls()) {
       return;
     }
     connected = false;
+    session.dismiss();
     showLines();
+    showWhy();
     // 1013 "try again later": the server has no place for another connection.
     closeReason = event.code === 1013 ? 'server full: try again later'
       : `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`;
@@ -198,6 +261,69 @@ function showLines() {
   }
   const last = session.serverMessages.at(-1);
   if (last !== undefined) ui.message.textContent = `server: ${last}`;
+}
+
+// --- the why panel -------------------------------------------------------------------------
+
+const handle = (index, generation) => (generation === 0 ? `${index}` : `${index}:${generation}`);
+
+/** The panel's content as plain data: the hook's whyPanel, and what showWhy draws. */
+function whyPanelState() {
+  const q = session.question;
+  if (q === null) return null;
+  const a = session.answer;
+  const generation = a?.generation || q.generation;
+  const held = session.mirror.held.get(q.index);
+  const pageHolds = held !== undefined && (generation === 0 || held.generation === generation);
+  const transitions = session.transitionsOf(q.index)
+    .filter((t) => generation === 0 || t.generation === generation)
+    .map((t) => ({ tick: t.tick, kind: t.kind, reason: t.reason, created: t.created, generation: t.generation }));
+  return {
+    index: q.index,
+    generation,
+    kind: pageHolds ? KINDS[held.kind] ?? null : null,
+    answered: a !== null,
+    tick: a?.tick ?? null,
+    stale: a?.stale ?? null,
+    held: a === null || a.stale ? null : a.held,
+    rule: a?.rule ?? null,
+    root: a?.root ?? null,
+    pageHolds,
+    transitions,
+  };
+}
+
+function showWhy() {
+  const p = whyPanelState();
+  const key = JSON.stringify(p);
+  if (key === whyShown) return;
+  whyShown = key;
+  ui.why.hidden = p === null;
+  if (p === null) return;
+  ui.whyEntity.textContent = `entity ${handle(p.index, p.generation)}${p.kind ? ` · ${p.kind}` : ''}`;
+  ui.whyVerdict.classList.toggle('held', p.held === true);
+  ui.whyVerdict.classList.toggle('not-held', p.held === false || p.stale === true);
+  if (!p.answered) {
+    ui.whyVerdict.textContent = 'asking the server…';
+    ui.whyMeaning.textContent = '';
+    ui.whyRoot.textContent = '';
+  } else if (p.stale) {
+    ui.whyVerdict.textContent = `gone at tick ${p.tick}: stale handle`;
+    ui.whyMeaning.textContent = 'no live entity under this handle: destroyed, or its slot reused';
+    ui.whyRoot.textContent = '';
+  } else {
+    ui.whyVerdict.textContent = `${p.held ? 'held' : 'not held'}: ${p.rule} (tick ${p.tick})`;
+    ui.whyMeaning.textContent = RULE_MEANINGS[p.rule] ?? '';
+    const itself = p.root.index === p.index && p.root.generation === p.generation;
+    ui.whyRoot.textContent = `root ${handle(p.root.index, p.root.generation)}${itself ? ' (itself: not attached)' : ''}`;
+  }
+  ui.whyPage.textContent = p.pageHolds ? 'this page holds it' : 'this page does not hold it';
+  ui.whyTransitions.replaceChildren(...(p.transitions.length === 0
+    ? [Object.assign(document.createElement('li'), { textContent: 'no spawn or despawn since the stream began', className: 'dim' })]
+    : p.transitions.slice().reverse().map((t) => Object.assign(document.createElement('li'), {
+      textContent: `tick ${t.tick} · ${t.kind} · ${t.reason}${t.created ? ' (created)' : ''}`,
+      className: t.kind,
+    }))));
 }
 
 // --- the canvas ----------------------------------------------------------------------------
@@ -235,8 +361,38 @@ function insideWorld(v, size) {
   return Math.fround(c) < size ? c : size * (1 - 1e-6);
 }
 
+/** The entity nearest the pointer within reach of its disc (held, or a debug outline), or null. */
+function pickEntity(event) {
+  const rect = ui.world.getBoundingClientRect();
+  const px = ((event.clientX - rect.left) / rect.width) * ui.world.width;
+  const pz = ((event.clientY - rect.top) / rect.height) * ui.world.height;
+  const v = view();
+  const dpr = window.devicePixelRatio || 1;
+  const reach = Math.max(PICK_CSS_PX * dpr, 2 * entityRadius(v.scale, dpr));
+  let best = null;
+  let bestSquared = reach * reach;
+  const consider = (index, generation, x, z) => {
+    const [cx, cz] = v.toCanvas(x, z);
+    const d = (cx - px) ** 2 + (cz - pz) ** 2;
+    if (d <= bestSquared) {
+      bestSquared = d;
+      best = { index, generation };
+    }
+  };
+  for (const [index, e] of session.mirror.held) consider(index, e.generation, e.x, e.z);
+  // A debug outline names its index alone: generation 0 asks about whichever entity is there.
+  for (const e of session.hidden ?? []) consider(e.index, 0, e.x, e.z);
+  return best;
+}
+
 ui.world.addEventListener('pointerdown', (event) => {
   if (session.welcome === null || !connected) return;
+  // In debug view a press on an entity asks why; anywhere else it drags the viewer.
+  const picked = debugViewOn() ? pickEntity(event) : null;
+  if (picked !== null) {
+    askWhy(picked.index, picked.generation);
+    return;
+  }
   dragging = true;
   ui.world.setPointerCapture(event.pointerId);
   target = pointerWorld(event);
@@ -257,6 +413,10 @@ ui.world.addEventListener('pointercancel', endDrag);
 for (const input of [ui.hysteresis, ui.interest, ui.debug]) input.addEventListener('change', onToggle);
 ui.radius.addEventListener('input', () => sendRadius(Number(ui.radius.value)));
 ui.reconnect.addEventListener('click', () => connect());
+ui.whyClose.addEventListener('click', () => {
+  session.dismiss();
+  showWhy();
+});
 window.addEventListener('resize', resize);
 
 // --- every frame ---------------------------------------------------------------------------
@@ -296,6 +456,7 @@ function updateText(now) {
 
   const dpr = window.devicePixelRatio || 1;
   drawChart(ui.chart.getContext('2d'), session.counters, { width: ui.chart.width, height: ui.chart.height, dpr });
+  showWhy();
   lastText = now;
 }
 
@@ -316,7 +477,9 @@ function frame(now) {
       rings: session.rings,
       hidden: session.hidden,
       target,
+      selected: session.question?.index ?? null,
     }, now, dpr);
+    selectedDrawn = drawn.selected;
     drawnEntities = drawn.entities;
     cellsShaded = drawn.cells;
     shadedRange = session.grid?.scanned ?? null;
@@ -326,6 +489,7 @@ function frame(now) {
     ++framesDrawn;
 
   }
+  refreshWhy(now);
   if (now - lastText >= 250) updateText(now);
   requestAnimationFrame(frame);
 }
@@ -380,6 +544,24 @@ Object.defineProperty(window, 'sightline', {
     get loadingFramesShown() { return loadingFramesShown; },
     get lastLoadingLine() { return lastLoadingLine; },
     get framesDrawn() { return framesDrawn; },
+    /** The held entities ({index, generation, x, z, kind}) and the debug outlines ({index, x, z}). */
+    get heldEntities() {
+      return [...session.mirror.held].map(([index, e]) => copy({ index, generation: e.generation, x: e.x, z: e.z, kind: e.kind }));
+    },
+    get hiddenEntities() { return (session.hidden ?? []).map((e) => copy(e)); },
+    /**
+     * The why panel, or null while closed: {index, generation, kind, answered, tick, stale, held,
+     * rule, root {index, generation}, pageHolds, transitions [{tick, kind, reason, created,
+     * generation}] oldest first, text (what the panel reads)}.
+     */
+    get whyPanel() {
+      const p = whyPanelState();
+      return p && Object.freeze({ ...p, transitions: p.transitions.map(copy), root: p.root && copy(p.root), text: ui.why.hidden ? null : ui.why.innerText });
+    },
+    /** Why frames sent (clicks and the open panel's refreshes), answers taken, the selection ring drawn. */
+    get whyAsked() { return whyAsked; },
+    get whyAnswers() { return session.whyAnswers; },
+    get selectedDrawn() { return selectedDrawn; },
     /** The canvas's mapping, for a test that drags: world (x, z) to CSS pixels in the page. */
     worldToPage(x, z) {
       const rect = ui.world.getBoundingClientRect();

@@ -1,15 +1,18 @@
 // One connection's state, fed one WebSocket message at a time: the welcome, the mirror, the
-// viewer, the counters, the enter and leave marks and the debug view. No DOM and no socket, so
-// node can test it. A frame or packet that does not decode stops the session: nothing of that
+// viewer, the counters, the enter and leave marks, the debug view with its why question and
+// answer, and each entity's last transitions. No DOM and no socket, so node can test it. A frame or packet that does not decode stops the session: nothing of that
 // frame is applied, and the caller closes the connection.
 
 import { decodeServerFrame, FrameError, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_INTEREST } from './frames.js';
-import { MalformedPacket } from './wire.js';
+import { DESPAWN_REASONS, MalformedPacket, SPAWN_REASONS } from './wire.js';
 import { Mirror, decodeTickPackets } from './mirror.js';
 import { Counters } from './counters.js';
 import { MARKER_MS, RING_MS } from './draw.js';
 
 export const MAX_MARKERS = 4000;
+/** Transitions kept per entity, newest last, and entities kept (those touched longest ago go first). */
+export const TRANSITIONS_PER_ENTITY = 8;
+export const MAX_ENTITIES_WITH_TRANSITIONS = 4096;
 
 export class Session {
   constructor() {
@@ -30,6 +33,12 @@ export class Session {
     this.interest = { culling: false, radius: 0, pending: 0 };  // the mirror's, after the last tick
     this.ticksLoading = 0;  // ticks after which entities were still on their way
     this.hidden = null;  // the last debug frame's entities, while debug view is on
+    /** Spawns and despawns the mirror applied, by entity index: [{tick, generation, kind, reason, created}]. */
+    this.transitions = new Map();
+    /** The entity asked about ({index, generation}; generation 0: whichever is at the index), and its answer. */
+    this.question = null;
+    this.answer = null;
+    this.whyAnswers = 0;
     this.ticksSeen = 0;
     this.lastTick = null;
     this.resets = 0;
@@ -82,6 +91,10 @@ export class Session {
         this.markers = [];
         this.rings = [];
         this.hidden = null;
+        // Indices of the restarted stream name entities of the server's other World.
+        this.transitions.clear();
+        this.question = null;
+        this.answer = null;
         ++this.resets;
         this.counters.add(now, { bytes: bytes.length });
         break;
@@ -90,22 +103,77 @@ export class Session {
         this.debugBytes += bytes.length;
         this.hidden = frame.entities;
         break;
+      case 'why_answer':
+        this.takeAnswer(frame);
+        break;
       default:
         break;
     }
     return null;
   }
 
+  /** Asks about entity `index` (generation 0: whichever entity the server has there); the caller sends encodeWhy. */
+  ask(index, generation) {
+    if (this.question === null || this.question.index !== index ||
+        (generation !== 0 && this.question.generation !== generation)) {
+      this.answer = null;
+    }
+    this.question = { index, generation };
+  }
+
+  /** Forgets the question and its answer (the panel closed, or the debug view went off). */
+  dismiss() {
+    this.question = null;
+    this.answer = null;
+  }
+
+  /** The answer to the question asked, if it is; one to an earlier question is dropped. */
+  takeAnswer(a) {
+    const q = this.question;
+    if (q === null || a.index !== q.index || (q.generation !== 0 && a.generation !== q.generation)) return;
+    ++this.whyAnswers;
+    this.answer = a;
+    // Found at the index: later questions name that entity, so a reused slot reads stale.
+    if (q.generation === 0 && !a.stale) this.question = { index: q.index, generation: a.generation };
+  }
+
+  /** The entity's transitions kept (all generations of its index), oldest first. */
+  transitionsOf(index) {
+    return this.transitions.get(index) ?? [];
+  }
+
+  noteTransition(index, t) {
+    const list = this.transitions.get(index) ?? [];
+    this.transitions.delete(index);
+    list.push(t);
+    if (list.length > TRANSITIONS_PER_ENTITY) list.shift();
+    this.transitions.set(index, list);
+    if (this.transitions.size > MAX_ENTITIES_WITH_TRANSITIONS) this.transitions.delete(this.transitions.keys().next().value);
+  }
+
   applyTick(frame, packets, size, now) {
     const mark = (kind) => (_, e) => this.markers.push({ kind, x: e.x, z: e.z, time: now });
     const heard = [];
+    // The spawn records of the packet being applied: the mirror reports the spawns it applied in
+    // their order, without the reason, so each is matched to the next record of its handle.
+    let spawns = [];
+    let nextSpawn = 0;
+    let packetTick = 0;
     const on = {
       // An entity created since the server's previous tick gets a spawn mark besides the plus.
       enter: (index, e, created) => {
         mark('enter')(index, e);
         if (created) this.markers.push({ kind: 'created', x: e.x, z: e.z, time: now });
+        while (nextSpawn < spawns.length && (spawns[nextSpawn].index !== index || spawns[nextSpawn].generation !== e.generation)) ++nextSpawn;
+        const r = spawns[nextSpawn++];
+        this.noteTransition(index, { tick: packetTick, generation: e.generation, kind: 'spawn',
+          reason: r === undefined ? 'unknown' : SPAWN_REASONS[r.reason] ?? 'unknown', created });
       },
-      exit: mark('leave'),
+      exit: (index, e, reason) => {
+        mark('leave')(index, e);
+        this.noteTransition(index, { tick: packetTick, generation: e.generation, kind: 'despawn',
+          reason: DESPAWN_REASONS[reason] ?? 'unknown', created: false });
+      },
       event: (r) => heard.push(r),
       message: (payload) => {
         this.serverMessages.push(new TextDecoder().decode(payload));
@@ -113,19 +181,22 @@ export class Session {
       },
     };
     // The counters count records as they arrived, whether or not the table agreed with them.
-    let spawns = 0;
-    let despawns = 0;
+    let spawned = 0;
+    let despawned = 0;
     let updates = 0;
     for (const p of packets) {
+      spawns = p.records.filter((r) => r.type === 'spawn');
+      nextSpawn = 0;
+      packetTick = p.tick;
       this.mirror.apply(p, on);
       for (const r of p.records) {
-        if (r.type === 'spawn') ++spawns;
-        else if (r.type === 'despawn') ++despawns;
+        if (r.type === 'spawn') ++spawned;
+        else if (r.type === 'despawn') ++despawned;
         else ++updates;
       }
     }
     this.packets += packets.length;
-    this.counters.add(now, { spawns, despawns, updates, bytes: size });
+    this.counters.add(now, { spawns: spawned, despawns: despawned, updates, bytes: size });
     ++this.ticksSeen;
     this.lastTick = frame.tick;
     this.viewer = { x: frame.viewerX, z: frame.viewerZ };
@@ -145,7 +216,10 @@ export class Session {
       interest: (frame.options & OPTION_INTEREST) !== 0,
       debug: (frame.options & OPTION_DEBUG) !== 0,
     };
-    if (!this.options.debug) this.hidden = null;
+    if (!this.options.debug) {
+      this.hidden = null;
+      this.dismiss();  // why() is the debug view's
+    }
     this.expireMarkers(now);
   }
 
