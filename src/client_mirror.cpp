@@ -21,12 +21,14 @@ const char* anomaly_kind_name(AnomalyKind kind) noexcept {
     case AnomalyKind::delivery_mismatch: return "delivery_mismatch";
     case AnomalyKind::too_many: return "too_many";
     case AnomalyKind::baseline_missing: return "baseline_missing";
+    case AnomalyKind::refresh_unknown: return "refresh_unknown";
   }
   return "unknown";
 }
 
 void MirrorListener::on_enter(EntityId, SpawnReason, bool, std::span<const std::uint8_t>, std::uint32_t) {}
 void MirrorListener::on_update(EntityId, std::span<const std::uint8_t>, std::uint32_t) {}
+void MirrorListener::on_refresh(EntityId, std::span<const std::uint8_t>, std::uint32_t) {}
 void MirrorListener::on_exit(EntityId, ExitKind, DespawnReason) {}
 void MirrorListener::on_event(const ReceivedEvent&) {}
 void MirrorListener::on_message(std::span<const std::uint8_t>, std::uint32_t) {}
@@ -141,6 +143,8 @@ class MirrorImpl {
   void apply_spawn(EntityId e, SpawnReason reason, bool created, std::uint32_t tick,
                    std::span<const std::uint8_t> payload, MirrorListener* listener);
   void apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener);
+  void apply_refresh(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
+                     MirrorListener* listener);
   void apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload, bool should_hold,
                     MirrorListener* listener);
   void apply_delta_update(const WireRecord& r, std::uint32_t tick, bool should_hold,
@@ -186,6 +190,8 @@ class MirrorImpl {
                   r.payload, listener);
     } else if (r.type == RecordType::despawn) {
       apply_despawn(r.entity, static_cast<DespawnReason>(r.reason), listener);
+    } else if (r.type == RecordType::refresh) {
+      apply_refresh(r.entity, packet_tick - r.state_age, r.payload, listener);
     } else if (r.type == RecordType::message) {
       apply_message(r.payload, packet_tick, listener);
     } else {
@@ -241,6 +247,22 @@ void MirrorImpl::apply_despawn(EntityId e, DespawnReason reason, MirrorListener*
   if (listener != nullptr) {
     listener->on_exit(e, reason == DespawnReason::destroyed ? ExitKind::destroy : ExitKind::leave, reason);
   }
+}
+
+void MirrorImpl::apply_refresh(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
+                               MirrorListener* listener) {
+  const auto at = table.find(e.index);
+  if (at == table.end() || at->second.generation != e.generation) {
+    anomaly(at == table.end() ? AnomalyKind::refresh_unknown : AnomalyKind::generation_mismatch, e);
+    return;
+  }
+  // A resend may carry a state older than the last update: the tick an update is tested against
+  // never goes back.
+  const std::uint32_t latest = std::max(at->second.tick, tick);
+  push_state(at->second, tick, StatePart::full, payload);
+  at->second.tick = latest;
+  ++stats.refreshes;
+  if (listener != nullptr) listener->on_refresh(e, payload, tick);
 }
 
 void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
@@ -325,11 +347,13 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       }
       continue;
     }
-    if ((r.type != RecordType::spawn && r.type != RecordType::update && r.type != RecordType::delta_update) ||
+    if ((r.type != RecordType::spawn && r.type != RecordType::refresh && r.type != RecordType::update &&
+         r.type != RecordType::delta_update) ||
         def.check == nullptr) {
       continue;
     }
-    const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
+    const bool full = r.type == RecordType::spawn || r.type == RecordType::refresh;
+    const StatePart part = full ? StatePart::full : StatePart::update;
     // A delta is checked as the state it rebuilds; one whose base is not kept is an anomaly when
     // it applies, and never reaches the game.
     std::span<const std::uint8_t> state = r.payload;
@@ -338,8 +362,11 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       ++stats.rejected;
       anomalies.clear();
       return {ErrorCode::malformed_packet, "record " + std::to_string(i) + " (" +
-                                               (part == StatePart::full ? "spawn" : "update") + " of " +
-                                               describe(r.entity) + "): its payload fails the state check"};
+                                               (r.type == RecordType::spawn     ? "spawn"
+                                                : r.type == RecordType::refresh ? "refresh"
+                                                                                : "update") +
+                                               " of " + describe(r.entity) +
+                                               "): its payload fails the state check"};
     }
   }
   anomalies.clear();

@@ -55,6 +55,8 @@ void ClientState::reset(ClientId client, bool unreliable) {
   free_slots.clear();
   slots = 0;
   packet_received.fill(0);
+  unresolved.clear();
+  unconfirmed.clear();
 }
 
 namespace {
@@ -80,6 +82,7 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.spawns += from.spawns;
   to.updates += from.updates;
   to.delta_updates += from.delta_updates;
+  to.refreshes += from.refreshes;
   to.despawns += from.despawns;
   to.messages += from.messages;
   to.message_bytes += from.message_bytes;
@@ -119,22 +122,6 @@ void ReplicatorImpl::pack_motion(TaskRunner& tasks, bool threaded) {
   tasks.run(slots, threaded ? kSlice : slots, pack_range, this);
 }
 
-std::uint8_t* PayloadArena::room(std::size_t bytes) {
-  constexpr std::size_t kBlockFloor = 64 * 1024;
-  if (block_bytes_ < bytes) {
-    // Larger payloads than the blocks were made for: start over with larger blocks.
-    blocks_.clear();
-    block_bytes_ = std::max(kBlockFloor, bytes);
-    block_ = used_ = 0;
-  }
-  if (block_ < blocks_.size() && block_bytes_ - used_ < bytes) {
-    ++block_;
-    used_ = 0;
-  }
-  if (block_ == blocks_.size()) blocks_.push_back(std::make_unique<std::uint8_t[]>(block_bytes_));
-  return blocks_[block_].get() + used_;
-}
-
 Status ReplicatorImpl::send() {
   view = world.view();
   grow_entities();
@@ -144,7 +131,10 @@ Status ReplicatorImpl::send() {
     w.stats = SendStats{};
     w.error = {};
     w.payloads.clear();
+    w.references.clear();
+    w.most_references = 0;
     w.violations.clear();
+    if (w.own.size() < max_payload + kMaxRecordFraming) w.own.resize(max_payload + kMaxRecordFraming);
     if (def.delta_updates && w.delta_record.empty()) {
       w.delta_runs.resize(delta_runs_bound(max_payload));
       w.delta_record.resize(delta_runs_bound(max_payload) + kMaxRecordFraming + 10);
@@ -185,6 +175,7 @@ Status ReplicatorImpl::send() {
   std::uint32_t error_entity = 0;
   for (const SendWorker& w : workers) {
     add(stats, w.stats);
+    reference_width = std::max(reference_width, w.most_references);
     if (!w.error.ok() && (first_error.ok() || w.error_entity < error_entity)) {
       first_error = w.error;
       error_entity = w.error_entity;
@@ -224,10 +215,12 @@ void ReplicatorImpl::send_client(SendWorker& w, std::uint32_t place, ClientState
 
   c.out.clear();
   c.packet_offsets.clear();
+  if (!c.unconfirmed.empty()) prune_unconfirmed(c);
   merge_membership(s);
   resend_reliable(s);
   send_despawns(s);
   pace_entry(s);
+  send_refreshes(s);
   send_events(s);
   send_messages(s);
   fill_updates(s);
@@ -277,6 +270,12 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
     c.baselines.reserve(room);
     c.free_slots.reserve(room);
     c.baseline_bytes.reserve(room * 2 * def.delta_state_bytes);
+  }
+  // What waits to resolve is at most each member's references in its two parts: its storage
+  // grows with the table's.
+  if (const std::size_t room = 2 * std::size_t{reference_width} * c.merge.capacity();
+      !c.unresolved.empty() && c.unresolved.capacity() < room) {
+    c.unresolved.reserve(room);
   }
   if (kept == held && kept == set_size) return;
   c.merge.insert(c.merge.end(), c.members.begin(), c.members.begin() + static_cast<std::ptrdiff_t>(kept));
@@ -371,10 +370,11 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
       const Member* p = find(c.members, EntityId{parent, view.generation[parent]});
       if (p != nullptr && p->pending) continue;
     }
-    std::span<const std::uint8_t> bytes;
-    if (!full_payload(s.w, m.id, bytes)) continue;
-    const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, bytes.size());
+    Payload payload;
+    if (!full_payload(s.w, m.id, payload)) continue;
+    const std::size_t size = spawn_record_bytes(c.next_reliable, m.id, payload.bytes.size());
     if (o.critical != 0 && s.entry_used != 0 && s.entry_used + size > def.entry_budget_bytes) continue;
+    const std::span<const std::uint8_t> bytes = own_bytes(s, m.id, payload);
     const std::uint32_t id = enqueue(s,
                                      {.type = RecordType::spawn,
                                       .reason = static_cast<std::uint8_t>(m.reason),
@@ -382,6 +382,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
                                       .entity = m.id},
                                      bytes);
     s.entry_used += write_spawn(s, id, m.id, m.reason, m.created, bytes, 0);
+    note_references(s, m.id, StatePart::full, true);
     m.pending = false;
     m.acc = 0.0f;
     SendStats& counts = s.w.stats;

@@ -5,6 +5,7 @@
 // other that needs it meanwhile waits for it, so each payload is serialized once, whatever the
 // split.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -25,34 +26,45 @@ void ReplicatorImpl::note_error(SendWorker& w, EntityId e, StatePart part, const
                                               " state of " + describe(e) + " failed: " + why};
 }
 
-bool ReplicatorImpl::serialize(SendWorker& w, EntityId e, StatePart part,
-                               std::span<const std::uint8_t>& bytes) {
+bool ReplicatorImpl::serialize(SendWorker& w, EntityId e, StatePart part, Payload& payload) {
   std::uint8_t* const at = w.payloads.room(max_payload);
-  Stream s = Stream::writer({at, max_payload});
+  std::array<EntityReference, kMaxReferences> references;
+  Stream s = Stream::writer({at, max_payload}, references);
   ++w.stats.serialize_calls;
   if (!def.serialize(s, e, part, def.serialize_context) || !s.ok()) {
     note_error(w, e, part,
                s.ok() ? "the serializer returned false"
                       : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
-                         " bytes at this packet_bytes)")
+                         " bytes and " + std::to_string(kMaxReferences) + " entity references)")
                             .c_str());
     return false;
   }
   w.payloads.take(s.bytes());
   w.stats.serialized_bytes += s.bytes();
-  bytes = {at, s.bytes()};
+  payload.bytes = {at, s.bytes()};
+  std::size_t framing = 0;
   if (part == StatePart::update) {
-    std::uint8_t* const record = w.payloads.room(update_record_bytes(e, bytes.size()));
-    const std::size_t size = encode_update_record({record, update_record_bytes(e, bytes.size())}, e, bytes);
+    const std::size_t bytes = update_record_bytes(e, payload.bytes.size());
+    std::uint8_t* const record = w.payloads.room(bytes);
+    const std::size_t size = encode_update_record({record, bytes}, e, payload.bytes);
     SIGHTLINE_ASSERT(size != 0);
     w.payloads.take(size);
-    bytes = {record, size};
+    framing = size - payload.bytes.size();
+    payload.bytes = {record, size};
+  }
+  payload.references = {};
+  if (const std::span<const EntityReference> found = s.references(); !found.empty()) {
+    EntityReference* const kept = w.references.room(found.size());
+    for (std::size_t i = 0; i < found.size(); ++i)
+      kept[i] = {found[i].bit + static_cast<std::uint32_t>(framing * 8), found[i].entity};
+    w.references.take(found.size());
+    w.most_references = std::max(w.most_references, static_cast<std::uint32_t>(found.size()));
+    payload.references = {kept, found.size()};
   }
   return true;
 }
 
-bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part,
-                                  std::span<const std::uint8_t>& bytes) {
+bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part, Payload& payload) {
   if (!def.share_payloads) {
     // What a per-client serializer does: measure to see what the record costs, then write.
     Stream measure = Stream::measurer();
@@ -62,7 +74,7 @@ bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part,
       return false;
     }
     w.stats.serialized_bytes += measure.bytes();
-    return serialize(w, e, part, bytes);
+    return serialize(w, e, part, payload);
   }
   CachedPayload& cached = cache[static_cast<int>(part)][e.index];
   const std::uint64_t claimed = 2 * (sends + 1);
@@ -70,17 +82,21 @@ bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part,
   std::atomic_ref<std::uint64_t> state(cached.state);
   std::uint64_t seen = state.load(std::memory_order_acquire);
   if (seen < claimed && state.compare_exchange_strong(seen, claimed, std::memory_order_acq_rel)) {
-    std::span<const std::uint8_t> written;
+    Payload written;
     const bool ok = serialize(w, e, part, written);
-    cached.bytes = ok ? written.data() : nullptr;
-    cached.size = static_cast<std::uint32_t>(written.size());
-    if (ok && written.size() <= cached.small.size()) {
-      std::copy(written.begin(), written.end(), cached.small.begin());
+    cached.bytes = ok ? written.bytes.data() : nullptr;
+    cached.size = static_cast<std::uint16_t>(written.bytes.size());
+    cached.reference_count = static_cast<std::uint16_t>(written.references.size());
+    if (!written.references.empty()) {
+      cached.set_references(written.references.data());
+    } else if (ok && written.bytes.size() <= cached.small.size()) {
+      cached.small = {};
+      std::copy(written.bytes.begin(), written.bytes.end(), cached.small.begin());
       cached.bytes = cached.small.data();
-      written = {cached.bytes, written.size()};
+      written.bytes = {cached.bytes, written.bytes.size()};
     }
     state.store(ready, std::memory_order_release);
-    bytes = written;
+    payload = written;
     return ok;
   }
   // Another worker has it, written or being written.
@@ -89,7 +105,8 @@ bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part,
     seen = state.load(std::memory_order_acquire);
   }
   if (cached.bytes == nullptr) return false;
-  bytes = {cached.bytes, cached.size};
+  payload.bytes = {cached.bytes, cached.size};
+  payload.references = cached.references();
   return true;
 }
 

@@ -146,6 +146,14 @@ constexpr bool serialize_spawn(S& s, WireRecord& r, std::uint32_t& payload_lengt
          serialize_state_age(s, r.state_age, packet_tick) && serialize_payload(s, r.payload, payload_length);
 }
 
+/// A refresh: a spawn's fields but its reason.
+template <class S>
+constexpr bool serialize_refresh(S& s, WireRecord& r, std::uint32_t& payload_length,
+                                 std::uint32_t packet_tick) {
+  return s.varint(r.reliable_id, "reliable id") && s.id(r.entity) &&
+         serialize_state_age(s, r.state_age, packet_tick) && serialize_payload(s, r.payload, payload_length);
+}
+
 /// One coordinate of an event: an IEEE-754 single, finite and within kMaxCoordinate.
 template <class S>
 constexpr bool serialize_coordinate(S& s, float& v, const char* what) {
@@ -274,9 +282,10 @@ constexpr bool serialize_record(S& s, WireRecord& r, std::uint32_t& payload_leng
     case RecordType::event: return serialize_event(s, r, payload_length, packet_tick);
     case RecordType::message: return serialize_message(s, r, payload_length);
     case RecordType::delta_update: return serialize_delta_update(s, r, payload_length, packet_tick);
+    case RecordType::refresh: return serialize_refresh(s, r, payload_length, packet_tick);
   }
   if constexpr (S::reading) {
-    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1 to 6");
+    return s.refuse_at(s.pos() - 1, "record type", "is " + std::to_string(type) + ", not 1 to 7");
   }
   return false;
 }
@@ -472,6 +481,16 @@ std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::
                         payload);
 }
 
+std::size_t refresh_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
+                                 std::uint32_t state_age) noexcept {
+  return measure_record({.type = RecordType::refresh,
+                         .entity = entity,
+                         .reliable_id = reliable_id,
+                         .state_age = state_age,
+                         .payload = {}},
+                        payload);
+}
+
 std::size_t delta_update_record_bytes(EntityId entity, std::uint32_t base_age, std::uint32_t state_size,
                                       std::size_t payload) noexcept {
   return measure_record({.type = RecordType::delta_update,
@@ -544,6 +563,20 @@ bool PacketWriter::add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnRe
                     .reliable_id = reliable_id,
                     .reason = static_cast<std::uint8_t>(reason),
                     .created = created,
+                    .state_age = state_age,
+                    .payload = payload};
+  return add_record(record);
+}
+
+bool PacketWriter::add_refresh(std::uint32_t reliable_id, EntityId entity,
+                               std::span<const std::uint8_t> payload, std::uint32_t state_age) noexcept {
+  if (entity.is_null() || records_ == kMaxRecordsPerPacket || payload.size() > 0xffffffffu ||
+      state_age > tick_) {
+    return false;
+  }
+  WireRecord record{.type = RecordType::refresh,
+                    .entity = entity,
+                    .reliable_id = reliable_id,
                     .state_age = state_age,
                     .payload = payload};
   return add_record(record);
@@ -669,6 +702,7 @@ bool PacketWriter::add(const WireRecord& r) noexcept {
     case RecordType::message: return add_message(r.reliable_id, r.payload);
     case RecordType::delta_update:
       return add_delta_update(r.entity, r.keep, r.base_age, r.state_size, r.payload);
+    case RecordType::refresh: return add_refresh(r.reliable_id, r.entity, r.payload, r.state_age);
   }
   return false;
 }

@@ -21,7 +21,10 @@ std::uint32_t ReplicatorImpl::enqueue(ClientSend& s, Reliable r, std::span<const
     make_room(c.store, bytes.size(), kStoreFloor);
     c.store.insert(c.store.end(), bytes.begin(), bytes.end());
     make_room(c.queue, 1, kQueueFloor);
+    // The spawns not yet acknowledged are some of the queue: their storage grows with its.
+    if (c.unconfirmed.capacity() < c.queue.capacity()) c.unconfirmed.reserve(c.queue.capacity());
     c.queue.push_back(r);
+    if (r.type == RecordType::spawn) note_unconfirmed(c, r.entity, r.id);
   }
   return c.next_reliable++;
 }
@@ -54,17 +57,26 @@ void ReplicatorImpl::resend_reliable(ClientSend& s) {
       s.w.stats.event_bytes += size;
       continue;
     }
-    // Fresh state while the client still holds the entity; otherwise the state it was spawned
-    // with, so nothing reaches the client from a time it was not entitled to.
+    // A spawn or refresh: fresh state while the client still holds the entity; otherwise the
+    // state it first went with, so nothing reaches the client from a time it was not entitled to.
     std::span<const std::uint8_t> bytes{c.store.data() + r.payload_begin, r.payload_size};
     std::uint32_t age = s.tick - r.state_tick;
     const Member* m = find(c.members, r.entity);
-    std::span<const std::uint8_t> fresh;
-    if (m != nullptr && !m->pending && full_payload(s.w, r.entity, fresh)) {
-      bytes = fresh;
+    Payload fresh;
+    const bool current = m != nullptr && !m->pending && full_payload(s.w, r.entity, fresh);
+    if (current) {
+      bytes = own_bytes(s, r.entity, fresh);
       age = 0;
     }
-    s.entry_used += write_spawn(s, r.id, r.entity, static_cast<SpawnReason>(r.reason), r.created, bytes, age);
+    if (r.type == RecordType::refresh) {
+      s.budget_used += write_refresh(s, r.id, r.entity, bytes, age);
+    } else {
+      s.entry_used +=
+          write_spawn(s, r.id, r.entity, static_cast<SpawnReason>(r.reason), r.created, bytes, age);
+    }
+    // The client may apply any copy of it: what this one leaves null waits too, and nothing
+    // the first copy left null is forgotten.
+    if (current) note_references(s, r.entity, StatePart::full, false);
   }
 }
 

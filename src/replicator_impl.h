@@ -7,9 +7,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "candidate_order.h"
@@ -95,6 +97,15 @@ struct Baseline {
   std::array<std::uint32_t, 2> size{};
 };
 
+/// Entity references: a member whose state, as the client was last sent it, names with null an
+/// entity the client did not hold (its full part or its update part). Once the client holds the
+/// target, the member's full state goes again (a refresh).
+struct Unresolved {
+  EntityId referrer;
+  StatePart part = StatePart::full;
+  EntityId target;
+};
+
 struct ClientState {
   ClientId id;
   bool known = false;
@@ -141,6 +152,11 @@ struct ClientState {
   // Unreliable: whether an ack's `received` bits named each recent packet (by sequence %
   // kSentWindow, with packet_sequence).
   std::array<std::uint8_t, kSentWindow> packet_received{};
+  // Entity references: what waits to resolve, sorted by (referrer index, part, target index); and,
+  // unreliable, the spawns not yet acknowledged (sorted by entity index, with their reliable ids),
+  // whose entities a reference does not name yet.
+  std::vector<Unresolved> unresolved;
+  std::vector<std::pair<EntityId, std::uint32_t>> unconfirmed;
 
   void reset(ClientId client, bool unreliable);
 };
@@ -191,25 +207,48 @@ struct PlacedViolation {
   PromiseViolation violation;
 };
 
-/// Payload bytes of one send, in blocks that never move while the send runs (a payload other
-/// workers read stays where it was written), kept from send to send.
-class PayloadArena {
+/// What one send writes of an entity's part, shared by every client: the bytes, and where they
+/// name other entities (bit offsets into the bytes).
+struct Payload {
+  std::span<const std::uint8_t> bytes;
+  std::span<const EntityReference> references;
+};
+
+/// Payloads (or their references) of one send, in blocks that never move while the send runs (a
+/// payload other workers read stays where it was written), kept from send to send.
+template <class T, std::size_t kBlockFloor>
+class BlockArena {
  public:
-  /// Room for `bytes` contiguous bytes (at most the block size): where they go. Call take() with
-  /// what was used.
-  std::uint8_t* room(std::size_t bytes);
-  void take(std::size_t bytes) noexcept { used_ += bytes; }
+  /// Room for `count` contiguous elements (at most the block size): where they go. Call take()
+  /// with what was used.
+  T* room(std::size_t count) {
+    if (block_size_ < count) {
+      // Larger payloads than the blocks were made for: start over with larger blocks.
+      blocks_.clear();
+      block_size_ = std::max(kBlockFloor, count);
+      block_ = used_ = 0;
+    }
+    if (block_ < blocks_.size() && block_size_ - used_ < count) {
+      ++block_;
+      used_ = 0;
+    }
+    if (block_ == blocks_.size()) blocks_.push_back(std::make_unique<T[]>(block_size_));
+    return blocks_[block_].get() + used_;
+  }
+  void take(std::size_t count) noexcept { used_ += count; }
   void clear() noexcept {
     block_ = 0;
     used_ = 0;
   }
 
  private:
-  std::vector<std::unique_ptr<std::uint8_t[]>> blocks_;
-  std::size_t block_bytes_ = 0;
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  std::size_t block_size_ = 0;
   std::size_t block_ = 0;
   std::size_t used_ = 0;
 };
+using PayloadArena = BlockArena<std::uint8_t, 64 * 1024>;
+using ReferenceArena = BlockArena<EntityReference, 1024>;
 
 /// What one worker of a send owns: its scratch, its counts, its payloads and its first error.
 /// Clients are shared among workers by range; a worker's results are summed in worker order.
@@ -218,6 +257,7 @@ struct SendWorker {
   Status error;  // the first serializer failure it met, and its entity
   std::uint32_t error_entity = 0;
   PayloadArena payloads;
+  ReferenceArena references;
   std::vector<std::uint8_t> measured;  // share_payloads off: each record's payload, measured then written
   std::vector<EntryOrder> entry_order;
   std::vector<Candidate> candidates;
@@ -234,6 +274,13 @@ struct SendWorker {
   // Delta updates: the runs and the record of the update at hand.
   std::vector<std::uint8_t> delta_runs;
   std::vector<std::uint8_t> delta_record;
+  // Entity references: the record at hand as the client at hand may read it (the references to
+  // what it does not hold made null), those made null, and the members to refresh.
+  std::vector<std::uint8_t> own;
+  std::array<EntityId, kMaxReferences> nulls{};
+  std::size_t null_count = 0;
+  std::vector<EntityId> refresh;
+  std::uint32_t most_references = 0;  // in one payload it wrote this send
 };
 
 /// One client's send in progress: what its phases (ReplicatorImpl::send_client) share.
@@ -304,6 +351,7 @@ class ReplicatorImpl {
   std::size_t max_payload = 0;
   std::uint64_t sends = 0;
   SendStats stats;
+  std::uint32_t reference_width = 0;  // the most entity references one payload carried so far
   Status first_error;
   std::vector<ClientState> clients;  // by client slot
 
@@ -324,16 +372,27 @@ class ReplicatorImpl {
   // is below 2 * (send + 1) before this send's payload is claimed, 2 * (send + 1) while the
   // worker that claimed it writes it, and 2 * (send + 1) + 1 once `bytes` and `size` hold it
   // (`bytes` null when the serializer failed).
-  // A payload of up to kSmallPayload bytes is kept in the entry itself (`bytes` points at
-  // `small`), so reading it costs no second cache line.
+  // A payload of up to kSmallPayload bytes that names no entity is kept in the entry itself
+  // (`bytes` points at `small`), so reading it costs no second cache line; one that does keeps
+  // where its references are in its place.
   struct alignas(32) CachedPayload {
     static constexpr std::size_t kSmallPayload = 12;
     std::uint64_t state = 0;
     const std::uint8_t* bytes = nullptr;
-    std::uint32_t size = 0;
-    std::array<std::uint8_t, kSmallPayload> small{};
+    std::uint16_t size = 0;  // a record is at most kMaxPacketBytes
+    std::uint16_t reference_count = 0;
+    std::array<std::uint8_t, kSmallPayload> small{};  // or, with references, where they are
+
+    void set_references(const EntityReference* at) noexcept { std::memcpy(small.data(), &at, sizeof at); }
+    [[nodiscard]] std::span<const EntityReference> references() const noexcept {
+      if (reference_count == 0) return {};
+      const EntityReference* at = nullptr;
+      std::memcpy(&at, small.data(), sizeof at);
+      return {at, reference_count};
+    }
   };
   static_assert(sizeof(CachedPayload) == 32);
+  static_assert(kMaxPacketBytes <= 0xffff, "a record's size fits CachedPayload::size");
   std::array<std::vector<CachedPayload>, 2> cache;
 
   // Per send.
@@ -346,22 +405,22 @@ class ReplicatorImpl {
   void pack_motion(TaskRunner& tasks, bool threaded);
   /// The entity's full state for a spawn this send, in `bytes`; false (and the error noted) when
   /// the serializer fails.
-  bool full_payload(SendWorker& w, EntityId e, std::span<const std::uint8_t>& bytes) {
-    return cached(w, e, StatePart::full, bytes);
+  bool full_payload(SendWorker& w, EntityId e, Payload& payload) {
+    return cached(w, e, StatePart::full, payload);
   }
   /// The entity's whole update record for this send (encode_update_record): the same bytes for
   /// every client, copied into each packet as they are. False (and the error noted) when the
   /// serializer fails.
-  bool update_record(SendWorker& w, EntityId e, std::span<const std::uint8_t>& record) {
+  bool update_record(SendWorker& w, EntityId e, Payload& record) {
     return cached(w, e, StatePart::update, record);
   }
   /// What a record of `part` carries this send: the full payload, or the whole update record.
-  bool cached(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  bool cached(SendWorker& w, EntityId e, StatePart part, Payload& payload);
   /// cached() where it is not yet written this send, or not shared (payloads.cpp).
-  bool first_cached(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  bool first_cached(SendWorker& w, EntityId e, StatePart part, Payload& payload);
   /// Serializes into the worker's payloads (an update part then framed as its record): false, and
   /// the failure noted, when the serializer fails.
-  bool serialize(SendWorker& w, EntityId e, StatePart part, std::span<const std::uint8_t>& bytes);
+  bool serialize(SendWorker& w, EntityId e, StatePart part, Payload& payload);
   void note_error(SendWorker& w, EntityId e, StatePart part, const char* why);
 
   // One client's send (client_send.cpp), its phases in order.
@@ -370,13 +429,31 @@ class ReplicatorImpl {
   void resend_reliable(ClientSend& s);  // reliable_queue.cpp
   void send_despawns(ClientSend& s);
   void pace_entry(ClientSend& s);
-  void send_events(ClientSend& s);    // event_send.cpp
-  void send_messages(ClientSend& s);  // message_send.cpp
-  void fill_updates(ClientSend& s);   // update_selection.cpp
+  void send_refreshes(ClientSend& s);  // entity_references.cpp
+  void send_events(ClientSend& s);     // event_send.cpp
+  void send_messages(ClientSend& s);   // message_send.cpp
+  void fill_updates(ClientSend& s);    // update_selection.cpp
   void finish_client(ClientSend& s);
 
   // Membership.
   void leave_unrecorded(ClientSend& s, const Member& m);
+
+  // Entity references (entity_references.cpp).
+  /// The payload of `referrer` as this client may read it: shared, or in the worker's `own` with
+  /// each reference to an entity it does not hold made null (those listed in the worker's `nulls`).
+  /// A reference to the referrer itself stands: the record carries it.
+  std::span<const std::uint8_t> own_bytes(ClientSend& s, EntityId referrer, const Payload& payload);
+  /// After a record of `part` of `referrer` went to the client as own_bytes left it, the references
+  /// it left null wait to resolve. `supersedes`: the record replaces what the client held of that
+  /// part (of every part, for the full one), so what waited for the earlier records goes; false
+  /// for a resend, whose first copy the client may have applied instead.
+  void note_references(ClientSend& s, EntityId referrer, StatePart part, bool supersedes);
+  /// Whether a reference may name the entity to the client: its viewer, or a member whose spawn
+  /// went (unreliable: and was acknowledged).
+  [[nodiscard]] bool names(const ClientSend& s, EntityId target) const noexcept;
+  /// Unreliable: the spawn of `e` went with reliable id `id`, or acks covered some spawns.
+  void note_unconfirmed(ClientState& c, EntityId e, std::uint32_t id);
+  void prune_unconfirmed(ClientState& c);
 
   // Delta updates (delta_updates.cpp).
   /// The record to write for member e's update this send, given its shared update record: that
@@ -385,10 +462,12 @@ class ReplicatorImpl {
   std::span<const std::uint8_t> client_update(ClientSend& s, EntityId e, std::span<const std::uint8_t> record,
                                               UpdateChoice& choice);
   /// After the record went into the open packet: a state to keep becomes the baseline (reliable),
-  /// or the one waiting for the client's confirmation (unreliable).
+  /// or the one waiting for the client's confirmation (unreliable); the references it left null
+  /// wait to resolve.
   void note_written(ClientSend& s, EntityId e, std::span<const std::uint8_t> record, UpdateChoice choice) {
     if (choice.delta) ++s.w.stats.delta_updates;
     if (choice.keep) note_kept(s, e, record);
+    if (s.w.null_count != 0 || !s.c.unresolved.empty()) note_references(s, e, StatePart::update, true);
   }
   void note_kept(ClientSend& s, EntityId e, std::span<const std::uint8_t> record);
   /// A member's first baseline entry, no state in it yet.
@@ -423,6 +502,8 @@ class ReplicatorImpl {
   std::size_t write_spawn(ClientSend& s, std::uint32_t id, EntityId e, SpawnReason reason, bool created,
                           std::span<const std::uint8_t> bytes, std::uint32_t age);
   std::size_t write_despawn(ClientSend& s, std::uint32_t id, EntityId e, DespawnReason reason);
+  std::size_t write_refresh(ClientSend& s, std::uint32_t id, EntityId e, std::span<const std::uint8_t> bytes,
+                            std::uint32_t age);
   std::size_t write_message(ClientSend& s, std::uint32_t id, std::span<const std::uint8_t> payload);
   /// An event as `r` holds it (subject, class, position; its id, and its age from r.state_tick,
   /// when `reliable`).
@@ -462,18 +543,18 @@ class ReplicatorImpl {
 // The packet functions run once per record, from three files: inline here.
 
 /// Most lookups find the bytes written: that path inline, the rest in payloads.cpp.
-inline bool ReplicatorImpl::cached(SendWorker& w, EntityId e, StatePart part,
-                                   std::span<const std::uint8_t>& bytes) {
+inline bool ReplicatorImpl::cached(SendWorker& w, EntityId e, StatePart part, Payload& payload) {
   if (def.share_payloads) {
     CachedPayload& cached = cache[static_cast<int>(part)][e.index];
     const std::uint64_t ready = 2 * (sends + 1) + 1;
     if (std::atomic_ref<std::uint64_t>(cached.state).load(std::memory_order_acquire) == ready &&
         cached.bytes != nullptr) {
-      bytes = {cached.bytes, cached.size};
+      payload.bytes = {cached.bytes, cached.size};
+      payload.references = cached.references();
       return true;
     }
   }
-  return first_cached(w, e, part, bytes);
+  return first_cached(w, e, part, payload);
 }
 
 inline void ReplicatorImpl::close_packet(ClientSend& s) {
@@ -521,6 +602,13 @@ inline std::size_t ReplicatorImpl::write_despawn(ClientSend& s, std::uint32_t id
                                                  DespawnReason reason) {
   const std::size_t size = despawn_record_bytes(id, e);
   if (room_for(s, size)) s.writer.add_despawn(id, e, reason);
+  return size;
+}
+
+inline std::size_t ReplicatorImpl::write_refresh(ClientSend& s, std::uint32_t id, EntityId e,
+                                                 std::span<const std::uint8_t> bytes, std::uint32_t age) {
+  const std::size_t size = refresh_record_bytes(id, e, bytes.size(), age);
+  if (room_for(s, size)) s.writer.add_refresh(id, e, bytes, age);
   return size;
 }
 

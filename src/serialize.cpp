@@ -10,6 +10,13 @@ Stream Stream::writer(std::span<std::uint8_t> buffer) noexcept {
   return Stream(Mode::write, buffer.data(), nullptr, buffer.size());
 }
 
+Stream Stream::writer(std::span<std::uint8_t> buffer, std::span<EntityReference> references) noexcept {
+  Stream s(Mode::write, buffer.data(), nullptr, buffer.size());
+  s.references_ = references.data();
+  s.reference_room_ = references.size();
+  return s;
+}
+
 Stream Stream::reader(std::span<const std::uint8_t> bytes) noexcept {
   return Stream(Mode::read, nullptr, bytes.data(), bytes.size());
 }
@@ -71,6 +78,24 @@ bool Stream::serialize_bytes(std::uint8_t* data, std::size_t count) noexcept {
     if (!serialize_bits(byte, 8)) return false;
     if (mode_ == Mode::read) data[i] = static_cast<std::uint8_t>(byte);
   }
+  return true;
+}
+
+bool Stream::serialize_entity(EntityId& entity) noexcept {
+  if (!ok()) return false;
+  const std::size_t at = bit_;
+  std::uint32_t index = entity.is_null() ? 0 : entity.index;
+  std::uint32_t generation = entity.generation;
+  const bool noted = mode_ == Mode::write && references_ != nullptr && generation != 0;
+  if (noted && reference_count_ == reference_room_)
+    return fail("more entity references than the stream notes");
+  if (!serialize_bits(index, 32) || !serialize_bits(generation, 32)) return false;
+  if (mode_ == Mode::read) {
+    if (generation == 0 && index != 0) return fail("null entity reference with a non-zero index");
+    entity = {index, generation};
+    return true;
+  }
+  if (noted) references_[reference_count_++] = {static_cast<std::uint32_t>(at), {index, generation}};
   return true;
 }
 

@@ -37,12 +37,13 @@ void ReplicatorImpl::fill_fixed_rate(ClientSend& s) {
     if (m == c.members.size() || c.members[m].id != e) continue;
     Member& member = c.members[m];
     if (member.pending || member.since == s.now) continue;
-    std::span<const std::uint8_t> shared;
+    Payload shared;
     if (!update_record(s.w, e, shared)) continue;
+    const std::span<const std::uint8_t> own = own_bytes(s, e, shared);
     UpdateChoice choice;
-    const std::span<const std::uint8_t> record = update_bytes(s, e, shared, choice);
+    const std::span<const std::uint8_t> record = update_bytes(s, e, own, choice);
     const std::size_t size = record.size();
-    if (room_for(s, size) && s.writer.add_encoded_update(record)) note_written(s, e, shared, choice);
+    if (room_for(s, size) && s.writer.add_encoded_update(record)) note_written(s, e, own, choice);
     s.budget_used += size;
     member.since = s.now;
     ++s.w.stats.updates;
@@ -167,10 +168,11 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     sort_highest_first(first, last, sort_scratch);
     for (const Candidate* it = first; it != last && !filler_done(s, def, misfits); ++it) {
       Member& m = c.members[member_of(*it)];
-      std::span<const std::uint8_t> shared;
+      Payload shared;
       if (!update_record(s.w, m.id, shared)) continue;
+      const std::span<const std::uint8_t> own = own_bytes(s, m.id, shared);
       UpdateChoice choice;
-      const std::span<const std::uint8_t> record = update_bytes(s, m.id, shared, choice);
+      const std::span<const std::uint8_t> record = update_bytes(s, m.id, own, choice);
       const std::size_t size = record.size();
       const bool fits_open = s.open && s.writer.room() >= size;
       const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
@@ -180,7 +182,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
       }
       misfits = 0;
       room_for(s, size);
-      if (s.writer.add_encoded_update(record)) note_written(s, m.id, shared, choice);
+      if (s.writer.add_encoded_update(record)) note_written(s, m.id, own, choice);
       s.budget_used += size;
       m.acc = 0.0f;
       m.since = s.now;

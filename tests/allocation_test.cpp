@@ -187,10 +187,22 @@ bool serialize_named_state(Stream& s, EntityId e, StatePart part, void* context)
          testing::serialize_steady_state(s, e, part, context);
 }
 
-void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode, bool deltas = false) {
+// The steady state with two entity references, to neighbours by index (some live, some not, some
+// held by a client, some not): references made null per client, and refreshes as they arrive.
+bool serialize_referring_state(Stream& s, EntityId e, StatePart part, void* context) {
+  EntityId next{e.index + 1, e.generation};
+  EntityId other{e.index ^ 7u, 1};
+  return s.serialize_entity(next) && s.serialize_entity(other) &&
+         testing::serialize_steady_state(s, e, part, context);
+}
+
+void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode, bool deltas = false,
+                                          bool references = false) {
   SteadyWorld steady(kArena, true, true);
   ReplicatorDef def;
-  def.serialize = deltas ? serialize_named_state : testing::serialize_steady_state;
+  def.serialize = references ? serialize_referring_state
+                  : deltas   ? serialize_named_state
+                             : testing::serialize_steady_state;
   def.serialize_context = &*steady.world;
   def.delivery = delivery;
   def.mode = mode;
@@ -208,6 +220,7 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode, bo
   scenarios::Rng rng(11);
   std::uint64_t bytes = 0;
   std::uint64_t pending = 0;
+  std::uint64_t refreshes = 0;
   std::array<std::uint8_t, kAckBytes> ack{};
   auto step = [&](int t) {
     for (int i = 0; i < 10; ++i) {
@@ -231,6 +244,7 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode, bo
     if (t % 10 == 0 && !replicator.send_message_to_key({InterestKeyType::global, 0}, note).ok()) std::abort();
     steady.step();
     if (!replicator.send().ok()) std::abort();
+    refreshes += replicator.stats().refreshes;
     for (const ClientId client : steady.world->clients()) {
       for (const std::span<const std::uint8_t> packet : *replicator.packets(client)) bytes += packet.size();
       const ClientSendStats stats = *replicator.client_stats(client);
@@ -260,6 +274,9 @@ void expect_steady_sends_allocate_nothing(Delivery delivery, UpdateMode mode, bo
   if (deltas) {
     EXPECT_GT(replicator.stats().delta_updates, 0u);
   }
+  if (references) {
+    EXPECT_GT(refreshes, 0u);
+  }
 }
 
 TEST(AllocationTest, SteadySendsAllocateNothingReliable) {
@@ -276,6 +293,12 @@ TEST(AllocationTest, SteadySendsWithDeltaUpdatesAllocateNothingReliable) {
 }
 TEST(AllocationTest, SteadySendsWithDeltaUpdatesAllocateNothingUnreliable) {
   expect_steady_sends_allocate_nothing(Delivery::unreliable, UpdateMode::priority, true);
+}
+TEST(AllocationTest, SteadySendsWithEntityReferencesAllocateNothingReliable) {
+  expect_steady_sends_allocate_nothing(Delivery::reliable, UpdateMode::priority, true, true);
+}
+TEST(AllocationTest, SteadySendsWithEntityReferencesAllocateNothingUnreliable) {
+  expect_steady_sends_allocate_nothing(Delivery::unreliable, UpdateMode::priority, true, true);
 }
 
 }  // namespace

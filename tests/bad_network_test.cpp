@@ -23,43 +23,54 @@ namespace {
 using scenarios::LossyChannel;
 using scenarios::LossyChannelDef;
 
-// The game's state: the entity's own id and its position at 1/64 unit. A payload that names
-// another entity, or a position the entity did not have at the packet's tick, is caught.
+// The game's state: the entity's own id, its position at 1/64 unit and its target, an entity
+// reference (Stream::serialize_entity) in both parts; the full part adds its leader, a reference
+// set when the entity is made, which only a spawn or a refresh carries. A payload that names
+// another entity as its own, or a position the entity did not have at the packet's tick, is
+// caught.
 struct Game {
   const World* world = nullptr;
+  // By entity index: what each entity refers to now, and its leader (either may be stale).
+  std::vector<EntityId> target = std::vector<EntityId>(1024);
+  std::vector<EntityId> leader = std::vector<EntityId>(1024);
 };
 
 template <class F>
-bool state(Stream& s, std::uint32_t& index, std::uint32_t& generation, float& x, float& z, StatePart part,
-           F&& extra) {
+bool state(Stream& s, std::uint32_t& index, std::uint32_t& generation, float& x, float& z, EntityId& target,
+           StatePart part, F&& extra) {
   if (!s.serialize_bits(index, 32) || !s.serialize_bits(generation, 32)) return false;
   if (!s.serialize_quantized(x, -100.0f, 200.0f, 1.0f / 64.0f)) return false;
   if (!s.serialize_quantized(z, -100.0f, 200.0f, 1.0f / 64.0f)) return false;
+  if (!s.serialize_entity(target)) return false;
   return part == StatePart::update || extra(s);
 }
 
 bool write_state(Stream& s, EntityId e, StatePart part, void* context) {
-  const World& world = *static_cast<Game*>(context)->world;
-  Position p = *world.position(e);
+  const Game& game = *static_cast<Game*>(context);
+  Position p = *game.world->position(e);
   std::uint32_t index = e.index;
   std::uint32_t generation = e.generation;
-  return state(s, index, generation, p.x, p.z, part, [&](Stream& st) {
+  EntityId target = game.target.at(e.index);
+  EntityId leader = game.leader.at(e.index);
+  return state(s, index, generation, p.x, p.z, target, part, [&](Stream& st) {
     std::uint32_t name = e.index * 7919u;  // stands for what only a spawn carries
-    return st.serialize_bits(name, 32);
+    return st.serialize_bits(name, 32) && st.serialize_entity(leader);
   });
 }
 
 struct Read {
   std::uint32_t index = 0, generation = 0;
   float x = 0.0f, z = 0.0f;
+  EntityId target;
+  EntityId leader;  // the full part's
 };
 
 std::optional<Read> read_state(std::span<const std::uint8_t> payload, StatePart part) {
   Stream s = Stream::reader(payload);
   Read r;
-  const bool ok = state(s, r.index, r.generation, r.x, r.z, part, [](Stream& st) {
+  const bool ok = state(s, r.index, r.generation, r.x, r.z, r.target, part, [&r](Stream& st) {
     std::uint32_t name = 0;
-    return st.serialize_bits(name, 32);
+    return st.serialize_bits(name, 32) && st.serialize_entity(r.leader);
   });
   if (!ok || !s.rest_is_zero()) return std::nullopt;
   return r;
@@ -89,18 +100,31 @@ class Checker : public MirrorListener {
  public:
   std::map<std::uint32_t, std::map<std::uint64_t, Position>>* positions =
       nullptr;  // tick -> entity -> position
-  std::uint64_t enters = 0, updates = 0, exits = 0;
+  std::uint64_t enters = 0, updates = 0, exits = 0, refreshes = 0, references = 0;
+  // Per client: what its mirror holds and has ever held, from what the game heard (a plain model).
+  std::map<std::uint32_t, std::set<std::uint64_t>> held, ever_held;
+  // Per client: each held entity's leader as its last spawn or refresh read.
+  std::map<std::uint32_t, std::map<std::uint64_t, EntityId>> leaders;
 
   void on_enter(EntityId e, SpawnReason, bool, std::span<const std::uint8_t> full,
                 std::uint32_t tick) override {
     ++enters;
-    check(e, full, StatePart::full, tick);
+    held[client].insert(key(e));  // a state may name its own entity
+    ever_held[client].insert(key(e));
+    check(e, full, StatePart::full, tick, true);
   }
   void on_update(EntityId e, std::span<const std::uint8_t> update, std::uint32_t tick) override {
     ++updates;
-    check(e, update, StatePart::update, tick);
+    check(e, update, StatePart::update, tick, delivery == Delivery::reliable);
   }
-  void on_exit(EntityId, ExitKind, DespawnReason) override { ++exits; }
+  void on_refresh(EntityId e, std::span<const std::uint8_t> full, std::uint32_t tick) override {
+    ++refreshes;
+    check(e, full, StatePart::full, tick, true);
+  }
+  void on_exit(EntityId e, ExitKind, DespawnReason) override {
+    ++exits;
+    held[client].erase(key(e));
+  }
   // Events: a reliable one comes in order after its subject's spawn and before its despawn, so
   // it names only what the client holds; so does any event on an ordered stream.
   // (The client's own viewer is never sent to it, and may be named.)
@@ -124,11 +148,24 @@ class Checker : public MirrorListener {
   }
 
  private:
-  void check(EntityId e, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick) {
+  // `in_order`: the record applies in the order the server wrote it (a spawn or refresh, or any
+  // record on an ordered stream), so a reference in it names what the client holds as it applies.
+  // An unreliable update may trail the despawn of what it names: it names one the client held.
+  void check(EntityId e, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick,
+             bool in_order) {
     const std::optional<Read> r = read_state(payload, part);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->index, e.index);
     EXPECT_EQ(r->generation, e.generation);
+    if (part == StatePart::full) leaders[client][key(e)] = r->leader;
+    for (const EntityId named : {r->target, r->leader}) {
+      if (named.is_null() || named == viewer) continue;
+      ++references;
+      const auto& known = in_order ? held[client] : ever_held[client];
+      EXPECT_TRUE(known.count(key(named)) != 0)
+          << "client " << client << " read a reference to " << named.index << ":" << named.generation
+          << ", which it " << (in_order ? "does not hold" : "never held");
+    }
     // The state is the entity's own at the packet's tick (quantized as it was written).
     const auto at = positions->find(tick);
     ASSERT_NE(at, positions->end()) << "tick " << tick;
@@ -165,6 +202,25 @@ void run_bad_network(const NetworkRun& run) {
   for (std::size_t i = 0; i < walk.xs().size(); ++i)
     ids.push_back(*world.create_entity({walk.xs()[i], walk.zs()[i]}));
   Game game{&world};
+  scenarios::Rng rng(run.seed);
+  // The nearest of a few entities picked at random: most often near, sometimes far (a viewer,
+  // itself, one that will die); none a fifth of the time.
+  auto pick_near = [&](EntityId who) {
+    EntityId found;
+    float best = 1e30f;
+    const Position at = *world.position(who);
+    for (int pick = rng.below(5) == 0 ? 0 : 1 + static_cast<int>(rng.below(30)); pick > 0; --pick) {
+      const EntityId other = ids[rng.below(static_cast<std::uint32_t>(ids.size()))];
+      const Position p = *world.position(other);
+      const float d = (p.x - at.x) * (p.x - at.x) + (p.z - at.z) * (p.z - at.z);
+      if (d < best) {
+        best = d;
+        found = other;
+      }
+    }
+    return found;
+  };
+  for (const EntityId e : ids) game.leader.at(e.index) = pick_near(e);
   ReplicatorDef rdef;
   rdef.serialize = write_state;
   rdef.serialize_context = &game;
@@ -199,7 +255,6 @@ void run_bad_network(const NetworkRun& run) {
   Checker checker;
   checker.positions = &positions;
   checker.delivery = run.delivery;
-  scenarios::Rng rng(run.seed);
   DecodedPacket decoded;
   std::uint64_t anomalies = 0;
   std::uint64_t leaks_checked = 0;
@@ -216,9 +271,15 @@ void run_bad_network(const NetworkRun& run) {
         if (i % 15 == 0) continue;  // viewers
         ASSERT_TRUE(world.destroy_entity(ids[i]).ok());
         ids[i] = *world.create_entity({walk.xs()[i], walk.zs()[i]});
+        game.leader.at(ids[i].index) = pick_near(ids[i]);
       }
       const std::size_t j = rng.below(static_cast<std::uint32_t>(ids.size()));
       ASSERT_TRUE(world.teleport(ids[j], rng.uniform(0.0f, 60.0f), rng.uniform(0.0f, 40.0f)).ok());
+      // Entities change what they refer to.
+      for (int k = 0; k < 12; ++k) {
+        const EntityId who = ids[rng.below(static_cast<std::uint32_t>(ids.size()))];
+        game.target.at(who.index) = pick_near(who);
+      }
       // A message to one client a tick, numbered in the order sent to it.
       Client& to = clients[t % clients.size()];
       const std::uint32_t number = to.messages_sent++;
@@ -283,6 +344,8 @@ void run_bad_network(const NetworkRun& run) {
         if (r.type == RecordType::event || r.type == RecordType::message) continue;
         if (r.type == RecordType::spawn) {
           ASSERT_TRUE(c.shadow.insert(key(r.entity)).second);
+        } else if (r.type == RecordType::refresh) {
+          ASSERT_EQ(c.shadow.count(key(r.entity)), 1u) << "a refresh of an entity the client does not hold";
         } else {
           ASSERT_EQ(c.shadow.erase(key(r.entity)), 1u);
         }
@@ -332,12 +395,51 @@ void run_bad_network(const NetworkRun& run) {
     }
   }
   ASSERT_TRUE(settled) << "the network settled but the mirrors did not catch up";
-  for (const Client& c : clients) {
+  // Until every member was sent a state since the world stood still, and that state arrived.
+  const std::uint64_t still_since = t;
+  for (int extra = 0; extra < 400; ++extra, ++t) {
+    bool fresh = true;
+    for (const Client& c : clients) {
+      const ClientSendStats st = *replicator.client_stats(c.id);
+      fresh = fresh && st.longest_wait + run.down.latency_ticks + 2 < t - still_since &&
+              c.mirror->ack().reliable_applied == c.log.size();
+    }
+    if (fresh) break;
+    step(t, false);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  std::uint64_t resolved = 0;
+  for (std::size_t k = 0; k < clients.size(); ++k) {
+    const Client& c = clients[k];
     std::vector<EntityId> expected(world.interest_set(c.id)->begin(), world.interest_set(c.id)->end());
     EXPECT_EQ(c.mirror->held(), expected) << "client " << c.id.index;
     EXPECT_TRUE(c.mirror->interest().culling);
     EXPECT_GT(c.mirror->interest().radius, 0.0f);
+    // Every reference resolves: to its target where the client holds it (or it is the client's
+    // viewer), else to null.
+    const EntityId viewer = *world.viewer(c.id);
+    for (const EntityId e : c.mirror->held()) {
+      const auto history = *c.mirror->history(e);
+      const Snapshot& latest = history.back();
+      const std::optional<Read> r = read_state(latest.payload, latest.part);
+      ASSERT_TRUE(r.has_value());
+      // The target from the latest state; the leader from the latest spawn or refresh.
+      const auto leader = checker.leaders[static_cast<std::uint32_t>(k)].find(key(e));
+      ASSERT_NE(leader, checker.leaders[static_cast<std::uint32_t>(k)].end());
+      const std::array<std::pair<EntityId, EntityId>, 2> references{
+          {{r->target, game.target[e.index]}, {leader->second, game.leader[e.index]}}};
+      for (const auto& [read, truth] : references) {
+        const bool named = !truth.is_null() && (truth == viewer || c.mirror->holds(truth));
+        const EntityId got = read == viewer ? viewer : c.mirror->resolve(read);
+        EXPECT_EQ(got, named ? truth : EntityId{})
+            << "client " << k << ": " << e.index << " refers to " << got.index << ":" << got.generation
+            << ", not " << truth.index << ":" << truth.generation;
+        resolved += named ? 1 : 0;
+      }
+    }
   }
+  EXPECT_GT(resolved, 30u);
+  EXPECT_GT(checker.references, 2000u);
   EXPECT_EQ(anomalies, 0u);
   // Every reliable event a client was sent was heard, once.
   std::uint64_t reliable_events = 0;
@@ -380,11 +482,14 @@ void run_bad_network(const NetworkRun& run) {
   }
   std::printf(
       "enters %llu, updates %llu, exits %llu, datagrams dropped %llu, stale updates dropped %llu, "
-      "duplicates %llu, leaving-but-held checks %llu, deltas %llu\n",
+      "duplicates %llu, leaving-but-held checks %llu, deltas %llu, references read %llu, refreshes %llu, "
+      "references resolved at the end %llu\n",
       static_cast<unsigned long long>(checker.enters), static_cast<unsigned long long>(checker.updates),
       static_cast<unsigned long long>(checker.exits), static_cast<unsigned long long>(dropped),
       static_cast<unsigned long long>(stale), static_cast<unsigned long long>(duplicates),
-      static_cast<unsigned long long>(leaks_checked), static_cast<unsigned long long>(deltas));
+      static_cast<unsigned long long>(leaks_checked), static_cast<unsigned long long>(deltas),
+      static_cast<unsigned long long>(checker.references), static_cast<unsigned long long>(checker.refreshes),
+      static_cast<unsigned long long>(resolved));
 }
 
 TEST(BadNetworkTest, UnreliableMirrorsConvergeAndNeverLeak) {

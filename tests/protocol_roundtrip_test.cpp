@@ -84,7 +84,7 @@ rc::Gen<Rec> any_record(std::uint32_t tick) {
   return rc::gen::exec([tick] {
     Rec r;
     r.type = *rc::gen::element(RecordType::spawn, RecordType::update, RecordType::despawn, RecordType::event,
-                               RecordType::message, RecordType::delta_update);
+                               RecordType::message, RecordType::delta_update, RecordType::refresh);
     r.entity = {*any_u32(), *rc::gen::suchThat(any_u32(), [](std::uint32_t g) { return g != 0; })};
     if (r.type == RecordType::message) r.entity = {};  // a message names no entity
     if (r.type == RecordType::event) {
@@ -100,13 +100,15 @@ rc::Gen<Rec> any_record(std::uint32_t tick) {
         r.state_age = *rc::gen::inRange<std::uint32_t>(0, std::min<std::uint32_t>(tick, 1000) + 1);
     }
     if (r.type == RecordType::spawn || r.type == RecordType::despawn || r.type == RecordType::message ||
-        r.reliable)
+        r.type == RecordType::refresh || r.reliable)
       r.reliable_id = *any_u32();
     if (r.type == RecordType::spawn) {
       r.reason = *rc::gen::inRange<std::uint8_t>(0, 9);
       r.created = *rc::gen::arbitrary<bool>();
       r.state_age = *rc::gen::inRange<std::uint32_t>(0, std::min<std::uint32_t>(tick, 1000) + 1);
     }
+    if (r.type == RecordType::refresh)
+      r.state_age = *rc::gen::inRange<std::uint32_t>(0, std::min<std::uint32_t>(tick, 1000) + 1);
     if (r.type == RecordType::despawn) r.reason = *rc::gen::inRange<std::uint8_t>(0, 6);
     if (r.type != RecordType::despawn) {
       const auto size = *rc::gen::inRange<std::size_t>(0, 300);
@@ -151,6 +153,8 @@ std::size_t record_bytes(const Rec& r) {
     case RecordType::message: return message_record_bytes(r.reliable_id, r.payload.size());
     case RecordType::delta_update:
       return delta_update_record_bytes(r.entity, r.base_age, r.state_size, r.payload.size());
+    case RecordType::refresh:
+      return refresh_record_bytes(r.reliable_id, r.entity, r.payload.size(), r.state_age);
   }
   return 0;
 }
@@ -185,6 +189,9 @@ RC_GTEST_PROP(ProtocolRoundTrip, PacketsDecodeToWhatWasWritten, ()) {
       case RecordType::message: added = writer.add_message(r.reliable_id, r.payload); break;
       case RecordType::delta_update:
         added = writer.add_delta_update(r.entity, r.keep, r.base_age, r.state_size, r.payload);
+        break;
+      case RecordType::refresh:
+        added = writer.add_refresh(r.reliable_id, r.entity, r.payload, r.state_age);
         break;
     }
     RC_ASSERT(added);
@@ -246,6 +253,9 @@ RC_GTEST_PROP(ProtocolRoundTrip, ACorruptedPacketIsRefusedOrHasOneEncoding, ()) 
       case RecordType::message: RC_ASSERT(writer.add_message(r.reliable_id, r.payload)); break;
       case RecordType::delta_update:
         RC_ASSERT(writer.add_delta_update(r.entity, r.keep, r.base_age, r.state_size, r.payload));
+        break;
+      case RecordType::refresh:
+        RC_ASSERT(writer.add_refresh(r.reliable_id, r.entity, r.payload, r.state_age));
         break;
     }
   }
@@ -529,6 +539,55 @@ TEST(StreamTest, RefusesValuesItsWriterCouldNotHaveProduced) {
   EXPECT_FALSE(rg.rest_is_zero());
 }
 
+TEST(StreamTest, AnEntityReferenceIsItsIndexThenItsGenerationAndTheWriterNotesWhere) {
+  std::array<std::uint8_t, 40> bytes{};
+  std::array<EntityReference, 2> noted{};
+  Stream w = Stream::writer(bytes, noted);
+  bool flag = true;
+  EntityId target{130, 2};
+  EntityId none{77, 0};  // null, whatever its index
+  EntityId self{5, 1};
+  ASSERT_TRUE(w.serialize_bool(flag));
+  ASSERT_TRUE(w.serialize_entity(target));
+  ASSERT_TRUE(w.serialize_entity(none));
+  ASSERT_TRUE(w.serialize_entity(self));
+  EXPECT_EQ(w.bits(), 1u + 3 * kEntityReferenceBits);
+  ASSERT_EQ(w.references().size(), 2u) << "a null reference is not noted";
+  EXPECT_EQ(w.references()[0].bit, 1u);
+  EXPECT_EQ(w.references()[0].entity, target);
+  EXPECT_EQ(w.references()[1].bit, 129u);
+  EXPECT_EQ(w.references()[1].entity, self);
+  // 130 then 2, 32 bits each, after the one-bit flag: 0x82 << 1 = 0x104.
+  EXPECT_EQ(bytes[0], 0x05);
+  EXPECT_EQ(bytes[1], 0x01);
+  EXPECT_EQ(bytes[4], 0x04);
+  EXPECT_EQ(bytes[5], 0x00);
+  // A third reference does not fit what the writer notes: the stream fails.
+  EXPECT_FALSE(w.serialize_entity(target));
+  EXPECT_STREQ(w.error(), "more entity references than the stream notes");
+
+  Stream r = Stream::reader(std::span<const std::uint8_t>(bytes).first(25));
+  bool f = false;
+  EntityId a, b, c;
+  ASSERT_TRUE(r.serialize_bool(f) && r.serialize_entity(a) && r.serialize_entity(b) && r.serialize_entity(c));
+  EXPECT_EQ(a, target);
+  EXPECT_EQ(b, EntityId{});
+  EXPECT_EQ(c, self);
+  EXPECT_TRUE(r.rest_is_zero());
+  // Measuring counts the same bits and notes nothing.
+  Stream m = Stream::measurer();
+  EXPECT_TRUE(m.serialize_entity(target));
+  EXPECT_EQ(m.bits(), static_cast<std::size_t>(kEntityReferenceBits));
+  EXPECT_TRUE(m.references().empty());
+  // A null with an index is not what a writer writes.
+  std::array<std::uint8_t, 8> odd{3, 0, 0, 0, 0, 0, 0, 0};
+  Stream ro = Stream::reader(odd);
+  EntityId e{9, 9};
+  EXPECT_FALSE(ro.serialize_entity(e));
+  EXPECT_STREQ(ro.error(), "null entity reference with a non-zero index");
+  EXPECT_EQ(e, (EntityId{9, 9})) << "a refused read leaves the value alone";
+}
+
 TEST(StreamTest, AQuantizedRangeNotAWholeNumberOfStepsKeepsHalfAStepAtTheTop) {
   // [0, 0.79] at 0.4: steps 0, 0.4 and 0.8 read back as 0.79. A value near max is not rounded down
   // to 0.4.
@@ -632,6 +691,16 @@ TEST(ProtocolDocTest, TheWorkedExampleInProtocolMdIsWhatTheCodeWrites) {
       encode_delta_update_record(record, {5, 1}, true, 1, 5, std::span(runs).first(run_bytes));
   EXPECT_EQ(std::vector<std::uint8_t>(record.begin(), record.begin() + static_cast<std::ptrdiff_t>(size)),
             (std::vector<std::uint8_t>{0x06, 0x03, 0x05, 0x01, 0x01, 0x05, 0x03, 0x00, 0x01, 0x30}));
+  // The refresh of docs/protocol.md: entity 130:2's state again, reliable id 42.
+  const std::size_t refresh = refresh_record_bytes(42, {130, 2}, p.size());
+  std::array<std::uint8_t, 64> again{};
+  PacketWriter with_refresh(again, {Delivery::reliable, 0, 300, 43, {}});
+  ASSERT_TRUE(with_refresh.add_refresh(42, {130, 2}, p));
+  const auto refresh_bytes = with_refresh.finish().subspan(kStateHeaderBytes);
+  ASSERT_EQ(refresh_bytes.size(), refresh);
+  EXPECT_EQ(
+      std::vector<std::uint8_t>(refresh_bytes.begin(), refresh_bytes.end()),
+      (std::vector<std::uint8_t>{0x07, 0x2a, 0x82, 0x01, 0x02, 0x00, 0x05, 0x20, 0xfd, 0x60, 0xf2, 0x01}));
   std::array<std::uint8_t, kAckBytes> ack{};
   encode_ack({7, 42, 1}, ack);
   EXPECT_EQ(ack, (std::array<std::uint8_t, kAckBytes>{0x02, 0x02, 0x07, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x00,
@@ -657,7 +726,7 @@ TEST(ProtocolDocTest, EachRefusalNamesTheFirstByteOfItsField) {
   EXPECT_EQ(refusal({{2, 1}}), "radius at byte 19 is 20 (bits 1101004800): without culling it must be 0");
   EXPECT_EQ(refusal({{22, 0xc1}}), "radius at byte 19 is -20: culling needs a finite radius > 0");
   EXPECT_EQ(refusal({{21, 0x80}, {22, 0x7f}}), "radius at byte 19 is inf: culling needs a finite radius > 0");
-  EXPECT_EQ(refusal({{25, 7}}), "record type at byte 25 is 7, not 1 to 6");
+  EXPECT_EQ(refusal({{25, 8}}), "record type at byte 25 is 8, not 1 to 7");
   EXPECT_EQ(refusal({{29, 0}}), "entity generation at byte 29 is 0 (the null handle)");
   EXPECT_EQ(refusal({{30, 9}}), "spawn reason at byte 30 is 9, above 8");
   EXPECT_EQ(refusal({{30, 0x89}}), "spawn reason at byte 30 is 9, above 8");

@@ -76,14 +76,16 @@ TEST(ThreadsTest, AGamesTaskSystemGivesTheRecordsOfOneThread) {
   }
 }
 
-// The send on the same workers: a serializer of the World's positions that fails for some
-// entities, a budget that leaves most updates for later, unreliable delivery with a client that
-// acks every other send, and development mode's promise check.
+// The send on the same workers: a serializer of the World's positions and a reference to a
+// neighbour by index (live or not, held or not) that fails for some entities, a budget that
+// leaves most updates for later, unreliable delivery with a client that acks every other send,
+// and development mode's promise check.
 bool serialize_position(Stream& s, EntityId e, StatePart part, void* context) {
   const World& world = *static_cast<const World*>(context);
   if (e.index % 29 == 7) return false;
   Position p = *world.position(e);
-  if (!s.serialize_float(p.x) || !s.serialize_float(p.z)) return false;
+  EntityId next{e.index + 1, e.generation};
+  if (!s.serialize_float(p.x) || !s.serialize_float(p.z) || !s.serialize_entity(next)) return false;
   std::uint32_t index = e.index;
   return part == StatePart::update || s.serialize_uint(index, 0, 1u << 20);
 }
@@ -168,6 +170,7 @@ SendPrint send_run(std::uint64_t seed, std::uint32_t threads, Delivery delivery,
                                   t.spawns,
                                   t.updates,
                                   t.delta_updates,
+                                  t.refreshes,
                                   t.despawns,
                                   t.resends,
                                   t.updates_skipped,

@@ -71,6 +71,8 @@ enum class AnomalyKind : std::uint8_t {
   /// delta needs). The update is not applied, and its packet is left out of ack().received, so a
   /// server that kept it as a baseline drops that baseline and sends the next update whole.
   baseline_missing = 8,
+  /// A refresh of an id the mirror does not hold.
+  refresh_unknown = 9,
 };
 
 [[nodiscard]] const char* anomaly_kind_name(AnomalyKind kind) noexcept;
@@ -111,6 +113,11 @@ class MirrorListener {
   virtual void on_enter(EntityId entity, SpawnReason reason, bool created,
                         std::span<const std::uint8_t> full_state, std::uint32_t tick);
   virtual void on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t tick);
+  /// The full state again of a held entity, sent because an entity its state refers to has
+  /// just arrived (Stream::serialize_entity): read it as a spawn's state, without restarting
+  /// interpolation or playing anything. Under unreliable delivery its tick may be older than the
+  /// entity's last update (a resend); its references are what matter.
+  virtual void on_refresh(EntityId entity, std::span<const std::uint8_t> full_state, std::uint32_t tick);
   virtual void on_exit(EntityId entity, ExitKind kind, DespawnReason reason);
   /// An event the client receives: each once (a duplicate or a resend is not heard again).
   virtual void on_event(const ReceivedEvent& event);
@@ -119,7 +126,7 @@ class MirrorListener {
   virtual void on_message(std::span<const std::uint8_t> payload, std::uint32_t tick);
 };
 
-/// One received state of a held entity.
+/// One received state of a held entity (a spawn's or refresh's full part, or an update's).
 struct Snapshot {
   std::uint32_t tick = 0;
   StatePart part = StatePart::full;
@@ -141,6 +148,7 @@ struct MirrorStats {
   std::uint64_t stale_events = 0;
   std::uint64_t stale_updates = 0;  ///< Unreliable: updates dropped (not held yet or any more, or older).
   std::uint64_t deltas = 0;         ///< Updates applied that were rebuilt from a delta.
+  std::uint64_t refreshes = 0;      ///< Refreshes applied (full states sent again).
   std::uint64_t reliable_duplicates = 0;  ///< Unreliable: spawns and despawns received again.
   std::uint64_t reliable_buffered = 0;    ///< Unreliable: spawns and despawns that waited for a missing one.
   std::uint64_t anomalies = 0;
@@ -188,6 +196,15 @@ class ClientMirror {
   [[nodiscard]] Status receive(std::span<const std::uint8_t> bytes, MirrorListener* listener = nullptr);
 
   [[nodiscard]] bool holds(EntityId entity) const noexcept;
+  /// An entity reference read from a payload (Stream::serialize_entity), as the client should
+  /// use it: the entity where the mirror holds it, else null. The server writes a reference only
+  /// to an entity it has sent the client, and sends the referring state again once a null one can
+  /// resolve; this answers null for one the client has let go since (or, unreliable delivery, not
+  /// received yet). The client's own viewer, which the server names but never sends, reads null
+  /// here: compare a reference with it first.
+  [[nodiscard]] EntityId resolve(EntityId reference) const noexcept {
+    return holds(reference) ? reference : EntityId{};
+  }
   [[nodiscard]] std::size_t held_count() const noexcept;
   /// Every held entity, sorted by index. Allocates.
   [[nodiscard]] std::vector<EntityId> held() const;

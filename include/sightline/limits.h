@@ -69,6 +69,9 @@ inline constexpr std::size_t kMaxRecordsPerPacket = 65535;
 /// when their reliable id is below next_expected + kReliableWindow, and the server never has
 /// more than this many of them unacknowledged.
 inline constexpr std::uint32_t kReliableWindow = 1024;
+/// Most entity references one state payload may carry (Stream::serialize_entity): a bound on
+/// what a Replicator tracks per member for references to resolve.
+inline constexpr std::uint32_t kMaxReferences = 16;
 /// Most snapshots a mirror keeps per held entity (MirrorDef::history).
 inline constexpr std::uint32_t kMaxHistory = 16;
 

@@ -56,6 +56,9 @@ enum class RecordType : std::uint8_t {
   /// An update the client may keep as a baseline, and that may be written as a delta against one
   /// it kept (ReplicatorDef::delta_updates).
   delta_update = 6,
+  /// The full state again of an entity the client holds, reliable: sent when an entity its state
+  /// refers to (Stream::serialize_entity) reached the client, so that the reference resolves.
+  refresh = 7,
 };
 
 /// How a client's packets travel.
@@ -112,8 +115,8 @@ struct WireRecord {
   /// Spawns: the entity was created at the tick it joined the client's set (play its appearance);
   /// false when it stood there already and came into view (play nothing).
   bool created = false;
-  /// Spawns: how many ticks before the packet's tick its state was written (0 but for a spawn
-  /// resent with the state it first went with). Reliable events: how many ticks before the
+  /// Spawns and refreshes: how many ticks before the packet's tick its state was written (0 but
+  /// for one resent with the state it first went with). Reliable events: how many ticks before the
   /// packet's tick the event happened (0 but when resent). <= the packet's tick.
   std::uint32_t state_age = 0;
   /// Events: sent reliably (resent until acknowledged, applied in reliable order) or once.
@@ -121,7 +124,7 @@ struct WireRecord {
   std::uint32_t event_class = 0;  ///< Events: the index of the class's EventClassId.
   float x = 0.0f;                 ///< Events: where it happened, world units.
   float z = 0.0f;
-  /// Spawns (full state), updates (the update part), events (what the game's event serializer
+  /// Spawns and refreshes (full state), updates (the update part), events (what the game's event serializer
   /// wrote) and messages (the game's bytes). A delta update: its state, or with base_age > 0 its
   /// delta runs (apply_delta_runs rebuilds the state from them).
   std::span<const std::uint8_t> payload;
@@ -168,6 +171,9 @@ struct AckPacket {
 /// Bytes of a spawn, update and despawn record with these fields.
 [[nodiscard]] std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
                                              std::uint32_t state_age = 0) noexcept;
+/// Bytes of a refresh record (a spawn's fields but its reason).
+[[nodiscard]] std::size_t refresh_record_bytes(std::uint32_t reliable_id, EntityId entity,
+                                               std::size_t payload, std::uint32_t state_age = 0) noexcept;
 /// (An update is its type byte, the entity's index and generation, the payload's length and bytes.)
 [[nodiscard]] constexpr std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept {
   return 1 + varint_bytes(entity.index) + varint_bytes(entity.generation) +
@@ -227,6 +233,9 @@ class PacketWriter {
   bool add_spawn(std::uint32_t reliable_id, EntityId entity, SpawnReason reason, bool created,
                  std::span<const std::uint8_t> payload, std::uint32_t state_age = 0) noexcept;
   bool add_update(EntityId entity, std::span<const std::uint8_t> payload) noexcept;
+  /// A refresh: the entity's full state again, reliable (RecordType::refresh).
+  bool add_refresh(std::uint32_t reliable_id, EntityId entity, std::span<const std::uint8_t> payload,
+                   std::uint32_t state_age = 0) noexcept;
   /// A delta update: `payload` is the state where base_age is 0, else its delta runs of a
   /// state_size-byte state against the baseline kept from tick (packet tick - base_age). Refuses
   /// base_age beyond the packet's tick, and runs that do not decode.
@@ -297,9 +306,10 @@ inline void PacketWriter::copy_record(std::uint8_t* to, const std::uint8_t* from
 /// Decodes a state packet, checking every byte: version, kind, flags, the interest status (a
 /// radius finite and > 0 while culling, 0 otherwise), the record count, each record's type, an
 /// event's flags and position (finite, within kMaxCoordinate), varints (at most
-/// 5 bytes, no overlong form, no value above 32 bits), a non-zero generation, a known reason, a spawn's state
-/// age within the packet's tick, payload lengths within the packet, and no bytes after the last record. On
-/// failure returns malformed_packet with the offset and the reason, and `out` holds nothing that may be used.
+/// 5 bytes, no overlong form, no value above 32 bits), a non-zero generation, a known reason, a spawn's or
+/// refresh's state age within the packet's tick, payload lengths within the packet, and no bytes after the
+/// last record. On failure returns malformed_packet with the offset and the reason, and `out` holds nothing
+/// that may be used.
 [[nodiscard]] Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out);
 
 /// Writes an ack packet: exactly kAckBytes bytes.

@@ -164,9 +164,12 @@ struct SendStats {
   std::uint64_t spawns = 0;  ///< Spawn records sent for the first time.
   std::uint64_t updates = 0;
   std::uint64_t delta_updates = 0;  ///< Updates written as a delta (ReplicatorDef::delta_updates).
-  std::uint64_t despawns = 0;       ///< Despawn records sent for the first time.
-  std::uint64_t events = 0;         ///< Event records sent for the first time.
-  std::uint64_t event_bytes = 0;    ///< Bytes of event records, resends included.
+  /// Full states sent again because an entity they refer to reached the client (refresh
+  /// records, Stream::serialize_entity), for the first time.
+  std::uint64_t refreshes = 0;
+  std::uint64_t despawns = 0;     ///< Despawn records sent for the first time.
+  std::uint64_t events = 0;       ///< Event records sent for the first time.
+  std::uint64_t event_bytes = 0;  ///< Bytes of event records, resends included.
   /// Reliable events not sent because the client had kReliableWindow reliable records
   /// unacknowledged (unreliable delivery: a client that stopped acking).
   std::uint64_t events_dropped = 0;

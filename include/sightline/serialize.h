@@ -19,6 +19,9 @@
 #include <cstdint>
 #include <span>
 
+#include "sightline/handles.h"
+#include "sightline/limits.h"
+
 namespace sightline {
 
 /// Which part of an entity's state a payload carries.
@@ -26,6 +29,16 @@ enum class StatePart : std::uint8_t {
   full = 0,    ///< Everything a client that knows nothing about the entity needs (a spawn).
   update = 1,  ///< What changes from tick to tick (an update): the same for every client.
 };
+
+/// Where a payload names another entity (Stream::serialize_entity): the bit it starts at and the
+/// entity written there.
+struct EntityReference {
+  std::uint32_t bit = 0;
+  EntityId entity;
+};
+
+/// Bits an entity reference takes in a payload: its index, then its generation, 32 bits each.
+inline constexpr int kEntityReferenceBits = 64;
 
 /// Bits needed to hold any value in [0, range]: 0 for range 0, 32 for 0xffffffff.
 [[nodiscard]] constexpr int bits_required(std::uint32_t range) noexcept { return std::bit_width(range); }
@@ -45,6 +58,11 @@ class Stream {
 
   /// A stream that writes into `buffer` (its bytes are overwritten from the start).
   [[nodiscard]] static Stream writer(std::span<std::uint8_t> buffer) noexcept;
+  /// The same, and each non-null entity reference written is noted in `references` (see
+  /// references()); a reference beyond its size fails the stream ("more entity references than
+  /// the stream notes"). A Replicator writes payloads with one, kMaxReferences long.
+  [[nodiscard]] static Stream writer(std::span<std::uint8_t> buffer,
+                                     std::span<EntityReference> references) noexcept;
   /// A stream that reads `bytes`.
   [[nodiscard]] static Stream reader(std::span<const std::uint8_t> bytes) noexcept;
   /// A stream that counts the bits a write would produce.
@@ -72,6 +90,19 @@ class Stream {
   bool serialize_quantized(float& value, float min, float max, float resolution) noexcept;
   /// `count` raw bytes (byte-aligned or not).
   bool serialize_bytes(std::uint8_t* data, std::size_t count) noexcept;
+  /// A reference to another entity (a target, a mount, a leader), in kEntityReferenceBits bits:
+  /// its index, then its generation, 32 bits each, both 0 for null. A Replicator writes the
+  /// entity only to a client that holds it (or whose viewer it is) and null to any other, so an
+  /// entity's id never reaches a client that was not sent it; once the client is sent that
+  /// entity, it sends the referring entity's full state again (docs/protocol.md, "Entity
+  /// references"). Writing a null entity writes null whatever its index. Reading refuses a null
+  /// with a non-zero index; on the client, ClientMirror::resolve answers whether the entity read
+  /// is held.
+  bool serialize_entity(EntityId& entity) noexcept;
+  /// Writing with a list of references (writer's second form): those written so far, in order.
+  [[nodiscard]] std::span<const EntityReference> references() const noexcept {
+    return {references_, reference_count_};
+  }
 
   /// Bits written, read or measured so far.
   [[nodiscard]] std::size_t bits() const noexcept { return bit_; }
@@ -104,6 +135,9 @@ class Stream {
   std::size_t size_bits_ = 0;
   std::size_t bit_ = 0;
   const char* error_ = nullptr;
+  EntityReference* references_ = nullptr;
+  std::size_t reference_room_ = 0;
+  std::size_t reference_count_ = 0;
 };
 
 // The calls a serializer makes for each field of each entity, defined here so that they inline

@@ -127,7 +127,7 @@ test('each documented refusal', () => {
   assert.match(message(corrupt(23, 200)), /record count 200 at byte 23 exceeds/);
   // 27 bytes of records hold at most 9 of the shortest (3 bytes: a message with an empty payload).
   assert.equal(message(corrupt(23, 10)), 'record count 10 at byte 23 exceeds what 52 bytes can hold');
-  assert.equal(message(corrupt(25, 7)), 'record type at byte 25 is 7, not 1 to 6');
+  assert.equal(message(corrupt(25, 8)), 'record type at byte 25 is 8, not 1 to 7');
   assert.equal(message(corrupt(29, 0)), 'entity generation at byte 29 is 0 (the null handle)');  // spawn 130:0
   assert.equal(message(corrupt(30, 9)), 'spawn reason at byte 30 is 9, above 8');
   assert.equal(message(corrupt(30, 0x89)), 'spawn reason at byte 30 is 9, above 8');
@@ -294,7 +294,8 @@ test('corpus reliable_reasons: every spawn and despawn reason, events, reused sl
     mirror.apply(p);
   });
   assert.equal(mirror.anomalyTotal, 0, mirror.lastAnomaly ?? '');
-  assert.deepEqual(mirror.stats, { packets: 6, enters: 54, updates: 54, exits: 54, events: 12, messages: 6 });
+  assert.deepEqual(mirror.stats,
+    { packets: 6, enters: 54, updates: 54, exits: 54, events: 12, messages: 6, refreshes: 0 });
   assert.equal(mirror.held.size, 0);
 });
 
@@ -497,6 +498,7 @@ test('the mirror applies records in order and counts every anomaly', () => {
     enter: (i, e) => events.push(['enter', i, e.x, e.z, e.kind]),
     update: (i, e) => events.push(['update', i, e.x, e.z]),
     exit: (i, e, reason) => events.push(['exit', i, e.x, e.z, reason]),
+    refresh: (i, e) => events.push(['refresh', i, e.x, e.z, e.kind]),
   };
   const apply = (bytes) => decodeTickPackets([bytes], world).forEach((pk) => m.apply(pk, on));
   apply(packetWith(0, [
@@ -506,25 +508,33 @@ test('the mirror applies records in order and counts every anomaly', () => {
   ]));
   assert.deepEqual(events, [['enter', 4, 1, 2, 0], ['update', 4, 1.5, 2], ['enter', 9, 3, 3, 1]]);
   assert.equal(m.anomalyTotal, 0);
+  // An entity reference resolves to what the mirror holds, at that generation.
+  assert.deepEqual(m.resolve(9, 2), { index: 9, generation: 2 });
+  assert.equal(m.resolve(9, 3), null);
+  assert.equal(m.resolve(5, 1), null);
+  assert.equal(m.resolve(0, 0), null);
   apply(packetWith(1, [
     { type: 'despawn', reliableId: 2, index: 4, generation: 1, reason: 0 },
     { type: 'update', index: 4, generation: 1, payload: p(1, 1) },  // update_unknown
     { type: 'spawn', reliableId: 3, index: 9, generation: 2, reason: 0, stateAge: 0, payload: p(1, 1, 0) },  // spawn_held
     { type: 'despawn', reliableId: 4, index: 5, generation: 1, reason: 0 },  // despawn_unknown
     { type: 'update', index: 9, generation: 3, payload: p(1, 1) },  // generation_mismatch
+    { type: 'refresh', reliableId: 5, index: 9, generation: 2, stateAge: 0, payload: p(2, 4, 1) },
+    { type: 'refresh', reliableId: 6, index: 7, generation: 1, stateAge: 0, payload: p(1, 1, 0) },  // refresh_unknown
     { type: 'despawn', reliableId: 9, index: 9, generation: 2, reason: 1 },  // bad_reliable_id, still applied
   ]));
   assert.deepEqual(m.anomalies, { update_unknown: 1, spawn_held: 1, despawn_unknown: 1, generation_mismatch: 1,
-    bad_sequence: 0, bad_reliable_id: 1, delivery_mismatch: 0, baseline_missing: 0 });
+    bad_sequence: 0, bad_reliable_id: 1, delivery_mismatch: 0, baseline_missing: 0, refresh_unknown: 1 });
   assert.equal(m.held.size, 0);
-  assert.deepEqual(events.slice(3), [['exit', 4, 1.5, 2, 0], ['exit', 9, 3, 3, 1]]);
+  assert.equal(m.stats.refreshes, 1);
+  assert.deepEqual(events.slice(3), [['exit', 4, 1.5, 2, 0], ['refresh', 9, 2, 4, 1], ['exit', 9, 2, 4, 1]]);
   apply(packetWith(5, []));  // a sequence gap
   assert.equal(m.anomalies.bad_sequence, 1);
   apply(packetWith(6, []));
   assert.equal(m.anomalies.bad_sequence, 1, 'resynchronised');
   apply(encodePacket({ delivery: 'unreliable', sequence: 7, tick: 1, reliableNext: 0, records: [] }));
   assert.equal(m.anomalies.delivery_mismatch, 1);
-  assert.equal(m.anomalyTotal, 7);
+  assert.equal(m.anomalyTotal, 8);
 });
 
 test('the mirror rebuilds a delta update from the state it kept, and counts one it did not keep', () => {

@@ -9,7 +9,7 @@ import { StreamError } from './bitstream.js';
 
 export const ANOMALY_KINDS = [
   'update_unknown', 'spawn_held', 'despawn_unknown', 'generation_mismatch',
-  'bad_sequence', 'bad_reliable_id', 'delivery_mismatch', 'baseline_missing',
+  'bad_sequence', 'bad_reliable_id', 'delivery_mismatch', 'baseline_missing', 'refresh_unknown',
 ];
 
 /**
@@ -42,7 +42,8 @@ export function decodeTickPackets(packets, world, mirror = null) {
         }
       }
       try {
-        r.state = readEntityState(r.bytes ?? r.payload, r.type === 'spawn' ? 'full' : 'update', world);
+        const full = r.type === 'spawn' || r.type === 'refresh';
+        r.state = readEntityState(r.bytes ?? r.payload, full ? 'full' : 'update', world);
       } catch (e) {
         if (!(e instanceof StreamError)) throw e;
         throw new MalformedPacket(
@@ -64,7 +65,7 @@ export class Mirror {
     this.anomalies = Object.fromEntries(ANOMALY_KINDS.map((k) => [k, 0]));
     this.anomalyTotal = 0;
     this.lastAnomaly = null;
-    this.stats = { packets: 0, enters: 0, updates: 0, exits: 0, events: 0, messages: 0 };
+    this.stats = { packets: 0, enters: 0, updates: 0, exits: 0, events: 0, messages: 0, refreshes: 0 };
     // The newest packet's interest status, and its reliableNext (interest() counts what is below
     // it and not applied yet as on its way).
     this.status = { culling: false, radius: 0, pending: 0 };
@@ -75,6 +76,15 @@ export class Mirror {
   interest() {
     const unapplied = Math.max(0, this.statusReliableNext - this.nextReliable);
     return { ...this.status, pending: Math.min(0xffffffff, this.status.pending + unapplied) };
+  }
+
+  /**
+   * An entity reference read from a payload, as ClientMirror::resolve answers it: the entity
+   * ({index, generation}) where it is held, else null.
+   */
+  resolve(index, generation) {
+    const e = this.held.get(index);
+    return generation !== 0 && e !== undefined && e.generation === generation ? { index, generation } : null;
   }
 
   /** A delta update's state rebuilt from the one it names, or null where that was not kept. */
@@ -94,8 +104,8 @@ export class Mirror {
 
   /**
    * Applies one decoded packet (from decodeTickPackets). `on` receives enter(index, entity,
-   * created), exit(index, entity, reason), update(index, entity), event(event, subjectHeld) and
-   * message(payload) as records apply.
+   * created), exit(index, entity, reason), update(index, entity), refresh(index, entity),
+   * event(event, subjectHeld) and message(payload) as records apply.
    */
   apply(packet, on = {}) {
     this.stats.packets += 1;
@@ -162,6 +172,16 @@ export class Mirror {
         this.held.set(r.index, entity);
         this.stats.enters += 1;
         on.enter?.(r.index, entity, r.created);
+      } else if (r.type === 'refresh') {
+        if (e === undefined || e.generation !== r.generation) {
+          this.anomaly(e === undefined ? 'refresh_unknown' : 'generation_mismatch', packet, r);
+          continue;
+        }
+        e.x = r.state.x;
+        e.z = r.state.z;
+        e.kind = r.state.kind;
+        this.stats.refreshes += 1;
+        on.refresh?.(r.index, e);
       } else {
         if (e === undefined || e.generation !== r.generation) {
           this.anomaly(e === undefined ? 'despawn_unknown' : 'generation_mismatch', packet, r);

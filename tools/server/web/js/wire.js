@@ -15,6 +15,7 @@ export const RECORD_DESPAWN = 3;
 export const RECORD_EVENT = 4;
 export const RECORD_MESSAGE = 5;
 export const RECORD_DELTA_UPDATE = 6;
+export const RECORD_REFRESH = 7;
 export const UPDATE_KEEP = 1;   // a delta update's flags: the client keeps the state
 export const UPDATE_DELTA = 2;  // written as delta runs against a state kept before
 export const EVENT_RELIABLE = 1;
@@ -121,8 +122,9 @@ function formatFloat(v) {
 
 /**
  * Decodes one state packet: {delivery, sequence, tick, reliableNext, interest: {culling, radius,
- * pending}, records}. Records are {type: 'spawn'|'update'|'despawn', index, generation, and
- * reliableId, reason, created, stateAge, payload as they apply}; payloads are views into `bytes`.
+ * pending}, records}. Records are {type: 'spawn'|'update'|'despawn'|'event'|'message'|
+ * 'delta_update'|'refresh', index, generation, and reliableId, reason, created, stateAge, payload as
+ * they apply}; payloads are views into `bytes`.
  * @param {Uint8Array} bytes
  */
 export function decodePacket(bytes) {
@@ -170,14 +172,17 @@ export function decodePacket(bytes) {
       const created = (reasonByte & SPAWN_CREATED) !== 0;
       const reason = reasonByte & ~SPAWN_CREATED;
       if (reason > LAST_SPAWN_REASON) input.fail('spawn reason', `is ${reason}, above ${LAST_SPAWN_REASON}`, input.pos - 1);
-      const stateAgeAt = input.pos;
-      const stateAge = input.varint('state age');
-      if (stateAge > header.tick) {
-        input.fail('state age', `is ${stateAge}, beyond the packet's tick ${header.tick}`, stateAgeAt);
-      }
+      const stateAge = readStateAge(input, header.tick);
       const length = input.varint('payload length');
       const payload = input.take(length, 'payload');
       records.push({ type: 'spawn', reliableId, index, generation, reason, created, stateAge, payload });
+    } else if (type === RECORD_REFRESH) {
+      const reliableId = input.varint('reliable id');
+      const { index, generation } = input.id();
+      const stateAge = readStateAge(input, header.tick);
+      const length = input.varint('payload length');
+      const payload = input.take(length, 'payload');
+      records.push({ type: 'refresh', reliableId, index, generation, stateAge, payload });
     } else if (type === RECORD_UPDATE) {
       const { index, generation } = input.id();
       const length = input.varint('payload length');
@@ -200,11 +205,19 @@ export function decodePacket(bytes) {
     } else if (type === RECORD_DELTA_UPDATE) {
       records.push(readDeltaUpdate(input, header.tick));
     } else {
-      input.fail('record type', `is ${type}, not 1 to 6`, input.pos - 1);
+      input.fail('record type', `is ${type}, not 1 to 7`, input.pos - 1);
     }
   }
   if (input.remaining !== 0) input.fail('packet', `has ${input.remaining} bytes after its last record`);
   return { ...header, records };
+}
+
+/** A spawn's or refresh's state age: at most the packet's tick. */
+function readStateAge(input, tick) {
+  const at = input.pos;
+  const stateAge = input.varint('state age');
+  if (stateAge > tick) input.fail('state age', `is ${stateAge}, beyond the packet's tick ${tick}`, at);
+  return stateAge;
 }
 
 /** A delta update after its type byte (docs/protocol.md, "Delta update"). */

@@ -1,0 +1,270 @@
+// Entity references (Stream::serialize_entity) from the server to a client: null where the client
+// does not hold the target, the referring state sent again in the send its target arrives, and a
+// mirror that resolves what it reads.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sightline/client_mirror.h"
+#include "sightline/protocol.h"
+#include "sightline/replicator.h"
+#include "sightline/world.h"
+#include "small_world.h"
+
+namespace sightline {
+namespace {
+
+// The game: each entity's x (whole units) and what it refers to, in both parts.
+struct Game {
+  const World* world = nullptr;
+  std::map<std::uint32_t, EntityId> target;  // by entity index
+  std::uint32_t references = 1;              // how many times each state writes its target
+};
+
+bool serialize(Stream& s, EntityId e, StatePart, void* context) {
+  const Game& game = *static_cast<Game*>(context);
+  std::int32_t x = static_cast<std::int32_t>(game.world->position(e)->x);
+  if (!s.serialize_int(x, -1000, 1000)) return false;
+  const auto at = game.target.find(e.index);
+  for (std::uint32_t i = 0; i < game.references; ++i) {
+    EntityId target = at == game.target.end() ? EntityId{} : at->second;
+    if (!s.serialize_entity(target)) return false;
+  }
+  return true;
+}
+
+EntityId target_of(std::span<const std::uint8_t> payload) {
+  Stream s = Stream::reader(payload);
+  std::int32_t x = 0;
+  EntityId target;
+  EXPECT_TRUE(s.serialize_int(x, -1000, 1000) && s.serialize_entity(target));
+  return target;
+}
+
+struct Scene {
+  Delivery delivery = Delivery::reliable;  // first: the members below read it
+  testing::SmallWorld w{10.0f, 12.0f};
+  Game game{&w.world, {}, 1};
+  std::optional<Replicator> replicator;
+  EntityId viewer = w.make(0, 0);
+  EntityId a = w.make(5, 0);   // held
+  EntityId b = w.make(50, 0);  // not held
+  ClientId client = w.client(viewer);
+  ClientMirror mirror = std::move(ClientMirror::create(mirror_def()).value());
+  DecodedPacket decoded;
+  std::vector<WireRecord> records;  // the last send's, in order
+  std::vector<std::vector<std::uint8_t>> payloads;
+
+  explicit Scene(Delivery d = Delivery::reliable) : delivery(d) {
+    ReplicatorDef def = default_replicator_def();
+    def.serialize = serialize;
+    def.serialize_context = &game;
+    def.delivery = delivery;
+    def.mode = UpdateMode::fixed_rate;
+    replicator.emplace(std::move(Replicator::create(w.world, def).value()));
+    game.target[a.index] = b;
+  }
+  MirrorDef mirror_def() const {
+    MirrorDef def;
+    def.delivery = delivery;
+    return def;
+  }
+  // One tick and send; every packet applied to the mirror unless `deliver` is false.
+  void step(bool deliver = true) {
+    w.world.tick();
+    ASSERT_TRUE(replicator->send().ok());
+    records.clear();
+    payloads.clear();
+    for (const std::span<const std::uint8_t> packet : *replicator->packets(client)) {
+      ASSERT_TRUE(decode_packet(packet, decoded).ok());
+      for (const WireRecord& r : decoded.records) {
+        records.push_back(r);
+        payloads.emplace_back(r.payload.begin(), r.payload.end());
+      }
+      if (deliver) {
+        ASSERT_TRUE(mirror.receive(packet).ok());
+        EXPECT_TRUE(mirror.anomalies().empty());
+      }
+    }
+  }
+  // The record of `type` of entity e in the last send, or -1.
+  int find(RecordType type, EntityId e) const {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (records[i].type == type && records[i].entity == e) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  EntityId latest_target(EntityId e) const { return target_of(mirror.history(e)->back().payload); }
+};
+
+TEST(EntityReferencesTest, ANullGoesWhereTheTargetIsNotHeldAndARefreshFollowsItsArrival) {
+  Scene s;
+  s.step();
+  const int spawn = s.find(RecordType::spawn, s.a);
+  ASSERT_GE(spawn, 0);
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(spawn)]), EntityId{}) << "b is not the client's";
+  EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), EntityId{});
+  // A tick later nothing has changed: no refresh.
+  s.step();
+  EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
+  EXPECT_EQ(s.replicator->stats().refreshes, 0u);
+  // b comes near: its spawn, and in the same send, after it, a's full state again naming b.
+  ASSERT_TRUE(s.w.world.set_position(s.b, 6, 0).ok());
+  s.step();
+  const int b_spawn = s.find(RecordType::spawn, s.b);
+  const int refresh = s.find(RecordType::refresh, s.a);
+  ASSERT_GE(b_spawn, 0);
+  ASSERT_GT(refresh, b_spawn);
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(refresh)]), s.b);
+  EXPECT_EQ(s.replicator->stats().refreshes, 1u);
+  EXPECT_EQ(s.mirror.stats().refreshes, 1u);
+  EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
+  const auto history = *s.mirror.history(s.a);
+  ASSERT_GE(history.size(), 2u);
+  EXPECT_EQ(history[history.size() - 2].part, StatePart::full) << "the refresh, then this tick's update";
+  // Resolved: no refresh again.
+  s.step();
+  EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
+  EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
+  // b leaves: a's updates name null again, and what the mirror still has of b resolves to null.
+  ASSERT_TRUE(s.w.world.set_position(s.b, 80, 0).ok());
+  s.step();
+  ASSERT_GE(s.find(RecordType::despawn, s.b), 0);
+  const int update = s.find(RecordType::update, s.a);
+  ASSERT_GE(update, 0);
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(update)]), EntityId{});
+  EXPECT_EQ(s.mirror.resolve(s.b), EntityId{});
+  // And back: a refresh again.
+  ASSERT_TRUE(s.w.world.set_position(s.b, 4, 1).ok());
+  s.step();
+  EXPECT_GT(s.find(RecordType::refresh, s.a), s.find(RecordType::spawn, s.b));
+  EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
+}
+
+TEST(EntityReferencesTest, TheViewerAndTheEntityItselfAreNamedAsTheyAre) {
+  Scene s;
+  s.game.target[s.a.index] = s.viewer;
+  s.game.target[s.b.index] = s.b;
+  ASSERT_TRUE(s.w.world.set_position(s.b, 3, 3).ok());
+  s.step();
+  const int a_spawn = s.find(RecordType::spawn, s.a);
+  const int b_spawn = s.find(RecordType::spawn, s.b);
+  ASSERT_GE(a_spawn, 0);
+  ASSERT_GE(b_spawn, 0);
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(a_spawn)]), s.viewer)
+      << "the client's own viewer is never sent, but it is the client's";
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(b_spawn)]), s.b);
+  EXPECT_EQ(s.replicator->stats().refreshes, 0u);
+  // The mirror never holds the viewer: it resolves to null there, as client_mirror.h says.
+  EXPECT_EQ(s.mirror.resolve(s.viewer), EntityId{});
+}
+
+TEST(EntityReferencesTest, ADestroyedTargetIsNullAndItsSlotsNextEntityIsNotNamed) {
+  Scene s;
+  ASSERT_TRUE(s.w.world.set_position(s.b, 6, 0).ok());
+  s.step();
+  EXPECT_EQ(s.latest_target(s.a), s.b);
+  ASSERT_TRUE(s.w.world.destroy_entity(s.b).ok());
+  s.step();
+  const EntityId reborn = s.w.make(7, 0);  // in b's slot, held by the client
+  ASSERT_EQ(reborn.index, s.b.index);
+  s.step();  // the game still names the old b
+  ASSERT_TRUE(s.mirror.holds(reborn));
+  const int update = s.find(RecordType::update, s.a);
+  ASSERT_GE(update, 0);
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(update)]), EntityId{});
+  EXPECT_EQ(s.find(RecordType::refresh, s.a), -1) << "the old b never comes back";
+}
+
+TEST(EntityReferencesTest, UnreliableNamesATargetOnlyOnceTheClientAcknowledgedItsSpawn) {
+  Scene s(Delivery::unreliable);
+  auto ack = [&] {
+    std::array<std::uint8_t, kAckBytes> bytes{};
+    encode_ack(s.mirror.ack(), bytes);
+    ASSERT_TRUE(s.replicator->receive_ack(s.client, bytes).ok());
+  };
+  s.step();
+  ack();
+  ASSERT_TRUE(s.w.world.set_position(s.b, 6, 0).ok());
+  // b's spawn goes, but is lost: a's state goes on naming null, and nothing is refreshed.
+  s.step(false);
+  ASSERT_GE(s.find(RecordType::spawn, s.b), 0);
+  const int update = s.find(RecordType::update, s.a);
+  ASSERT_GE(update, 0);
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(update)]), EntityId{});
+  EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
+  // Until the resend arrives and is acknowledged.
+  for (int t = 0; t < 10 && !s.mirror.holds(s.b); ++t) {
+    s.step();
+    ack();
+  }
+  ASSERT_TRUE(s.mirror.holds(s.b));
+  s.step();
+  ASSERT_GE(s.find(RecordType::refresh, s.a), 0);
+  EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(s.find(RecordType::refresh, s.a))]), s.b);
+  EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
+  // Once acknowledged, nothing is sent again.
+  ack();
+  s.step();
+  EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
+}
+
+TEST(EntityReferencesTest, MoreReferencesThanAPayloadCarriesFailsTheSerializerNamingTheEntity) {
+  Scene s;
+  s.game.references = kMaxReferences + 1;
+  s.w.world.tick();
+  const Status sent = s.replicator->send();
+  ASSERT_FALSE(sent.ok());
+  EXPECT_NE(sent.message().find("more entity references than the stream notes"), std::string::npos)
+      << sent.message();
+  EXPECT_NE(sent.message().find("16 entity references"), std::string::npos) << sent.message();
+  // Exactly kMaxReferences is fine.
+  s.game.references = kMaxReferences;
+  s.w.world.tick();
+  EXPECT_TRUE(s.replicator->send().ok());
+}
+
+// The same packets whether payloads are shared among clients or serialized for each.
+TEST(EntityReferencesTest, SharedAndPerClientPayloadsWriteTheSamePackets) {
+  std::vector<std::vector<std::uint8_t>> packets[2];
+  for (const bool share : {true, false}) {
+    testing::SmallWorld w(10.0f, 12.0f);
+    Game game{&w.world, {}, 1};
+    std::vector<EntityId> ids;
+    for (int i = 0; i < 40; ++i)
+      ids.push_back(w.make(static_cast<float>(i * 3 % 60), static_cast<float>(i % 7)));
+    for (int i = 0; i < 40; ++i) game.target[ids[static_cast<std::size_t>(i)].index] = ids[(i * 11 + 5) % 40];
+    const ClientId c1 = w.client(ids[0]);
+    const ClientId c2 = w.client(ids[20]);
+    ReplicatorDef def = default_replicator_def();
+    def.serialize = serialize;
+    def.serialize_context = &game;
+    def.share_payloads = share;
+    def.budget_bytes = 200;
+    Replicator r = std::move(Replicator::create(w.world, def).value());
+    std::uint64_t refreshes = 0;
+    for (int t = 0; t < 40; ++t) {
+      for (int i = 0; i < 40; i += 3) {
+        ASSERT_TRUE(w.world
+                        .set_position(ids[static_cast<std::size_t>(i)], static_cast<float>((i * 3 + t) % 60),
+                                      static_cast<float>(i % 7))
+                        .ok());
+      }
+      w.world.tick();
+      ASSERT_TRUE(r.send().ok());
+      refreshes += r.stats().refreshes;
+      for (const ClientId c : {c1, c2}) {
+        for (const std::span<const std::uint8_t> p : *r.packets(c))
+          packets[share ? 0 : 1].emplace_back(p.begin(), p.end());
+      }
+    }
+    EXPECT_GT(refreshes, 0u);
+  }
+  EXPECT_EQ(packets[0], packets[1]);
+}
+
+}  // namespace
+}  // namespace sightline
