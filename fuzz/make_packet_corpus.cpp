@@ -1,5 +1,6 @@
 // Writes the packet fuzzer's seed corpus: real packets from a Replicator, in the fuzzer's input
 // format. Run from the repository root: build-fuzz/bin/sightline-packet-corpus fuzz/corpus/packet
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -187,6 +188,38 @@ int make_reasons(const std::string& dir) {
   return 0;
 }
 
+// Hand-made: refreshes (an entity's full state again, sent when an entity it refers to arrived)
+// of entities spawned in the same packet or earlier, one resent with an older state.
+int make_refreshes(const std::string& dir) {
+  std::array<std::uint8_t, 64> state{};
+  auto payload = [&](std::uint32_t count, float x) {
+    Stream s = Stream::writer(state);
+    std::array<float, fuzz::kMaxValues> values{x, -3.25f, 4095.0f};
+    if (!fuzz::serialize_values(s, count, values)) std::abort();
+    return std::span<const std::uint8_t>(state).first(s.bytes());
+  };
+  for (const Delivery delivery : {Delivery::reliable, Delivery::unreliable}) {
+    const bool unreliable = delivery == Delivery::unreliable;
+    Input input(static_cast<std::uint8_t>((unreliable ? 1 : 0) | (2 << 1)));
+    std::array<std::uint8_t, 600> buffer{};
+    std::uint32_t id = 0;
+    for (std::uint32_t n = 0; n < 4; ++n) {
+      const std::uint32_t tick = 50 + n;
+      PacketWriter w(buffer, {delivery, n, tick, id, {true, 12.0f, 2 - std::min(n, 2u)}});
+      const EntityId spawned{10 + n, 1};
+      if (!w.add_spawn(id++, spawned, SpawnReason::near, n == 2, payload(3, 1.0f))) std::abort();
+      for (std::uint32_t k = 10; k <= 10 + n; ++k) {
+        if (!w.add_refresh(id++, {k, 1}, payload(3, static_cast<float>(n)), k == 10 ? n % 2 : 0))
+          std::abort();
+      }
+      if (!w.add_update(spawned, payload(2, 2.0f))) std::abort();
+      input.chunk(w.finish());
+    }
+    if (!input.save(dir + "/" + (unreliable ? "unreliable" : "reliable") + "_refreshes.bin")) return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,5 +229,5 @@ int main(int argc, char** argv) {
   }
   return make(argv[1], Delivery::reliable, false) | make(argv[1], Delivery::unreliable, false) |
          make(argv[1], Delivery::reliable, true) | make(argv[1], Delivery::unreliable, true) |
-         make_reasons(argv[1]);
+         make_reasons(argv[1]) | make_refreshes(argv[1]);
 }
