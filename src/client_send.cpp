@@ -1,5 +1,6 @@
 // One send: every live client's table brought to the World's set, then its packets written,
-// reliable records first (resends, despawns, spawns in entry order), then updates.
+// reliable records first (resends, despawns, spawns in entry order, refreshes), then events,
+// messages and updates.
 #include <algorithm>
 #include <bit>
 #include <cstdint>

@@ -102,7 +102,7 @@ struct ReceivedEvent {
 };
 
 /// What the game hears while a packet is applied, in the packet's order for reliable delivery
-/// (spawns, despawns and reliable events in reliable-id order, then the other events, then
+/// (spawns, despawns, refreshes and reliable events in reliable-id order, then the other events, then
 /// updates, for unreliable).
 class MirrorListener {
  public:
