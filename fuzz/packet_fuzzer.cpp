@@ -82,9 +82,10 @@ Expected expect(std::span<const std::uint8_t> chunk, DecodedPacket& decoded,
     if (!added) __builtin_trap();
     if (r.type == RecordType::delta_update && r.base_age != 0) {
       e.deltas = true;
-    } else if (r.type == RecordType::spawn || r.type == RecordType::update ||
+    } else if (r.type == RecordType::spawn || r.type == RecordType::refresh || r.type == RecordType::update ||
                r.type == RecordType::delta_update) {
-      const StatePart part = r.type == RecordType::spawn ? StatePart::full : StatePart::update;
+      const bool full = r.type == RecordType::spawn || r.type == RecordType::refresh;
+      const StatePart part = full ? StatePart::full : StatePart::update;
       e.checks = e.checks && fuzz::check_payload(r.entity, part, r.payload, nullptr);
     }
   }

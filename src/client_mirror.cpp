@@ -256,11 +256,10 @@ void MirrorImpl::apply_refresh(EntityId e, std::uint32_t tick, std::span<const s
     anomaly(at == table.end() ? AnomalyKind::refresh_unknown : AnomalyKind::generation_mismatch, e);
     return;
   }
-  // A resend may carry a state older than the last update: the tick an update is tested against
-  // never goes back.
-  const std::uint32_t latest = std::max(at->second.tick, tick);
-  push_state(at->second, tick, StatePart::full, payload);
-  at->second.tick = latest;
+  // A late copy under unreliable delivery may carry a state older than the last one applied: the
+  // game still hears it (its references are what matter), but the history stays in tick order
+  // and the tick an update is tested against never goes back.
+  if (tick >= at->second.tick) push_state(at->second, tick, StatePart::full, payload);
   ++stats.refreshes;
   if (listener != nullptr) listener->on_refresh(e, payload, tick);
 }

@@ -268,3 +268,69 @@ TEST(EntityReferencesTest, SharedAndPerClientPayloadsWriteTheSamePackets) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+struct HeardRefreshes : MirrorListener {
+  std::vector<std::pair<EntityId, std::uint32_t>> refreshes;
+  void on_refresh(EntityId e, std::span<const std::uint8_t>, std::uint32_t tick) override {
+    refreshes.emplace_back(e, tick);
+  }
+};
+
+// A late copy of a refresh (unreliable delivery) is heard for its references, and leaves the
+// history and the state tick in order; a refresh of an entity not held is an anomaly.
+TEST(EntityReferencesTest, TheMirrorHearsALateRefreshWithoutTurningItsHistoryBack) {
+  MirrorDef def;
+  def.delivery = Delivery::unreliable;
+  ClientMirror m = std::move(ClientMirror::create(def).value());
+  const EntityId a{4, 1};
+  const std::vector<std::uint8_t> state{1, 2, 3};
+  auto packet = [&](std::uint32_t sequence, std::uint32_t tick, std::uint32_t reliable_next, auto add) {
+    std::vector<std::uint8_t> buffer(256);
+    PacketWriter w(buffer, {Delivery::unreliable, sequence, tick, reliable_next, {}});
+    add(w);
+    const auto bytes = w.finish();
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  };
+  HeardRefreshes heard;
+  ASSERT_TRUE(m.receive(packet(0, 10, 0,
+                               [&](PacketWriter& w) {
+                                 EXPECT_TRUE(w.add_spawn(0, a, SpawnReason::near, false, state));
+                               }),
+                        &heard)
+                  .ok());
+  ASSERT_TRUE(
+      m.receive(packet(2, 12, 2, [&](PacketWriter& w) { EXPECT_TRUE(w.add_update(a, state)); }), &heard)
+          .ok());
+  EXPECT_EQ(*m.state_tick(a), 12u);
+  ASSERT_TRUE(
+      m.receive(packet(1, 11, 1, [&](PacketWriter& w) { EXPECT_TRUE(w.add_refresh(1, a, state)); }), &heard)
+          .ok());
+  EXPECT_EQ(heard.refreshes, (std::vector<std::pair<EntityId, std::uint32_t>>{{a, 11}}));
+  EXPECT_EQ(*m.state_tick(a), 12u);
+  const auto history = *m.history(a);
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history.back().tick, 12u);
+  EXPECT_EQ(m.stats().refreshes, 1u);
+  // In order, a refresh adds a full snapshot.
+  ASSERT_TRUE(
+      m.receive(packet(3, 13, 2, [&](PacketWriter& w) { EXPECT_TRUE(w.add_refresh(2, a, state)); }), &heard)
+          .ok());
+  EXPECT_EQ(m.history(a)->back().part, StatePart::full);
+  EXPECT_EQ(*m.state_tick(a), 13u);
+  // Not held: an anomaly, and nothing heard.
+  ASSERT_TRUE(m.receive(packet(4, 14, 3,
+                               [&](PacketWriter& w) {
+                                 EXPECT_TRUE(w.add_refresh(3, {9, 1}, state));
+                               }),
+                        &heard)
+                  .ok());
+  ASSERT_EQ(m.anomalies().size(), 1u);
+  EXPECT_EQ(m.anomalies()[0].kind, AnomalyKind::refresh_unknown);
+  EXPECT_EQ(heard.refreshes.size(), 2u);
+}
+
+}  // namespace
+}  // namespace sightline

@@ -116,7 +116,8 @@ class MirrorListener {
   /// The full state again of a held entity, sent because an entity its state refers to has
   /// just arrived (Stream::serialize_entity): read it as a spawn's state, without restarting
   /// interpolation or playing anything. Under unreliable delivery its tick may be older than the
-  /// entity's last update (a resend); its references are what matter.
+  /// entity's last state (a late copy): the game hears it for its references, and the history
+  /// (ClientMirror::history) keeps only states in tick order, so it is not added there.
   virtual void on_refresh(EntityId entity, std::span<const std::uint8_t> full_state, std::uint32_t tick);
   virtual void on_exit(EntityId entity, ExitKind kind, DespawnReason reason);
   /// An event the client receives: each once (a duplicate or a resend is not heard again).

@@ -222,12 +222,12 @@ class ReplicatorImpl;
 ///
 /// Each send writes, per client: reliable records first (resends, then despawns, then spawns in
 /// entry order, then refreshes: the full state again of a member whose state named, as null, an
-/// entity the client now holds; Stream::serialize_entity), then the events it receives (World::emit_event; after the spawns, so an event
-/// names a subject the client already holds), then the messages queued for it, then updates; a member spawned
-/// this send gets no update (the spawn carries its full state). Spawns of an attachment tree go parent first.
-/// An event whose subject the client's set holds but whose spawn has not gone yet (paced entry) treats the
-/// subject as absent, as its class's when_absent says. Despawns and events always go, their bytes counted in
-/// the budget before updates fill what is left.
+/// entity the client now holds; Stream::serialize_entity), then the events it receives (World::emit_event;
+/// after the spawns, so an event names a subject the client already holds), then the messages queued for it,
+/// then updates; a member spawned this send gets no update (the spawn carries its full state). Spawns of an
+/// attachment tree go parent first. An event whose subject the client's set holds but whose spawn has not
+/// gone yet (paced entry) treats the subject as absent, as its class's when_absent says. Despawns and events
+/// always go, their bytes counted in the budget before updates fill what is left.
 ///
 /// Memory: after warm-up (stable counts and a steady send) send() performs no heap allocation.
 /// The World must outlive the Replicator; one World may feed several Replicators. Thread
