@@ -8,10 +8,14 @@
 //   <scenario>/whole       shared, every update carrying the walker's whole 40-byte state
 //                          (scenarios::serialize_walker_whole);
 //   <scenario>/whole_delta the same with ReplicatorDef::delta_updates: updates written as byte
-//                          runs against a state the client keeps.
+//                          runs against a state the client keeps;
+//   <scenario>/references  shared, the walker state and two entity references in both parts
+//                          (Stream::serialize_entity) to the next entities by index, so some
+//                          clients hold the target and some do not: copies with nulls per client
+//                          and refreshes. Its baseline is `shared` (the same state, no references).
 // Only send() is timed; the tick before it is not. Counters: serializer calls and payload bytes
 // they produced per send, the packet bytes per send (the same for shared and per_client: the wire
-// is unchanged), and the updates and delta updates sent per send.
+// is unchanged), the updates and delta updates sent per send, and refreshes per send.
 #include <benchmark/benchmark.h>
 
 #include <optional>
@@ -24,7 +28,7 @@
 namespace sightline::bench {
 namespace {
 
-enum class Mode { shared, per_client, whole, whole_delta };
+enum class Mode { shared, per_client, whole, whole_delta, references };
 
 constexpr const char* mode_name(Mode m) {
   switch (m) {
@@ -32,8 +36,16 @@ constexpr const char* mode_name(Mode m) {
     case Mode::per_client: return "per_client";
     case Mode::whole: return "whole";
     case Mode::whole_delta: return "whole_delta";
+    case Mode::references: return "references";
   }
   return "";
+}
+
+bool serialize_referring_walker(Stream& s, EntityId e, StatePart part, void* context) {
+  EntityId next{e.index + 1, 1};
+  EntityId after{e.index + 2, 1};
+  return scenarios::serialize_walker(s, e, part, context) && s.serialize_entity(next) &&
+         s.serialize_entity(after);
 }
 
 void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
@@ -47,7 +59,9 @@ void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
   World& world = run.world.world;
   ReplicatorDef def;
   const bool whole = mode == Mode::whole || mode == Mode::whole_delta;
-  def.serialize = whole ? scenarios::serialize_walker_whole : scenarios::serialize_walker;
+  def.serialize = whole                      ? scenarios::serialize_walker_whole
+                  : mode == Mode::references ? serialize_referring_walker
+                                             : scenarios::serialize_walker;
   def.serialize_context = &world;
   def.share_payloads = mode != Mode::per_client;
   def.delta_updates = mode == Mode::whole_delta;
@@ -62,7 +76,8 @@ void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
     step();
     if (!replicator.send().ok()) std::abort();
   }
-  std::uint64_t calls = 0, payload_bytes = 0, packet_bytes = 0, updates = 0, deltas = 0, sends = 0;
+  std::uint64_t calls = 0, payload_bytes = 0, packet_bytes = 0, updates = 0, deltas = 0, refreshes = 0,
+                sends = 0;
   for (auto _ : state) {
     state.PauseTiming();
     step();
@@ -73,6 +88,7 @@ void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
     packet_bytes += replicator.stats().bytes;
     updates += replicator.stats().updates;
     deltas += replicator.stats().delta_updates;
+    refreshes += replicator.stats().refreshes;
     ++sends;
   }
   const double n = static_cast<double>(std::max<std::uint64_t>(1, sends));
@@ -81,11 +97,13 @@ void run_send(benchmark::State& state, BenchScenario scenario, Mode mode) {
   state.counters["packet_bytes"] = static_cast<double>(packet_bytes) / n;
   state.counters["updates"] = static_cast<double>(updates) / n;
   state.counters["deltas"] = static_cast<double>(deltas) / n;
+  state.counters["refreshes"] = static_cast<double>(refreshes) / n;
 }
 
 void register_all() {
   for (const BenchScenario& s : {reference_scenario(), arena_scenario()}) {
-    for (const Mode mode : {Mode::shared, Mode::per_client, Mode::whole, Mode::whole_delta}) {
+    for (const Mode mode :
+         {Mode::shared, Mode::per_client, Mode::whole, Mode::whole_delta, Mode::references}) {
       const std::string name = std::string(s.name) + "/" + mode_name(mode);
       benchmark::RegisterBenchmark(name.c_str(), [s, mode](benchmark::State& st) { run_send(st, s, mode); })
           ->Unit(benchmark::kMicrosecond)

@@ -57,6 +57,7 @@ void ClientState::reset(ClientId client, bool unreliable) {
   slots = 0;
   packet_received.fill(0);
   unresolved.clear();
+  waiting_on.clear();
   unconfirmed.clear();
 }
 
@@ -216,7 +217,10 @@ void ReplicatorImpl::send_client(SendWorker& w, std::uint32_t place, ClientState
 
   c.out.clear();
   c.packet_offsets.clear();
-  if (!c.unconfirmed.empty()) prune_unconfirmed(c);
+  s.w.named.clear();
+  make_room(s.w.named, c.unconfirmed.size() + 1);
+  if (!c.unconfirmed.empty()) prune_unconfirmed(s);
+  s.w.named.push_back(EntityId{client.viewer, view.generation[client.viewer]});  // it may be new
   merge_membership(s);
   resend_reliable(s);
   send_despawns(s);
@@ -255,6 +259,7 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
   for (std::uint32_t i = 0; i < s.client.despawns.size(); ++i) {
     const Member* m = find(c.members, despawned[i].entity);
     if (m == nullptr || m->pending) continue;
+    if (!c.unresolved.empty()) forget_referrer(c, m->id);
     c.waiting_despawns.push_back(despawned[i]);
     w.despawn_stamp[despawned[i].entity.index] = stamp;
   }
@@ -277,6 +282,7 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
   if (const std::size_t room = 2 * std::size_t{reference_width} * c.merge.capacity();
       !c.unresolved.empty() && c.unresolved.capacity() < room) {
     c.unresolved.reserve(room);
+    c.waiting_on.reserve(room);
   }
   if (kept == held && kept == set_size) return;
   c.merge.insert(c.merge.end(), c.members.begin(), c.members.begin() + static_cast<std::ptrdiff_t>(kept));
@@ -317,6 +323,7 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
 void ReplicatorImpl::leave_unrecorded(ClientSend& s, const Member& m) {
   ClientState& c = s.c;
   if (def.delta_updates && !m.pending) drop_baseline(c, m.id);
+  if (!m.pending && !c.unresolved.empty()) forget_referrer(c, m.id);
   if (m.pending || s.w.despawn_stamp[m.id.index] == s.w.stamp) return;
   const bool alive = view.alive[m.id.index] && view.generation[m.id.index] == m.id.generation;
   make_room(c.waiting_despawns, 1, kDespawnFloor);
@@ -360,6 +367,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
     entry_order.push_back({critical ? 0u : 1u, d, view.cold[m.id.index].depth, m.id.index, i, view.scale[r]});
   }
   std::sort(entry_order.begin(), entry_order.end());
+  make_room(s.w.named, entry_order.size());
   const float promise = def.promise_fraction * s.client.enter;
   for (const EntryOrder& o : entry_order) {
     if (!window_open(s)) break;
@@ -384,6 +392,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
                                      bytes);
     s.entry_used += write_spawn(s, id, m.id, m.reason, m.created, bytes, 0);
     note_references(s, m.id, StatePart::full, true);
+    if (!s.unreliable) s.w.named.push_back(m.id);  // unreliable: once the client acknowledges it
     m.pending = false;
     m.acc = 0.0f;
     SendStats& counts = s.w.stats;

@@ -10,12 +10,20 @@
 namespace sightline {
 namespace {
 
-/// The order of ClientState::unresolved.
+/// The order of ClientState::unresolved: by referrer, part, target.
 bool unresolved_before(const Unresolved& a, const Unresolved& b) noexcept {
   if (a.referrer.index != b.referrer.index) return a.referrer.index < b.referrer.index;
   if (a.part != b.part) return a.part < b.part;
   if (a.target.index != b.target.index) return a.target.index < b.target.index;
   return a.target.generation < b.target.generation;
+}
+
+/// The order of ClientState::waiting_on: by target, referrer, part.
+bool waiting_before(const Unresolved& a, const Unresolved& b) noexcept {
+  if (a.target.index != b.target.index) return a.target.index < b.target.index;
+  if (a.target.generation != b.target.generation) return a.target.generation < b.target.generation;
+  if (a.referrer.index != b.referrer.index) return a.referrer.index < b.referrer.index;
+  return a.part < b.part;
 }
 
 /// Clears the kEntityReferenceBits bits of `bytes` from bit `at` on: a null reference.
@@ -60,9 +68,13 @@ void ReplicatorImpl::note_unconfirmed(ClientState& c, EntityId e, std::uint32_t 
   c.unconfirmed.insert(at, {e, id});  // enqueue() reserved room for it
 }
 
-void ReplicatorImpl::prune_unconfirmed(ClientState& c) {
-  std::erase_if(c.unconfirmed,
-                [&](const std::pair<EntityId, std::uint32_t>& u) { return u.second < c.acked; });
+void ReplicatorImpl::prune_unconfirmed(ClientSend& s) {
+  ClientState& c = s.c;
+  std::erase_if(c.unconfirmed, [&](const std::pair<EntityId, std::uint32_t>& u) {
+    if (u.second >= c.acked) return false;
+    s.w.named.push_back(u.first);  // acknowledged since the last send: named from now on
+    return true;
+  });
 }
 
 std::span<const std::uint8_t> ReplicatorImpl::own_bytes(ClientSend& s, EntityId referrer,
@@ -83,50 +95,102 @@ std::span<const std::uint8_t> ReplicatorImpl::own_bytes(ClientSend& s, EntityId 
   return copied ? std::span<const std::uint8_t>(w.own.data(), payload.bytes.size()) : payload.bytes;
 }
 
+void ReplicatorImpl::erase_unresolved(ClientState& c, std::vector<Unresolved>::iterator first,
+                                      std::vector<Unresolved>::iterator last) {
+  for (auto u = first; u != last; ++u) {
+    const auto at = std::lower_bound(c.waiting_on.begin(), c.waiting_on.end(), *u, waiting_before);
+    SIGHTLINE_ASSERT(at != c.waiting_on.end() && at->referrer == u->referrer && at->target == u->target);
+    c.waiting_on.erase(at);
+  }
+  c.unresolved.erase(first, last);
+}
+
+void ReplicatorImpl::forget_referrer(ClientState& c, EntityId referrer) {
+  const auto first =
+      std::lower_bound(c.unresolved.begin(), c.unresolved.end(),
+                       Unresolved{{referrer.index, 0}, StatePart::full, {0, 0}}, unresolved_before);
+  auto last = first;
+  while (last != c.unresolved.end() && last->referrer.index == referrer.index) ++last;
+  erase_unresolved(c, first, last);
+}
+
 void ReplicatorImpl::note_references(ClientSend& s, EntityId referrer, StatePart part, bool supersedes) {
   ClientState& c = s.c;
   SendWorker& w = s.w;
   std::vector<Unresolved>& list = c.unresolved;
-  if (supersedes && !list.empty()) {
-    // The full part carries every field: it supersedes what waited for either part.
-    const auto first = std::lower_bound(list.begin(), list.end(),
-                                        Unresolved{{referrer.index, 0}, part, {0, 0}}, unresolved_before);
-    auto last = first;
-    while (last != list.end() && last->referrer.index == referrer.index &&
-           (part == StatePart::full || last->part == part)) {
-      ++last;
-    }
-    list.erase(first, last);
-  }
-  make_room(list, w.null_count);  // before the searches: no insert below moves the storage
+  // The new entries, in the list's order: a handful, sorted in place.
+  Unresolved* const fresh = w.fresh.data();
+  std::size_t count = 0;
   for (std::size_t i = 0; i < w.null_count; ++i) {
     const Unresolved u{referrer, part, w.nulls[i]};
-    const auto at = std::lower_bound(list.begin(), list.end(), u, unresolved_before);
-    if (at != list.end() && !unresolved_before(u, *at) && at->referrer == referrer) continue;
-    list.insert(at, u);
+    std::size_t at = count;
+    while (at > 0 && unresolved_before(u, fresh[at - 1])) --at;
+    if (at > 0 && !unresolved_before(fresh[at - 1], u)) continue;  // named twice
+    for (std::size_t j = count; j > at; --j) fresh[j] = fresh[j - 1];
+    fresh[at] = u;
+    ++count;
   }
   w.null_count = 0;
+  // Before the searches: no insert below moves the storage.
+  make_room(list, count);
+  make_room(c.waiting_on, count);
+  const auto add = [&](const Unresolved& u) {
+    c.waiting_on.insert(std::lower_bound(c.waiting_on.begin(), c.waiting_on.end(), u, waiting_before), u);
+  };
+  // The referrer's entries: those of this part, and (the full part carries every field, so it
+  // supersedes both) those of the update part after them.
+  auto first = std::lower_bound(list.begin(), list.end(), Unresolved{{referrer.index, 0}, part, {0, 0}},
+                                unresolved_before);
+  auto last = first;
+  while (last != list.end() && last->referrer.index == referrer.index &&
+         (part == StatePart::full || last->part == part)) {
+    ++last;
+  }
+  if (!supersedes) {
+    // Only adds: each new entry not there already.
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto at = std::lower_bound(list.begin(), list.end(), fresh[i], unresolved_before);
+      if (at != list.end() && !unresolved_before(fresh[i], *at) && at->referrer == referrer) continue;
+      list.insert(at, fresh[i]);
+      add(fresh[i]);
+    }
+    return;
+  }
+  // Most states leave the same references null as the last one: nothing to change.
+  const auto same = [](const Unresolved& a, const Unresolved& b) {
+    return a.referrer == b.referrer && a.part == b.part && a.target == b.target;
+  };
+  if (static_cast<std::size_t>(last - first) == count && std::equal(first, last, fresh, same)) return;
+  const std::ptrdiff_t place = first - list.begin();
+  erase_unresolved(c, first, last);
+  list.insert(list.begin() + place, fresh, fresh + count);
+  for (std::size_t i = 0; i < count; ++i) add(fresh[i]);
 }
 
-/// Each member a reference of which waits for an entity the client now holds goes whole again,
-/// after the spawns, in order of index; what waits for a member that left goes with it.
+/// Each member a reference of which waits for an entity named to the client from this send on
+/// (spawned, or its spawn acknowledged) goes whole again, after the spawns, in order of index.
 void ReplicatorImpl::send_refreshes(ClientSend& s) {
   ClientState& c = s.c;
-  if (c.unresolved.empty()) return;
+  std::vector<EntityId>& named = s.w.named;
+  if (c.unresolved.empty() || named.empty()) return;
   std::vector<EntityId>& refresh = s.w.refresh;
   refresh.clear();
   if (refresh.capacity() < c.unresolved.capacity()) refresh.reserve(c.unresolved.capacity());
-  std::size_t kept = 0;
-  for (const Unresolved& u : c.unresolved) {
-    const Member* m = find(c.members, u.referrer);
-    if (m == nullptr || m->pending) continue;
-    if (names(s, u.target) && (refresh.empty() || refresh.back() != u.referrer))
-      refresh.push_back(u.referrer);
-    c.unresolved[kept++] = u;
+  for (const EntityId t : named) {
+    auto u = std::lower_bound(c.waiting_on.begin(), c.waiting_on.end(),
+                              Unresolved{{0, 0}, StatePart::full, t}, waiting_before);
+    for (; u != c.waiting_on.end() && u->target == t; ++u) {
+      refresh.push_back(u->referrer);  // reserved: at most the entries
+    }
   }
-  c.unresolved.resize(kept);
+  std::sort(refresh.begin(), refresh.end(), [](EntityId a, EntityId b) {
+    return a.index != b.index ? a.index < b.index : a.generation < b.generation;
+  });
+  refresh.erase(std::unique(refresh.begin(), refresh.end()), refresh.end());
   for (const EntityId r : refresh) {
     if (!window_open(s)) break;
+    const Member* m = find(c.members, r);
+    if (m == nullptr || m->pending) continue;
     Payload payload;
     if (!full_payload(s.w, r, payload)) continue;
     const std::span<const std::uint8_t> bytes = own_bytes(s, r, payload);

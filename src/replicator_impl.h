@@ -152,10 +152,11 @@ struct ClientState {
   // Unreliable: whether an ack's `received` bits named each recent packet (by sequence %
   // kSentWindow, with packet_sequence).
   std::array<std::uint8_t, kSentWindow> packet_received{};
-  // Entity references: what waits to resolve, sorted by (referrer index, part, target index); and,
-  // unreliable, the spawns not yet acknowledged (sorted by entity index, with their reliable ids),
-  // whose entities a reference does not name yet.
+  // Entity references: what waits to resolve, sorted by (referrer, part, target), and the same
+  // entries sorted by (target, referrer, part); and, unreliable, the spawns not yet acknowledged
+  // (sorted by entity index, with their reliable ids), whose entities a reference does not name yet.
   std::vector<Unresolved> unresolved;
+  std::vector<Unresolved> waiting_on;
   std::vector<std::pair<EntityId, std::uint32_t>> unconfirmed;
 
   void reset(ClientId client, bool unreliable);
@@ -279,7 +280,9 @@ struct SendWorker {
   std::vector<std::uint8_t> own;
   std::array<EntityId, kMaxReferences> nulls{};
   std::size_t null_count = 0;
+  std::array<Unresolved, kMaxReferences> fresh{};  // note_references' sorted entries
   std::vector<EntityId> refresh;
+  std::vector<EntityId> named;        // entities a reference may name from this send on, not before
   std::uint32_t most_references = 0;  // in one payload it wrote this send
 };
 
@@ -451,9 +454,15 @@ class ReplicatorImpl {
   /// Whether a reference may name the entity to the client: its viewer, or a member whose spawn
   /// went (unreliable: and was acknowledged).
   [[nodiscard]] bool names(const ClientSend& s, EntityId target) const noexcept;
-  /// Unreliable: the spawn of `e` went with reliable id `id`, or acks covered some spawns.
+  /// Unreliable: the spawn of `e` went with reliable id `id`; acks covered some spawns (their
+  /// entities are named from this send on).
   void note_unconfirmed(ClientState& c, EntityId e, std::uint32_t id);
-  void prune_unconfirmed(ClientState& c);
+  void prune_unconfirmed(ClientSend& s);
+  /// Entries of `unresolved`, and the same in `waiting_on`, go.
+  void erase_unresolved(ClientState& c, std::vector<Unresolved>::iterator first,
+                        std::vector<Unresolved>::iterator last);
+  /// The member left the client: nothing waits for it any more.
+  void forget_referrer(ClientState& c, EntityId referrer);
 
   // Delta updates (delta_updates.cpp).
   /// The record to write for member e's update this send, given its shared update record: that
