@@ -58,6 +58,7 @@ void ClientState::reset(ClientId client, bool unreliable) {
   packet_received.fill(0);
   unresolved.clear();
   waiting_on.clear();
+  refresh_due.clear();
   unconfirmed.clear();
 }
 
@@ -283,6 +284,7 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
       !c.unresolved.empty() && c.unresolved.capacity() < room) {
     c.unresolved.reserve(room);
     c.waiting_on.reserve(room);
+    c.refresh_due.reserve(room);
   }
   if (kept == held && kept == set_size) return;
   c.merge.insert(c.merge.end(), c.members.begin(), c.members.begin() + static_cast<std::ptrdiff_t>(kept));

@@ -172,10 +172,14 @@ void ReplicatorImpl::note_references(ClientSend& s, EntityId referrer, StatePart
 void ReplicatorImpl::send_refreshes(ClientSend& s) {
   ClientState& c = s.c;
   std::vector<EntityId>& named = s.w.named;
-  if (c.unresolved.empty() || named.empty()) return;
+  if (c.refresh_due.empty() && (c.unresolved.empty() || named.empty())) return;
   std::vector<EntityId>& refresh = s.w.refresh;
   refresh.clear();
-  if (refresh.capacity() < c.unresolved.capacity()) refresh.reserve(c.unresolved.capacity());
+  const std::size_t room = c.unresolved.capacity() + c.refresh_due.size();
+  if (refresh.capacity() < room) refresh.reserve(room);
+  // Those a full window or a failed serializer held back at an earlier send first.
+  refresh.insert(refresh.end(), c.refresh_due.begin(), c.refresh_due.end());
+  c.refresh_due.clear();
   for (const EntityId t : named) {
     auto u = std::lower_bound(c.waiting_on.begin(), c.waiting_on.end(),
                               Unresolved{{0, 0}, StatePart::full, t}, waiting_before);
@@ -188,11 +192,13 @@ void ReplicatorImpl::send_refreshes(ClientSend& s) {
   });
   refresh.erase(std::unique(refresh.begin(), refresh.end()), refresh.end());
   for (const EntityId r : refresh) {
-    if (!window_open(s)) break;
     const Member* m = find(c.members, r);
-    if (m == nullptr || m->pending) continue;
+    if (m == nullptr || m->pending) continue;  // gone: its next spawn carries its state whole
     Payload payload;
-    if (!full_payload(s.w, r, payload)) continue;
+    if (!window_open(s) || !full_payload(s.w, r, payload)) {
+      c.refresh_due.push_back(r);  // reserved with `unresolved`
+      continue;
+    }
     const std::span<const std::uint8_t> bytes = own_bytes(s, r, payload);
     const std::uint32_t id = enqueue(s, {.type = RecordType::refresh, .entity = r}, bytes);
     s.budget_used += write_refresh(s, id, r, bytes, 0);

@@ -157,6 +157,7 @@ struct ClientState {
   // (sorted by entity index, with their reliable ids), whose entities a reference does not name yet.
   std::vector<Unresolved> unresolved;
   std::vector<Unresolved> waiting_on;
+  std::vector<EntityId> refresh_due;  // refreshes a full window or a failed serializer held back
   std::vector<std::pair<EntityId, std::uint32_t>> unconfirmed;
 
   void reset(ClientId client, bool unreliable);

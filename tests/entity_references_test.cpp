@@ -212,6 +212,47 @@ TEST(EntityReferencesTest, UnreliableNamesATargetOnlyOnceTheClientAcknowledgedIt
   EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
 }
 
+// A refresh that the reliable window holds back (unreliable delivery, the client has 1024 records
+// unacknowledged) goes at a later send, once the window opens.
+TEST(EntityReferencesTest, ARefreshHeldBackByAFullWindowGoesOnceItOpens) {
+  Scene s(Delivery::unreliable);
+  ReplicatorDef def = default_replicator_def();
+  def.serialize = serialize;
+  def.serialize_context = &s.game;
+  def.delivery = Delivery::unreliable;
+  def.mode = UpdateMode::fixed_rate;
+  def.entry_budget_bytes = 1u << 20;
+  s.replicator.emplace(std::move(Replicator::create(s.w.world, def).value()));
+  auto ack = [&] {
+    std::array<std::uint8_t, kAckBytes> bytes{};
+    encode_ack(s.mirror.ack(), bytes);
+    ASSERT_TRUE(s.replicator->receive_ack(s.client, bytes).ok());
+  };
+  s.step();
+  ack();
+  ASSERT_TRUE(s.w.world.set_position(s.b, 6, 0).ok());
+  s.step();  // b's spawn
+  ack();     // acknowledged: a's refresh is due at the next send
+  // ... but that send's spawns fill the window first.
+  for (int i = 0; i < 1100; ++i) s.w.make(static_cast<float>(i % 7) - 3.0f, static_cast<float>(i % 5) - 2.0f);
+  s.step(false);
+  EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
+  EXPECT_EQ(s.replicator->client_stats(s.client)->reliable_next, 1024u + 2u);
+  // The client gets nothing of it, then catches up; the refresh follows.
+  bool refreshed = false;
+  for (int t = 0; t < 30 && !refreshed; ++t) {
+    s.step();
+    ack();
+    refreshed = s.find(RecordType::refresh, s.a) >= 0;
+  }
+  EXPECT_TRUE(refreshed);
+  for (int t = 0; t < 10; ++t) {
+    s.step();
+    ack();
+  }
+  EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
+}
+
 TEST(EntityReferencesTest, MoreReferencesThanAPayloadCarriesFailsTheSerializerNamingTheEntity) {
   Scene s;
   s.game.references = kMaxReferences + 1;
