@@ -26,18 +26,16 @@ bool waiting_before(const Unresolved& a, const Unresolved& b) noexcept {
   return a.part < b.part;
 }
 
-/// Clears the kEntityReferenceBits bits of `bytes` from bit `at` on: a null reference.
+/// Clears the kEntityReferenceBits bits of `bytes` from bit `at` on: a null reference. They span 8
+/// bytes from at / 8, and a ninth where `at` is not on a byte.
 void clear_reference(std::uint8_t* bytes, std::uint32_t at) noexcept {
-  const std::uint32_t end = at + kEntityReferenceBits;
-  while (at < end) {
-    if (at % 8 == 0 && end - at >= 8) {
-      bytes[at / 8] = 0;
-      at += 8;
-    } else {
-      bytes[at / 8] = static_cast<std::uint8_t>(bytes[at / 8] & ~(1u << (at % 8)));
-      ++at;
-    }
-  }
+  static_assert(kEntityReferenceBits == 64);
+  std::uint8_t* const p = bytes + at / 8;
+  const unsigned shift = at % 8;
+  const auto below = static_cast<std::uint8_t>((1u << shift) - 1u);  // bits before the reference
+  p[0] = static_cast<std::uint8_t>(p[0] & below);
+  std::memset(p + 1, 0, 7);
+  if (shift != 0) p[8] = static_cast<std::uint8_t>(p[8] & ~below);
 }
 
 }  // namespace
