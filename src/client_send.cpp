@@ -284,7 +284,9 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
       !c.unresolved.empty() && c.unresolved.capacity() < room) {
     c.unresolved.reserve(room);
     c.waiting_on.reserve(room);
-    c.refresh_due.reserve(room);
+  }
+  if (!c.unresolved.empty() && c.refresh_due.capacity() < c.merge.capacity()) {
+    c.refresh_due.reserve(c.merge.capacity());  // at most the members
   }
   if (kept == held && kept == set_size) return;
   c.merge.insert(c.merge.end(), c.members.begin(), c.members.begin() + static_cast<std::ptrdiff_t>(kept));

@@ -26,6 +26,10 @@ bool waiting_before(const Unresolved& a, const Unresolved& b) noexcept {
   return a.part < b.part;
 }
 
+bool by_index(EntityId a, EntityId b) noexcept {
+  return a.index != b.index ? a.index < b.index : a.generation < b.generation;
+}
+
 /// Clears the kEntityReferenceBits bits of `bytes` from bit `at` on: a null reference. They span 8
 /// bytes from at / 8, and a ninth where `at` is not on a byte.
 void clear_reference(std::uint8_t* bytes, std::uint32_t at) noexcept {
@@ -152,6 +156,20 @@ void ReplicatorImpl::note_references(ClientSend& s, EntityId referrer, StatePart
       list.insert(at, fresh[i]);
       add(fresh[i]);
     }
+    // Copies that name ever other entities (a client that does not acknowledge them, a reference
+    // that changes) would grow the union without bound: past a limit, what waits goes, and the
+    // member's full state goes again as soon as the window lets it, superseding every copy.
+    first = std::lower_bound(list.begin(), list.end(), Unresolved{{referrer.index, 0}, part, {0, 0}},
+                             unresolved_before);
+    last = first;
+    while (last != list.end() && last->referrer.index == referrer.index && last->part == part) ++last;
+    if (static_cast<std::size_t>(last - first) > 2 * kMaxReferences) {
+      erase_unresolved(c, first, last);
+      if (std::find(c.refresh_due.begin(), c.refresh_due.end(), referrer) == c.refresh_due.end()) {
+        make_room(c.refresh_due, 1);
+        c.refresh_due.push_back(referrer);
+      }
+    }
     return;
   }
   // Most states leave the same references null as the last one: nothing to change.
@@ -178,19 +196,21 @@ void ReplicatorImpl::send_refreshes(ClientSend& s) {
   // Those a full window or a failed serializer held back at an earlier send first.
   refresh.insert(refresh.end(), c.refresh_due.begin(), c.refresh_due.end());
   c.refresh_due.clear();
+  // An entity may be named twice (acknowledged and now the viewer), or named and gone since.
+  std::sort(named.begin(), named.end(), by_index);
+  named.erase(std::unique(named.begin(), named.end()), named.end());
   for (const EntityId t : named) {
+    if (!names(s, t)) continue;
     auto u = std::lower_bound(c.waiting_on.begin(), c.waiting_on.end(),
                               Unresolved{{0, 0}, StatePart::full, t}, waiting_before);
     for (; u != c.waiting_on.end() && u->target == t; ++u) {
       refresh.push_back(u->referrer);  // reserved: at most the entries
     }
   }
-  std::sort(refresh.begin(), refresh.end(), [](EntityId a, EntityId b) {
-    return a.index != b.index ? a.index < b.index : a.generation < b.generation;
-  });
+  std::sort(refresh.begin(), refresh.end(), by_index);
   refresh.erase(std::unique(refresh.begin(), refresh.end()), refresh.end());
   for (const EntityId r : refresh) {
-    const Member* m = find(c.members, r);
+    Member* m = find(c.members, r);
     if (m == nullptr || m->pending) continue;  // gone: its next spawn carries its state whole
     Payload payload;
     if (!window_open(s) || !full_payload(s.w, r, payload)) {
@@ -202,6 +222,9 @@ void ReplicatorImpl::send_refreshes(ClientSend& s) {
     s.budget_used += write_refresh(s, id, r, bytes, 0);
     note_references(s, r, StatePart::full, true);
     ++s.w.stats.refreshes;
+    // Its whole state went: it needs no update this send.
+    m->since = s.now;
+    m->acc = 0.0f;
   }
 }
 

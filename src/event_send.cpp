@@ -1,5 +1,6 @@
 // Events on the wire: each event of the tick written once a send, then each client's share of
 // them framed into its packets after its spawns, reliable ones through the reliable queue.
+#include <array>
 #include <string>
 
 #include "format_value.h"
@@ -19,10 +20,20 @@ void ReplicatorImpl::serialize_events() {
     const EventDef& event = view.events[i];
     const std::size_t begin = event_bytes.size();
     event_bytes.resize(begin + max_event_payload);
-    Stream s = Stream::writer({event_bytes.data() + begin, max_event_payload});
+    // Every recipient gets the same bytes, so they may name no entity: one that some recipient
+    // does not hold would reach it. The references are noted to refuse them.
+    std::array<EntityReference, kMaxReferences> references;
+    Stream s = Stream::writer({event_bytes.data() + begin, max_event_payload}, references);
     bool ok = false;
+    const char* refused = nullptr;
     if (def.serialize_event != nullptr) {
       ok = def.serialize_event(s, event, def.event_context) && s.ok();
+      if (ok && !s.references().empty()) {
+        ok = false;
+        refused =
+            "its payload names an entity (Stream::serialize_entity), which would reach recipients that "
+            "do not hold it: name the entity as the event's subject";
+      }
     } else {
       auto low = static_cast<std::uint32_t>(event.user_data);
       auto high = static_cast<std::uint32_t>(event.user_data >> 32);
@@ -34,11 +45,13 @@ void ReplicatorImpl::serialize_events() {
     if (!ok) {
       ++event_failures;
       if (event_error.ok()) {
-        event_error = {ErrorCode::invalid_argument,
-                       "serializing event " + std::to_string(i) + " failed: " +
-                           (s.ok() ? std::string("the serializer returned false")
-                                   : std::string(s.error()) + " (event payloads are at most " +
-                                         std::to_string(max_event_payload) + " bytes at this packet_bytes)")};
+        event_error = {
+            ErrorCode::invalid_argument,
+            "serializing event " + std::to_string(i) + " failed: " +
+                (refused != nullptr ? std::string(refused) + ", " + describe(s.references()[0].entity)
+                 : s.ok()           ? std::string("the serializer returned false")
+                                    : std::string(s.error()) + " (event payloads are at most " +
+                                std::to_string(max_event_payload) + " bytes at this packet_bytes)")};
       }
     }
   }

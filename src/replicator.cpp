@@ -156,6 +156,7 @@ Result<ClientSendStats> Replicator::client_stats(ClientId client) const {
   out.reliable_next = c.next_reliable;
   out.reliable_acked = c.acked;
   out.round_trip_sends = c.round_trip;
+  out.references_waiting = static_cast<std::uint32_t>(c.unresolved.size());
   return out;
 }
 

@@ -122,9 +122,8 @@ TEST(EntityReferencesTest, ANullGoesWhereTheTargetIsNotHeldAndARefreshFollowsIts
   EXPECT_EQ(s.replicator->stats().refreshes, 1u);
   EXPECT_EQ(s.mirror.stats().refreshes, 1u);
   EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
-  const auto history = *s.mirror.history(s.a);
-  ASSERT_GE(history.size(), 2u);
-  EXPECT_EQ(history[history.size() - 2].part, StatePart::full) << "the refresh, then this tick's update";
+  EXPECT_EQ(s.mirror.history(s.a)->back().part, StatePart::full);
+  EXPECT_EQ(s.find(RecordType::update, s.a), -1) << "its whole state went: no update in the same send";
   // Resolved: no refresh again.
   s.step();
   EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
@@ -371,6 +370,88 @@ TEST(EntityReferencesTest, TheMirrorHearsALateRefreshWithoutTurningItsHistoryBac
   ASSERT_EQ(m.anomalies().size(), 1u);
   EXPECT_EQ(m.anomalies()[0].kind, AnomalyKind::refresh_unknown);
   EXPECT_EQ(heard.refreshes.size(), 2u);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+bool event_naming(Stream& s, const EventDef& event, void*) {
+  EntityId named = event.subject;
+  return s.serialize_entity(named);
+}
+
+// An event's payload goes to every recipient alike: a reference in it is refused, naming the
+// entity, and the event goes to no one. A null one is fine.
+TEST(EntityReferencesTest, AnEventPayloadThatNamesAnEntityIsRefused) {
+  testing::SmallWorld w(10.0f, 12.0f);
+  const EntityId viewer = w.make(0, 0);
+  const EntityId far = w.make(60, 0);
+  const ClientId client = w.client(viewer);
+  const EventClassId shot =
+      *w.world.create_event_class({.radius = 100.0f, .when_absent = AbsentSubject::send_as_is});
+  ReplicatorDef def = default_replicator_def();
+  def.serialize = [](Stream&, EntityId, StatePart, void*) { return true; };
+  def.serialize_event = event_naming;
+  Replicator r = std::move(Replicator::create(w.world, def).value());
+  ASSERT_TRUE(w.world.emit_event({.event_class = shot, .x = 1, .z = 0, .subject = far}).ok());
+  w.world.tick();
+  const Status sent = r.send();
+  ASSERT_FALSE(sent.ok());
+  EXPECT_NE(sent.message().find("names an entity"), std::string::npos) << sent.message();
+  EXPECT_NE(sent.message().find(std::to_string(far.index)), std::string::npos) << sent.message();
+  EXPECT_EQ(r.stats().events, 0u);
+  ASSERT_TRUE(r.packets(client).ok());
+  // Without a subject the reference is null: the event goes.
+  ASSERT_TRUE(w.world.emit_event({.event_class = shot, .x = 1, .z = 0}).ok());
+  w.world.tick();
+  EXPECT_TRUE(r.send().ok());
+  EXPECT_EQ(r.stats().events, 1u);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Each state names the newest of a far entity that is destroyed and made again every tick.
+bool serialize_naming_newest(Stream& s, EntityId e, StatePart, void* context) {
+  EntityId named = *static_cast<const EntityId*>(context);
+  std::uint32_t tag = e.index;
+  return s.serialize_bits(tag, 32) && s.serialize_entity(named);
+}
+
+// A client that never acknowledges: its spawns are resent with the state of the moment, each copy
+// naming another entity the client does not hold. What waits for them stays bounded, and the
+// member's state goes again (a refresh) to supersede the copies.
+TEST(EntityReferencesTest, AClientThatNeverAcknowledgesCostsABoundedAmount) {
+  testing::SmallWorld w(10.0f, 12.0f);
+  const EntityId viewer = w.make(0, 0);
+  w.make(5, 0);
+  w.make(3, 3);
+  EntityId newest = w.make(60, 0);
+  const ClientId client = w.client(viewer);
+  ReplicatorDef def = default_replicator_def();
+  def.serialize = serialize_naming_newest;
+  def.serialize_context = &newest;
+  def.delivery = Delivery::unreliable;
+  def.resend_sends = 1;
+  Replicator r = std::move(Replicator::create(w.world, def).value());
+  std::uint32_t most = 0;
+  std::uint64_t refreshes = 0;
+  for (int t = 0; t < 3000; ++t) {
+    ASSERT_TRUE(w.world.destroy_entity(newest).ok());
+    newest = w.make(60, 0);
+    w.world.tick();
+    ASSERT_TRUE(r.send().ok());
+    refreshes += r.stats().refreshes;
+    most = std::max(most, r.client_stats(client)->references_waiting);
+  }
+  EXPECT_LE(most, 2 * (2 * kMaxReferences + 1)) << "two members, each at most 2 x 16 + 1 before the cut";
+  EXPECT_GT(refreshes, 0u);
 }
 
 }  // namespace

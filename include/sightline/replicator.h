@@ -59,8 +59,9 @@ using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart par
 /// Writes an event's payload (events.h): what a recipient needs to play it, from the EventDef the
 /// game emitted (its user_data, its subject). Called once a send for each event of the last tick,
 /// on the thread that calls send(), before any client's packets; every recipient gets the same
-/// bytes. Returning false, or leaving the stream failed, drops the event for every client and
-/// makes send() report it.
+/// bytes, so the payload may name no entity (a non-null Stream::serialize_entity fails the event:
+/// name it as the event's subject, which its class's when_absent governs). Returning false, or
+/// leaving the stream failed, drops the event for every client and makes send() report it.
 using EventSerializer = bool (*)(Stream& stream, const EventDef& event, void* context);
 
 /// A member whose spawn was sent while it already stood within the promise radius of a client
@@ -204,6 +205,10 @@ struct ClientSendStats {
   std::uint32_t reliable_next = 0;   ///< Next reliable id it will be given.
   std::uint32_t reliable_acked = 0;  ///< Reliable ids it has acknowledged (unreliable delivery).
   float round_trip_sends = 0.0f;     ///< Smoothed round trip from its acks, in sends (0 before any).
+  /// Entity references its members' states named as null that wait for their entity to reach it
+  /// (Stream::serialize_entity): a member's state goes again when one does. At most 2 x
+  /// kMaxReferences a member and part.
+  std::uint32_t references_waiting = 0;
 };
 
 class ReplicatorImpl;

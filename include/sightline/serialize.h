@@ -97,7 +97,8 @@ class Stream {
   /// entity, it sends the referring entity's full state again (docs/protocol.md, "Entity
   /// references"). Writing a null entity writes null whatever its index. Reading refuses a null
   /// with a non-zero index; on the client, ClientMirror::resolve answers whether the entity read
-  /// is held.
+  /// is held (under unreliable delivery a late update may name one the client has let go since).
+  /// An event's payload may not name an entity (replicator.h, EventSerializer).
   bool serialize_entity(EntityId& entity) noexcept;
   /// Writing with a list of references (writer's second form): those written so far, in order.
   [[nodiscard]] std::span<const EntityReference> references() const noexcept {
