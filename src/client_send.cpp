@@ -278,9 +278,10 @@ void ReplicatorImpl::merge_membership(ClientSend& s) {
     c.free_slots.reserve(room);
     c.baseline_bytes.reserve(room * 2 * def.delta_state_bytes);
   }
-  // What waits to resolve is at most each member's references in its two parts: its storage
-  // grows with the table's.
-  if (const std::size_t room = 2 * std::size_t{reference_width} * c.merge.capacity();
+  // What waits to resolve is at most each member's references in its two parts. Its storage grows
+  // with the table's, with room for up to 4 references a payload (20 bytes an entry, twice);
+  // states that leave more null than that grow it further as needed.
+  if (const std::size_t room = 2 * std::min<std::size_t>(reference_width, 4) * c.merge.capacity();
       !c.unresolved.empty() && c.unresolved.capacity() < room) {
     c.unresolved.reserve(room);
     c.waiting_on.reserve(room);
