@@ -483,12 +483,8 @@ std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::
 
 std::size_t refresh_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
                                  std::uint32_t state_age) noexcept {
-  return measure_record({.type = RecordType::refresh,
-                         .entity = entity,
-                         .reliable_id = reliable_id,
-                         .state_age = state_age,
-                         .payload = {}},
-                        payload);
+  // A spawn's fields but its reason byte, which always takes one.
+  return spawn_record_bytes(reliable_id, entity, payload, state_age) - 1;
 }
 
 std::size_t delta_update_record_bytes(EntityId entity, std::uint32_t base_age, std::uint32_t state_size,

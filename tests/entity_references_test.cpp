@@ -58,12 +58,14 @@ struct Scene {
   std::vector<WireRecord> records;  // the last send's, in order
   std::vector<std::vector<std::uint8_t>> payloads;
 
-  explicit Scene(Delivery d = Delivery::reliable) : delivery(d) {
+  explicit Scene(Delivery d = Delivery::reliable, std::uint32_t entry_budget_bytes = 32 * 1024)
+      : delivery(d) {
     ReplicatorDef def = default_replicator_def();
     def.serialize = serialize;
     def.serialize_context = &game;
     def.delivery = delivery;
     def.mode = UpdateMode::fixed_rate;
+    def.entry_budget_bytes = entry_budget_bytes;
     replicator.emplace(std::move(Replicator::create(w.world, def).value()));
     game.target[a.index] = b;
   }
@@ -98,6 +100,12 @@ struct Scene {
     return -1;
   }
   EntityId latest_target(EntityId e) const { return target_of(mirror.history(e)->back().payload); }
+  // Unreliable: the mirror's ack, applied by the server.
+  void ack() {
+    std::array<std::uint8_t, kAckBytes> bytes{};
+    encode_ack(mirror.ack(), bytes);
+    ASSERT_TRUE(replicator->receive_ack(client, bytes).ok());
+  }
 };
 
 TEST(EntityReferencesTest, ANullGoesWhereTheTargetIsNotHeldAndARefreshFollowsItsArrival) {
@@ -180,13 +188,8 @@ TEST(EntityReferencesTest, ADestroyedTargetIsNullAndItsSlotsNextEntityIsNotNamed
 
 TEST(EntityReferencesTest, UnreliableNamesATargetOnlyOnceTheClientAcknowledgedItsSpawn) {
   Scene s(Delivery::unreliable);
-  auto ack = [&] {
-    std::array<std::uint8_t, kAckBytes> bytes{};
-    encode_ack(s.mirror.ack(), bytes);
-    ASSERT_TRUE(s.replicator->receive_ack(s.client, bytes).ok());
-  };
   s.step();
-  ack();
+  s.ack();
   ASSERT_TRUE(s.w.world.set_position(s.b, 6, 0).ok());
   // b's spawn goes, but is lost: a's state goes on naming null, and nothing is refreshed.
   s.step(false);
@@ -198,7 +201,7 @@ TEST(EntityReferencesTest, UnreliableNamesATargetOnlyOnceTheClientAcknowledgedIt
   // Until the resend arrives and is acknowledged.
   for (int t = 0; t < 10 && !s.mirror.holds(s.b); ++t) {
     s.step();
-    ack();
+    s.ack();
   }
   ASSERT_TRUE(s.mirror.holds(s.b));
   s.step();
@@ -206,7 +209,7 @@ TEST(EntityReferencesTest, UnreliableNamesATargetOnlyOnceTheClientAcknowledgedIt
   EXPECT_EQ(target_of(s.payloads[static_cast<std::size_t>(s.find(RecordType::refresh, s.a))]), s.b);
   EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
   // Once acknowledged, nothing is sent again.
-  ack();
+  s.ack();
   s.step();
   EXPECT_EQ(s.find(RecordType::refresh, s.a), -1);
 }
@@ -214,24 +217,12 @@ TEST(EntityReferencesTest, UnreliableNamesATargetOnlyOnceTheClientAcknowledgedIt
 // A refresh that the reliable window holds back (unreliable delivery, the client has 1024 records
 // unacknowledged) goes at a later send, once the window opens.
 TEST(EntityReferencesTest, ARefreshHeldBackByAFullWindowGoesOnceItOpens) {
-  Scene s(Delivery::unreliable);
-  ReplicatorDef def = default_replicator_def();
-  def.serialize = serialize;
-  def.serialize_context = &s.game;
-  def.delivery = Delivery::unreliable;
-  def.mode = UpdateMode::fixed_rate;
-  def.entry_budget_bytes = 1u << 20;
-  s.replicator.emplace(std::move(Replicator::create(s.w.world, def).value()));
-  auto ack = [&] {
-    std::array<std::uint8_t, kAckBytes> bytes{};
-    encode_ack(s.mirror.ack(), bytes);
-    ASSERT_TRUE(s.replicator->receive_ack(s.client, bytes).ok());
-  };
+  Scene s(Delivery::unreliable, 1u << 20);  // room for a window's worth of spawns in one send
   s.step();
-  ack();
+  s.ack();
   ASSERT_TRUE(s.w.world.set_position(s.b, 6, 0).ok());
   s.step();  // b's spawn
-  ack();     // acknowledged: a's refresh is due at the next send
+  s.ack();   // acknowledged: a's refresh is due at the next send
   // ... but that send's spawns fill the window first.
   for (int i = 0; i < 1100; ++i) s.w.make(static_cast<float>(i % 7) - 3.0f, static_cast<float>(i % 5) - 2.0f);
   s.step(false);
@@ -241,13 +232,13 @@ TEST(EntityReferencesTest, ARefreshHeldBackByAFullWindowGoesOnceItOpens) {
   bool refreshed = false;
   for (int t = 0; t < 30 && !refreshed; ++t) {
     s.step();
-    ack();
+    s.ack();
     refreshed = s.find(RecordType::refresh, s.a) >= 0;
   }
   EXPECT_TRUE(refreshed);
   for (int t = 0; t < 10; ++t) {
     s.step();
-    ack();
+    s.ack();
   }
   EXPECT_EQ(s.mirror.resolve(s.latest_target(s.a)), s.b);
 }
