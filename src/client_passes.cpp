@@ -53,6 +53,7 @@ void size_scratch(PassScratch& scratch, std::size_t entity_slots, std::uint32_t 
 void WorldImpl::order_passes() {
   const std::uint32_t cells = grid.cells_x() * grid.cells_z();
   pass_order.resize(live_clients.size());
+  pass_order_current = true;
   passes_in_cell_order = live_clients.size() * 4 >= cells;
   if (!passes_in_cell_order) {
     for (std::size_t i = 0; i < live_clients.size(); ++i) pass_order[i] = live_clients[i].index;

@@ -64,18 +64,21 @@ void ClientState::reset(ClientId client, bool unreliable) {
 
 namespace {
 
-// A range of the live clients, sent on one worker.
+// A range of the live clients, sent on one worker: by slot, neighbours together where the tick
+// gave that order (they share most members, so the entities' lines one reads are in cache for
+// the next, and each worker reads a region of the world rather than all of it).
 struct SendRange {
   ReplicatorImpl* r;
-  std::span<const ClientId> clients;
+  std::span<const std::uint32_t> nearby;  // or, empty, live_clients
+  std::span<const ClientId> live;
 };
 
 void send_range(std::uint32_t begin, std::uint32_t end, std::uint32_t worker, void* context) {
   const SendRange& range = *static_cast<const SendRange*>(context);
   ReplicatorImpl& r = *range.r;
   for (std::uint32_t i = begin; i < end; ++i) {
-    const ClientId id = range.clients[i];
-    r.send_client(r.workers[worker], i, r.clients[id.index], r.world.client(id.index));
+    const std::uint32_t slot = range.nearby.empty() ? range.live[i].index : range.nearby[i];
+    r.send_client(r.workers[worker], r.clients[slot], r.world.client(slot));
   }
 }
 
@@ -167,7 +170,7 @@ Status ReplicatorImpl::send() {
   pack_motion(tasks, threaded);
   serialize_events();
   fan_out_messages();
-  SendRange range{this, view.live_clients};
+  SendRange range{this, view.nearby_order, view.live_clients};
   tasks.run(live, threaded ? 1 : live, send_range, &range);
   // The workers' results in a fixed order, so the totals, the violations and the error reported
   // are the same whatever the split.
@@ -186,8 +189,8 @@ Status ReplicatorImpl::send() {
   }
   if (first_error.ok()) first_error = event_error;  // an entity's failure is reported first
   if (def.development) {
-    // One client's violations are all one worker's, in the order found. Sorting by (place, rank)
-    // puts them in client order as a stable sort would, without std::stable_sort's buffer.
+    // One client's violations are all one worker's, in the order found. Sorting by (client slot,
+    // rank) puts them in client order as a stable sort would, without std::stable_sort's buffer.
     placed.clear();
     for (const SendWorker& w : workers) {
       make_room(placed, w.violations.size());
@@ -206,11 +209,9 @@ Status ReplicatorImpl::send() {
   return first_error;
 }
 
-void ReplicatorImpl::send_client(SendWorker& w, std::uint32_t place, ClientState& c,
-                                 const ClientTick& client) {
+void ReplicatorImpl::send_client(SendWorker& w, ClientState& c, const ClientTick& client) {
   ClientSend s{c, client, w};
   s.now = sends;
-  s.place = place;
   s.tick = static_cast<std::uint32_t>(view.ticks == 0 ? 0 : view.ticks - 1);
   s.unreliable = def.delivery == Delivery::unreliable;
   s.settled = !c.catching_up && !client.origins_changed;
@@ -410,7 +411,7 @@ void ReplicatorImpl::pace_entry(ClientSend& s) {
     if (def.development && s.settled && s.client.culls && (m.reason == SpawnReason::near) &&
         born_send[m.id.index] < s.now && o.distance <= promise * o.scale) {
       make_room(s.w.violations, 1);
-      s.w.violations.push_back({s.place, 0, {c.id, m.id, o.distance, promise}});
+      s.w.violations.push_back({c.id.index, 0, {c.id, m.id, o.distance, promise}});
       ++counts.promise_violations;
     }
   }

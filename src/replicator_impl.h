@@ -202,7 +202,7 @@ struct EntryOrder {
   }
 };
 
-/// A promise violation and where its client stands among the send's live clients.
+/// A promise violation and its client's slot.
 struct PlacedViolation {
   std::uint32_t client = 0;
   std::uint32_t rank = 0;  // its place in ReplicatorImpl::placed before the sort
@@ -269,8 +269,8 @@ struct SendWorker {
   std::vector<std::uint8_t> spawn_reason;
   std::vector<std::uint64_t> despawn_stamp;  // == stamp when despawned by a record of this tick
   std::uint64_t stamp = 0;
-  // Development: this send's promise violations, each with its client's place among the live
-  // clients, in the order this worker found them. Kept here, not per client, so the storage is
+  // Development: this send's promise violations, each with its client's slot, in the order
+  // this worker found them. Kept here, not per client, so the storage is
   // one worker's high-water mark and a client's first violation allocates nothing.
   std::vector<PlacedViolation> violations;
   // Delta updates: the runs and the record of the update at hand.
@@ -294,7 +294,6 @@ struct ClientSend {
   SendWorker& w;
   std::uint64_t now = 0;    // the send's number
   std::uint32_t tick = 0;   // the World tick its packets carry
-  std::uint32_t place = 0;  // the client's place among the live clients
   bool unreliable = false;
   bool settled = false;      // caught up, origins unchanged: the promise holds (development)
   std::uint32_t joined = 0;  // members new to the table at this send
@@ -428,7 +427,7 @@ class ReplicatorImpl {
   void note_error(SendWorker& w, EntityId e, StatePart part, const char* why);
 
   // One client's send (client_send.cpp), its phases in order.
-  void send_client(SendWorker& w, std::uint32_t place, ClientState& c, const ClientTick& client);
+  void send_client(SendWorker& w, ClientState& c, const ClientTick& client);
   void merge_membership(ClientSend& s);
   void resend_reliable(ClientSend& s);  // reliable_queue.cpp
   void send_despawns(ClientSend& s);

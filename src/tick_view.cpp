@@ -25,6 +25,7 @@ TickView TickSource::view() const noexcept {
   t.attachments = w.attached_entities != 0;
   t.teleported_roots = w.last_teleported_roots;
   t.live_clients = w.live_clients;
+  if (w.pass_order_current && w.passes_in_cell_order) t.nearby_order = w.pass_order;
   t.members = w.outputs.members.size();
   t.thread_min_work = w.def.thread_min_work;
   t.client_slots = w.client_slots.size();

@@ -406,6 +406,7 @@ Result<ClientId> World::create_client(EntityId viewer) {
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), id,
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
   w.live_clients.insert(at, id);
+  w.pass_order_current = false;
   return id;
 }
 
@@ -432,6 +433,7 @@ Status World::destroy_client(ClientId client) {
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), client,
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
   w.live_clients.erase(at);
+  w.pass_order_current = false;
   return {};
 }
 

@@ -297,6 +297,7 @@ class WorldImpl {
   // Per tick: live client slots in the order their passes run (order_passes), and its scratch.
   std::vector<std::uint32_t> pass_order;
   bool passes_in_cell_order = false;  // order_passes sorted them (else slot order)
+  bool pass_order_current = false;    // no client was made or destroyed since order_passes
   std::vector<std::uint32_t> pass_cell;
   std::vector<std::uint32_t> pass_cursor;
 

@@ -404,6 +404,35 @@ TEST(ReplicatorTest, SerializeOnceSharesPayloadsAcrossClients) {
   EXPECT_GT(own_calls, 8 * shared_calls);
 }
 
+// A send goes to the live clients as they stand, whatever changed since the tick: the tick's
+// order of its clients (neighbours together, which a send follows) no longer covers them.
+TEST(ReplicatorTest, ClientsMadeOrDestroyedAfterATickAreSentAsTheyStand) {
+  SmallWorld w(10.0f, 12.0f);
+  Game game{&w.world};
+  std::vector<ClientId> clients;
+  // More clients than a quarter of the cells, so the tick passes them in its cell order.
+  for (int i = 0; i < 12; ++i) {
+    clients.push_back(w.client(w.make(static_cast<float>(3 * (i % 4)), static_cast<float>(3 * (i / 4)))));
+  }
+  Replicator r = std::move(Replicator::create(w.world, def_for(game)).value());
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  w.world.tick();
+  ASSERT_TRUE(w.world.destroy_client(clients[5]).ok());
+  ASSERT_TRUE(r.send().ok());
+  EXPECT_FALSE(r.packets(clients[5]).ok());
+  for (const ClientId c : w.world.clients()) EXPECT_FALSE(r.packets(c)->empty()) << "client slot " << c.index;
+  w.world.tick();
+  const ClientId late = w.client(w.make(1.0f, 1.0f));
+  ASSERT_TRUE(r.send().ok());
+  // Not in a tick's set yet: its first packet says so (nothing on its way).
+  ASSERT_EQ(r.packets(late)->size(), 1u);
+  EXPECT_EQ(*r.pending(late), 0u);
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  EXPECT_FALSE(decode_all(r, late).spawns.empty());
+}
+
 TEST(ReplicatorTest, ASerializerFailureIsNamedAndSkipsOnlyThatRecord) {
   SmallWorld w(10.0f, 10.0f);
   struct Failing {
