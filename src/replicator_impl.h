@@ -292,8 +292,8 @@ struct ClientSend {
   ClientState& c;
   const ClientTick& client;
   SendWorker& w;
-  std::uint64_t now = 0;    // the send's number
-  std::uint32_t tick = 0;   // the World tick its packets carry
+  std::uint64_t now = 0;   // the send's number
+  std::uint32_t tick = 0;  // the World tick its packets carry
   bool unreliable = false;
   bool settled = false;      // caught up, origins unchanged: the promise holds (development)
   std::uint32_t joined = 0;  // members new to the table at this send

@@ -40,8 +40,8 @@ struct TickView {
   // The live clients' slots with neighbours together (the order the tick passed them in), or
   // empty where that order is no better than live_clients' or no longer covers them.
   std::span<const std::uint32_t> nearby_order;
-  std::uint64_t members = 0;                        // the sum of the live clients' set sizes
-  std::uint32_t thread_min_work = 0;                // WorldDef's: less work than this runs on one thread
+  std::uint64_t members = 0;          // the sum of the live clients' set sizes
+  std::uint32_t thread_min_work = 0;  // WorldDef's: less work than this runs on one thread
   std::size_t client_slots = 0;
   std::span<const EventDef> events;  // delivered at the last tick, in emit order
 
