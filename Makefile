@@ -42,7 +42,7 @@ test: test-format test-release test-asan test-tsan test-fuzz
 
 # Every C++ file as .clang-format lays it out (make format rewrites them).
 test-format: deps
-	$(CLANG_FORMAT) --dry-run --Werror $$(git ls-files '*.h' '*.cpp')
+	$(CLANG_FORMAT) --dry-run --Werror $$(git ls-files '*.h' '*.c' '*.cpp')
 	@echo "format: every C++ file matches .clang-format"
 
 test-release: build
@@ -104,7 +104,7 @@ load: build
 	SIGHTLINE_BIN=$(BUILD)/bin tools/bots/load.sh 1000 60 $(BUILD)/load
 
 format:
-	$(CLANG_FORMAT) -i $$(git ls-files '*.h' '*.cpp')
+	$(CLANG_FORMAT) -i $$(git ls-files '*.h' '*.c' '*.cpp')
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -3,7 +3,11 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS sightline EXPORT sightlineTargets
+set(sightline_installed sightline)
+if(TARGET sightline_c)
+  list(APPEND sightline_installed sightline_c)  # the C API's shared library
+endif()
+install(TARGETS ${sightline_installed} EXPORT sightlineTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

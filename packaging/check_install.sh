@@ -22,3 +22,10 @@ flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs sightline)
 c++ "$src_dir/packaging/consumer/main.cpp" $flags -o "$work/pc-consumer"
 "$work/pc-consumer"
 echo "pkg-config consumer: ok"
+
+# The C API's shared library, from a C program.
+lib_dir=$(dirname "$(find "$work/moved" -name 'libsightline_c.so' | head -n 1)")
+cc -std=c11 -Wall -Werror "$src_dir/packaging/consumer/main.c" -I"$work/moved/include" -L"$lib_dir" -lsightline_c \
+  -Wl,-rpath,"$lib_dir" -o "$work/c-consumer"
+"$work/c-consumer"
+echo "C API consumer: ok"
