@@ -1,0 +1,122 @@
+// Sightline's quickstart from C#, in the shape of a Unity or Mirror server's fixed update: walkers
+// move, the World ticks, the Replicator sends, and each connection's packets go (here straight) to
+// that player's ClientMirror, which acks back. Exits non-zero unless every mirror ends holding its
+// client's interest set.
+//
+//   mcs -out:quickstart.exe Sightline.cs Quickstart.cs && LD_LIBRARY_PATH=build mono quickstart.exe
+using System;
+using System.Linq;
+using Sightline;
+
+sealed class Counts : IMirrorListener
+{
+    public int Enters, Updates, Exits;
+    public void OnEnter(ulong entity, string reason, bool created, byte[] state, uint tick) => ++Enters;
+    public void OnUpdate(ulong entity, byte[] state, uint tick) => ++Updates;
+    public void OnExit(ulong entity, bool destroyed, string reason) => ++Exits;
+}
+
+static class Quickstart
+{
+    const float Size = 200.0f;
+    const int Walkers = 400, Players = 3, Ticks = 60;
+
+    static int Main()
+    {
+        var def = WorldDef.Default();
+        def.EnterRadius = 25.0f;
+        def.LeaveRadius = 30.0f;
+        var world = new World(def);
+        var random = new Random(7);
+        var entities = new ulong[Walkers];
+        var xs = new float[Walkers];
+        var zs = new float[Walkers];
+        var heading = new double[Walkers];
+        for (int i = 0; i < Walkers; ++i)
+        {
+            xs[i] = 20.0f + (float)random.NextDouble() * (Size - 40.0f);
+            zs[i] = 20.0f + (float)random.NextDouble() * (Size - 40.0f);
+            heading[i] = random.NextDouble() * 2.0 * Math.PI;
+            entities[i] = world.CreateEntity(xs[i], zs[i]);
+        }
+        // The game's state: its position to a centimetre; a spawn also carries its kind.
+        Serializer serialize = (s, e, part) =>
+        {
+            var (x, z) = world.Position(e);
+            uint kind = (uint)(e & 0xffff);
+            if (part == Part.Full && !s.Bits(ref kind, 16)) return false;
+            return s.Quantized(ref x, 0.0f, Size, 0.01f) && s.Quantized(ref z, 0.0f, Size, 0.01f);
+        };
+        var replicator = new Replicator(world, Delivery.Unreliable, serialize);
+        var clients = new ulong[Players];
+        var counts = new Counts[Players];
+        var mirrors = new Mirror[Players];
+        for (int p = 0; p < Players; ++p)
+        {
+            clients[p] = world.CreateClient(entities[p]);
+            counts[p] = new Counts();
+            mirrors[p] = new Mirror(Delivery.Unreliable, counts[p]);
+        }
+
+        for (int t = 0; t < Ticks; ++t)  // FixedUpdate
+        {
+            for (int i = 0; i < Walkers; ++i)
+            {
+                xs[i] += (float)Math.Cos(heading[i]);
+                zs[i] += (float)Math.Sin(heading[i]);
+                if (xs[i] < 10.0f || xs[i] > Size - 10.0f) heading[i] = Math.PI - heading[i];
+                if (zs[i] < 10.0f || zs[i] > Size - 10.0f) heading[i] = -heading[i];
+            }
+            world.SetPositions(entities, xs, zs);
+            world.Tick();
+            replicator.Send();
+            for (int p = 0; p < Players; ++p)
+            {
+                foreach (var packet in replicator.Packets(clients[p])) mirrors[p].Receive(packet);  // conn.Send(packet)
+                replicator.ReceiveAck(clients[p], mirrors[p].Ack());
+            }
+        }
+
+        bool failed = false;
+        for (int p = 0; p < Players; ++p)
+        {
+            var held = mirrors[p].Held().OrderBy(e => e).ToArray();
+            var wanted = world.InterestSet(clients[p]).OrderBy(e => e).ToArray();
+            var latest = mirrors[p].State(wanted[0]);
+            var state = latest.state;
+            var part = latest.part;
+            bool read;
+            using (var reader = Stream.Reader(state))
+            {
+                uint kind = 0;
+                float x = 0.0f, z = 0.0f;
+                read = (part != Part.Full || reader.Bits(ref kind, 16)) && reader.Quantized(ref x, 0.0f, Size, 0.01f) &&
+                       reader.Quantized(ref z, 0.0f, Size, 0.01f) && reader.RestIsZero() && x >= 0.0f && z <= Size;
+            }
+            bool ok = held.SequenceEqual(wanted) && replicator.Pending(clients[p]) == 0 && mirrors[p].Anomalies == 0 &&
+                      read && counts[p].Enters >= wanted.Length && world.Why(clients[p], wanted[0]).held;
+            failed |= !ok;
+            Console.WriteLine($"player {p}: holds {held.Length} of {wanted.Length} in its interest set, " +
+                              $"{counts[p].Enters} enters, {counts[p].Exits} exits, {counts[p].Updates} updates, " +
+                              $"{mirrors[p].Anomalies} anomalies{(ok ? "" : "  MISMATCH")}");
+        }
+        ulong gone = entities[Walkers - 1];
+        world.DestroyEntity(gone);
+        try
+        {
+            world.SetPosition(gone, 1.0f, 1.0f);
+            Console.WriteLine("a destroyed entity was moved");
+            failed = true;
+        }
+        catch (SightlineException e)
+        {
+            Console.WriteLine($"refused as expected: {e.Code}");
+            failed |= e.Code != "stale_handle";
+        }
+        Console.WriteLine($"sightline {Library.Version}");
+        foreach (var m in mirrors) m.Dispose();
+        replicator.Dispose();
+        world.Dispose();
+        return failed ? 1 : 0;
+    }
+}

@@ -1,0 +1,367 @@
+// Sightline from C#: the World, the Replicator and the ClientMirror over the C API (sightline_c.h)
+// through P/Invoke, the shape a Unity, Mirror or FishNet server calls. The runtime loads
+// libsightline_c.so (on Linux, from LD_LIBRARY_PATH or beside the program).
+//
+// Handles are ulong values: the slot index in the low 32 bits, the generation in the high 32. A
+// refused call throws SightlineException with the library's code name and message. Objects are
+// IDisposable (dispose a Replicator before its World) and used from one thread at a time; give a
+// World with a Replicator one thread (WorldDef.Threads = 1) so the serializer runs on the caller's.
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+
+namespace Sightline
+{
+    public sealed class SightlineException : Exception
+    {
+        public string Code { get; }
+        public SightlineException(string code, string message) : base(code + ": " + message) { Code = code; }
+    }
+
+    public enum Part { Full = 0, Update = 1 }
+    public enum Delivery { Reliable = 0, Unreliable = 1 }
+
+    [StructLayout(LayoutKind.Sequential)]
+    public struct WorldDef
+    {
+        public float EnterRadius, LeaveRadius, CellSize;
+        public uint Threads, CrowdCap, EntityCapacity, ClientCapacity;
+        public static WorldDef Default() { WorldDef d; Native.sl_world_def_default(out d); return d; }
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct EntityDef
+    {
+        public float X, Z, BoundRadius, RadiusScale;
+        [MarshalAs(UnmanagedType.U1)] public bool AlwaysRelevant;
+        [MarshalAs(UnmanagedType.U1)] public bool Presenter;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TickStats { public ulong Tick, Spawns, Updates, Despawns, Members; }
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct Why
+    {
+        [MarshalAs(UnmanagedType.U1)] public bool Held;
+        public byte Rule;
+        public ulong Root;
+    }
+
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    [return: MarshalAs(UnmanagedType.U1)]
+    internal delegate bool SerializeFn(IntPtr stream, ulong entity, int part, IntPtr context);
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct ReplicatorDefNative
+    {
+        public IntPtr Serialize;
+        public IntPtr SerializeContext;
+        public int Delivery;
+        public float TickSeconds;
+        public uint PacketBytes, BudgetBytes, EntryBudgetBytes;
+        [MarshalAs(UnmanagedType.U1)] public bool DeltaUpdates;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct MirrorDefNative { public int Delivery; public uint History, MaxEntities; }
+
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate void EnterFn(IntPtr context, ulong entity, byte reason, [MarshalAs(UnmanagedType.U1)] bool created,
+                                   IntPtr state, UIntPtr size, uint tick);
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate void UpdateFn(IntPtr context, ulong entity, IntPtr state, UIntPtr size, uint tick);
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate void ExitFn(IntPtr context, ulong entity, byte kind, byte reason);
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct ListenerNative
+    {
+        public IntPtr Context, OnEnter, OnUpdate, OnRefresh, OnExit, OnMessage;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct MirrorStatsNative { public ulong Packets, Rejected, Enters, Updates, Exits, Messages, Anomalies; }
+
+    internal static class Native
+    {
+        const string Lib = "sightline_c";
+        [DllImport(Lib)] internal static extern IntPtr sl_last_error();
+        [DllImport(Lib)] internal static extern IntPtr sl_status_name(int status);
+        [DllImport(Lib)] internal static extern IntPtr sl_version();
+        [DllImport(Lib)] internal static extern IntPtr sl_rule_name(byte rule);
+        [DllImport(Lib)] internal static extern IntPtr sl_spawn_reason_name(byte reason);
+        [DllImport(Lib)] internal static extern IntPtr sl_despawn_reason_name(byte reason);
+        [DllImport(Lib)] internal static extern void sl_world_def_default(out WorldDef def);
+        [DllImport(Lib)] internal static extern void sl_entity_def_default(out EntityDef def);
+        [DllImport(Lib)] internal static extern int sl_world_create(ref WorldDef def, out IntPtr world);
+        [DllImport(Lib)] internal static extern void sl_world_destroy(IntPtr world);
+        [DllImport(Lib)] internal static extern int sl_world_create_entity(IntPtr world, ref EntityDef def, out ulong entity);
+        [DllImport(Lib)] internal static extern int sl_world_destroy_entity(IntPtr world, ulong entity);
+        [DllImport(Lib)] internal static extern int sl_world_set_position(IntPtr world, ulong entity, float x, float z);
+        [DllImport(Lib)] internal static extern int sl_world_set_positions(IntPtr world, ulong[] entities, float[] xs, float[] zs, UIntPtr count);
+        [DllImport(Lib)] internal static extern int sl_world_position(IntPtr world, ulong entity, out float x, out float z);
+        [DllImport(Lib)] internal static extern int sl_world_create_client(IntPtr world, ulong viewer, out ulong client);
+        [DllImport(Lib)] internal static extern int sl_world_destroy_client(IntPtr world, ulong client);
+        [DllImport(Lib)] internal static extern int sl_world_tick(IntPtr world, out TickStats stats);
+        [DllImport(Lib)] internal static extern int sl_world_interest_set(IntPtr world, ulong client, ulong[] entities, UIntPtr capacity, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int sl_world_why(IntPtr world, ulong client, ulong entity, out Why why);
+        [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_bits(IntPtr stream, ref uint value, int bits);
+        [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_quantized(IntPtr stream, ref float value, float min, float max, float resolution);
+        [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_rest_is_zero(IntPtr stream);
+        [DllImport(Lib)] internal static extern int sl_stream_reader_create(IntPtr bytes, UIntPtr size, out IntPtr stream);
+        [DllImport(Lib)] internal static extern void sl_stream_destroy(IntPtr stream);
+        [DllImport(Lib)] internal static extern int sl_replicator_create(IntPtr world, ref ReplicatorDefNative def, out IntPtr replicator);
+        [DllImport(Lib)] internal static extern void sl_replicator_def_default(out ReplicatorDefNative def);
+        [DllImport(Lib)] internal static extern void sl_replicator_destroy(IntPtr replicator);
+        [DllImport(Lib)] internal static extern int sl_replicator_send(IntPtr replicator);
+        [DllImport(Lib)] internal static extern int sl_replicator_packet_count(IntPtr replicator, ulong client, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int sl_replicator_packet(IntPtr replicator, ulong client, UIntPtr index, out IntPtr bytes, out UIntPtr size);
+        [DllImport(Lib)] internal static extern int sl_replicator_receive_ack(IntPtr replicator, ulong client, byte[] bytes, UIntPtr size);
+        [DllImport(Lib)] internal static extern int sl_replicator_pending(IntPtr replicator, ulong client, out uint pending);
+        [DllImport(Lib)] internal static extern void sl_mirror_def_default(out MirrorDefNative def);
+        [DllImport(Lib)] internal static extern int sl_mirror_create(ref MirrorDefNative def, out IntPtr mirror);
+        [DllImport(Lib)] internal static extern void sl_mirror_destroy(IntPtr mirror);
+        [DllImport(Lib)] internal static extern int sl_mirror_receive(IntPtr mirror, byte[] bytes, UIntPtr size, ref ListenerNative listener);
+        [DllImport(Lib)] internal static extern int sl_mirror_held(IntPtr mirror, ulong[] entities, UIntPtr capacity, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int sl_mirror_state(IntPtr mirror, ulong entity, out IntPtr bytes, out UIntPtr size, out int part, out uint tick);
+        [DllImport(Lib)] internal static extern int sl_mirror_ack(IntPtr mirror, byte[] bytes, UIntPtr capacity);
+        [DllImport(Lib)] internal static extern void sl_mirror_get_stats(IntPtr mirror, out MirrorStatsNative stats);
+
+        internal static string Text(IntPtr s) => Marshal.PtrToStringAnsi(s) ?? "";
+
+        internal static void Check(int status)
+        {
+            if (status != 0) throw new SightlineException(Text(sl_status_name(status)), Text(sl_last_error()));
+        }
+    }
+
+    public static class Library
+    {
+        public static string Version => Native.Text(Native.sl_version());
+    }
+
+    /// <summary>Entities with positions, clients that view from one, and a tick that turns positions
+    /// into per-client spawns, updates and despawns.</summary>
+    public sealed class World : IDisposable
+    {
+        internal IntPtr Handle;
+
+        public World(WorldDef def) { Native.Check(Native.sl_world_create(ref def, out Handle)); }
+
+        public void Dispose()
+        {
+            if (Handle != IntPtr.Zero) Native.sl_world_destroy(Handle);
+            Handle = IntPtr.Zero;
+        }
+
+        public ulong CreateEntity(float x, float z)
+        {
+            Native.sl_entity_def_default(out EntityDef d);
+            d.X = x;
+            d.Z = z;
+            Native.Check(Native.sl_world_create_entity(Handle, ref d, out ulong e));
+            return e;
+        }
+
+        public void DestroyEntity(ulong e) => Native.Check(Native.sl_world_destroy_entity(Handle, e));
+        public void SetPosition(ulong e, float x, float z) => Native.Check(Native.sl_world_set_position(Handle, e, x, z));
+
+        /// <summary>entities[i] moves to (xs[i], zs[i]): the arrays are pinned and read in place.</summary>
+        public void SetPositions(ulong[] entities, float[] xs, float[] zs)
+        {
+            if (entities.Length != xs.Length || xs.Length != zs.Length)
+                throw new ArgumentException($"{entities.Length} entities, {xs.Length} xs and {zs.Length} zs");
+            Native.Check(Native.sl_world_set_positions(Handle, entities, xs, zs, (UIntPtr)entities.Length));
+        }
+
+        public (float x, float z) Position(ulong e)
+        {
+            Native.Check(Native.sl_world_position(Handle, e, out float x, out float z));
+            return (x, z);
+        }
+
+        public ulong CreateClient(ulong viewer)
+        {
+            Native.Check(Native.sl_world_create_client(Handle, viewer, out ulong c));
+            return c;
+        }
+
+        public TickStats Tick()
+        {
+            Native.Check(Native.sl_world_tick(Handle, out TickStats s));
+            return s;
+        }
+
+        /// <summary>The client's set after the last tick, sorted by index.</summary>
+        public ulong[] InterestSet(ulong client)
+        {
+            Native.Check(Native.sl_world_interest_set(Handle, client, null, UIntPtr.Zero, out UIntPtr n));
+            var out_ = new ulong[(int)n];
+            Native.Check(Native.sl_world_interest_set(Handle, client, out_, n, out n));
+            return out_;
+        }
+
+        public (bool held, string rule) Why(ulong client, ulong entity)
+        {
+            Native.Check(Native.sl_world_why(Handle, client, entity, out Why y));
+            return (y.Held, Native.Text(Native.sl_rule_name(y.Rule)));
+        }
+    }
+
+    /// <summary>A payload being written (in a serializer) or read (Stream.Reader).</summary>
+    public sealed class Stream : IDisposable
+    {
+        IntPtr handle;
+        GCHandle pinned;  // a reader's bytes
+
+        internal Stream(IntPtr h) { handle = h; }
+
+        public static Stream Reader(byte[] payload)
+        {
+            var pin = GCHandle.Alloc(payload, GCHandleType.Pinned);
+            Native.Check(Native.sl_stream_reader_create(pin.AddrOfPinnedObject(), (UIntPtr)payload.Length, out IntPtr h));
+            return new Stream(h) { pinned = pin };
+        }
+
+        public void Dispose()
+        {
+            if (pinned.IsAllocated)
+            {
+                Native.sl_stream_destroy(handle);
+                pinned.Free();
+            }
+        }
+
+        /// <summary>Writes `value` or reads into it; false once the stream has failed.</summary>
+        public bool Bits(ref uint value, int bits) => Native.sl_stream_bits(handle, ref value, bits);
+        public bool Quantized(ref float value, float min, float max, float resolution) =>
+            Native.sl_stream_quantized(handle, ref value, min, max, resolution);
+        public bool RestIsZero() => Native.sl_stream_rest_is_zero(handle);
+    }
+
+    /// <summary>Writes an entity's state part through the stream; false refuses the record.</summary>
+    public delegate bool Serializer(Stream stream, ulong entity, Part part);
+
+    /// <summary>Turns interest sets into packets.</summary>
+    public sealed class Replicator : IDisposable
+    {
+        IntPtr handle;
+        readonly SerializeFn trampoline;  // kept alive while the library holds its pointer
+
+        public Replicator(World world, Delivery delivery, Serializer serialize)
+        {
+            trampoline = (stream, entity, part, context) => serialize(new Stream(stream), entity, (Part)part);
+            Native.sl_replicator_def_default(out ReplicatorDefNative d);
+            d.Serialize = Marshal.GetFunctionPointerForDelegate(trampoline);
+            d.Delivery = (int)delivery;
+            Native.Check(Native.sl_replicator_create(world.Handle, ref d, out handle));
+        }
+
+        public void Dispose()
+        {
+            if (handle != IntPtr.Zero) Native.sl_replicator_destroy(handle);
+            handle = IntPtr.Zero;
+        }
+
+        public void Send() => Native.Check(Native.sl_replicator_send(handle));
+
+        /// <summary>The client's packets of the last send, copied.</summary>
+        public List<byte[]> Packets(ulong client)
+        {
+            Native.Check(Native.sl_replicator_packet_count(handle, client, out UIntPtr n));
+            var packets = new List<byte[]>((int)n);
+            for (ulong i = 0; i < (ulong)n; ++i)
+            {
+                Native.Check(Native.sl_replicator_packet(handle, client, (UIntPtr)i, out IntPtr bytes, out UIntPtr size));
+                var packet = new byte[(int)size];
+                Marshal.Copy(bytes, packet, 0, packet.Length);
+                packets.Add(packet);
+            }
+            return packets;
+        }
+
+        public void ReceiveAck(ulong client, byte[] ack) =>
+            Native.Check(Native.sl_replicator_receive_ack(handle, client, ack, (UIntPtr)ack.Length));
+
+        public uint Pending(ulong client)
+        {
+            Native.Check(Native.sl_replicator_pending(handle, client, out uint p));
+            return p;
+        }
+    }
+
+    /// <summary>What a packet tells the game as a Mirror applies it.</summary>
+    public interface IMirrorListener
+    {
+        void OnEnter(ulong entity, string reason, bool created, byte[] state, uint tick);
+        void OnUpdate(ulong entity, byte[] state, uint tick);
+        void OnExit(ulong entity, bool destroyed, string reason);
+    }
+
+    /// <summary>The client's side: applies packets and holds what they say is held.</summary>
+    public sealed class Mirror : IDisposable
+    {
+        IntPtr handle;
+        ListenerNative listener;
+        readonly EnterFn onEnter;  // kept alive while the library may call them
+        readonly UpdateFn onUpdate;
+        readonly ExitFn onExit;
+
+        public Mirror(Delivery delivery, IMirrorListener heard)
+        {
+            Native.sl_mirror_def_default(out MirrorDefNative d);
+            d.Delivery = (int)delivery;
+            Native.Check(Native.sl_mirror_create(ref d, out handle));
+            onEnter = (c, e, reason, created, state, size, tick) =>
+                heard.OnEnter(e, Native.Text(Native.sl_spawn_reason_name(reason)), created, Copy(state, size), tick);
+            onUpdate = (c, e, state, size, tick) => heard.OnUpdate(e, Copy(state, size), tick);
+            onExit = (c, e, kind, reason) => heard.OnExit(e, kind == 1, Native.Text(Native.sl_despawn_reason_name(reason)));
+            listener.OnEnter = Marshal.GetFunctionPointerForDelegate(onEnter);
+            listener.OnUpdate = Marshal.GetFunctionPointerForDelegate(onUpdate);
+            listener.OnExit = Marshal.GetFunctionPointerForDelegate(onExit);
+        }
+
+        static byte[] Copy(IntPtr bytes, UIntPtr size)
+        {
+            var out_ = new byte[(int)size];
+            if (out_.Length > 0) Marshal.Copy(bytes, out_, 0, out_.Length);
+            return out_;
+        }
+
+        public void Dispose()
+        {
+            if (handle != IntPtr.Zero) Native.sl_mirror_destroy(handle);
+            handle = IntPtr.Zero;
+        }
+
+        public void Receive(byte[] packet) =>
+            Native.Check(Native.sl_mirror_receive(handle, packet, (UIntPtr)packet.Length, ref listener));
+
+        public ulong[] Held()
+        {
+            Native.Check(Native.sl_mirror_held(handle, null, UIntPtr.Zero, out UIntPtr n));
+            var out_ = new ulong[(int)n];
+            Native.Check(Native.sl_mirror_held(handle, out_, n, out n));
+            return out_;
+        }
+
+        public (byte[] state, Part part, uint tick) State(ulong entity)
+        {
+            Native.Check(Native.sl_mirror_state(handle, entity, out IntPtr bytes, out UIntPtr size, out int part, out uint tick));
+            return (Copy(bytes, size), (Part)part, tick);
+        }
+
+        public byte[] Ack()
+        {
+            var ack = new byte[14];  // SL_ACK_BYTES
+            Native.Check(Native.sl_mirror_ack(handle, ack, (UIntPtr)ack.Length));
+            return ack;
+        }
+
+        public ulong Anomalies
+        {
+            get { Native.sl_mirror_get_stats(handle, out MirrorStatsNative s); return s.Anomalies; }
+        }
+    }
+}

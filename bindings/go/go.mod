@@ -1,0 +1,3 @@
+module sightline.dev/sightline
+
+go 1.19

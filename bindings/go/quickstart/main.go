@@ -1,0 +1,193 @@
+// Sightline's quickstart from Go, in the shape of a Nakama match handler: MatchInit makes the
+// World and the Replicator, MatchJoin gives each presence a client, and MatchLoop moves the
+// walkers, ticks, sends, and hands each presence its packets (here straight to a ClientMirror,
+// which acks back). Exits non-zero unless every mirror ends holding its client's interest set.
+//
+//	CGO_LDFLAGS="-L$PWD/build -Wl,-rpath,$PWD/build" go run ./quickstart   (in bindings/go)
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"sort"
+
+	"sightline.dev/sightline/sightline"
+)
+
+const (
+	size     = 200.0
+	walkers  = 400
+	players  = 3
+	ticks    = 60
+	tickRate = 20
+)
+
+type match struct {
+	world      *sightline.World
+	replicator *sightline.Replicator
+	entities   []sightline.Entity
+	xs, zs     []float32
+	heading    []float64
+	presences  []presence
+}
+
+// A connected player: its client, and (standing in for its connection) its mirror.
+type presence struct {
+	client sightline.Client
+	mirror *sightline.Mirror
+	heard  *counts
+}
+
+type counts struct{ enters, updates, exits int }
+
+func (c *counts) OnEnter(sightline.Entity, string, bool, []byte, uint32) { c.enters++ }
+func (c *counts) OnUpdate(sightline.Entity, []byte, uint32)              { c.updates++ }
+func (c *counts) OnExit(sightline.Entity, bool, string)                  { c.exits++ }
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func (m *match) serialize(s *sightline.Stream, e sightline.Entity, part int) bool {
+	x, z, err := m.world.Position(e)
+	if err != nil {
+		return false
+	}
+	if part == sightline.PartFull {
+		if _, ok := s.Bits(uint32(e)&0xffff, 16); !ok {
+			return false
+		}
+	}
+	_, okx := s.Quantized(x, 0, size, 0.01)
+	_, okz := s.Quantized(z, 0, size, 0.01)
+	return okx && okz
+}
+
+func matchInit() *match {
+	def := sightline.DefaultWorldDef()
+	def.EnterRadius, def.LeaveRadius, def.Threads = 25, 30, 2
+	world, err := sightline.NewWorld(def)
+	must(err)
+	m := &match{world: world}
+	rng := rand.New(rand.NewSource(7))
+	for i := 0; i < walkers; i++ {
+		x, z := float32(20+rng.Float64()*(size-40)), float32(20+rng.Float64()*(size-40))
+		e, err := world.CreateEntity(x, z)
+		must(err)
+		m.entities, m.xs, m.zs = append(m.entities, e), append(m.xs, x), append(m.zs, z)
+		m.heading = append(m.heading, rng.Float64()*2*math.Pi)
+	}
+	rdef := sightline.DefaultReplicatorDef()
+	rdef.Delivery, rdef.TickSeconds = sightline.Unreliable, 1.0/tickRate
+	m.replicator, err = sightline.NewReplicator(world, rdef, m.serialize)
+	must(err)
+	return m
+}
+
+func (m *match) matchJoin(viewer sightline.Entity) {
+	client, err := m.world.CreateClient(viewer)
+	must(err)
+	heard := &counts{}
+	mirror, err := sightline.NewMirror(sightline.Unreliable, heard)
+	must(err)
+	m.presences = append(m.presences, presence{client, mirror, heard})
+}
+
+func (m *match) matchLoop() {
+	for i := range m.entities {
+		m.xs[i] += float32(math.Cos(m.heading[i]))
+		m.zs[i] += float32(math.Sin(m.heading[i]))
+		if m.xs[i] < 10 || m.xs[i] > size-10 {
+			m.heading[i] = math.Pi - m.heading[i]
+		}
+		if m.zs[i] < 10 || m.zs[i] > size-10 {
+			m.heading[i] = -m.heading[i]
+		}
+	}
+	must(m.world.SetPositions(m.entities, m.xs, m.zs))
+	_, err := m.world.Tick()
+	must(err)
+	must(m.replicator.Send())
+	for _, p := range m.presences {
+		packets, err := m.replicator.Packets(p.client)
+		must(err)
+		for _, packet := range packets { // dispatcher.BroadcastMessage(opCode, packet, []presence{p}, ...)
+			must(p.mirror.Receive(packet))
+		}
+		ack, err := p.mirror.Ack()
+		must(err)
+		must(m.replicator.ReceiveAck(p.client, ack))
+	}
+}
+
+func main() {
+	m := matchInit()
+	for i := 0; i < players; i++ {
+		m.matchJoin(m.entities[i])
+	}
+	for t := 0; t < ticks; t++ {
+		m.matchLoop()
+	}
+	failed := false
+	for i, p := range m.presences {
+		held, err := p.mirror.Held()
+		must(err)
+		wanted, err := m.world.InterestSet(p.client)
+		must(err)
+		sort.Slice(held, func(a, b int) bool { return held[a] < held[b] })
+		sort.Slice(wanted, func(a, b int) bool { return wanted[a] < wanted[b] })
+		same := len(held) == len(wanted)
+		for k := 0; same && k < len(held); k++ {
+			same = held[k] == wanted[k]
+		}
+		pending, err := m.replicator.Pending(p.client)
+		must(err)
+		state, part, _, err := p.mirror.State(wanted[0])
+		must(err)
+		reader, err := sightline.NewReader(state)
+		must(err)
+		if part == sightline.PartFull {
+			reader.Bits(0, 16)
+		}
+		x, okx := reader.Quantized(0, 0, size, 0.01)
+		z, okz := reader.Quantized(0, 0, size, 0.01)
+		readOk := okx && okz && reader.RestIsZero() && x >= 0 && z <= size
+		reader.Close()
+		ok := same && pending == 0 && p.mirror.Anomalies() == 0 && readOk && p.heard.enters >= len(wanted)
+		mark := ""
+		if !ok {
+			mark, failed = "  MISMATCH", true
+		}
+		fmt.Printf("player %d: holds %d of %d in its interest set, %d enters, %d exits, %d updates, %d anomalies%s\n",
+			i, len(held), len(wanted), p.heard.enters, p.heard.exits, p.heard.updates, p.mirror.Anomalies(), mark)
+	}
+	gone := m.entities[walkers-1]
+	must(m.world.DestroyEntity(gone))
+	if err, ok := m.world.SetPosition(gone, 1, 1).(*sightline.Error); !ok || err.Code != "stale_handle" {
+		fmt.Println("a destroyed entity was not refused as stale")
+		failed = true
+	} else {
+		fmt.Printf("refused as expected: %s\n", err.Code)
+	}
+	ack := make([]byte, 4)
+	binary.LittleEndian.PutUint32(ack, 0xdeadbeef)
+	if err := m.replicator.ReceiveAck(m.presences[0].client, ack); err == nil {
+		fmt.Println("a malformed ack was accepted")
+		failed = true
+	}
+	fmt.Printf("sightline %s\n", sightline.Version())
+	for _, p := range m.presences {
+		p.mirror.Close()
+	}
+	m.replicator.Close()
+	m.world.Close()
+	if failed {
+		os.Exit(1)
+	}
+}

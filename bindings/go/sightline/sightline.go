@@ -1,0 +1,399 @@
+// Package sightline is Sightline from Go: the World, the Replicator and the ClientMirror over the
+// C API (sightline_c.h) through cgo. Build with CGO_LDFLAGS naming the folder of
+// libsightline_c.so (-L<dir> -Wl,-rpath,<dir>); the header is found in this checkout.
+//
+// Handles are uint64 values: the slot index in the low 32 bits, the generation in the high 32. A
+// refused call returns an *Error with the library's code name and message. Objects are used from
+// one goroutine at a time; Close frees them (a Replicator before its World).
+package sightline
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../../include
+#cgo LDFLAGS: -lsightline_c
+#include <stdlib.h>
+#include "sightline/sightline_c.h"
+
+extern bool slGoSerialize(sl_stream*, sl_entity, int, void*);
+extern void slGoEnter(void*, sl_entity, uint8_t, bool, uint8_t*, size_t, uint32_t);
+extern void slGoUpdate(void*, sl_entity, uint8_t*, size_t, uint32_t);
+extern void slGoExit(void*, sl_entity, uint8_t, uint8_t);
+
+static sl_status sl_go_replicator_create(sl_world* world, sl_replicator_def* def, void* context,
+                                         sl_replicator** out) {
+  def->serialize = slGoSerialize;
+  def->serialize_context = context;
+  return sl_replicator_create(world, def, out);
+}
+
+static sl_status sl_go_mirror_receive(sl_mirror* mirror, const uint8_t* bytes, size_t size, void* context) {
+  sl_mirror_listener listener = {0};
+  listener.context = context;
+  listener.on_enter = (void (*)(void*, sl_entity, uint8_t, bool, const uint8_t*, size_t, uint32_t))slGoEnter;
+  listener.on_update = (void (*)(void*, sl_entity, const uint8_t*, size_t, uint32_t))slGoUpdate;
+  listener.on_exit = slGoExit;
+  return sl_mirror_receive(mirror, bytes, size, context == NULL ? NULL : &listener);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// Entity and Client are the C API's handles.
+type Entity = uint64
+type Client = uint64
+
+// State parts and deliveries, as the C API numbers them.
+const (
+	PartFull   = int(C.SL_PART_FULL)
+	PartUpdate = int(C.SL_PART_UPDATE)
+	Reliable   = int(C.SL_DELIVERY_RELIABLE)
+	Unreliable = int(C.SL_DELIVERY_UNRELIABLE)
+)
+
+// Error is a refused call: Code is the status name ("stale_handle", "invalid_def", ...).
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func check(status C.sl_status) error {
+	if status == C.SL_OK {
+		return nil
+	}
+	return &Error{Code: C.GoString(C.sl_status_name(status)), Message: C.GoString(C.sl_last_error())}
+}
+
+// Version is the library's "MAJOR.MINOR.PATCH".
+func Version() string { return C.GoString(C.sl_version()) }
+
+// WorldDef is the World's settings (world_def.h); DefaultWorldDef gives the documented defaults.
+type WorldDef struct {
+	EnterRadius, LeaveRadius, CellSize float32
+	Threads, CrowdCap                  uint32
+}
+
+func DefaultWorldDef() WorldDef {
+	var d C.sl_world_def
+	C.sl_world_def_default(&d)
+	return WorldDef{float32(d.enter_radius), float32(d.leave_radius), float32(d.cell_size), uint32(d.threads),
+		uint32(d.crowd_cap)}
+}
+
+// World: entities with positions, clients that view from one, and a tick that turns positions
+// into per-client spawns, updates and despawns.
+type World struct{ ptr *C.sl_world }
+
+func NewWorld(def WorldDef) (*World, error) {
+	var d C.sl_world_def
+	C.sl_world_def_default(&d)
+	d.enter_radius, d.leave_radius, d.cell_size = C.float(def.EnterRadius), C.float(def.LeaveRadius), C.float(def.CellSize)
+	d.threads, d.crowd_cap = C.uint32_t(def.Threads), C.uint32_t(def.CrowdCap)
+	var w *C.sl_world
+	if err := check(C.sl_world_create(&d, &w)); err != nil {
+		return nil, err
+	}
+	return &World{w}, nil
+}
+
+func (w *World) Close() { C.sl_world_destroy(w.ptr); w.ptr = nil }
+
+func (w *World) CreateEntity(x, z float32) (Entity, error) {
+	var d C.sl_entity_def
+	C.sl_entity_def_default(&d)
+	d.x, d.z = C.float(x), C.float(z)
+	var e C.sl_entity
+	err := check(C.sl_world_create_entity(w.ptr, &d, &e))
+	return Entity(e), err
+}
+
+func (w *World) DestroyEntity(e Entity) error {
+	return check(C.sl_world_destroy_entity(w.ptr, C.sl_entity(e)))
+}
+
+func (w *World) SetPosition(e Entity, x, z float32) error {
+	return check(C.sl_world_set_position(w.ptr, C.sl_entity(e), C.float(x), C.float(z)))
+}
+
+// SetPositions moves entities[i] to (xs[i], zs[i]); the slices are read in place.
+func (w *World) SetPositions(entities []Entity, xs, zs []float32) error {
+	if len(entities) != len(xs) || len(xs) != len(zs) {
+		return &Error{"invalid_argument", fmt.Sprintf("%d entities, %d xs and %d zs", len(entities), len(xs), len(zs))}
+	}
+	if len(entities) == 0 {
+		return nil
+	}
+	return check(C.sl_world_set_positions(w.ptr, (*C.sl_entity)(unsafe.Pointer(&entities[0])),
+		(*C.float)(unsafe.Pointer(&xs[0])), (*C.float)(unsafe.Pointer(&zs[0])), C.size_t(len(entities))))
+}
+
+func (w *World) Position(e Entity) (x, z float32, err error) {
+	var cx, cz C.float
+	err = check(C.sl_world_position(w.ptr, C.sl_entity(e), &cx, &cz))
+	return float32(cx), float32(cz), err
+}
+
+func (w *World) CreateClient(viewer Entity) (Client, error) {
+	var c C.sl_client
+	err := check(C.sl_world_create_client(w.ptr, C.sl_entity(viewer), &c))
+	return Client(c), err
+}
+
+func (w *World) DestroyClient(c Client) error {
+	return check(C.sl_world_destroy_client(w.ptr, C.sl_client(c)))
+}
+
+// Tick runs one tick and returns the index of the tick run.
+func (w *World) Tick() (uint64, error) {
+	var s C.sl_tick_stats
+	err := check(C.sl_world_tick(w.ptr, &s))
+	return uint64(s.tick), err
+}
+
+// InterestSet is the client's set after the last tick, sorted by index.
+func (w *World) InterestSet(c Client) ([]Entity, error) {
+	var n C.size_t
+	if err := check(C.sl_world_interest_set(w.ptr, C.sl_client(c), nil, 0, &n)); err != nil || n == 0 {
+		return nil, err
+	}
+	out := make([]Entity, n)
+	err := check(C.sl_world_interest_set(w.ptr, C.sl_client(c), (*C.sl_entity)(unsafe.Pointer(&out[0])), n, &n))
+	return out, err
+}
+
+// Why says whether the client holds the entity and by which rule ("near", "out_of_range", ...).
+func (w *World) Why(c Client, e Entity) (held bool, rule string, err error) {
+	var y C.sl_why
+	err = check(C.sl_world_why(w.ptr, C.sl_client(c), C.sl_entity(e), &y))
+	return bool(y.held), C.GoString(C.sl_rule_name(y.rule)), err
+}
+
+// Stream writes (in a serializer) or reads (NewReader) a payload; each call returns the value
+// written or read, and false once the stream has failed.
+type Stream struct {
+	ptr   *C.sl_stream
+	bytes unsafe.Pointer // a reader's copy of its payload
+}
+
+func (s *Stream) Bits(v uint32, bits int) (uint32, bool) {
+	c := C.uint32_t(v)
+	ok := C.sl_stream_bits(s.ptr, &c, C.int(bits))
+	return uint32(c), bool(ok)
+}
+
+func (s *Stream) Quantized(v, lo, hi, resolution float32) (float32, bool) {
+	c := C.float(v)
+	ok := C.sl_stream_quantized(s.ptr, &c, C.float(lo), C.float(hi), C.float(resolution))
+	return float32(c), bool(ok)
+}
+
+func (s *Stream) Float(v float32) (float32, bool) {
+	c := C.float(v)
+	ok := C.sl_stream_float(s.ptr, &c)
+	return float32(c), bool(ok)
+}
+
+func (s *Stream) Ok() bool         { return bool(C.sl_stream_ok(s.ptr)) }
+func (s *Stream) RestIsZero() bool { return bool(C.sl_stream_rest_is_zero(s.ptr)) }
+func (s *Stream) Error() string    { return C.GoString(C.sl_stream_error(s.ptr)) }
+
+// NewReader reads a payload a Mirror handed out; Close frees it.
+func NewReader(payload []byte) (*Stream, error) {
+	bytes := C.CBytes(payload)
+	var s *C.sl_stream
+	if err := check(C.sl_stream_reader_create((*C.uint8_t)(bytes), C.size_t(len(payload)), &s)); err != nil {
+		C.free(bytes)
+		return nil, err
+	}
+	return &Stream{s, bytes}, nil
+}
+
+func (s *Stream) Close() { C.sl_stream_destroy(s.ptr); C.free(s.bytes) }
+
+// Serializer writes an entity's state part (PartFull or PartUpdate) through s; false refuses the
+// record. It may be called from the World's worker threads.
+type Serializer func(s *Stream, e Entity, part int) bool
+
+//export slGoSerialize
+func slGoSerialize(stream *C.sl_stream, entity C.sl_entity, part C.int, context unsafe.Pointer) C.bool {
+	serialize := (*(*cgo.Handle)(context)).Value().(Serializer)
+	return C.bool(serialize(&Stream{ptr: stream}, Entity(entity), int(part)))
+}
+
+// ReplicatorDef is the Replicator's settings; DefaultReplicatorDef gives the documented defaults.
+type ReplicatorDef struct {
+	Delivery                 int
+	PacketBytes, BudgetBytes uint32
+	TickSeconds              float32
+}
+
+func DefaultReplicatorDef() ReplicatorDef {
+	var d C.sl_replicator_def
+	C.sl_replicator_def_default(&d)
+	return ReplicatorDef{int(d.delivery), uint32(d.packet_bytes), uint32(d.budget_bytes), float32(d.tick_seconds)}
+}
+
+// Replicator turns interest sets into packets.
+type Replicator struct {
+	ptr     *C.sl_replicator
+	context unsafe.Pointer // C memory holding the serializer's handle
+}
+
+func NewReplicator(w *World, def ReplicatorDef, serialize Serializer) (*Replicator, error) {
+	var d C.sl_replicator_def
+	C.sl_replicator_def_default(&d)
+	d.delivery, d.packet_bytes, d.budget_bytes = C.int(def.Delivery), C.uint32_t(def.PacketBytes), C.uint32_t(def.BudgetBytes)
+	d.tick_seconds = C.float(def.TickSeconds)
+	context := C.malloc(C.size_t(unsafe.Sizeof(cgo.Handle(0))))
+	*(*cgo.Handle)(context) = cgo.NewHandle(serialize)
+	var r *C.sl_replicator
+	if err := check(C.sl_go_replicator_create(w.ptr, &d, context, &r)); err != nil {
+		(*(*cgo.Handle)(context)).Delete()
+		C.free(context)
+		return nil, err
+	}
+	return &Replicator{r, context}, nil
+}
+
+func (r *Replicator) Close() {
+	C.sl_replicator_destroy(r.ptr)
+	(*(*cgo.Handle)(r.context)).Delete()
+	C.free(r.context)
+}
+
+func (r *Replicator) Send() error { return check(C.sl_replicator_send(r.ptr)) }
+
+// Packets are the client's packets of the last send, copied.
+func (r *Replicator) Packets(c Client) ([][]byte, error) {
+	var n C.size_t
+	if err := check(C.sl_replicator_packet_count(r.ptr, C.sl_client(c), &n)); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, n)
+	for i := C.size_t(0); i < n; i++ {
+		var bytes *C.uint8_t
+		var size C.size_t
+		if err := check(C.sl_replicator_packet(r.ptr, C.sl_client(c), i, &bytes, &size)); err != nil {
+			return nil, err
+		}
+		out = append(out, C.GoBytes(unsafe.Pointer(bytes), C.int(size)))
+	}
+	return out, nil
+}
+
+func (r *Replicator) ReceiveAck(c Client, ack []byte) error {
+	if len(ack) == 0 {
+		return check(C.sl_replicator_receive_ack(r.ptr, C.sl_client(c), nil, 0))
+	}
+	return check(C.sl_replicator_receive_ack(r.ptr, C.sl_client(c), (*C.uint8_t)(unsafe.Pointer(&ack[0])), C.size_t(len(ack))))
+}
+
+func (r *Replicator) Pending(c Client) (uint32, error) {
+	var p C.uint32_t
+	err := check(C.sl_replicator_pending(r.ptr, C.sl_client(c), &p))
+	return uint32(p), err
+}
+
+// Listener hears what a packet tells the game as a Mirror applies it.
+type Listener interface {
+	OnEnter(e Entity, reason string, created bool, state []byte, tick uint32)
+	OnUpdate(e Entity, state []byte, tick uint32)
+	OnExit(e Entity, destroyed bool, reason string)
+}
+
+//export slGoEnter
+func slGoEnter(context unsafe.Pointer, e C.sl_entity, reason C.uint8_t, created C.bool, state *C.uint8_t, size C.size_t, tick C.uint32_t) {
+	l := (*(*cgo.Handle)(context)).Value().(Listener)
+	l.OnEnter(Entity(e), C.GoString(C.sl_spawn_reason_name(reason)), bool(created), C.GoBytes(unsafe.Pointer(state), C.int(size)), uint32(tick))
+}
+
+//export slGoUpdate
+func slGoUpdate(context unsafe.Pointer, e C.sl_entity, state *C.uint8_t, size C.size_t, tick C.uint32_t) {
+	l := (*(*cgo.Handle)(context)).Value().(Listener)
+	l.OnUpdate(Entity(e), C.GoBytes(unsafe.Pointer(state), C.int(size)), uint32(tick))
+}
+
+//export slGoExit
+func slGoExit(context unsafe.Pointer, e C.sl_entity, kind C.uint8_t, reason C.uint8_t) {
+	l := (*(*cgo.Handle)(context)).Value().(Listener)
+	l.OnExit(Entity(e), kind == 1, C.GoString(C.sl_despawn_reason_name(reason)))
+}
+
+// Mirror is the client's side: it applies packets and holds what they say is held.
+type Mirror struct {
+	ptr     *C.sl_mirror
+	context unsafe.Pointer // C memory holding the listener's handle, or nil
+}
+
+func NewMirror(delivery int, listener Listener) (*Mirror, error) {
+	var d C.sl_mirror_def
+	C.sl_mirror_def_default(&d)
+	d.delivery = C.int(delivery)
+	var m *C.sl_mirror
+	if err := check(C.sl_mirror_create(&d, &m)); err != nil {
+		return nil, err
+	}
+	mirror := &Mirror{ptr: m}
+	if listener != nil {
+		mirror.context = C.malloc(C.size_t(unsafe.Sizeof(cgo.Handle(0))))
+		*(*cgo.Handle)(mirror.context) = cgo.NewHandle(listener)
+	}
+	return mirror, nil
+}
+
+func (m *Mirror) Close() {
+	C.sl_mirror_destroy(m.ptr)
+	if m.context != nil {
+		(*(*cgo.Handle)(m.context)).Delete()
+		C.free(m.context)
+	}
+}
+
+func (m *Mirror) Receive(packet []byte) error {
+	if len(packet) == 0 {
+		return check(C.sl_go_mirror_receive(m.ptr, nil, 0, m.context))
+	}
+	return check(C.sl_go_mirror_receive(m.ptr, (*C.uint8_t)(unsafe.Pointer(&packet[0])), C.size_t(len(packet)), m.context))
+}
+
+// Held is the held entities, sorted by index.
+func (m *Mirror) Held() ([]Entity, error) {
+	var n C.size_t
+	if err := check(C.sl_mirror_held(m.ptr, nil, 0, &n)); err != nil || n == 0 {
+		return nil, err
+	}
+	out := make([]Entity, n)
+	err := check(C.sl_mirror_held(m.ptr, (*C.sl_entity)(unsafe.Pointer(&out[0])), n, &n))
+	return out, err
+}
+
+// State is the entity's latest state, its part and its tick.
+func (m *Mirror) State(e Entity) (state []byte, part int, tick uint32, err error) {
+	var bytes *C.uint8_t
+	var size C.size_t
+	var p C.int
+	var t C.uint32_t
+	if err = check(C.sl_mirror_state(m.ptr, C.sl_entity(e), &bytes, &size, &p, &t)); err != nil {
+		return nil, 0, 0, err
+	}
+	return C.GoBytes(unsafe.Pointer(bytes), C.int(size)), int(p), uint32(t), nil
+}
+
+// Ack is the ack to send back to the server.
+func (m *Mirror) Ack() ([]byte, error) {
+	out := make([]byte, C.SL_ACK_BYTES)
+	err := check(C.sl_mirror_ack(m.ptr, (*C.uint8_t)(unsafe.Pointer(&out[0])), C.size_t(len(out))))
+	return out, err
+}
+
+// Anomalies counts well-formed records that disagreed with what the mirror held.
+func (m *Mirror) Anomalies() uint64 {
+	var s C.sl_mirror_stats
+	C.sl_mirror_get_stats(m.ptr, &s)
+	return uint64(s.anomalies)
+}

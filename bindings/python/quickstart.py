@@ -1,0 +1,106 @@
+"""Sightline's quickstart from Python: walkers in numpy arrays, three players, the packets a
+Replicator writes for each over unreliable delivery, and each player's mirror holding exactly
+what the World says it should. Run by `make test` (ctest python_binding); exits non-zero on a
+mismatch.
+
+    SIGHTLINE_C_LIBRARY=build/libsightline_c.so /usr/bin/python3 bindings/python/quickstart.py
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sightline  # noqa: E402
+
+SIZE = 200.0  # world units a side
+ENTITIES = 400
+PLAYERS = 3
+TICKS = 60
+
+
+def serialize(stream, entity, part):
+    """The game's state: its position to a centimetre; a spawn also carries its kind."""
+    x, z = world.position(entity)
+    if part == sightline.FULL:
+        stream.bits(int(entity) & 0xFFFF, 16)
+    stream.quantized(x, 0.0, SIZE, 0.01)
+    stream.quantized(z, 0.0, SIZE, 0.01)
+
+
+class Counts:
+    def __init__(self):
+        self.enters = self.updates = self.exits = 0
+
+    def on_enter(self, entity, reason, created, state, tick):
+        self.enters += 1
+
+    def on_update(self, entity, state, tick):
+        self.updates += 1
+
+    def on_exit(self, entity, kind, reason):
+        self.exits += 1
+
+
+rng = np.random.default_rng(7)
+xs = rng.uniform(20.0, SIZE - 20.0, ENTITIES).astype(np.float32)
+zs = rng.uniform(20.0, SIZE - 20.0, ENTITIES).astype(np.float32)
+heading = rng.uniform(0.0, 2.0 * np.pi, ENTITIES).astype(np.float32)
+
+world = sightline.World(enter_radius=25.0, leave_radius=30.0, threads=2)
+entities = world.create_entities(xs, zs)
+players = [world.create_client(int(entities[i])) for i in range(PLAYERS)]
+replicator = sightline.Replicator(world, serialize, delivery="unreliable")
+counts = [Counts() for _ in players]
+mirrors = [sightline.Mirror(delivery="unreliable", listener=c) for c in counts]
+
+for tick in range(TICKS):
+    # Everyone walks; the arrays go to the library in place.
+    xs += np.cos(heading)
+    zs += np.sin(heading)
+    bounce_x = (xs < 10.0) | (xs > SIZE - 10.0)
+    bounce_z = (zs < 10.0) | (zs > SIZE - 10.0)
+    heading[bounce_x] = np.pi - heading[bounce_x]
+    heading[bounce_z] = -heading[bounce_z]
+    world.set_positions(entities, xs, zs)
+    world.tick()
+    replicator.send()
+    for player, mirror in zip(players, mirrors):
+        for packet in replicator.packets(player):
+            mirror.receive(packet)
+        replicator.receive_ack(player, mirror.ack())
+
+failed = False
+for i, (player, mirror) in enumerate(zip(players, mirrors)):
+    held, wanted = mirror.held(), world.interest_set(player)
+    stats = mirror.stats()
+    near = [e for e in wanted if world.why(player, int(e))[1] in ("near", "within_leave")]
+    state, part, state_tick = mirror.state(int(wanted[0]))
+    reader = sightline.Stream.reader(state)
+    if part == sightline.FULL:
+        reader.bits(0, 16)
+    x, z = reader.quantized(0.0, 0.0, SIZE, 0.01), reader.quantized(0.0, 0.0, SIZE, 0.01)
+    ok = (np.array_equal(np.sort(held), np.sort(wanted)) and stats["anomalies"] == 0 and
+          replicator.pending(player) == 0 and len(near) == len(wanted) and stats["enters"] == counts[i].enters and
+          0.0 <= min(x, z) and max(x, z) <= SIZE and reader.rest_is_zero())
+    failed |= not ok
+    print(f"player {i}: holds {len(held)} of {len(wanted)} in its interest set, {counts[i].enters} enters, "
+          f"{counts[i].exits} exits, {counts[i].updates} updates, {stats['anomalies']} anomalies"
+          f"{'' if ok else '  MISMATCH'}")
+
+# A refusal names what it refused.
+gone = int(entities[-1])
+world.destroy_entity(gone)
+try:
+    world.set_position(gone, 1.0, 1.0)
+    failed = True
+    print("a destroyed entity was moved")
+except sightline.SightlineError as e:
+    print(f"refused as expected: {e.code}")
+    failed |= e.code != "stale_handle"
+
+sent = replicator.stats()
+print(f"last send: {sent['packets']} packets, {sent['bytes']} bytes, {sent['updates']} updates; "
+      f"sightline {sightline.version()}")
+sys.exit(1 if failed else 0)
