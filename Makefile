@@ -4,6 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 TSAN_BUILD ?= build-tsan
+WASM_BUILD ?= build-wasm
 FUZZ_SECONDS ?= 8
 CLANG_FORMAT ?= clang-format-14
 CMAKE_FLAGS ?=
@@ -18,7 +19,8 @@ DEMO_FLAGS ?=
 SANITIZER_FLAGS = -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_NETWORK=OFF \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1"
 
-.PHONY: all build demo load test test-format test-release test-asan test-tsan test-fuzz bench deps clean format
+.PHONY: all build demo load test test-format test-release test-asan test-tsan test-fuzz test-wasm bench deps clean \
+	format
 
 all: build
 
@@ -38,7 +40,7 @@ demo: build
 	@echo "sightline-server: seed 000's world, streamed to a browser; open the URL below."
 	$(BUILD)/bin/sightline-server --host $(DEMO_HOST) --port $(DEMO_PORT) $(DEMO_FLAGS)
 
-test: test-format test-release test-asan test-tsan test-fuzz
+test: test-format test-release test-asan test-tsan test-fuzz test-wasm
 
 # Every C++ file as .clang-format lays it out (make format rewrites them).
 test-format: deps
@@ -66,6 +68,17 @@ test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j$(JOBS) --target threads_test plain_pass_test
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/threads_test
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/plain_pass_test --gtest_filter=*Mixed*
+
+# The C API as WebAssembly (Debian's emscripten; its tools need Debian's node modules) and the
+# Node binding's quickstart under node --test.
+$(WASM_BUILD)/CMakeCache.txt: | deps
+	NODE_PATH=/usr/share/nodejs emcmake cmake -S . -B $(WASM_BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DSIGHTLINE_BUILD_TESTS=OFF -DSIGHTLINE_BUILD_TOOLS=OFF -DSIGHTLINE_BUILD_BENCH=OFF \
+	  -DSIGHTLINE_BUILD_EXAMPLES=OFF -DSIGHTLINE_BUILD_C_API=OFF -DSIGHTLINE_INSTALL=OFF $(CMAKE_FLAGS)
+
+test-wasm: deps $(WASM_BUILD)/CMakeCache.txt
+	NODE_PATH=/usr/share/nodejs cmake --build $(WASM_BUILD) -j$(JOBS) --target sightline_wasm
+	bindings/node/run.sh $(WASM_BUILD)/bin/sightline_wasm.cjs
 
 # Every parser of untrusted bytes is fuzzed for a fixed time (the trace reader; the packet decoder
 # with the ClientMirror; the demo's frame readers); new inputs go to the build folder, the committed
@@ -107,4 +120,4 @@ format:
 	$(CLANG_FORMAT) -i $$(git ls-files '*.h' '*.c' '*.cpp')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) $(WASM_BUILD)

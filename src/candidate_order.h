@@ -2,9 +2,10 @@
 // its table, found in part (the best few) or whole without a branch on the keys to mispredict.
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
+
+#include "bit_cast.h"
 
 namespace sightline {
 
@@ -15,7 +16,7 @@ namespace sightline {
 using Candidate = std::uint64_t;
 
 [[nodiscard]] inline Candidate candidate(float acc, std::uint32_t member) noexcept {
-  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(acc)) << 32 | (0xFFFFFFFFu - member);
+  return static_cast<std::uint64_t>(bit_cast<std::uint32_t>(acc)) << 32 | (0xFFFFFFFFu - member);
 }
 
 [[nodiscard]] inline std::uint32_t member_of(Candidate c) noexcept {

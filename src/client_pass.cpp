@@ -1,9 +1,9 @@
 #include "client_pass.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
+#include "bit_cast.h"
 #include "pass_steps.h"
 #include "sightline_assert.h"
 
@@ -282,7 +282,7 @@ void ClientPass::enter_by_grid() {
     if (cap_ != 0 && pass_.crowd.size() >= cap_) {
       const auto nth = pass_.crowd.begin() + (cap_ - 1);
       std::nth_element(pass_.crowd.begin(), nth, pass_.crowd.end());
-      const float worst = std::bit_cast<float>(static_cast<std::uint32_t>(*nth >> 32));
+      const float worst = bit_cast<float>(static_cast<std::uint32_t>(*nth >> 32));
       const float bound2 = worst * enter2_ * (1.0f + 0x1.0p-20f);
       if (bound2 < enter2_) {
         scan2 = bound2;

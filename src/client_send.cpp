@@ -2,12 +2,12 @@
 // reliable records first (resends, despawns, spawns in entry order, refreshes), then events,
 // messages and updates.
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <limits>
 #include <utility>
 #include <vector>
 
+#include "bit_cast.h"
 #include "replicator_impl.h"
 
 namespace sightline {
@@ -465,7 +465,7 @@ void ReplicatorImpl::finish_client(ClientSend& s) {
     // The header went out before the send knew its status (as reliable_next): stated here.
     if (status.culling) packet[kFlagsOffset] |= kFlagCulling;
     put_u32(packet + kPendingOffset, status.pending);
-    put_u32(packet + kRadiusOffset, std::bit_cast<std::uint32_t>(status.radius));
+    put_u32(packet + kRadiusOffset, bit_cast<std::uint32_t>(status.radius));
     const std::uint32_t size = c.packet_offsets[p + 1] - c.packet_offsets[p];
     c.packets.emplace_back(packet, size);
     c.bytes += size;

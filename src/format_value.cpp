@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace sightline {
 
@@ -9,8 +11,17 @@ std::string format_value(float value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   char buffer[32];
+#if defined(__cpp_lib_to_chars)
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
   return std::string(buffer, result.ptr);
+#else
+  // A standard library without float to_chars (Emscripten 3.1.6's): the fewest significant
+  // digits that read back as the same float.
+  for (int digits = 1;; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, static_cast<double>(value));
+    if (digits == 9 || std::strtof(buffer, nullptr) == value) return buffer;
+  }
+#endif
 }
 
 std::string describe(EntityId id) {

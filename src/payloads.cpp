@@ -6,7 +6,6 @@
 // split.
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <string>
 #include <thread>
 
@@ -79,9 +78,8 @@ bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part, Pay
   CachedPayload& cached = cache[static_cast<int>(part)][e.index];
   const std::uint64_t claimed = 2 * (sends + 1);
   const std::uint64_t ready = claimed + 1;
-  std::atomic_ref<std::uint64_t> state(cached.state);
-  std::uint64_t seen = state.load(std::memory_order_acquire);
-  if (seen < claimed && state.compare_exchange_strong(seen, claimed, std::memory_order_acq_rel)) {
+  std::uint64_t seen = cached.load_state();
+  if (seen < claimed && cached.claim_state(seen, claimed)) {
     Payload written;
     const bool ok = serialize(w, e, part, written);
     cached.bytes = ok ? written.bytes.data() : nullptr;
@@ -95,14 +93,14 @@ bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part, Pay
       cached.bytes = cached.small.data();
       written.bytes = {cached.bytes, written.bytes.size()};
     }
-    state.store(ready, std::memory_order_release);
+    cached.publish_state(ready);
     payload = written;
     return ok;
   }
   // Another worker has it, written or being written.
   while (seen != ready) {
     std::this_thread::yield();
-    seen = state.load(std::memory_order_acquire);
+    seen = cached.load_state();
   }
   if (cached.bytes == nullptr) return false;
   payload.bytes = {cached.bytes, cached.size};

@@ -4,11 +4,11 @@
 #include "sightline/protocol.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
 
+#include "bit_cast.h"
 #include "format_value.h"
 #include "wire_stream.h"
 
@@ -56,10 +56,10 @@ constexpr bool serialize_prefix(S& s, PacketKind expected, const char* kind_name
 /// then the pending count and the radius's IEEE-754 bits.
 template <class S>
 constexpr bool serialize_interest(S& s, InterestStatus& interest) {
-  auto radius_bits = std::bit_cast<std::uint32_t>(interest.radius);
+  auto radius_bits = bit_cast<std::uint32_t>(interest.radius);
   if (!s.u32(interest.pending, "pending") || !s.u32(radius_bits, "radius")) return false;
   if constexpr (S::reading) {
-    interest.radius = std::bit_cast<float>(radius_bits);
+    interest.radius = bit_cast<float>(radius_bits);
     if (interest.culling && !(std::isfinite(interest.radius) && interest.radius > 0.0f)) {
       return s.refuse_at(kRadiusOffset, "radius",
                          "is " + format_value(interest.radius) + ": culling needs a finite radius > 0");
@@ -159,10 +159,10 @@ template <class S>
 constexpr bool serialize_coordinate(S& s, float& v, const char* what) {
   std::size_t at = 0;
   if constexpr (S::reading) at = s.pos();
-  auto bits = std::bit_cast<std::uint32_t>(v);
+  auto bits = bit_cast<std::uint32_t>(v);
   if (!s.u32(bits, what)) return false;
   if constexpr (S::reading) {
-    v = std::bit_cast<float>(bits);
+    v = bit_cast<float>(bits);
     if (!(std::isfinite(v) && std::fabs(v) <= kMaxCoordinate)) {
       return s.refuse_at(at, what, "is " + format_value(v) + ": must be finite, within 1e15");
     }
@@ -464,11 +464,10 @@ bool apply_delta_runs(std::span<const std::uint8_t> base, std::span<const std::u
 bool operator==(const WireRecord& a, const WireRecord& b) noexcept {
   return a.type == b.type && a.entity == b.entity && a.reliable_id == b.reliable_id && a.reason == b.reason &&
          a.created == b.created && a.state_age == b.state_age && a.reliable == b.reliable &&
-         a.event_class == b.event_class &&
-         std::bit_cast<std::uint32_t>(a.x) == std::bit_cast<std::uint32_t>(b.x) &&
-         std::bit_cast<std::uint32_t>(a.z) == std::bit_cast<std::uint32_t>(b.z) && a.keep == b.keep &&
+         a.event_class == b.event_class && bit_cast<std::uint32_t>(a.x) == bit_cast<std::uint32_t>(b.x) &&
+         bit_cast<std::uint32_t>(a.z) == bit_cast<std::uint32_t>(b.z) && a.keep == b.keep &&
          a.base_age == b.base_age && (a.base_age == 0 || a.state_size == b.state_size) &&
-         std::ranges::equal(a.payload, b.payload);
+         std::equal(a.payload.begin(), a.payload.end(), b.payload.begin(), b.payload.end());
 }
 
 std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
@@ -523,7 +522,7 @@ PacketWriter::PacketWriter(std::span<std::uint8_t> buffer, const PacketHeader& h
     : buffer_(buffer) {
   const InterestStatus& interest = header.interest;
   const bool radius_ok = interest.culling ? std::isfinite(interest.radius) && interest.radius > 0.0f
-                                          : std::bit_cast<std::uint32_t>(interest.radius) == 0;
+                                          : bit_cast<std::uint32_t>(interest.radius) == 0;
   if (buffer.size() < kStateHeaderBytes || !radius_ok) {
     buffer_ = {};
     return;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -386,6 +385,18 @@ class ReplicatorImpl {
     std::uint16_t reference_count = 0;
     std::array<std::uint8_t, kSmallPayload> small{};  // or, with references, where they are
 
+    // `state` read and written by several workers at once: std::atomic_ref's operations, as the
+    // compilers' builtins (Emscripten 3.1.6's libc++ has no atomic_ref).
+    [[nodiscard]] std::uint64_t load_state() const noexcept {
+      return __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    }
+    /// Sets `state` to `desired` if it still holds `expected`; else false, `expected` what it holds.
+    bool claim_state(std::uint64_t& expected, std::uint64_t desired) noexcept {
+      return __atomic_compare_exchange_n(&state, &expected, desired, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE);
+    }
+    void publish_state(std::uint64_t value) noexcept { __atomic_store_n(&state, value, __ATOMIC_RELEASE); }
+
     void set_references(const EntityReference* at) noexcept { std::memcpy(small.data(), &at, sizeof at); }
     [[nodiscard]] std::span<const EntityReference> references() const noexcept {
       if (reference_count == 0) return {};
@@ -556,8 +567,7 @@ inline bool ReplicatorImpl::cached(SendWorker& w, EntityId e, StatePart part, Pa
   if (def.share_payloads) {
     CachedPayload& cached = cache[static_cast<int>(part)][e.index];
     const std::uint64_t ready = 2 * (sends + 1) + 1;
-    if (std::atomic_ref<std::uint64_t>(cached.state).load(std::memory_order_acquire) == ready &&
-        cached.bytes != nullptr) {
+    if (cached.load_state() == ready && cached.bytes != nullptr) {
       payload.bytes = {cached.bytes, cached.size};
       payload.references = cached.references();
       return true;

@@ -47,7 +47,7 @@ struct TickOutputs {
   /// never allocate. Returns the capacity reserved, 0 when nothing was.
   std::size_t reserve_for(std::uint64_t member_total, bool with_periods) {
     if (member_total <= reserved_for_members) return 0;
-    const std::size_t capacity = 3 * member_total + 192;
+    const auto capacity = static_cast<std::size_t>(3 * member_total + 192);
     members.reserve(capacity);
     seen.reserve(capacity);
     if (with_periods) periods.reserve(capacity);

@@ -160,7 +160,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
   std::uint64_t written_bytes = 0;
   std::uint32_t misfits = 0;
   while (begin < candidates.size() && !filler_done(s, def, misfits)) {
-    const std::size_t left = def.budget_bytes - s.budget_used;
+    const auto left = static_cast<std::size_t>(def.budget_bytes - s.budget_used);
     const std::size_t k = (left / average + def.filler_misfits) * growth;
     growth *= 2;
     Candidate* const first = candidates.data() + begin;

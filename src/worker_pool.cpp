@@ -3,20 +3,26 @@
 namespace sightline {
 
 WorkerPool::WorkerPool(std::uint32_t threads) {
-  for (std::uint32_t t = 1; t < threads; ++t) {
-    workers_.emplace_back([this, t](std::stop_token stop) { work(stop, t); });
+  workers_.reserve(threads);
+  try {
+    for (std::uint32_t t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
+  } catch (...) {
+    stop();  // the threads started so far are joined, not left to terminate the program
+    throw;
   }
 }
 
-WorkerPool::~WorkerPool() {
-  for (std::jthread& w : workers_) w.request_stop();
+WorkerPool::~WorkerPool() { stop(); }
+
+void WorkerPool::stop() noexcept {
   {
     const std::lock_guard lock(mutex_);
+    stopping_ = true;
     ++batch_;
     published_.store(batch_, std::memory_order_release);
   }
   wake_.notify_all();
-  workers_.clear();  // joins
+  for (std::thread& w : workers_) w.join();
 }
 
 void WorkerPool::run_own(std::uint32_t thread, Task task, void* context, std::uint32_t count) {
@@ -35,7 +41,7 @@ void WorkerPool::run_own(std::uint32_t thread, Task task, void* context, std::ui
   }
 }
 
-void WorkerPool::work(std::stop_token stop, std::uint32_t thread) {
+void WorkerPool::work(std::uint32_t thread) {
   std::uint64_t seen = 0;
   while (true) {
     // A tick runs its batches back to back: spin a little before sleeping, since waking a
@@ -50,8 +56,8 @@ void WorkerPool::work(std::stop_token stop, std::uint32_t thread) {
       // The batch is read under the lock: a batch where this thread has no task may be followed
       // by the next before it wakes, and then it takes that one.
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return batch_ != seen || stop.stop_requested(); });
-      if (stop.stop_requested()) return;
+      wake_.wait(lock, [&] { return batch_ != seen || stopping_; });
+      if (stopping_) return;
       seen = batch_;
       task = task_;
       context = context_;

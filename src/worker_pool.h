@@ -1,4 +1,4 @@
-// A small fixed pool of std::jthread workers that runs one batch of indexed tasks at a time.
+// A small fixed pool of std::thread workers that runs one batch of indexed tasks at a time.
 #pragma once
 
 #include <atomic>
@@ -31,7 +31,9 @@ class WorkerPool {
   void run(std::uint32_t count, Task task, void* context);
 
  private:
-  void work(std::stop_token stop, std::uint32_t thread);
+  void work(std::uint32_t thread);
+  // Asks every worker to return and joins them.
+  void stop() noexcept;
   // This thread's tasks of one batch.
   void run_own(std::uint32_t thread, Task task, void* context, std::uint32_t count);
 
@@ -45,7 +47,8 @@ class WorkerPool {
   std::atomic<bool> batch_done_{false};  // finished_ == count_, readable without the lock, for spinning
   Task task_ = nullptr;
   void* context_ = nullptr;
-  std::vector<std::jthread> workers_;  // last: they start once the rest is set up
+  bool stopping_ = false;             // the destructor asks the workers to return (under the lock)
+  std::vector<std::thread> workers_;  // last: they start once the rest is set up
 };
 
 }  // namespace sightline

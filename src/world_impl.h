@@ -2,11 +2,11 @@
 #pragma once
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "bit_cast.h"
 #include "crowd_index.h"
 #include "distance_scan.h"
 #include "entity_cold.h"
@@ -120,7 +120,7 @@ struct PassRadii {
 /// over the squared radius that admits it, then its index. A non-negative float's bits order as
 /// the float does, so one integer compare ranks two roots.
 [[nodiscard]] inline std::uint64_t crowd_rank(float d2, float reach, std::uint32_t e) noexcept {
-  return static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(d2 / (reach * reach))) << 32 | e;
+  return static_cast<std::uint64_t>(bit_cast<std::uint32_t>(d2 / (reach * reach))) << 32 | e;
 }
 
 /// The runs of the grid's rows that a scan reads: how many (in PassScratch::runs) and their total

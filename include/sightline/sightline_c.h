@@ -27,6 +27,8 @@
 
 #if defined(_WIN32)
 #define SL_API __declspec(dllexport)
+#elif defined(__EMSCRIPTEN__)
+#define SL_API __attribute__((used, visibility("default"))) /* exported from the WebAssembly module */
 #elif defined(__GNUC__) || defined(__clang__)
 #define SL_API __attribute__((visibility("default")))
 #else

@@ -1,0 +1,103 @@
+// Sightline's quickstart from Node, in the shape of a Colyseus room: onCreate makes the World and
+// the Replicator, onJoin gives each client a Sightline client, and the simulation interval moves
+// the walkers, ticks, sends, and hands each client its packets (here straight to a ClientMirror,
+// which acks back). Run by `make test` (node --test, SIGHTLINE_WASM naming sightline_wasm.cjs).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import path from 'node:path';
+
+import { load } from './sightline.mjs';
+
+const SIZE = 200;
+const WALKERS = 400;
+const PLAYERS = 3;
+const TICKS = 60;
+
+// A seeded generator, so every run walks the same way.
+function random(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+test('every player\'s mirror holds its interest set over unreliable delivery', async (t) => {
+  const sl = await load(path.resolve(process.env.SIGHTLINE_WASM ?? 'build-wasm/bin/sightline_wasm.cjs'));
+  const rand = random(7);
+  // onCreate
+  const world = new sl.World({ enterRadius: 25, leaveRadius: 30 });
+  const entities = new BigUint64Array(WALKERS);
+  const xs = new Float32Array(WALKERS);
+  const zs = new Float32Array(WALKERS);
+  const heading = new Float64Array(WALKERS);
+  for (let i = 0; i < WALKERS; ++i) {
+    xs[i] = 20 + rand() * (SIZE - 40);
+    zs[i] = 20 + rand() * (SIZE - 40);
+    heading[i] = rand() * 2 * Math.PI;
+    entities[i] = world.createEntity(xs[i], zs[i]);
+  }
+  // The game's state: its position to a centimetre; a spawn also carries its kind.
+  const serialize = (stream, entity, part) => {
+    const [x, z] = world.position(entity);
+    if (part === sl.Part.full) stream.bits(Number(entity & 0xffffn), 16);
+    stream.quantized(x, 0, SIZE, 0.01);
+    stream.quantized(z, 0, SIZE, 0.01);
+  };
+  const replicator = new sl.Replicator(world, serialize, { delivery: 'unreliable', tickSeconds: 1 / 20 });
+  // onJoin
+  const players = [];
+  for (let p = 0; p < PLAYERS; ++p) {
+    const heard = { enters: 0, updates: 0, exits: 0 };
+    const mirror = new sl.Mirror({ delivery: 'unreliable' }, {
+      onEnter: () => ++heard.enters,
+      onUpdate: () => ++heard.updates,
+      onExit: () => ++heard.exits,
+    });
+    players.push({ client: world.createClient(entities[p]), mirror, heard });
+  }
+  // setSimulationInterval
+  for (let t = 0; t < TICKS; ++t) {
+    for (let i = 0; i < WALKERS; ++i) {
+      xs[i] += Math.cos(heading[i]);
+      zs[i] += Math.sin(heading[i]);
+      if (xs[i] < 10 || xs[i] > SIZE - 10) heading[i] = Math.PI - heading[i];
+      if (zs[i] < 10 || zs[i] > SIZE - 10) heading[i] = -heading[i];
+    }
+    world.setPositions(entities, xs, zs);
+    world.tick();
+    replicator.send();
+    for (const { client, mirror } of players) {
+      for (const packet of replicator.packets(client)) mirror.receive(packet); // client.send(packet)
+      replicator.receiveAck(client, mirror.ack());
+    }
+  }
+  players.forEach(({ client, mirror, heard }, p) => {
+    const held = Array.from(mirror.held()).sort();
+    const wanted = Array.from(world.interestSet(client)).sort();
+    assert.deepEqual(held, wanted, `player ${p}'s mirror`);
+    assert.equal(replicator.pending(client), 0);
+    assert.equal(mirror.anomalies, 0);
+    assert.ok(heard.enters >= wanted.length && heard.updates > 0);
+    assert.ok(world.why(client, wanted[0]).held);
+    const { state, part } = mirror.state(wanted[0]);
+    const reader = sl.Stream.reader(state);
+    if (part === sl.Part.full) assert.equal(reader.bits(0, 16), Number(wanted[0] & 0xffffn));
+    const x = reader.quantized(0, 0, SIZE, 0.01);
+    const z = reader.quantized(0, 0, SIZE, 0.01);
+    assert.ok(x >= 0 && z <= SIZE && reader.restIsZero());
+    reader.close();
+    t.diagnostic(`player ${p}: holds ${held.length} of ${wanted.length} in its interest set, ${heard.enters} enters, ` +
+      `${heard.exits} exits, ${heard.updates} updates, ${mirror.anomalies} anomalies`);
+  });
+  // A refusal names what it refused.
+  const gone = entities[WALKERS - 1];
+  world.destroyEntity(gone);
+  assert.throws(() => world.setPosition(gone, 1, 1), (e) => e instanceof sl.SightlineError && e.code === 'stale_handle');
+  assert.throws(() => replicator.receiveAck(players[0].client, new Uint8Array([1, 2, 3])),
+    (e) => e.code === 'malformed_packet');
+  for (const { mirror } of players) mirror.close();
+  replicator.close();
+  world.close();
+  t.diagnostic(`sightline ${sl.version}`);
+});

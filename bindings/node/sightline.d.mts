@@ -1,0 +1,125 @@
+// Types of sightline.mjs (sightline.d.mts): Sightline's World, Replicator and ClientMirror from Node and TypeScript,
+// over the C API compiled to WebAssembly. Handles are bigint: the slot index in the low 32 bits,
+// the generation in the high 32. Positions are world units; sizes are bytes.
+
+/** A refused call: `code` names the status ("stale_handle", "invalid_def", "malformed_packet", ...). */
+export class SightlineError extends Error {
+  readonly code: string;
+}
+
+export type Entity = bigint;
+export type Client = bigint;
+export type Delivery = 'reliable' | 'unreliable';
+
+export interface WorldDef {
+  /** Enter radius, world units, > 0 (default 1.6). */
+  enterRadius?: number;
+  /** Leave radius, >= enterRadius (default: enterRadius). */
+  leaveRadius?: number;
+  /** The grid's cell; 0 (default) uses enterRadius. */
+  cellSize?: number;
+  /** Worker threads; 1 (the WebAssembly build has no threads). */
+  threads?: number;
+  /** Most entities held by distance per client; 0 (default) = no cap. */
+  crowdCap?: number;
+}
+
+/** Entities with positions, clients that view from one, and a tick that turns positions into
+ * per-client spawns, updates and despawns. */
+export interface World {
+  close(): void;
+  createEntity(x: number, z: number): Entity;
+  destroyEntity(entity: Entity): void;
+  setPosition(entity: Entity, x: number, z: number): void;
+  /** entities[i] moves to (xs[i], zs[i]); all are checked before any moves. */
+  setPositions(entities: BigUint64Array, xs: Float32Array, zs: Float32Array): void;
+  position(entity: Entity): [number, number];
+  createClient(viewer: Entity): Client;
+  destroyClient(client: Client): void;
+  /** Runs one tick: the index of the tick run. */
+  tick(): bigint;
+  /** The client's set after the last tick, sorted by index. */
+  interestSet(client: Client): BigUint64Array;
+  /** Whether the client holds the entity, the rule that decided ("near", "within_leave",
+   * "out_of_range", ...) and the root of its attachment tree. */
+  why(client: Client, entity: Entity): { held: boolean; rule: string; root: Entity };
+}
+
+/** A payload being written (in a serializer) or read (Stream.reader). Each call returns the value
+ * written or read; it throws once the stream has failed (out of room, a value out of range). */
+export interface Stream {
+  bits(value: number, bits: number): number;
+  quantized(value: number, min: number, max: number, resolution: number): number;
+  float(value: number): number;
+  /** Reading: whether what is left is only zero padding. */
+  restIsZero(): boolean;
+  /** Frees a reader. */
+  close(): void;
+}
+
+export const enum PartValue {
+  full = 0,
+  update = 1,
+}
+
+/** Writes an entity's state part through the stream; throwing refuses the record. */
+export type Serializer = (stream: Stream, entity: Entity, part: PartValue) => void;
+
+export interface ReplicatorDef {
+  delivery?: Delivery;
+  /** Seconds a tick lasts, > 0 (default 1/20). */
+  tickSeconds?: number;
+  /** Largest packet, [80, 65535] (default 1200). */
+  packetBytes?: number;
+  /** Bytes a client is sent per send (default 1200). */
+  budgetBytes?: number;
+}
+
+/** Turns interest sets into packets. */
+export interface Replicator {
+  close(): void;
+  /** Writes every live client's packets for the World's last tick. */
+  send(): void;
+  /** The client's packets of the last send. */
+  packets(client: Client): Uint8Array[];
+  receiveAck(client: Client, ack: Uint8Array): void;
+  /** Members of the client's set not yet sent. */
+  pending(client: Client): number;
+}
+
+export interface MirrorDef {
+  delivery?: Delivery;
+}
+
+export interface MirrorListener {
+  onEnter?(entity: Entity, reason: string, created: boolean, state: Uint8Array, tick: number): void;
+  onUpdate?(entity: Entity, state: Uint8Array, tick: number): void;
+  onExit?(entity: Entity, destroyed: boolean, reason: string): void;
+}
+
+/** The client's side: applies packets and holds what they say is held. */
+export interface Mirror {
+  close(): void;
+  /** Applies one packet; malformed bytes throw and change nothing. */
+  receive(packet: Uint8Array): void;
+  holds(entity: Entity): boolean;
+  held(): BigUint64Array;
+  state(entity: Entity): { state: Uint8Array; part: PartValue; tick: number };
+  /** The ack to send back (14 bytes). */
+  ack(): Uint8Array;
+  readonly anomalies: number;
+}
+
+export interface Sightline {
+  World: new (def?: WorldDef) => World;
+  Stream: { reader(bytes: Uint8Array): Stream };
+  Replicator: new (world: World, serialize: Serializer, def?: ReplicatorDef) => Replicator;
+  Mirror: new (def?: MirrorDef, listener?: MirrorListener) => Mirror;
+  SightlineError: typeof SightlineError;
+  Part: { full: PartValue.full; update: PartValue.update };
+  /** "MAJOR.MINOR.PATCH". */
+  version: string;
+}
+
+/** Loads the WebAssembly module (the file path of sightline_wasm.cjs; its .wasm beside it). */
+export function load(modulePath: string): Promise<Sightline>;
