@@ -29,3 +29,25 @@ cc -std=c11 -Wall -Werror "$src_dir/packaging/consumer/main.c" -I"$work/moved/in
   -Wl,-rpath,"$lib_dir" -o "$work/c-consumer"
 "$work/c-consumer"
 echo "C API consumer: ok"
+
+# The installed server serves the installed page, found beside its own binary (the prefix was
+# moved after installing: nothing points back into the source tree).
+if [ -x "$work/moved/bin/sightline-server" ]; then
+  for tool in sim bots; do
+    [ -x "$work/moved/bin/sightline-$tool" ] || { echo "sightline-$tool is not installed" >&2; exit 1; }
+  done
+  "$work/moved/bin/sightline-server" --port 0 --entities 20 --seconds 20 > "$work/server.out" 2>&1 &
+  server=$!
+  trap 'kill $server 2> /dev/null; rm -rf "$work"' EXIT
+  url=""
+  for _ in $(seq 100); do
+    url=$(grep -o 'http://[^ ]*' "$work/server.out" || true)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { cat "$work/server.out"; exit 1; }
+  curl -fsS "$url" > "$work/index.html"
+  cmp "$work/index.html" "$src_dir/tools/server/web/index.html"
+  kill $server
+  echo "installed server: serves the installed page"
+fi

@@ -211,6 +211,12 @@ sl_status sl_world_create(const sl_world_def* def, sl_world** out) {
     d.crowd_cap = def->crowd_cap;
     d.entity_capacity = def->entity_capacity;
     d.client_capacity = def->client_capacity;
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    if (d.threads != 1) {
+      return fail(SL_ERR_INVALID_DEF, "sl_world_def::threads is " + std::to_string(d.threads) +
+                                          ": this WebAssembly build has no threads (must be 1)");
+    }
+#endif
     Result<World> world = World::create(d);
     if (!world) return from(world.status());
     *out = new sl_world{std::move(*world), {}};

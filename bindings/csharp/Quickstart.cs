@@ -16,6 +16,16 @@ sealed class Counts : IMirrorListener
     public void OnExit(ulong entity, bool destroyed, string reason) => ++Exits;
 }
 
+sealed class Throwing : IMirrorListener
+{
+    public void OnEnter(ulong entity, string reason, bool created, byte[] state, uint tick)
+    {
+        throw new InvalidOperationException("listener failed");
+    }
+    public void OnUpdate(ulong entity, byte[] state, uint tick) { }
+    public void OnExit(ulong entity, bool destroyed, string reason) { }
+}
+
 static class Quickstart
 {
     const float Size = 200.0f;
@@ -113,10 +123,62 @@ static class Quickstart
             Console.WriteLine($"refused as expected: {e.Code}");
             failed |= e.Code != "stale_handle";
         }
+        failed |= !CallbacksComeBack();
         Console.WriteLine($"sightline {Library.Version}");
         foreach (var m in mirrors) m.Dispose();
         replicator.Dispose();
         world.Dispose();
         return failed ? 1 : 0;
+    }
+
+    // What the game's callbacks throw comes back from the call that ran them.
+    static bool CallbacksComeBack()
+    {
+        bool ok = true;
+        var small = new World(WorldDef.Default());
+        ulong watched = small.CreateEntity(0.0f, 0.0f);
+        small.CreateEntity(1.0f, 0.0f);
+        ulong watcher = small.CreateClient(watched);
+        Serializer failing = (s, e, part) =>
+        {
+            if (e != 0) throw new InvalidOperationException("no state");
+            return false;
+        };
+        var broken = new Replicator(small, Delivery.Reliable, failing);
+        small.Tick();
+        try
+        {
+            broken.Send();
+            Console.WriteLine("a serializer's exception was lost");
+            ok = false;
+        }
+        catch (InvalidOperationException)
+        {
+            Console.WriteLine("a serializer's exception comes back from Send(): True");
+        }
+        broken.Dispose();
+        Serializer state = (s, e, part) =>
+        {
+            var (x, z) = small.Position(e);
+            return s.Quantized(ref x, -10.0f, 10.0f, 0.01f) && s.Quantized(ref z, -10.0f, 10.0f, 0.01f);
+        };
+        var shown = new Replicator(small, Delivery.Reliable, state);
+        small.Tick();
+        shown.Send();
+        var listening = new Mirror(Delivery.Reliable, new Throwing());
+        try
+        {
+            foreach (var packet in shown.Packets(watcher)) listening.Receive(packet);
+            Console.WriteLine("a listener's exception was lost");
+            ok = false;
+        }
+        catch (InvalidOperationException)
+        {
+            Console.WriteLine("a listener's exception comes back from Receive(): True");
+        }
+        listening.Dispose();
+        shown.Dispose();
+        small.Dispose();
+        return ok;
     }
 }

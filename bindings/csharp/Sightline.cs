@@ -248,10 +248,23 @@ namespace Sightline
     {
         IntPtr handle;
         readonly SerializeFn trampoline;  // kept alive while the library holds its pointer
+        Exception thrown;                  // by the serializer during a send: rethrown by Send()
 
         public Replicator(World world, Delivery delivery, Serializer serialize)
         {
-            trampoline = (stream, entity, part, context) => serialize(new Stream(stream), entity, (Part)part);
+            // An exception may not unwind through the library: kept, the record refused.
+            trampoline = (stream, entity, part, context) =>
+            {
+                try
+                {
+                    return serialize(new Stream(stream), entity, (Part)part);
+                }
+                catch (Exception e)
+                {
+                    if (thrown == null) thrown = e;
+                    return false;
+                }
+            };
             Native.sl_replicator_def_default(out ReplicatorDefNative d);
             d.Serialize = Marshal.GetFunctionPointerForDelegate(trampoline);
             d.Delivery = (int)delivery;
@@ -264,7 +277,14 @@ namespace Sightline
             handle = IntPtr.Zero;
         }
 
-        public void Send() => Native.Check(Native.sl_replicator_send(handle));
+        /// <summary>Writes every live client's packets; rethrows what the serializer threw.</summary>
+        public void Send()
+        {
+            thrown = null;
+            int status = Native.sl_replicator_send(handle);
+            if (thrown != null) throw thrown;
+            Native.Check(status);
+        }
 
         /// <summary>The client's packets of the last send, copied.</summary>
         public List<byte[]> Packets(ulong client)
@@ -313,13 +333,29 @@ namespace Sightline
             Native.sl_mirror_def_default(out MirrorDefNative d);
             d.Delivery = (int)delivery;
             Native.Check(Native.sl_mirror_create(ref d, out handle));
-            onEnter = (c, e, reason, created, state, size, tick) =>
-                heard.OnEnter(e, Native.Text(Native.sl_spawn_reason_name(reason)), created, Copy(state, size), tick);
-            onUpdate = (c, e, state, size, tick) => heard.OnUpdate(e, Copy(state, size), tick);
-            onExit = (c, e, kind, reason) => heard.OnExit(e, kind == 1, Native.Text(Native.sl_despawn_reason_name(reason)));
+            // An exception may not unwind through the library: kept, and rethrown by Receive().
+            onEnter = (c, e, reason, created, state, size, tick) => Guard(() =>
+                heard.OnEnter(e, Native.Text(Native.sl_spawn_reason_name(reason)), created, Copy(state, size), tick));
+            onUpdate = (c, e, state, size, tick) => Guard(() => heard.OnUpdate(e, Copy(state, size), tick));
+            onExit = (c, e, kind, reason) =>
+                Guard(() => heard.OnExit(e, kind == 1, Native.Text(Native.sl_despawn_reason_name(reason))));
             listener.OnEnter = Marshal.GetFunctionPointerForDelegate(onEnter);
             listener.OnUpdate = Marshal.GetFunctionPointerForDelegate(onUpdate);
             listener.OnExit = Marshal.GetFunctionPointerForDelegate(onExit);
+        }
+
+        Exception thrown;
+
+        void Guard(Action call)
+        {
+            try
+            {
+                call();
+            }
+            catch (Exception e)
+            {
+                if (thrown == null) thrown = e;
+            }
         }
 
         static byte[] Copy(IntPtr bytes, UIntPtr size)
@@ -335,8 +371,14 @@ namespace Sightline
             handle = IntPtr.Zero;
         }
 
-        public void Receive(byte[] packet) =>
-            Native.Check(Native.sl_mirror_receive(handle, packet, (UIntPtr)packet.Length, ref listener));
+        /// <summary>Applies one packet; rethrows what a listener threw (after the packet applied).</summary>
+        public void Receive(byte[] packet)
+        {
+            thrown = null;
+            int status = Native.sl_mirror_receive(handle, packet, (UIntPtr)packet.Length, ref listener);
+            if (thrown != null) throw thrown;
+            Native.Check(status);
+        }
 
         public ulong[] Held()
         {

@@ -3,6 +3,7 @@
 # Usage: run.sh LIB_DIR OUT_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$2"
-mcs -warnaserror -out:"$2/sightline-quickstart.exe" "$here/Sightline.cs" "$here/Quickstart.cs"
-LD_LIBRARY_PATH="$1${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" mono "$2/sightline-quickstart.exe"
+lib=$(cd "$1" && pwd)
+out=$(mkdir -p "$2" && cd "$2" && pwd)
+mcs -warnaserror -out:"$out/sightline-quickstart.exe" "$here/Sightline.cs" "$here/Quickstart.cs"
+LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" mono "$out/sightline-quickstart.exe"

@@ -3,6 +3,7 @@
 # build cache in OUT_DIR. Usage: run.sh LIB_DIR OUT_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$2"
+lib=$(cd "$1" && pwd)
+out=$(mkdir -p "$2" && cd "$2" && pwd)
 cd "$here"
-GOPROXY=off GOFLAGS=-mod=mod GOCACHE="$2/go-cache" CGO_LDFLAGS="-L$1 -Wl,-rpath,$1" go run ./quickstart
+GOPROXY=off GOFLAGS=-mod=mod GOCACHE="$out/go-cache" CGO_LDFLAGS="-L$lib -Wl,-rpath,$lib" go run ./quickstart

@@ -96,6 +96,27 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
   assert.throws(() => world.setPosition(gone, 1, 1), (e) => e instanceof sl.SightlineError && e.code === 'stale_handle');
   assert.throws(() => replicator.receiveAck(players[0].client, new Uint8Array([1, 2, 3])),
     (e) => e.code === 'malformed_packet');
+  // What the game's callbacks throw comes back from the call that ran them.
+  const small = new sl.World({ enterRadius: 10 });
+  const near = [small.createEntity(0, 0), small.createEntity(1, 0)];
+  const watcher = small.createClient(near[0]);
+  const broken = new sl.Replicator(small, () => { throw new Error('no state for this one'); });
+  small.tick();
+  assert.throws(() => broken.send(), (e) => e.code === 'invalid_argument' && /no state for this one/.test(e.message));
+  broken.close();
+  const shown = new sl.Replicator(small, (stream, entity) => {
+    const [x, z] = small.position(entity);
+    stream.float(x);
+    stream.float(z);
+  });
+  small.tick();
+  shown.send();
+  const listening = new sl.Mirror({}, { onEnter: () => { throw new Error('listener failed'); } });
+  assert.throws(() => { for (const packet of shown.packets(watcher)) listening.receive(packet); }, /listener failed/);
+  assert.throws(() => new sl.World({ threads: 2 }), (e) => e.code === 'invalid_def' && /threads is 2/.test(e.message));
+  listening.close();
+  shown.close();
+  small.close();
   for (const { mirror } of players) mirror.close();
   replicator.close();
   world.close();

@@ -281,9 +281,17 @@ export async function load(modulePath) {
       }
       this.functions = [];
       this.listener = 0;
+      this.thrown = [];
       if (listener) {
+        // An exception may not unwind through the WebAssembly frames: kept, and rethrown by receive().
         const add = (fn, signature) => {
-          const index = m.addFunction(fn, signature);
+          const index = m.addFunction((...args) => {
+            try {
+              fn(...args);
+            } catch (e) {
+              this.thrown.push(e);
+            }
+          }, signature);
           this.functions.push(index);
           return index;
         };
@@ -311,8 +319,12 @@ export async function load(modulePath) {
       if (this.listener) m._free(this.listener);
       this.ptr = 0;
     }
+    /** Applies one packet; rethrows what a listener threw (after the packet applied). */
     receive(packet) {
-      withBytes(packet, (pointer, size) => check(m._sl_mirror_receive(this.ptr, pointer, size, this.listener)));
+      this.thrown.length = 0;
+      const status = withBytes(packet, (pointer, size) => m._sl_mirror_receive(this.ptr, pointer, size, this.listener));
+      if (this.thrown.length) throw this.thrown[0];
+      check(status);
     }
     holds(entity) {
       return m._sl_mirror_holds(this.ptr, entity) !== 0;

@@ -100,6 +100,49 @@ except sightline.SightlineError as e:
     print(f"refused as expected: {e.code}")
     failed |= e.code != "stale_handle"
 
+# What the game's callbacks raise comes back from the call that ran them, not through the library.
+small = sightline.World(enter_radius=10.0)
+near = [small.create_entity(0.0, 0.0), small.create_entity(1.0, 0.0)]
+watcher = small.create_client(near[0])
+
+
+def broken(stream, entity, part):
+    raise ValueError("no state for this one")
+
+
+small_replicator = sightline.Replicator(small, broken)
+small.tick()
+try:
+    small_replicator.send()
+    failed = True
+    print("a serializer's exception was lost")
+except sightline.SightlineError as e:
+    print(f"a serializer's exception comes back from send(): {'ValueError' in str(e)}")
+    failed |= "ValueError" not in str(e)
+
+
+class Broken:
+    def on_enter(self, *args):
+        raise RuntimeError("listener failed")
+
+
+def small_state(stream, entity, part):
+    x, z = small.position(entity)
+    stream.float(x)
+    stream.float(z)
+
+
+shown = sightline.Replicator(small, small_state)
+small.tick()
+shown.send()
+try:
+    for packet in shown.packets(watcher):
+        sightline.Mirror(listener=Broken()).receive(packet)
+    failed = True
+    print("a listener's exception was lost")
+except RuntimeError:
+    print("a listener's exception comes back from receive(): True")
+
 sent = replicator.stats()
 print(f"last send: {sent['packets']} packets, {sent['bytes']} bytes, {sent['updates']} updates; "
       f"sightline {sightline.version()}")

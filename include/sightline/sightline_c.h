@@ -4,8 +4,11 @@
  * Conventions:
  * - Every call that can be refused returns an sl_status: SL_OK (0), or a code with a message
  *   naming the field, handle and value, read with sl_last_error() on the same thread. A refused
- *   call changes nothing. No C++ exception crosses this API: one that would (memory exhausted)
- *   becomes SL_ERR_OUT_OF_MEMORY or SL_ERR_INTERNAL.
+ *   call changes nothing, except sl_replicator_send, which reports a serializer's failure after
+ *   the send (the other records went). No C++ exception crosses this API: one that would (memory
+ *   exhausted) becomes SL_ERR_OUT_OF_MEMORY or SL_ERR_INTERNAL (the WebAssembly build, compiled
+ *   without exceptions, aborts instead). Callbacks (a serializer, a listener) must not unwind
+ *   (throw, panic, longjmp) through the library: a binding catches what its language raises.
  * - Entities and clients are 64-bit values: the slot index in the low 32 bits, the generation in
  *   the high 32. 0 is null; a destroyed handle stays refused (SL_ERR_STALE_HANDLE) after its slot
  *   is reused.

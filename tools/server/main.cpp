@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,12 +27,24 @@ std::string option_of(std::string_view message) {
   return "options";
 }
 
+// The page's files: where an install put them beside this binary (bin/../share/sightline/web),
+// else this build's source tree.
+std::string default_web_root() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = self.parent_path().parent_path() / SIGHTLINE_WEB_INSTALL_DIR;
+    if (std::filesystem::is_regular_file(installed / "index.html", ec)) return installed.string();
+  }
+  return SIGHTLINE_WEB_ROOT;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   sightline::demo::GameDef game_def;
   sightline::demo::ServerDef server_def;
-  server_def.web_root = SIGHTLINE_WEB_ROOT;
+  server_def.web_root = default_web_root();
 
   CLI::App app{
       "sightline-server: seed 000's world streamed to each WebSocket client with interest management, "
@@ -63,7 +76,10 @@ int main(int argc, char** argv) {
   app.add_option("--idle-seconds", server_def.idle_seconds,
                  "Close a client that sends nothing, not even a pong to the server's pings, for this long")
       ->capture_default_str();
-  app.add_option("--web-root", server_def.web_root, "Directory of the page's files")->capture_default_str();
+  app.add_option("--web-root", server_def.web_root,
+                 "Directory of the page's files (default: share/sightline/web beside an installed binary, "
+                 "else the source tree's)")
+      ->capture_default_str();
   app.add_option("--seconds", server_def.seconds, "Stop after this many seconds (0: at SIGINT or SIGTERM)")
       ->capture_default_str();
   app.add_option("--stats-json", server_def.stats_json,

@@ -47,6 +47,12 @@ func (c *counts) OnEnter(sightline.Entity, string, bool, []byte, uint32) { c.ent
 func (c *counts) OnUpdate(sightline.Entity, []byte, uint32)              { c.updates++ }
 func (c *counts) OnExit(sightline.Entity, bool, string)                  { c.exits++ }
 
+type panicking struct{}
+
+func (panicking) OnEnter(sightline.Entity, string, bool, []byte, uint32) { panic("listener failed") }
+func (panicking) OnUpdate(sightline.Entity, []byte, uint32)              {}
+func (panicking) OnExit(sightline.Entity, bool, string)                  {}
+
 func must(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -181,6 +187,57 @@ func main() {
 		fmt.Println("a malformed ack was accepted")
 		failed = true
 	}
+	// What the game's callbacks panic with comes back from the call that ran them.
+	small, err := sightline.NewWorld(sightline.DefaultWorldDef())
+	must(err)
+	watched, err := small.CreateEntity(0, 0)
+	must(err)
+	_, err = small.CreateEntity(1, 0)
+	must(err)
+	watcher, err := small.CreateClient(watched)
+	must(err)
+	broken, err := sightline.NewReplicator(small, sightline.DefaultReplicatorDef(),
+		func(*sightline.Stream, sightline.Entity, int) bool { panic("no state") })
+	must(err)
+	_, err = small.Tick()
+	must(err)
+	if err := broken.Send(); err == nil {
+		fmt.Println("a serializer's panic was lost")
+		failed = true
+	} else {
+		fmt.Printf("a serializer's panic comes back from Send(): %v\n", err)
+	}
+	broken.Close()
+	shown, err := sightline.NewReplicator(small, sightline.DefaultReplicatorDef(),
+		func(s *sightline.Stream, e sightline.Entity, part int) bool {
+			x, z, err := small.Position(e)
+			_, okx := s.Float(x)
+			_, okz := s.Float(z)
+			return err == nil && okx && okz
+		})
+	must(err)
+	_, err = small.Tick()
+	must(err)
+	must(shown.Send())
+	listening, err := sightline.NewMirror(sightline.Reliable, panicking{})
+	must(err)
+	packets, err := shown.Packets(watcher)
+	must(err)
+	var received error
+	for _, packet := range packets {
+		if err := listening.Receive(packet); err != nil {
+			received = err
+		}
+	}
+	if received == nil {
+		fmt.Println("a listener's panic was lost")
+		failed = true
+	} else {
+		fmt.Printf("a listener's panic comes back from Receive(): %v\n", received)
+	}
+	listening.Close()
+	shown.Close()
+	small.Close()
 	fmt.Printf("sightline %s\n", sightline.Version())
 	for _, p := range m.presences {
 		p.mirror.Close()

@@ -38,6 +38,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/cgo"
 	"unsafe"
 )
@@ -62,7 +63,12 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-func check(status C.sl_status) error {
+// call runs one C API call and reads its message on the same OS thread (sl_last_error is the
+// calling thread's; a goroutine may otherwise move between the two).
+func call(f func() C.sl_status) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	status := f()
 	if status == C.SL_OK {
 		return nil
 	}
@@ -95,7 +101,7 @@ func NewWorld(def WorldDef) (*World, error) {
 	d.enter_radius, d.leave_radius, d.cell_size = C.float(def.EnterRadius), C.float(def.LeaveRadius), C.float(def.CellSize)
 	d.threads, d.crowd_cap = C.uint32_t(def.Threads), C.uint32_t(def.CrowdCap)
 	var w *C.sl_world
-	if err := check(C.sl_world_create(&d, &w)); err != nil {
+	if err := call(func() C.sl_status { return C.sl_world_create(&d, &w) }); err != nil {
 		return nil, err
 	}
 	return &World{w}, nil
@@ -108,16 +114,16 @@ func (w *World) CreateEntity(x, z float32) (Entity, error) {
 	C.sl_entity_def_default(&d)
 	d.x, d.z = C.float(x), C.float(z)
 	var e C.sl_entity
-	err := check(C.sl_world_create_entity(w.ptr, &d, &e))
+	err := call(func() C.sl_status { return C.sl_world_create_entity(w.ptr, &d, &e) })
 	return Entity(e), err
 }
 
 func (w *World) DestroyEntity(e Entity) error {
-	return check(C.sl_world_destroy_entity(w.ptr, C.sl_entity(e)))
+	return call(func() C.sl_status { return C.sl_world_destroy_entity(w.ptr, C.sl_entity(e)) })
 }
 
 func (w *World) SetPosition(e Entity, x, z float32) error {
-	return check(C.sl_world_set_position(w.ptr, C.sl_entity(e), C.float(x), C.float(z)))
+	return call(func() C.sl_status { return C.sl_world_set_position(w.ptr, C.sl_entity(e), C.float(x), C.float(z)) })
 }
 
 // SetPositions moves entities[i] to (xs[i], zs[i]); the slices are read in place.
@@ -128,48 +134,52 @@ func (w *World) SetPositions(entities []Entity, xs, zs []float32) error {
 	if len(entities) == 0 {
 		return nil
 	}
-	return check(C.sl_world_set_positions(w.ptr, (*C.sl_entity)(unsafe.Pointer(&entities[0])),
-		(*C.float)(unsafe.Pointer(&xs[0])), (*C.float)(unsafe.Pointer(&zs[0])), C.size_t(len(entities))))
+	return call(func() C.sl_status {
+		return C.sl_world_set_positions(w.ptr, (*C.sl_entity)(unsafe.Pointer(&entities[0])),
+			(*C.float)(unsafe.Pointer(&xs[0])), (*C.float)(unsafe.Pointer(&zs[0])), C.size_t(len(entities)))
+	})
 }
 
 func (w *World) Position(e Entity) (x, z float32, err error) {
 	var cx, cz C.float
-	err = check(C.sl_world_position(w.ptr, C.sl_entity(e), &cx, &cz))
+	err = call(func() C.sl_status { return C.sl_world_position(w.ptr, C.sl_entity(e), &cx, &cz) })
 	return float32(cx), float32(cz), err
 }
 
 func (w *World) CreateClient(viewer Entity) (Client, error) {
 	var c C.sl_client
-	err := check(C.sl_world_create_client(w.ptr, C.sl_entity(viewer), &c))
+	err := call(func() C.sl_status { return C.sl_world_create_client(w.ptr, C.sl_entity(viewer), &c) })
 	return Client(c), err
 }
 
 func (w *World) DestroyClient(c Client) error {
-	return check(C.sl_world_destroy_client(w.ptr, C.sl_client(c)))
+	return call(func() C.sl_status { return C.sl_world_destroy_client(w.ptr, C.sl_client(c)) })
 }
 
 // Tick runs one tick and returns the index of the tick run.
 func (w *World) Tick() (uint64, error) {
 	var s C.sl_tick_stats
-	err := check(C.sl_world_tick(w.ptr, &s))
+	err := call(func() C.sl_status { return C.sl_world_tick(w.ptr, &s) })
 	return uint64(s.tick), err
 }
 
 // InterestSet is the client's set after the last tick, sorted by index.
 func (w *World) InterestSet(c Client) ([]Entity, error) {
 	var n C.size_t
-	if err := check(C.sl_world_interest_set(w.ptr, C.sl_client(c), nil, 0, &n)); err != nil || n == 0 {
+	if err := call(func() C.sl_status { return C.sl_world_interest_set(w.ptr, C.sl_client(c), nil, 0, &n) }); err != nil || n == 0 {
 		return nil, err
 	}
 	out := make([]Entity, n)
-	err := check(C.sl_world_interest_set(w.ptr, C.sl_client(c), (*C.sl_entity)(unsafe.Pointer(&out[0])), n, &n))
+	err := call(func() C.sl_status {
+		return C.sl_world_interest_set(w.ptr, C.sl_client(c), (*C.sl_entity)(unsafe.Pointer(&out[0])), n, &n)
+	})
 	return out, err
 }
 
 // Why says whether the client holds the entity and by which rule ("near", "out_of_range", ...).
 func (w *World) Why(c Client, e Entity) (held bool, rule string, err error) {
 	var y C.sl_why
-	err = check(C.sl_world_why(w.ptr, C.sl_client(c), C.sl_entity(e), &y))
+	err = call(func() C.sl_status { return C.sl_world_why(w.ptr, C.sl_client(c), C.sl_entity(e), &y) })
 	return bool(y.held), C.GoString(C.sl_rule_name(y.rule)), err
 }
 
@@ -206,7 +216,7 @@ func (s *Stream) Error() string    { return C.GoString(C.sl_stream_error(s.ptr))
 func NewReader(payload []byte) (*Stream, error) {
 	bytes := C.CBytes(payload)
 	var s *C.sl_stream
-	if err := check(C.sl_stream_reader_create((*C.uint8_t)(bytes), C.size_t(len(payload)), &s)); err != nil {
+	if err := call(func() C.sl_status { return C.sl_stream_reader_create((*C.uint8_t)(bytes), C.size_t(len(payload)), &s) }); err != nil {
 		C.free(bytes)
 		return nil, err
 	}
@@ -219,10 +229,38 @@ func (s *Stream) Close() { C.sl_stream_destroy(s.ptr); C.free(s.bytes) }
 // record. It may be called from the World's worker threads.
 type Serializer func(s *Stream, e Entity, part int) bool
 
+// A callback and what it panicked with: a panic may not unwind through the library, so it is
+// recovered, and the call that ran the callback (Send, Receive) returns it as an error.
+type callback struct {
+	fn       interface{}
+	panicked interface{}
+}
+
+// recover keeps a panic of the callback running (deferred in it).
+func (c *callback) recover() {
+	if r := recover(); r != nil && c.panicked == nil {
+		c.panicked = r
+	}
+}
+
+func (c *callback) recovered() error {
+	if c.panicked == nil {
+		return nil
+	}
+	p := c.panicked
+	c.panicked = nil
+	return fmt.Errorf("sightline: a callback panicked: %v", p)
+}
+
 //export slGoSerialize
-func slGoSerialize(stream *C.sl_stream, entity C.sl_entity, part C.int, context unsafe.Pointer) C.bool {
-	serialize := (*(*cgo.Handle)(context)).Value().(Serializer)
-	return C.bool(serialize(&Stream{ptr: stream}, Entity(entity), int(part)))
+func slGoSerialize(stream *C.sl_stream, entity C.sl_entity, part C.int, context unsafe.Pointer) (ok C.bool) {
+	box := (*(*cgo.Handle)(context)).Value().(*callback)
+	defer func() {
+		if r := recover(); r != nil {
+			box.panicked, ok = r, false
+		}
+	}()
+	return C.bool(box.fn.(Serializer)(&Stream{ptr: stream}, Entity(entity), int(part)))
 }
 
 // ReplicatorDef is the Replicator's settings; DefaultReplicatorDef gives the documented defaults.
@@ -242,6 +280,7 @@ func DefaultReplicatorDef() ReplicatorDef {
 type Replicator struct {
 	ptr     *C.sl_replicator
 	context unsafe.Pointer // C memory holding the serializer's handle
+	box     *callback
 }
 
 func NewReplicator(w *World, def ReplicatorDef, serialize Serializer) (*Replicator, error) {
@@ -249,15 +288,16 @@ func NewReplicator(w *World, def ReplicatorDef, serialize Serializer) (*Replicat
 	C.sl_replicator_def_default(&d)
 	d.delivery, d.packet_bytes, d.budget_bytes = C.int(def.Delivery), C.uint32_t(def.PacketBytes), C.uint32_t(def.BudgetBytes)
 	d.tick_seconds = C.float(def.TickSeconds)
+	box := &callback{fn: serialize}
 	context := C.malloc(C.size_t(unsafe.Sizeof(cgo.Handle(0))))
-	*(*cgo.Handle)(context) = cgo.NewHandle(serialize)
+	*(*cgo.Handle)(context) = cgo.NewHandle(box)
 	var r *C.sl_replicator
-	if err := check(C.sl_go_replicator_create(w.ptr, &d, context, &r)); err != nil {
+	if err := call(func() C.sl_status { return C.sl_go_replicator_create(w.ptr, &d, context, &r) }); err != nil {
 		(*(*cgo.Handle)(context)).Delete()
 		C.free(context)
 		return nil, err
 	}
-	return &Replicator{r, context}, nil
+	return &Replicator{r, context, box}, nil
 }
 
 func (r *Replicator) Close() {
@@ -266,19 +306,26 @@ func (r *Replicator) Close() {
 	C.free(r.context)
 }
 
-func (r *Replicator) Send() error { return check(C.sl_replicator_send(r.ptr)) }
+// Send writes every live client's packets; a serializer's panic comes back as its error.
+func (r *Replicator) Send() error {
+	err := call(func() C.sl_status { return C.sl_replicator_send(r.ptr) })
+	if p := r.box.recovered(); p != nil {
+		return p
+	}
+	return err
+}
 
 // Packets are the client's packets of the last send, copied.
 func (r *Replicator) Packets(c Client) ([][]byte, error) {
 	var n C.size_t
-	if err := check(C.sl_replicator_packet_count(r.ptr, C.sl_client(c), &n)); err != nil {
+	if err := call(func() C.sl_status { return C.sl_replicator_packet_count(r.ptr, C.sl_client(c), &n) }); err != nil {
 		return nil, err
 	}
 	out := make([][]byte, 0, n)
 	for i := C.size_t(0); i < n; i++ {
 		var bytes *C.uint8_t
 		var size C.size_t
-		if err := check(C.sl_replicator_packet(r.ptr, C.sl_client(c), i, &bytes, &size)); err != nil {
+		if err := call(func() C.sl_status { return C.sl_replicator_packet(r.ptr, C.sl_client(c), i, &bytes, &size) }); err != nil {
 			return nil, err
 		}
 		out = append(out, C.GoBytes(unsafe.Pointer(bytes), C.int(size)))
@@ -288,14 +335,16 @@ func (r *Replicator) Packets(c Client) ([][]byte, error) {
 
 func (r *Replicator) ReceiveAck(c Client, ack []byte) error {
 	if len(ack) == 0 {
-		return check(C.sl_replicator_receive_ack(r.ptr, C.sl_client(c), nil, 0))
+		return call(func() C.sl_status { return C.sl_replicator_receive_ack(r.ptr, C.sl_client(c), nil, 0) })
 	}
-	return check(C.sl_replicator_receive_ack(r.ptr, C.sl_client(c), (*C.uint8_t)(unsafe.Pointer(&ack[0])), C.size_t(len(ack))))
+	return call(func() C.sl_status {
+		return C.sl_replicator_receive_ack(r.ptr, C.sl_client(c), (*C.uint8_t)(unsafe.Pointer(&ack[0])), C.size_t(len(ack)))
+	})
 }
 
 func (r *Replicator) Pending(c Client) (uint32, error) {
 	var p C.uint32_t
-	err := check(C.sl_replicator_pending(r.ptr, C.sl_client(c), &p))
+	err := call(func() C.sl_status { return C.sl_replicator_pending(r.ptr, C.sl_client(c), &p) })
 	return uint32(p), err
 }
 
@@ -308,26 +357,30 @@ type Listener interface {
 
 //export slGoEnter
 func slGoEnter(context unsafe.Pointer, e C.sl_entity, reason C.uint8_t, created C.bool, state *C.uint8_t, size C.size_t, tick C.uint32_t) {
-	l := (*(*cgo.Handle)(context)).Value().(Listener)
-	l.OnEnter(Entity(e), C.GoString(C.sl_spawn_reason_name(reason)), bool(created), C.GoBytes(unsafe.Pointer(state), C.int(size)), uint32(tick))
+	box := (*(*cgo.Handle)(context)).Value().(*callback)
+	defer box.recover()
+	box.fn.(Listener).OnEnter(Entity(e), C.GoString(C.sl_spawn_reason_name(reason)), bool(created), C.GoBytes(unsafe.Pointer(state), C.int(size)), uint32(tick))
 }
 
 //export slGoUpdate
 func slGoUpdate(context unsafe.Pointer, e C.sl_entity, state *C.uint8_t, size C.size_t, tick C.uint32_t) {
-	l := (*(*cgo.Handle)(context)).Value().(Listener)
-	l.OnUpdate(Entity(e), C.GoBytes(unsafe.Pointer(state), C.int(size)), uint32(tick))
+	box := (*(*cgo.Handle)(context)).Value().(*callback)
+	defer box.recover()
+	box.fn.(Listener).OnUpdate(Entity(e), C.GoBytes(unsafe.Pointer(state), C.int(size)), uint32(tick))
 }
 
 //export slGoExit
 func slGoExit(context unsafe.Pointer, e C.sl_entity, kind C.uint8_t, reason C.uint8_t) {
-	l := (*(*cgo.Handle)(context)).Value().(Listener)
-	l.OnExit(Entity(e), kind == 1, C.GoString(C.sl_despawn_reason_name(reason)))
+	box := (*(*cgo.Handle)(context)).Value().(*callback)
+	defer box.recover()
+	box.fn.(Listener).OnExit(Entity(e), kind == 1, C.GoString(C.sl_despawn_reason_name(reason)))
 }
 
 // Mirror is the client's side: it applies packets and holds what they say is held.
 type Mirror struct {
 	ptr     *C.sl_mirror
 	context unsafe.Pointer // C memory holding the listener's handle, or nil
+	box     *callback
 }
 
 func NewMirror(delivery int, listener Listener) (*Mirror, error) {
@@ -335,13 +388,14 @@ func NewMirror(delivery int, listener Listener) (*Mirror, error) {
 	C.sl_mirror_def_default(&d)
 	d.delivery = C.int(delivery)
 	var m *C.sl_mirror
-	if err := check(C.sl_mirror_create(&d, &m)); err != nil {
+	if err := call(func() C.sl_status { return C.sl_mirror_create(&d, &m) }); err != nil {
 		return nil, err
 	}
 	mirror := &Mirror{ptr: m}
 	if listener != nil {
+		mirror.box = &callback{fn: listener}
 		mirror.context = C.malloc(C.size_t(unsafe.Sizeof(cgo.Handle(0))))
-		*(*cgo.Handle)(mirror.context) = cgo.NewHandle(listener)
+		*(*cgo.Handle)(mirror.context) = cgo.NewHandle(mirror.box)
 	}
 	return mirror, nil
 }
@@ -354,21 +408,29 @@ func (m *Mirror) Close() {
 	}
 }
 
+// Receive applies one packet; a listener's panic comes back as its error (after the packet applied).
 func (m *Mirror) Receive(packet []byte) error {
-	if len(packet) == 0 {
-		return check(C.sl_go_mirror_receive(m.ptr, nil, 0, m.context))
+	var bytes *C.uint8_t
+	if len(packet) != 0 {
+		bytes = (*C.uint8_t)(unsafe.Pointer(&packet[0]))
 	}
-	return check(C.sl_go_mirror_receive(m.ptr, (*C.uint8_t)(unsafe.Pointer(&packet[0])), C.size_t(len(packet)), m.context))
+	err := call(func() C.sl_status { return C.sl_go_mirror_receive(m.ptr, bytes, C.size_t(len(packet)), m.context) })
+	if m.box != nil {
+		if p := m.box.recovered(); p != nil {
+			return p
+		}
+	}
+	return err
 }
 
 // Held is the held entities, sorted by index.
 func (m *Mirror) Held() ([]Entity, error) {
 	var n C.size_t
-	if err := check(C.sl_mirror_held(m.ptr, nil, 0, &n)); err != nil || n == 0 {
+	if err := call(func() C.sl_status { return C.sl_mirror_held(m.ptr, nil, 0, &n) }); err != nil || n == 0 {
 		return nil, err
 	}
 	out := make([]Entity, n)
-	err := check(C.sl_mirror_held(m.ptr, (*C.sl_entity)(unsafe.Pointer(&out[0])), n, &n))
+	err := call(func() C.sl_status { return C.sl_mirror_held(m.ptr, (*C.sl_entity)(unsafe.Pointer(&out[0])), n, &n) })
 	return out, err
 }
 
@@ -378,7 +440,7 @@ func (m *Mirror) State(e Entity) (state []byte, part int, tick uint32, err error
 	var size C.size_t
 	var p C.int
 	var t C.uint32_t
-	if err = check(C.sl_mirror_state(m.ptr, C.sl_entity(e), &bytes, &size, &p, &t)); err != nil {
+	if err = call(func() C.sl_status { return C.sl_mirror_state(m.ptr, C.sl_entity(e), &bytes, &size, &p, &t) }); err != nil {
 		return nil, 0, 0, err
 	}
 	return C.GoBytes(unsafe.Pointer(bytes), C.int(size)), int(p), uint32(t), nil
@@ -387,7 +449,9 @@ func (m *Mirror) State(e Entity) (state []byte, part int, tick uint32, err error
 // Ack is the ack to send back to the server.
 func (m *Mirror) Ack() ([]byte, error) {
 	out := make([]byte, C.SL_ACK_BYTES)
-	err := check(C.sl_mirror_ack(m.ptr, (*C.uint8_t)(unsafe.Pointer(&out[0])), C.size_t(len(out))))
+	err := call(func() C.sl_status {
+		return C.sl_mirror_ack(m.ptr, (*C.uint8_t)(unsafe.Pointer(&out[0])), C.size_t(len(out)))
+	})
 	return out, err
 }
 

@@ -252,9 +252,8 @@ class Replicator:
 
     def __init__(self, world, serialize, delivery="reliable", packet_bytes=1200, budget_bytes=1200,
                  tick_seconds=1.0 / 20.0):
-        self._world = world  # the World must outlive the Replicator
-        self._serialize = serialize
-        self._errors = []
+        errors = []  # not self: a cycle through the callback would leave the order of finalizers open
+        self._errors = errors
 
         @ffi.callback("bool(sl_stream*, sl_entity, int, void*)")
         def trampoline(stream, entity, part, context):
@@ -262,7 +261,7 @@ class Replicator:
                 serialize(Stream(stream), entity, part)
                 return True
             except Exception as e:  # the record is refused; send() reports it
-                self._errors.append(f"serializer for entity {entity & 0xffffffff}: {e!r}")
+                errors.append(f"serializer for entity {entity & 0xffffffff}: {e!r}")
                 return False
 
         self._trampoline = trampoline  # kept alive as long as the Replicator
@@ -273,7 +272,10 @@ class Replicator:
         d.packet_bytes, d.budget_bytes, d.tick_seconds = packet_bytes, budget_bytes, tick_seconds
         out = ffi.new("sl_replicator**")
         _check(lib.sl_replicator_create(world._ptr, d, out))
-        self._ptr = ffi.gc(out[0], lib.sl_replicator_destroy)
+        # Destroying a Replicator reads its World: the destructor holds the World's pointer, so the
+        # World is freed after it whatever order Python collects them in.
+        world_ptr = world._ptr
+        self._ptr = ffi.gc(out[0], lambda p: (lib.sl_replicator_destroy(p), world_ptr))
 
     def send(self):
         self._errors.clear()
@@ -325,26 +327,40 @@ class Mirror:
         _check(lib.sl_mirror_create(d, out))
         self._ptr = ffi.gc(out[0], lib.sl_mirror_destroy)
         self._listener = ffi.NULL
+        self._errors = []
         if listener is not None:
-            self._callbacks = self._relay(listener)
+            self._callbacks = self._relay(listener, self._errors)
             self._listener = ffi.new("sl_mirror_listener*", self._callbacks)
 
     @staticmethod
-    def _relay(listener):
+    def _relay(listener, errors):
+        """C callbacks over the listener's methods; what they raise is kept for receive() to raise
+        (an exception may not unwind through the library)."""
+        def guarded(call):
+            def run(*args):
+                try:
+                    call(*args)
+                except Exception as e:
+                    errors.append(e)
+            return run
+
         callbacks = {}
         if hasattr(listener, "on_enter"):
             @ffi.callback("void(void*, sl_entity, uint8_t, bool, const uint8_t*, size_t, uint32_t)")
+            @guarded
             def on_enter(_, entity, reason, created, state, size, tick):
                 listener.on_enter(entity, ffi.string(lib.sl_spawn_reason_name(reason)).decode(), bool(created),
                                   bytes(ffi.buffer(state, size)), tick)
             callbacks["on_enter"] = on_enter
         if hasattr(listener, "on_update"):
             @ffi.callback("void(void*, sl_entity, const uint8_t*, size_t, uint32_t)")
+            @guarded
             def on_update(_, entity, state, size, tick):
                 listener.on_update(entity, bytes(ffi.buffer(state, size)), tick)
             callbacks["on_update"] = on_update
         if hasattr(listener, "on_exit"):
             @ffi.callback("void(void*, sl_entity, uint8_t, uint8_t)")
+            @guarded
             def on_exit(_, entity, kind, reason):
                 listener.on_exit(entity, "destroy" if kind == 1 else "leave",
                                  ffi.string(lib.sl_despawn_reason_name(reason)).decode())
@@ -352,8 +368,12 @@ class Mirror:
         return callbacks
 
     def receive(self, packet):
+        """Applies one packet; raises what a listener method raised (after the packet applied)."""
         data = ffi.from_buffer(packet)
+        self._errors.clear()
         _check(lib.sl_mirror_receive(self._ptr, ffi.cast("const uint8_t*", data), len(data), self._listener))
+        if self._errors:
+            raise self._errors[0]
 
     def holds(self, entity):
         return bool(lib.sl_mirror_holds(self._ptr, entity))
