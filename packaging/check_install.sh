@@ -36,6 +36,8 @@ if [ -x "$work/moved/bin/sightline-server" ]; then
   for tool in sim bots; do
     [ -x "$work/moved/bin/sightline-$tool" ] || { echo "sightline-$tool is not installed" >&2; exit 1; }
   done
+  # Marked, so a page served from the source tree instead would show.
+  echo "<!-- the installed copy -->" >> "$work/moved/share/sightline/web/index.html"
   "$work/moved/bin/sightline-server" --port 0 --entities 20 --seconds 20 > "$work/server.out" 2>&1 &
   server=$!
   trap 'kill $server 2> /dev/null; rm -rf "$work"' EXIT
@@ -47,7 +49,7 @@ if [ -x "$work/moved/bin/sightline-server" ]; then
   done
   [ -n "$url" ] || { cat "$work/server.out"; exit 1; }
   curl -fsS "$url" > "$work/index.html"
-  cmp "$work/index.html" "$src_dir/tools/server/web/index.html"
+  cmp "$work/index.html" "$work/moved/share/sightline/web/index.html"
   kill $server
   echo "installed server: serves the installed page"
 fi
