@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/limits.h"
 #include "sightline/protocol.h"
@@ -48,7 +49,7 @@ struct MirrorDef {
 
 /// The defaults above: reliable delivery, 4 snapshots per entity, at most 2^20 entities held,
 /// no payload check.
-[[nodiscard]] MirrorDef default_mirror_def();
+[[nodiscard]] SIGHTLINE_API MirrorDef default_mirror_def();
 
 /// How an entity left the mirror.
 enum class ExitKind : std::uint8_t {
@@ -75,7 +76,7 @@ enum class AnomalyKind : std::uint8_t {
   refresh_unknown = 9,
 };
 
-[[nodiscard]] const char* anomaly_kind_name(AnomalyKind kind) noexcept;
+[[nodiscard]] SIGHTLINE_API const char* anomaly_kind_name(AnomalyKind kind) noexcept;
 
 struct Anomaly {
   AnomalyKind kind = AnomalyKind::update_unknown;
@@ -104,7 +105,7 @@ struct ReceivedEvent {
 /// What the game hears while a packet is applied, in the packet's order for reliable delivery
 /// (spawns, despawns, refreshes and reliable events in reliable-id order, then the other events, then
 /// updates, for unreliable).
-class MirrorListener {
+class SIGHTLINE_API MirrorListener {
  public:
   virtual ~MirrorListener() = default;
   /// The entity arrived with its full state: restart its interpolation. `created`: it was
@@ -182,7 +183,7 @@ class MirrorImpl;
 /// copies and two kept states, and at most kReliableWindow waiting spawns and despawns. Not thread-safe: one
 /// thread at a time, or const calls only while no receive() runs. Movable; a moved-from mirror may only be
 /// assigned to or destroyed.
-class ClientMirror {
+class SIGHTLINE_API ClientMirror {
  public:
   [[nodiscard]] static Result<ClientMirror> create(const MirrorDef& def);
   ClientMirror(ClientMirror&&) noexcept;

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/limits.h"
 #include "sightline/status.h"
@@ -139,6 +140,7 @@ struct WireRecord {
   /// Equal fields and equal payload bytes, wherever each payload lies.
   friend bool operator==(const WireRecord& a, const WireRecord& b) noexcept;
 };
+SIGHTLINE_API bool operator==(const WireRecord& a, const WireRecord& b) noexcept;
 
 /// A decoded state packet. Reuse one: decode_packet keeps the records' capacity.
 struct DecodedPacket {
@@ -169,29 +171,34 @@ struct AckPacket {
   return n;
 }
 /// Bytes of a spawn, update and despawn record with these fields.
-[[nodiscard]] std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity, std::size_t payload,
-                                             std::uint32_t state_age = 0) noexcept;
+[[nodiscard]] SIGHTLINE_API std::size_t spawn_record_bytes(std::uint32_t reliable_id, EntityId entity,
+                                                           std::size_t payload,
+                                                           std::uint32_t state_age = 0) noexcept;
 /// Bytes of a refresh record (a spawn's fields but its reason).
-[[nodiscard]] std::size_t refresh_record_bytes(std::uint32_t reliable_id, EntityId entity,
-                                               std::size_t payload, std::uint32_t state_age = 0) noexcept;
+[[nodiscard]] SIGHTLINE_API std::size_t refresh_record_bytes(std::uint32_t reliable_id, EntityId entity,
+                                                             std::size_t payload,
+                                                             std::uint32_t state_age = 0) noexcept;
 /// (An update is its type byte, the entity's index and generation, the payload's length and bytes.)
 [[nodiscard]] constexpr std::size_t update_record_bytes(EntityId entity, std::size_t payload) noexcept {
   return 1 + varint_bytes(entity.index) + varint_bytes(entity.generation) +
          varint_bytes(static_cast<std::uint32_t>(payload)) + payload;
 }
-[[nodiscard]] std::size_t despawn_record_bytes(std::uint32_t reliable_id, EntityId entity) noexcept;
+[[nodiscard]] SIGHTLINE_API std::size_t despawn_record_bytes(std::uint32_t reliable_id,
+                                                             EntityId entity) noexcept;
 /// Bytes of a message record (its type, reliable id, the payload's length and bytes).
-[[nodiscard]] std::size_t message_record_bytes(std::uint32_t reliable_id, std::size_t payload) noexcept;
+[[nodiscard]] SIGHTLINE_API std::size_t message_record_bytes(std::uint32_t reliable_id,
+                                                             std::size_t payload) noexcept;
 /// Bytes of an event record: `reliable_id` and `age` count only when `reliable`, `subject` only
 /// when not null.
-[[nodiscard]] std::size_t event_record_bytes(bool reliable, std::uint32_t reliable_id, std::uint32_t age,
-                                             std::uint32_t event_class, EntityId subject,
-                                             std::size_t payload) noexcept;
+[[nodiscard]] SIGHTLINE_API std::size_t event_record_bytes(bool reliable, std::uint32_t reliable_id,
+                                                           std::uint32_t age, std::uint32_t event_class,
+                                                           EntityId subject, std::size_t payload) noexcept;
 
 /// Bytes of a delta update record: `payload` is the state where base_age is 0, else its delta runs
 /// of a `state_size`-byte state.
-[[nodiscard]] std::size_t delta_update_record_bytes(EntityId entity, std::uint32_t base_age,
-                                                    std::uint32_t state_size, std::size_t payload) noexcept;
+[[nodiscard]] SIGHTLINE_API std::size_t delta_update_record_bytes(EntityId entity, std::uint32_t base_age,
+                                                                  std::uint32_t state_size,
+                                                                  std::size_t payload) noexcept;
 
 /// Delta runs: how a delta update writes a state against a baseline of the same entity
 /// (docs/protocol.md). Pairs of (bytes equal to the baseline's at the same place, bytes that
@@ -199,31 +206,33 @@ struct AckPacket {
 /// equals the baseline. A state longer than its baseline differs in every byte past its end.
 /// Writes the runs of `state` against `base` into `out` (which holds at least
 /// delta_runs_bound(state.size()) bytes) and returns their size.
-std::size_t write_delta_runs(std::span<const std::uint8_t> base, std::span<const std::uint8_t> state,
-                             std::span<std::uint8_t> out) noexcept;
+SIGHTLINE_API std::size_t write_delta_runs(std::span<const std::uint8_t> base,
+                                           std::span<const std::uint8_t> state,
+                                           std::span<std::uint8_t> out) noexcept;
 /// The most bytes write_delta_runs may take for a state of `size` bytes.
 [[nodiscard]] constexpr std::size_t delta_runs_bound(std::size_t size) noexcept { return 2 * size + 2; }
 /// Rebuilds a state of out.size() bytes from `base` and `runs` into `out`: false (out unspecified)
 /// where the runs do not decode, run past out.size(), or keep bytes beyond the end of `base`.
-[[nodiscard]] bool apply_delta_runs(std::span<const std::uint8_t> base, std::span<const std::uint8_t> runs,
-                                    std::span<std::uint8_t> out) noexcept;
+[[nodiscard]] SIGHTLINE_API bool apply_delta_runs(std::span<const std::uint8_t> base,
+                                                  std::span<const std::uint8_t> runs,
+                                                  std::span<std::uint8_t> out) noexcept;
 
 /// Writes an update record of `entity` with `payload` into `out` and returns its size
 /// (update_record_bytes), or 0 with nothing written where `out` is too small, the entity is null or
 /// the payload is longer than 2^32 - 1 bytes. A server that sends one entity's update to many
 /// clients encodes it once and hands the same bytes to each client's PacketWriter::add_encoded_update.
-std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
-                                 std::span<const std::uint8_t> payload) noexcept;
+SIGHTLINE_API std::size_t encode_update_record(std::span<std::uint8_t> out, EntityId entity,
+                                               std::span<const std::uint8_t> payload) noexcept;
 /// The same for a delta update (delta_update_record_bytes): its size, or 0 with nothing written
 /// where `out` is too small, the entity is null or the payload is longer than 2^32 - 1 bytes.
-std::size_t encode_delta_update_record(std::span<std::uint8_t> out, EntityId entity, bool keep,
-                                       std::uint32_t base_age, std::uint32_t state_size,
-                                       std::span<const std::uint8_t> payload) noexcept;
+SIGHTLINE_API std::size_t encode_delta_update_record(std::span<std::uint8_t> out, EntityId entity, bool keep,
+                                                     std::uint32_t base_age, std::uint32_t state_size,
+                                                     std::span<const std::uint8_t> payload) noexcept;
 
 /// Writes one state packet into a caller's buffer. Each add_* refuses (false, nothing written)
 /// a record that does not fit, a null entity, a reason outside its enum, or a packet already at
 /// kMaxRecordsPerPacket.
-class PacketWriter {
+class SIGHTLINE_API PacketWriter {
  public:
   /// Starts a packet; `buffer` must hold at least kStateHeaderBytes and header.interest must be
   /// one a decoder accepts (a radius finite and > 0 while culling, +0 otherwise), else every add
@@ -310,11 +319,11 @@ inline void PacketWriter::copy_record(std::uint8_t* to, const std::uint8_t* from
 /// refresh's state age within the packet's tick, payload lengths within the packet, and no bytes after the
 /// last record. On failure returns malformed_packet with the offset and the reason, and `out` holds nothing
 /// that may be used.
-[[nodiscard]] Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out);
+[[nodiscard]] SIGHTLINE_API Status decode_packet(std::span<const std::uint8_t> bytes, DecodedPacket& out);
 
 /// Writes an ack packet: exactly kAckBytes bytes.
-void encode_ack(const AckPacket& ack, std::span<std::uint8_t, kAckBytes> out) noexcept;
+SIGHTLINE_API void encode_ack(const AckPacket& ack, std::span<std::uint8_t, kAckBytes> out) noexcept;
 /// Decodes an ack packet (malformed_packet on any wrong byte or length).
-[[nodiscard]] Result<AckPacket> decode_ack(std::span<const std::uint8_t> bytes);
+[[nodiscard]] SIGHTLINE_API Result<AckPacket> decode_ack(std::span<const std::uint8_t> bytes);
 
 }  // namespace sightline

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/limits.h"
 
@@ -29,7 +30,7 @@ enum class Rule : std::uint8_t {
 
 /// The rule's stable name, its enumerator's spelling ("within_leave"); "unknown" for a value
 /// outside the enum. The string is static: never freed, safe from any thread.
-[[nodiscard]] const char* rule_name(Rule rule) noexcept;
+[[nodiscard]] SIGHTLINE_API const char* rule_name(Rule rule) noexcept;
 
 /// World::why's answer.
 struct Why {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 
+#include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
 #include "sightline/protocol.h"
@@ -156,7 +157,7 @@ struct ReplicatorDef {
 
 /// The defaults above: reliable delivery, priority mode at 20 sends a second, 1200-byte packets
 /// and update budget, 32 KiB of spawns a send, shared payloads. No serializer: set one.
-[[nodiscard]] ReplicatorDef default_replicator_def();
+[[nodiscard]] SIGHTLINE_API ReplicatorDef default_replicator_def();
 
 /// Totals of one send over every client.
 struct SendStats {
@@ -239,7 +240,7 @@ class ReplicatorImpl;
 /// safety: call one Replicator from one thread at a time, between World ticks. send() spreads
 /// its clients over the World's workers (its own threads or the game's task system) when the
 /// tick would, and the packets, stats and errors are the same for any number of workers.
-class Replicator {
+class SIGHTLINE_API Replicator {
  public:
   /// Validates `def` (invalid_def naming the field and its value).
   [[nodiscard]] static Result<Replicator> create(World& world, const ReplicatorDef& def);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <span>
 
+#include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/limits.h"
 
@@ -52,7 +53,7 @@ inline constexpr int kEntityReferenceBits = 64;
 /// or a float is not finite, so a reader never hands the game a value its writer could not have
 /// produced. Measuring fails only where writing would for a value out of range.
 /// Copyable; holds no allocation; does not own its buffer.
-class Stream {
+class SIGHTLINE_API Stream {
  public:
   enum class Mode : std::uint8_t { write, read, measure };
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "sightline/export.h"
+
 namespace sightline {
 
 /// What went wrong. Each refused call leaves the world (or mirror) exactly as it was.
@@ -21,7 +23,7 @@ enum class ErrorCode : std::uint8_t {
 };
 
 /// Short stable name of an error code, e.g. "stale_handle".
-[[nodiscard]] const char* error_code_name(ErrorCode code) noexcept;
+[[nodiscard]] SIGHTLINE_API const char* error_code_name(ErrorCode code) noexcept;
 
 /// The outcome of a call that can be refused. Cheap to return when ok (no allocation);
 /// an error carries a message naming the field, handle and value involved.
@@ -44,7 +46,7 @@ class [[nodiscard]] Status {
 namespace detail {
 /// Prints the status message to stderr and aborts: reading the value of a failed Result is a
 /// programmer error, reported loudly rather than left undefined.
-[[noreturn]] void fail_on_empty_result(const Status& status) noexcept;
+[[noreturn]] SIGHTLINE_API void fail_on_empty_result(const Status& status) noexcept;
 }  // namespace detail
 
 /// A value, or the Status that explains why there is none. Check ok() (or the bool conversion)

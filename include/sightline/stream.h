@@ -5,6 +5,7 @@
 #include <span>
 
 #include "sightline/events.h"
+#include "sightline/export.h"
 #include "sightline/handles.h"
 
 namespace sightline {
@@ -34,8 +35,8 @@ enum class DespawnReason : std::uint8_t {
 
 /// Stable names of the reasons, their enumerators' spelling ("near", "key_removed"); "unknown"
 /// for a value outside the enum. The strings are static: never freed, safe from any thread.
-[[nodiscard]] const char* spawn_reason_name(SpawnReason reason) noexcept;
-[[nodiscard]] const char* despawn_reason_name(DespawnReason reason) noexcept;
+[[nodiscard]] SIGHTLINE_API const char* spawn_reason_name(SpawnReason reason) noexcept;
+[[nodiscard]] SIGHTLINE_API const char* despawn_reason_name(DespawnReason reason) noexcept;
 
 /// The entity entered the set this tick. The caller writes the entity's full state for it:
 /// the client knows nothing about the entity yet.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sightline/events.h"
+#include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
 #include "sightline/occlusion.h"
@@ -123,7 +124,7 @@ class WorldImpl;
 /// a time; with WorldDef::threads > 1, tick() spreads phases 3 and 4 over its own worker threads,
 /// and the records are the same for any thread count.
 /// Determinism: the same sequence of calls gives the same records, on any platform.
-class World {
+class SIGHTLINE_API World {
  public:
   /// Validates `def` (see validate()) and builds an empty world.
   [[nodiscard]] static Result<World> create(const WorldDef& def);

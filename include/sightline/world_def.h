@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "sightline/export.h"
 #include "sightline/limits.h"
 #include "sightline/status.h"
 #include "sightline/tasks.h"
@@ -23,7 +24,7 @@ struct DistanceTier {
 };
 
 /// The documented preset: members within R/2 every tick, the rest every second tick.
-[[nodiscard]] std::vector<DistanceTier> default_distance_tiers();
+[[nodiscard]] SIGHTLINE_API std::vector<DistanceTier> default_distance_tiers();
 
 /// How a World finds and replicates interest. Obtain with default_world_def() and change fields.
 struct WorldDef {
@@ -107,9 +108,9 @@ struct WorldDef {
 };
 
 /// The defaults above: R = L = 1.6, cell size R, no tiers.
-[[nodiscard]] WorldDef default_world_def();
+[[nodiscard]] SIGHTLINE_API WorldDef default_world_def();
 
 /// Checks every field; the first bad one is named with its value. World::create calls this.
-[[nodiscard]] Status validate(const WorldDef& def);
+[[nodiscard]] SIGHTLINE_API Status validate(const WorldDef& def);
 
 }  // namespace sightline
