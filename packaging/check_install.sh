@@ -48,8 +48,9 @@ if [ -x "$work/moved/bin/sightline-server" ]; then
     sleep 0.1
   done
   [ -n "$url" ] || { cat "$work/server.out"; exit 1; }
-  curl -fsS "$url" > "$work/index.html"
-  cmp "$work/index.html" "$work/moved/share/sightline/web/index.html"
+  curl -fsS --retry 5 --retry-connrefused --retry-delay 1 "$url" > "$work/index.html" ||
+    { cat "$work/server.out"; exit 1; }
+  cmp "$work/index.html" "$work/moved/share/sightline/web/index.html" || { cat "$work/server.out"; exit 1; }
   kill $server
   echo "installed server: serves the installed page"
 fi
