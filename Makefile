@@ -28,7 +28,7 @@ all: build
 deps:
 	@tools/install-deps.sh
 
-$(BUILD)/CMakeCache.txt: | deps
+$(BUILD)/CMakeCache.txt: Makefile | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/CMakeCache.txt
@@ -51,7 +51,7 @@ test-format: deps
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-$(ASAN_BUILD)/CMakeCache.txt: | deps
+$(ASAN_BUILD)/CMakeCache.txt: Makefile | deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIGHTLINE_SANITIZE=address,undefined \
 	  $(SANITIZER_FLAGS) -DSIGHTLINE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 
@@ -61,7 +61,7 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	  ctest --output-on-failure -j$(JOBS) -LE no-sanitizer
 
 # The threaded tick under ThreadSanitizer: the determinism test runs 1 to 4 threads.
-$(TSAN_BUILD)/CMakeCache.txt: | deps
+$(TSAN_BUILD)/CMakeCache.txt: Makefile | deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIGHTLINE_SANITIZE=thread \
 	  $(SANITIZER_FLAGS) -DSIGHTLINE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 
@@ -73,7 +73,7 @@ test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 # The C API as WebAssembly (Debian's emscripten; its tools need Debian's node modules) and the
 # Node binding's quickstart under node --test. The library as a unity build (SIGHTLINE_UNITY_BUILD):
 # 26 s here against 48 s file by file (each em++ start costs about a second).
-$(WASM_BUILD)/CMakeCache.txt: | deps
+$(WASM_BUILD)/CMakeCache.txt: Makefile | deps
 	NODE_PATH=/usr/share/nodejs emcmake cmake -S . -B $(WASM_BUILD) -DCMAKE_BUILD_TYPE=Release \
 	  -DSIGHTLINE_UNITY_BUILD=ON \
 	  -DSIGHTLINE_BUILD_TESTS=OFF -DSIGHTLINE_BUILD_TOOLS=OFF -DSIGHTLINE_BUILD_BENCH=OFF \
@@ -86,7 +86,7 @@ test-wasm: deps $(WASM_BUILD)/CMakeCache.txt
 # Every parser of untrusted bytes is fuzzed for a fixed time (the trace reader; the packet decoder
 # with the ClientMirror; the demo's frame readers); new inputs go to the build folder, the committed
 # seed corpus is only read.
-$(FUZZ_BUILD)/CMakeCache.txt: | deps
+$(FUZZ_BUILD)/CMakeCache.txt: Makefile | deps
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSIGHTLINE_SANITIZE=address,undefined -DSIGHTLINE_BUILD_FUZZ=ON -DSIGHTLINE_BUILD_TESTS=OFF \
 	  -DSIGHTLINE_UNITY_BUILD=ON \

@@ -8,7 +8,9 @@
 // World with a Replicator one thread (WorldDef.Threads = 1) so the serializer runs on the caller's.
 using System;
 using System.Collections.Generic;
+using System.Runtime.ExceptionServices;
 using System.Runtime.InteropServices;
+using System.Threading;
 
 namespace Sightline
 {
@@ -261,7 +263,7 @@ namespace Sightline
                 }
                 catch (Exception e)
                 {
-                    if (thrown == null) thrown = e;
+                    Interlocked.CompareExchange(ref thrown, e, null);  // the first, from any worker
                     return false;
                 }
             };
@@ -282,7 +284,7 @@ namespace Sightline
         {
             thrown = null;
             int status = Native.sl_replicator_send(handle);
-            if (thrown != null) throw thrown;
+            if (thrown != null) ExceptionDispatchInfo.Capture(thrown).Throw();
             Native.Check(status);
         }
 
@@ -376,7 +378,7 @@ namespace Sightline
         {
             thrown = null;
             int status = Native.sl_mirror_receive(handle, packet, (UIntPtr)packet.Length, ref listener);
-            if (thrown != null) throw thrown;
+            if (thrown != null) ExceptionDispatchInfo.Capture(thrown).Throw();
             Native.Check(status);
         }
 

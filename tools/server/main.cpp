@@ -27,13 +27,13 @@ std::string option_of(std::string_view message) {
   return "options";
 }
 
-// The page's files: where an install put them beside this binary (bin/../share/sightline/web),
-// else this build's source tree.
+// The page's files: where an install put them beside this binary (bin/../share/sightline/web
+// by default), else this build's source tree.
 std::string default_web_root() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const std::filesystem::path installed = self.parent_path().parent_path() / SIGHTLINE_WEB_INSTALL_DIR;
+    const std::filesystem::path installed = (self.parent_path() / SIGHTLINE_WEB_FROM_BIN).lexically_normal();
     if (std::filesystem::is_regular_file(installed / "index.html", ec)) return installed.string();
   }
   return SIGHTLINE_WEB_ROOT;

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/cgo"
+	"sync"
 	"unsafe"
 )
 
@@ -233,17 +234,28 @@ type Serializer func(s *Stream, e Entity, part int) bool
 // recovered, and the call that ran the callback (Send, Receive) returns it as an error.
 type callback struct {
 	fn       interface{}
+	mu       sync.Mutex // the serializer runs on the World's workers at once
 	panicked interface{}
 }
 
-// recover keeps a panic of the callback running (deferred in it).
-func (c *callback) recover() {
-	if r := recover(); r != nil && c.panicked == nil {
+func (c *callback) keep(r interface{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.panicked == nil {
 		c.panicked = r
 	}
 }
 
+// recover keeps a panic of the callback running (deferred in it).
+func (c *callback) recover() {
+	if r := recover(); r != nil {
+		c.keep(r)
+	}
+}
+
 func (c *callback) recovered() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.panicked == nil {
 		return nil
 	}
@@ -257,7 +269,8 @@ func slGoSerialize(stream *C.sl_stream, entity C.sl_entity, part C.int, context 
 	box := (*(*cgo.Handle)(context)).Value().(*callback)
 	defer func() {
 		if r := recover(); r != nil {
-			box.panicked, ok = r, false
+			box.keep(r)
+			ok = false
 		}
 	}()
 	return C.bool(box.fn.(Serializer)(&Stream{ptr: stream}, Entity(entity), int(part)))

@@ -371,9 +371,12 @@ class Mirror:
         """Applies one packet; raises what a listener method raised (after the packet applied)."""
         data = ffi.from_buffer(packet)
         self._errors.clear()
-        _check(lib.sl_mirror_receive(self._ptr, ffi.cast("const uint8_t*", data), len(data), self._listener))
+        status = lib.sl_mirror_receive(self._ptr, ffi.cast("const uint8_t*", data), len(data), self._listener)
         if self._errors:
-            raise self._errors[0]
+            error = self._errors[0]
+            self._errors.clear()  # no cycle through the traceback
+            raise error
+        _check(status)
 
     def holds(self, entity):
         return bool(lib.sl_mirror_holds(self._ptr, entity))
