@@ -97,6 +97,15 @@ sl_status copy_list(std::span<const From> items, To* out, std::size_t capacity, 
   return done();
 }
 
+// One World call with nothing to copy out: its pointer checked, its Status converted.
+template <class Call>
+sl_status on_world(sl_world* world, const char* call, Call&& body) noexcept {
+  return guarded([&] {
+    if (world == nullptr) return null_argument(call, "world");
+    return from(body(world->world));
+  });
+}
+
 Stream& stream_of(sl_stream* s) noexcept { return *reinterpret_cast<Stream*>(s); }
 const Stream& stream_of(const sl_stream* s) noexcept { return *reinterpret_cast<const Stream*>(s); }
 
@@ -249,17 +258,13 @@ sl_status sl_world_create_entity(sl_world* world, const sl_entity_def* def, sl_e
 }
 
 sl_status sl_world_destroy_entity(sl_world* world, sl_entity entity) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_destroy_entity");
-    return from(world->world.destroy_entity(entity_of(entity)));
-  });
+  return on_world(world, "sl_world_destroy_entity",
+                  [&](World& w) { return w.destroy_entity(entity_of(entity)); });
 }
 
 sl_status sl_world_set_position(sl_world* world, sl_entity entity, float x, float z) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_set_position");
-    return from(world->world.set_position(entity_of(entity), x, z));
-  });
+  return on_world(world, "sl_world_set_position",
+                  [&](World& w) { return w.set_position(entity_of(entity), x, z); });
 }
 
 sl_status sl_world_set_positions(sl_world* world, const sl_entity* entities, const float* xs, const float* zs,
@@ -291,45 +296,31 @@ sl_status sl_world_position(const sl_world* world, sl_entity entity, float* x, f
 }
 
 sl_status sl_world_teleport(sl_world* world, sl_entity entity, float x, float z) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_teleport");
-    return from(world->world.teleport(entity_of(entity), x, z));
-  });
+  return on_world(world, "sl_world_teleport", [&](World& w) { return w.teleport(entity_of(entity), x, z); });
 }
 
 sl_status sl_world_set_velocity(sl_world* world, sl_entity entity, float vx, float vz) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_set_velocity");
-    return from(world->world.set_velocity(entity_of(entity), vx, vz));
-  });
+  return on_world(world, "sl_world_set_velocity",
+                  [&](World& w) { return w.set_velocity(entity_of(entity), vx, vz); });
 }
 
 sl_status sl_world_set_always_relevant(sl_world* world, sl_entity entity, bool always_relevant) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_set_always_relevant");
-    return from(world->world.set_always_relevant(entity_of(entity), always_relevant));
-  });
+  return on_world(world, "sl_world_set_always_relevant",
+                  [&](World& w) { return w.set_always_relevant(entity_of(entity), always_relevant); });
 }
 
 sl_status sl_world_set_bound_radius(sl_world* world, sl_entity entity, float radius) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_set_bound_radius");
-    return from(world->world.set_bound_radius(entity_of(entity), radius));
-  });
+  return on_world(world, "sl_world_set_bound_radius",
+                  [&](World& w) { return w.set_bound_radius(entity_of(entity), radius); });
 }
 
 sl_status sl_world_attach(sl_world* world, sl_entity child, sl_entity parent) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_attach");
-    return from(world->world.attach(entity_of(child), entity_of(parent)));
-  });
+  return on_world(world, "sl_world_attach",
+                  [&](World& w) { return w.attach(entity_of(child), entity_of(parent)); });
 }
 
 sl_status sl_world_detach(sl_world* world, sl_entity child) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_detach");
-    return from(world->world.detach(entity_of(child)));
-  });
+  return on_world(world, "sl_world_detach", [&](World& w) { return w.detach(entity_of(child)); });
 }
 
 bool sl_world_entity_valid(const sl_world* world, sl_entity entity) {
@@ -352,53 +343,38 @@ sl_status sl_world_create_client(sl_world* world, sl_entity viewer, sl_client* o
 }
 
 sl_status sl_world_destroy_client(sl_world* world, sl_client client) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_destroy_client");
-    return from(world->world.destroy_client(client_of(client)));
-  });
+  return on_world(world, "sl_world_destroy_client",
+                  [&](World& w) { return w.destroy_client(client_of(client)); });
 }
 
 sl_status sl_world_set_viewer(sl_world* world, sl_client client, sl_entity viewer) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_set_viewer");
-    return from(world->world.set_viewer(client_of(client), entity_of(viewer)));
-  });
+  return on_world(world, "sl_world_set_viewer",
+                  [&](World& w) { return w.set_viewer(client_of(client), entity_of(viewer)); });
 }
 
 sl_status sl_world_add_origin(sl_world* world, sl_client client, sl_entity origin) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_add_origin");
-    return from(world->world.add_origin(client_of(client), entity_of(origin)));
-  });
+  return on_world(world, "sl_world_add_origin",
+                  [&](World& w) { return w.add_origin(client_of(client), entity_of(origin)); });
 }
 
 sl_status sl_world_remove_origin(sl_world* world, sl_client client, sl_entity origin) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_remove_origin");
-    return from(world->world.remove_origin(client_of(client), entity_of(origin)));
-  });
+  return on_world(world, "sl_world_remove_origin",
+                  [&](World& w) { return w.remove_origin(client_of(client), entity_of(origin)); });
 }
 
 sl_status sl_world_set_owner(sl_world* world, sl_entity entity, sl_client client) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_set_owner");
-    return from(world->world.set_owner(entity_of(entity), client_of(client)));
-  });
+  return on_world(world, "sl_world_set_owner",
+                  [&](World& w) { return w.set_owner(entity_of(entity), client_of(client)); });
 }
 
 sl_status sl_world_clear_owner(sl_world* world, sl_entity entity) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_clear_owner");
-    return from(world->world.clear_owner(entity_of(entity)));
-  });
+  return on_world(world, "sl_world_clear_owner", [&](World& w) { return w.clear_owner(entity_of(entity)); });
 }
 
 sl_status sl_world_set_view_radius(sl_world* world, sl_client client, float enter_radius,
                                    float leave_radius) {
-  return guarded([&] {
-    SL_NEED(world, "sl_world_set_view_radius");
-    return from(world->world.set_view_radius(client_of(client), enter_radius, leave_radius));
-  });
+  return on_world(world, "sl_world_set_view_radius",
+                  [&](World& w) { return w.set_view_radius(client_of(client), enter_radius, leave_radius); });
 }
 
 bool sl_world_client_valid(const sl_world* world, sl_client client) {
