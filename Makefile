@@ -117,8 +117,11 @@ bench: build
 	tools/plot/scaling.sh $(BUILD)/scaling.csv $(BUILD)/scaling.svg
 
 # 1,000 bots for 60 s against the demo server on loopback: tick p99, anomalies, memory (BENCHMARKS.md).
+# TRANSPORT=enet runs them over UDP; LOSS=0.2 (ENet only) puts the lossy relay between them.
+TRANSPORT ?= websocket
+LOSS ?=
 load: build
-	SIGHTLINE_BIN=$(BUILD)/bin tools/bots/load.sh 1000 60 $(BUILD)/load
+	SIGHTLINE_BIN=$(BUILD)/bin TRANSPORT=$(TRANSPORT) LOSS=$(LOSS) tools/bots/load.sh 1000 60 $(BUILD)/load
 
 format:
 	$(CLANG_FORMAT) -i $$(git ls-files '*.h' '*.c' '*.cpp')

@@ -45,6 +45,20 @@ void why_question(std::span<const std::uint8_t> bytes, bool debug_view_allowed) 
   check(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()));
 }
 
+// An ack frame views the library's ack packet: the frame again from what it decodes to.
+void ack_frame(std::span<const std::uint8_t> bytes) {
+  const auto packet = read_ack(bytes);
+  if (!packet) {
+    check(!packet.status().message().empty() && packet.status().message().size() <= 123);
+    return;
+  }
+  check(packet->size() == kAckBytes && packet->data() == bytes.data() + 1);
+  if (const auto ack = decode_ack(*packet)) {
+    const Bytes again = encode_ack(*ack);
+    check(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()));
+  }
+}
+
 void same(const Bytes& written, std::span<const std::uint8_t> bytes) {
   check(written.size() == bytes.size() && std::equal(written.begin(), written.end(), bytes.begin()));
 }
@@ -65,6 +79,13 @@ void server_frames(std::span<const std::uint8_t> bytes) {
   } else {
     check(!tick.status().message().empty());
   }
+  if (const auto reason = read_close(bytes)) {
+    Bytes out;
+    write_close(out, *reason);
+    same(out, bytes);
+  } else {
+    check(!reason.status().message().empty());
+  }
   if (const auto reset = read_reset(bytes)) {
     Bytes out;
     write_reset(out, *reset);
@@ -80,9 +101,10 @@ void server_frames(std::span<const std::uint8_t> bytes) {
     check(!answer.status().message().empty());
   }
   std::uint32_t at_tick = 0;
-  if (const auto debug = read_debug(bytes, &at_tick)) {
+  std::uint32_t members = 0;
+  if (const auto debug = read_debug(bytes, &at_tick, &members)) {
     Bytes out;
-    write_debug_header(out, at_tick, static_cast<std::uint32_t>(debug->size()));
+    write_debug_header(out, at_tick, members, static_cast<std::uint32_t>(debug->size()));
     for (const DebugEntry& e : *debug) append_debug_entry(out, e);
     same(out, bytes);
   } else {
@@ -98,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   client_frame(bytes, true);
   why_question(bytes, false);
   why_question(bytes, true);
+  ack_frame(bytes);
   server_frames(bytes);
   return 0;
 }

@@ -454,8 +454,8 @@ test('server frames decode, and any other size is refused', () => {
   assert.deepEqual([t.tick, t.viewerX, t.viewerZ, t.options, t.packets.length], [9, 1, 2, 3, 2]);
   assert.deepEqual(t.packets[1], packet);
   assert.deepEqual(decodeServerFrame(resetFrame(77)), { type: 'reset', tick: 77 });
-  const d = decodeServerFrame(debugFrame(5, [{ index: 4, x: 1.5, z: 2.5 }]));
-  assert.deepEqual(d, { type: 'debug', tick: 5, entities: [{ index: 4, x: 1.5, z: 2.5 }] });
+  const d = decodeServerFrame(debugFrame(5, [{ index: 4, x: 1.5, z: 2.5 }], 12));
+  assert.deepEqual(d, { type: 'debug', tick: 5, members: 12, entities: [{ index: 4, x: 1.5, z: 2.5 }] });
 
   const bad = [
     new Uint8Array(0),
@@ -467,7 +467,7 @@ test('server frames decode, and any other size is refused', () => {
     Uint8Array.from([...tickFrame({ tick: 9, viewerX: 1, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 3 }, []), 1]),
     tickFrame({ tick: 9, viewerX: NaN, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 3 }, []),
     tickFrame({ tick: 9, viewerX: 1, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 8 }, []),
-    debugFrame(5, [{ index: 4, x: 1.5, z: 2.5 }]).subarray(0, 20),
+    debugFrame(5, [{ index: 4, x: 1.5, z: 2.5 }]).subarray(0, 24),
   ];
   const badWelcome = welcomeFrame(world);
   badWelcome[1] = 1;  // the frame version before the tick frame stated the library's grid

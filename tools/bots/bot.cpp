@@ -23,6 +23,8 @@ const char* problem_name(Problem problem) noexcept {
     case Problem::malformed_packet: return "malformed_packet";
     case Problem::out_of_radius: return "out_of_radius";
     case Problem::out_of_order: return "out_of_order";
+    case Problem::set_mismatch: return "set_mismatch";
+    case Problem::not_converged: return "not_converged";
     default: return anomaly_kind_name(static_cast<AnomalyKind>(problem));
   }
 }
@@ -66,7 +68,7 @@ bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part, 
   return s.rest_is_zero();
 }
 
-Bot::Bot(const WalkDef& walk) : walk_(walk), rng_(walk.seed) {
+Bot::Bot(const WalkDef& walk, bool check_sets) : walk_(walk), rng_(walk.seed), check_sets_(check_sets) {
   heading_ = std::uniform_real_distribution<double>(0.0, 2.0 * std::numbers::pi)(rng_);
 }
 
@@ -83,12 +85,15 @@ void Bot::problem(Problem kind, const std::string& note) {
 
 void Bot::restart_mirror() {
   MirrorDef def;
-  def.delivery = Delivery::reliable;
+  def.delivery =
+      (welcome_->server_flags & demo::kServerUnreliable) != 0 ? Delivery::unreliable : Delivery::reliable;
   def.history = 1;
   def.check = &Bot::check_payload;
   def.check_context = this;
   mirror_.emplace(std::move(ClientMirror::create(def)).value());
   held_.clear();
+  last_tick_.reset();
+  ack_due_ = false;
 }
 
 void Bot::on_frame(std::span<const std::uint8_t> frame, double receive_ms, DelayHistogram& delays) {
@@ -103,7 +108,7 @@ void Bot::on_frame(std::span<const std::uint8_t> frame, double receive_ms, Delay
     case demo::kWelcomeFrame: on_welcome(frame); break;
     case demo::kTickFrame: on_tick(frame, receive_ms, delays); break;
     case demo::kResetFrame: on_reset(frame); break;
-    case demo::kDebugFrame: problem(Problem::out_of_order, "a debug frame, never asked for"); break;
+    case demo::kDebugFrame: on_debug(frame); break;
     default:
       problem(Problem::malformed_frame,
               fmt::format("frame type {} is unknown ({} bytes)", type, frame.size()));
@@ -142,6 +147,9 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
   }
   ++totals_.ticks;
   ++tick_frames_;
+  last_tick_ = tick->tick;
+  newest_state_tick_ = 0;
+  ack_due_ = true;
   delays.add(receive_ms - tick->server_time_ms);
   if (!placed_) {
     x_ = tick->viewer_x;
@@ -161,10 +169,11 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
     }
   }
   if ((tick->options & demo::kOptionInterest) == 0) return;  // the send-everything baseline: no radius
-  // Only states of this tick: an entity the server did not update may have walked on since.
+  // Only states of this tick: an entity the server did not update may have walked on since, and
+  // a spawn sent again may carry the state it first went with.
   const double limit = static_cast<double>(tick->leave_radius) + kPositionTolerance;
   for (const auto& [index, held] : held_) {
-    if (held.frame != tick_frames_) continue;
+    if (held.frame != tick_frames_ || held.tick != newest_state_tick_) continue;
     ++totals_.checked;
     const double dx = static_cast<double>(held.x) - tick->viewer_x;
     const double dz = static_cast<double>(held.z) - tick->viewer_z;
@@ -178,6 +187,65 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
   }
 }
 
+void Bot::on_debug(std::span<const std::uint8_t> frame) {
+  if (!options_sent_) {
+    problem(Problem::out_of_order, "a debug frame, never asked for");
+    return;
+  }
+  std::uint32_t tick = 0;
+  std::uint32_t members = 0;
+  const Result<std::vector<demo::DebugEntry>> hidden = demo::read_debug(frame, &tick, &members);
+  if (!hidden) {
+    problem(Problem::malformed_frame, hidden.status().message());
+    return;
+  }
+  // Only right after the tick frame it describes (under unreliable delivery either may be lost),
+  // and only when the mirror says it has everything: then it must hold the server's set exactly.
+  if (debug_frames_++ == 0) last_set_check_frame_ = tick_frames_;  // judged from the first one
+  if (!last_tick_ || *last_tick_ != tick) return;
+  ++debug_after_tick_;
+  if (mirror_->interest().pending != 0) return;
+  ++totals_.set_checks;
+  last_set_check_frame_ = tick_frames_;
+  for (const demo::DebugEntry& e : *hidden) {
+    if (held_.count(e.index) != 0) {
+      problem(Problem::set_mismatch,
+              fmt::format("tick {}: holds entity index {}, outside the server's set", tick, e.index));
+      return;
+    }
+  }
+  if (held_.size() != members) {
+    problem(Problem::set_mismatch,
+            fmt::format("tick {}: holds {} entities, the server's set has {}", tick, held_.size(), members));
+  }
+}
+
+std::optional<std::vector<std::uint8_t>> Bot::take_options() {
+  if (!check_sets_ || options_sent_ || !welcome_) return std::nullopt;
+  options_sent_ = true;
+  return demo::encode_options(demo::kDefaultOptions | demo::kOptionDebug);
+}
+
+std::optional<std::vector<std::uint8_t>> Bot::take_ack() {
+  if (!ack_due_ || !mirror_ || (welcome_->server_flags & demo::kServerUnreliable) == 0) return std::nullopt;
+  ack_due_ = false;
+  ++totals_.acks;
+  return demo::encode_ack(mirror_->ack());
+}
+
+void Bot::finish() {
+  if (!check_sets_ || !welcome_ || debug_frames_ == 0) return;
+  const auto window = static_cast<std::uint64_t>(kConvergeSeconds * welcome_->tick_rate);
+  if (tick_frames_ - last_set_check_frame_ > window) {
+    problem(
+        Problem::not_converged,
+        fmt::format("no complete mirror in the last {} tick frames: {} set checks, the last at tick frame "
+                    "{} of {}; {} debug frames, {} right after their tick frame; pending {} at the end",
+                    window, totals_.set_checks, last_set_check_frame_, tick_frames_, debug_frames_,
+                    debug_after_tick_, mirror_ ? mirror_->interest().pending : 0));
+  }
+}
+
 bool Bot::check_payload(EntityId, StatePart part, std::span<const std::uint8_t> payload, void* context) {
   const Bot& bot = *static_cast<const Bot*>(context);
   float x = 0.0f;
@@ -186,23 +254,25 @@ bool Bot::check_payload(EntityId, StatePart part, std::span<const std::uint8_t> 
   return read_entity_payload(payload, part, bot.welcome_->width, bot.welcome_->height, x, z, kind);
 }
 
-void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part) {
+void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick) {
   Held& h = held_[entity.index];
   std::uint32_t kind = 0;
   // The mirror's check has read this payload already.
   (void)read_entity_payload(payload, part, welcome_->width, welcome_->height, h.x, h.z, kind);
   h.frame = tick_frames_;
+  h.tick = tick;
+  newest_state_tick_ = std::max(newest_state_tick_, tick);
 }
 
 void Bot::on_enter(EntityId entity, SpawnReason, bool, std::span<const std::uint8_t> full_state,
-                   std::uint32_t) {
+                   std::uint32_t tick) {
   ++totals_.spawns;
-  record(entity, full_state, StatePart::full);
+  record(entity, full_state, StatePart::full, tick);
 }
 
-void Bot::on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t) {
+void Bot::on_update(EntityId entity, std::span<const std::uint8_t> update_state, std::uint32_t tick) {
   ++totals_.updates;
-  record(entity, update_state, StatePart::update);
+  record(entity, update_state, StatePart::update, tick);
 }
 
 void Bot::on_exit(EntityId entity, ExitKind, DespawnReason) {

@@ -31,8 +31,14 @@ enum class Problem : std::uint8_t {
   malformed_packet,  ///< A state packet, or an entity payload in it, the mirror refused.
   out_of_radius,     ///< A held entity's state of this tick lies beyond L (plus kPositionTolerance).
   out_of_order,      ///< A frame where the protocol has none: before or after `welcome`, an unasked `debug`.
+  /// Checking sets: the mirror, complete by its own count (pending 0) after a tick's packets,
+  /// differs from the server's set of that tick (the `debug` frame's members and hidden entities).
+  set_mismatch,
+  /// Checking sets: the mirror was not complete at any of the bot's last kConvergeSeconds of tick
+  /// frames since its debug view began (the first `debug` frame).
+  not_converged,
 };
-inline constexpr std::size_t kProblemKinds = 12;
+inline constexpr std::size_t kProblemKinds = 14;
 [[nodiscard]] const char* problem_name(Problem problem) noexcept;
 
 /// World units an entity's distance may exceed L by: positions travel quantized to 1/256 on each
@@ -72,6 +78,10 @@ struct BotTotals {
   std::uint64_t updates = 0;
   std::uint64_t despawns = 0;
   std::uint64_t checked = 0;  ///< Held entities whose distance to the viewer was checked.
+  std::uint64_t acks = 0;     ///< Ack frames the bot sent (unreliable delivery).
+  /// Checking sets: ticks at which the mirror was complete (pending 0) and was compared with the
+  /// server's set, entity by entity.
+  std::uint64_t set_checks = 0;
   std::array<std::uint64_t, kProblemKinds> problems{};
 };
 
@@ -82,10 +92,16 @@ struct WalkDef {
   double turn = 0.6;   ///< Standard deviation of the heading change per move, radians.
 };
 
+/// Seconds at the end of a run within which a bot checking sets must have found its mirror
+/// complete and equal to the server's set (Problem::not_converged otherwise).
+inline constexpr double kConvergeSeconds = 2.0;
+
 /// The bot's side of one connection. Not thread-safe; single-threaded use.
 class Bot final : private MirrorListener {
  public:
-  explicit Bot(const WalkDef& walk);
+  /// `check_sets`: ask for the debug view (the server must run with --debug-view) and compare
+  /// the mirror with the server's set at every tick where the mirror says it is complete.
+  explicit Bot(const WalkDef& walk, bool check_sets = false);
   Bot(const Bot&) = delete;
   Bot& operator=(const Bot&) = delete;
 
@@ -96,6 +112,16 @@ class Bot final : private MirrorListener {
   /// The next move frame after `seconds` of walking since the last one, or nothing before the
   /// first tick frame (the bot does not know where its viewer stands yet).
   [[nodiscard]] std::optional<std::vector<std::uint8_t>> next_move(double seconds);
+
+  /// The `options` frame turning the debug view on, once, after the welcome, when checking sets.
+  [[nodiscard]] std::optional<std::vector<std::uint8_t>> take_options();
+  /// Under unreliable delivery (the welcome's server flag), an `ack` frame after each tick frame
+  /// received since the last one; nothing otherwise.
+  [[nodiscard]] std::optional<std::vector<std::uint8_t>> take_ack();
+  /// The connection ended: checking sets, a bot whose last kConvergeSeconds of tick frames (at
+  /// the welcome's tick rate) since its first `debug` frame brought no complete mirror records
+  /// Problem::not_converged. One that never got a debug frame is not judged (set_checks stays 0).
+  void finish();
 
   [[nodiscard]] bool welcomed() const noexcept { return welcome_.has_value(); }
   [[nodiscard]] const BotTotals& totals() const noexcept { return totals_; }
@@ -111,14 +137,16 @@ class Bot final : private MirrorListener {
     float x = 0.0f;
     float z = 0.0f;
     std::uint64_t frame = 0;  // the tick frame (counted from 1) of its latest state
+    std::uint32_t tick = 0;   // the state's own tick (older than the packet's for a late spawn)
   };
 
   void on_welcome(std::span<const std::uint8_t> frame);
   void on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayHistogram& delays);
   void on_reset(std::span<const std::uint8_t> frame);
+  void on_debug(std::span<const std::uint8_t> frame);
   void restart_mirror();
   void problem(Problem kind, const std::string& note);
-  void record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part);
+  void record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick);
   static bool check_payload(EntityId entity, StatePart part, std::span<const std::uint8_t> payload,
                             void* context);
 
@@ -133,7 +161,16 @@ class Bot final : private MirrorListener {
   std::optional<ClientMirror> mirror_;
   std::unordered_map<std::uint32_t, Held> held_;  // by entity index
   std::uint64_t tick_frames_ = 0;
-  bool placed_ = false;  // whether a tick frame said where the viewer is
+  std::optional<std::uint32_t> last_tick_;  // the latest tick frame's tick
+  std::uint32_t newest_state_tick_ = 0;     // of the states the latest tick frame brought
+  bool check_sets_ = false;
+  bool options_sent_ = false;
+  bool ack_due_ = false;
+  // The tick frame (counted from 1) last compared, or of the first debug frame before any.
+  std::uint64_t last_set_check_frame_ = 0;
+  std::uint64_t debug_frames_ = 0;
+  std::uint64_t debug_after_tick_ = 0;  // debug frames right after the tick frame of their tick
+  bool placed_ = false;                 // whether a tick frame said where the viewer is
   double x_ = 0.0;
   double z_ = 0.0;
   double heading_ = 0.0;

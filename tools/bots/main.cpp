@@ -14,7 +14,10 @@
 int main(int argc, char** argv) {
   sightline::bots::RunDef def;
   std::string json_path;
-  CLI::App app{"sightline-bots: WebSocket load bots for sightline-server (docs/demo_protocol.md)"};
+  CLI::App app{
+      "sightline-bots: load bots for sightline-server over WebSocket or ENet (docs/demo_protocol.md)"};
+  app.add_option("--transport", def.transport, "websocket or enet (the server's --transport)")
+      ->capture_default_str();
   app.add_option("--host", def.host, "Server address; the bots connect to it and nowhere else (loopback use)")
       ->capture_default_str();
   app.add_option("--port", def.port, "Server port")->required();
@@ -29,6 +32,12 @@ int main(int argc, char** argv) {
   app.add_option("--seed", def.seed, "Bot i walks with seed + i")->capture_default_str();
   app.add_option("--idle-timeout", def.idle_timeout, "Seconds without a server frame before a bot gives up")
       ->capture_default_str();
+  app.add_option("--connect-timeout", def.connect_timeout,
+                 "Seconds for a connection (and, over WebSocket, its handshake) before a bot gives up")
+      ->capture_default_str();
+  app.add_flag("--check-sets", def.check_sets,
+               "Ask for the debug view (server --debug-view) and compare each mirror with the server's set "
+               "whenever it is complete");
   app.add_option("--json", json_path, "Also write the figures to this file as JSON");
   CLI11_PARSE(app, argc, argv);
 
@@ -36,9 +45,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "sightline-bots: {}\n", s.message());
     return 2;
   }
-  fmt::print(stderr, "sightline-bots: {} bots to ws://{}:{}/ws for {} s (ramp {} s)\n", def.bots, def.host,
-             def.port, def.seconds, def.ramp_seconds);
-  const sightline::bots::RunResult result = sightline::bots::run_bots(def);
+  const bool enet = def.transport == "enet";
+  fmt::print(stderr, "sightline-bots: {} bots to {}://{}:{}{} for {} s (ramp {} s)\n", def.bots,
+             enet ? "enet" : "ws", def.host, def.port, enet ? "" : "/ws", def.seconds, def.ramp_seconds);
+  const sightline::bots::RunResult result =
+      enet ? sightline::bots::run_enet_bots(def) : sightline::bots::run_bots(def);
   const sightline::bots::Summary summary = sightline::bots::summarize(result);
   fmt::print("{}", sightline::bots::format_table(summary));
   if (!json_path.empty()) {

@@ -25,20 +25,6 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto seconds_of = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
-  };
-  return seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
-}
-
-double epoch_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 struct Shared {
   const RunDef& def;
   RunResult& result;
@@ -50,7 +36,8 @@ struct Shared {
 };
 
 struct Session {
-  Session(asio::any_io_executor ex, const WalkDef& walk) : ws(ex), wake(ex), bot(walk) {}
+  Session(asio::any_io_executor ex, const WalkDef& walk, bool check_sets)
+      : ws(ex), wake(ex), bot(walk, check_sets) {}
   websocket::stream<beast::tcp_stream> ws;
   asio::steady_timer wake;  // the walk's timer, cancelled when the reader ends
   Bot bot;
@@ -88,7 +75,7 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
   const RunDef& def = shared.def;
   BotRun& run = shared.result.bots[i];
   const auto ex = co_await asio::this_coro::executor;
-  auto s = std::make_shared<Session>(ex, WalkDef{.seed = def.seed + i, .speed = def.speed});
+  auto s = std::make_shared<Session>(ex, WalkDef{.seed = def.seed + i, .speed = def.speed}, def.check_sets);
 
   s->wake.expires_at(shared.start +
                      seconds(def.ramp_seconds * static_cast<double>(i) / static_cast<double>(def.bots)));
@@ -125,6 +112,12 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
     co_await s->wake.async_wait(nothrow);
     if (s->reader_done || Clock::now() >= shared.end) break;
     const Clock::time_point now = Clock::now();
+    if (const auto options = s->bot.take_options()) {
+      if (auto [ec, n] = co_await s->ws.async_write(asio::buffer(*options), nothrow); ec) {
+        error = "write: " + ec.message();
+        break;
+      }
+    }
     const auto move = s->bot.next_move(std::chrono::duration<double>(now - last_move).count());
     last_move = now;
     if (!move) continue;
@@ -145,6 +138,7 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
     co_await s->wake.async_wait(nothrow);
   }
   run.connected_seconds = std::chrono::duration<double>(Clock::now() - connected).count();
+  s->bot.finish();
   run.totals = s->bot.totals();
   run.notes = s->bot.notes();
   if (error.empty()) error = s->reader_error;
@@ -191,7 +185,7 @@ RunResult run_bots(const RunDef& def) {
   RunResult result;
   result.bots.resize(def.bots);
   const Clock::time_point began = Clock::now();
-  const double cpu_began = cpu_seconds();
+  const double cpu_began = process_cpu_seconds();
   {
     asio::io_context io(1);
     Shared shared{.def = def, .result = result};
@@ -209,7 +203,7 @@ RunResult run_bots(const RunDef& def) {
       run.error = "still open when the grace time ran out";
   }
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - began).count();
-  result.cpu_seconds = cpu_seconds() - cpu_began;
+  result.cpu_seconds = process_cpu_seconds() - cpu_began;
   return result;
 }
 

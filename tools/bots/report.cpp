@@ -19,6 +19,8 @@ void add(BotTotals& sum, const BotTotals& t) {
   sum.updates += t.updates;
   sum.despawns += t.despawns;
   sum.checked += t.checked;
+  sum.acks += t.acks;
+  sum.set_checks += t.set_checks;
   for (std::size_t k = 0; k < kProblemKinds; ++k) sum.problems[k] += t.problems[k];
 }
 
@@ -94,6 +96,8 @@ std::string format_table(const Summary& s) {
   row("resets", std::to_string(s.totals.resets));
   row("moves sent", std::to_string(s.totals.moves));
   row("held entities checked against L", std::to_string(s.totals.checked));
+  row("acks sent", std::to_string(s.totals.acks));
+  row("sets compared with the server's", std::to_string(s.totals.set_checks));
   row("delivery delay p50 / p99 / max",
       fmt::format("{:.2f} / {:.2f} / {:.2f} ms", s.delay_p50_ms, s.delay_p99_ms, s.delay_max_ms));
   row("delay samples (min)", fmt::format("{} ({:.2f} ms)", s.delay_samples, s.delay_min_ms));
@@ -115,6 +119,7 @@ std::string format_json(const Summary& s, const RunDef& def) {
   }
   const auto outcome = [&s](Outcome o) { return s.outcomes[static_cast<std::size_t>(o)]; };
   const nlohmann::json j = {
+      {"transport", def.transport},
       {"host", def.host},
       {"port", def.port},
       {"bots", s.bots},
@@ -141,7 +146,9 @@ std::string format_json(const Summary& s, const RunDef& def) {
         {"spawns", s.totals.spawns},
         {"updates", s.totals.updates},
         {"despawns", s.totals.despawns},
-        {"checked", s.totals.checked}}},
+        {"checked", s.totals.checked},
+        {"acks", s.totals.acks},
+        {"set_checks", s.totals.set_checks}}},
       {"delay_ms",
        {{"samples", s.delay_samples},
         {"p50", s.delay_p50_ms},

@@ -1,7 +1,9 @@
 #include "run.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
+#include <chrono>
 #include <cmath>
 
 namespace sightline::bots {
@@ -14,9 +16,15 @@ Status bad(const char* field, double value, const std::string& rule) {
 }  // namespace
 
 Status validate(const RunDef& def) {
+  const bool enet = def.transport == "enet";
+  if (!enet && def.transport != "websocket") {
+    return {ErrorCode::invalid_argument, "transport is \"" + def.transport + "\": must be websocket or enet"};
+  }
   if (def.host.empty()) return {ErrorCode::invalid_argument, "host is empty"};
   if (def.port == 0) return bad("port", def.port, "must be in [1, 65535]");
   if (def.bots < 1 || def.bots > 10000) return bad("bots", def.bots, "must be in [1, 10000]");
+  if (enet && def.bots > 4095)
+    return bad("bots", def.bots, "must be in [1, 4095] over ENet (its peer limit)");
   if (!(def.seconds > 0.0 && def.seconds <= 3600.0))
     return bad("seconds", def.seconds, "must be in (0, 3600]");
   if (!(def.ramp_seconds >= 0.0 && def.ramp_seconds <= def.seconds / 2.0)) {
@@ -35,6 +43,20 @@ Status validate(const RunDef& def) {
     return bad("grace-seconds", def.grace_seconds, "must be in (0, 600]");
   }
   return {};
+}
+
+double epoch_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds_of = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return seconds_of(usage.ru_utime) + seconds_of(usage.ru_stime);
 }
 
 const char* outcome_name(Outcome outcome) noexcept {

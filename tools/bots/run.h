@@ -1,4 +1,5 @@
-// sightline-bots' run: N bots on WebSocket connections to one demo server, and what each saw.
+// sightline-bots' run: N bots on WebSocket or ENet connections to one demo server, and what each
+// saw.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +11,13 @@
 namespace sightline::bots {
 
 struct RunDef {
+  /// "websocket" (the server's default) or "enet" (UDP: unreliable delivery, the bots ack).
+  std::string transport = "websocket";
   /// Where the server listens. The bots connect there and nowhere else; the delay figure
   /// compares the server's clock with this machine's, so it means something on loopback only.
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::uint32_t bots = 1;         ///< Connections, in [1, 10000].
+  std::uint32_t bots = 1;         ///< Connections, in [1, 10000]; [1, 4095] over ENet.
   double seconds = 10.0;          ///< Length of the run from the first connection, seconds.
   double ramp_seconds = 1.0;      ///< Connections start evenly over this, in [0, seconds / 2].
   double move_hz = 10.0;          ///< Move frames per second per bot, in (0, 30].
@@ -24,6 +27,9 @@ struct RunDef {
   double idle_timeout = 5.0;      ///< Seconds without a server frame before a bot gives up.
   /// Seconds after the run's end for the closing handshakes; then everything stops (hung).
   double grace_seconds = 10.0;
+  /// Each bot asks for the debug view (the server must run with --debug-view) and compares its
+  /// mirror with the server's set at every tick where the mirror is complete (Bot).
+  bool check_sets = false;
 };
 
 /// Checks every field; the message names the first bad one and its value.
@@ -54,8 +60,16 @@ struct RunResult {
   double cpu_seconds = 0.0;
 };
 
-/// Runs the bots on one thread until the run's end (plus the closing handshakes, bounded by
-/// grace_seconds). `def` must pass validate().
+/// Runs the bots over WebSocket on one thread until the run's end (plus the closing handshakes,
+/// bounded by grace_seconds). `def` must pass validate().
 [[nodiscard]] RunResult run_bots(const RunDef& def);
+/// The same over ENet: one client host, one peer per bot, one thread. Each bot acks every tick
+/// frame and sends its moves unreliably, its options reliably; it leaves with kClientGoodbye.
+[[nodiscard]] RunResult run_enet_bots(const RunDef& def);
+
+/// Milliseconds since the Unix epoch (the clock the server stamps tick frames with).
+[[nodiscard]] double epoch_ms();
+/// CPU time (user + system) of this process so far, seconds.
+[[nodiscard]] double process_cpu_seconds();
 
 }  // namespace sightline::bots

@@ -99,9 +99,10 @@ constexpr bool serialize_reset(S& s, std::uint32_t& tick) {
 
 /// A debug frame up to its entry count.
 template <class S>
-constexpr bool serialize_debug_header(S& s, std::uint32_t& tick, std::uint32_t& count) {
+constexpr bool serialize_debug_header(S& s, std::uint32_t& tick, std::uint32_t& members,
+                                      std::uint32_t& count) {
   return serialize_type(s, kDebugFrame) && s.at_least(kDebugHeaderBytes) && s.value(tick, "tick") &&
-         s.value(count, "count");
+         s.value(members, "members") && s.value(count, "count");
 }
 
 /// E: DebugEntry or const DebugEntry.
@@ -164,8 +165,9 @@ constexpr std::size_t reset_bytes() {
 constexpr std::size_t debug_header_offset(std::string_view field) {
   FrameMeasurer measure(field);
   std::uint32_t tick = 0;
+  std::uint32_t members = 0;
   std::uint32_t count = 0;
-  serialize_debug_header(measure, tick, count);
+  serialize_debug_header(measure, tick, members, count);
   return measure.field_offset();
 }
 constexpr std::size_t debug_entry_bytes() {
@@ -229,7 +231,7 @@ bool check_welcome(FrameReader& in, const Welcome& w) {
         "is " + number_text(w.leave_radius) + ": below the enter radius " + number_text(w.enter_radius));
   }
   if (w.tick_rate == 0) return in.refuse_at(kTickRateOffset, "tick rate", "is 0");
-  if ((w.server_flags & ~kServerDebugViewAllowed) != 0) {
+  if ((w.server_flags & ~kServerFlagBits) != 0) {
     return in.refuse_at(kServerFlagsOffset, "server flags",
                         "are " + hex(w.server_flags) + ": unknown bits set");
   }
@@ -332,9 +334,10 @@ void write_reset(std::vector<std::uint8_t>& out, std::uint32_t tick) {
   serialize_reset(writer, tick);
 }
 
-void write_debug_header(std::vector<std::uint8_t>& out, std::uint32_t tick, std::uint32_t count) {
+void write_debug_header(std::vector<std::uint8_t>& out, std::uint32_t tick, std::uint32_t members,
+                        std::uint32_t count) {
   FrameWriter writer(out);
-  serialize_debug_header(writer, tick, count);
+  serialize_debug_header(writer, tick, members, count);
 }
 
 void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry) {
@@ -345,6 +348,12 @@ void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry)
 void write_why_answer(std::vector<std::uint8_t>& out, const WhyAnswer& answer) {
   FrameWriter writer(out);
   serialize_why_answer(writer, answer);
+}
+
+void write_close(std::vector<std::uint8_t>& out, std::string_view reason) {
+  reason = reason.substr(0, kMaxCloseReasonBytes);
+  out.push_back(kCloseFrame);
+  out.insert(out.end(), reason.begin(), reason.end());
 }
 
 std::uint8_t frame_type(std::span<const std::uint8_t> frame) noexcept { return frame.empty() ? 0 : frame[0]; }
@@ -383,11 +392,13 @@ Result<std::uint32_t> read_reset(std::span<const std::uint8_t> frame) {
   return tick;
 }
 
-Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame, std::uint32_t* tick) {
+Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame, std::uint32_t* tick,
+                                           std::uint32_t* members) {
   FrameReader in(frame, "debug");
   std::uint32_t at_tick = 0;
+  std::uint32_t member_count = 0;
   std::uint32_t count = 0;
-  if (!serialize_debug_header(in, at_tick, count)) return in.status();
+  if (!serialize_debug_header(in, at_tick, member_count, count)) return in.status();
   if (std::uint64_t{count} * kDebugEntryBytes != in.remaining()) {
     in.refuse_at(kDebugCountOffset, "count",
                  "is " + std::to_string(count) + ": needs " +
@@ -400,6 +411,7 @@ Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame, 
     if (!serialize_debug_entry(in, e)) return in.status();
   }
   if (tick != nullptr) *tick = at_tick;
+  if (members != nullptr) *members = member_count;
   return entries;
 }
 
@@ -408,6 +420,17 @@ Result<WhyAnswer> read_why_answer(std::span<const std::uint8_t> frame) {
   WhyAnswer a;
   if (!serialize_why_answer(in, a) || !check_why_answer(in, a)) return in.status();
   return a;
+}
+
+Result<std::string> read_close(std::span<const std::uint8_t> frame) {
+  FrameReader in(frame, "close");
+  if (!serialize_type(in, kCloseFrame)) return in.status();
+  if (in.remaining() > kMaxCloseReasonBytes) {
+    in.refuse_frame("reason is " + std::to_string(in.remaining()) + " bytes, above " +
+                    std::to_string(kMaxCloseReasonBytes));
+    return in.status();
+  }
+  return std::string(frame.begin() + 1, frame.end());
 }
 
 Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const ClientLimits& limits) {
@@ -420,9 +443,10 @@ Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const
     case kOptionsFrame: size = kOptionsBytes; break;
     case kRadiusFrame: size = kRadiusBytes; break;
     case kWhyFrame: return refuse("frame type 4 is why, a question and not an input: read_why reads it");
+    case kAckFrame: return refuse("frame type 5 is ack, for the library and not an input: read_ack reads it");
     default:
       return refuse("frame type " + std::to_string(f.type) +
-                    " is unknown (move 1, options 2, radius 3, why 4)");
+                    " is unknown (move 1, options 2, radius 3, why 4, ack 5)");
   }
   const char* name = client_frame_name(f.type);
   if (frame.size() != size) {
@@ -502,6 +526,26 @@ std::vector<std::uint8_t> encode_why(EntityId entity) {
   writer.value(kWhyFrame, "type");
   serialize_why_question(writer, entity);
   return out;
+}
+
+std::vector<std::uint8_t> encode_ack(const AckPacket& ack) {
+  std::vector<std::uint8_t> out(kAckFrameBytes);
+  out[0] = kAckFrame;
+  encode_ack(ack, std::span<std::uint8_t, kAckBytes>(out.data() + 1, kAckBytes));
+  return out;
+}
+
+Result<std::span<const std::uint8_t>> read_ack(std::span<const std::uint8_t> frame) {
+  if (frame.empty()) return refuse("empty frame: no type byte");
+  if (frame[0] != kAckFrame) {
+    return refuse("frame type " + std::to_string(frame[0]) + " is not ack (" + std::to_string(kAckFrame) +
+                  ")");
+  }
+  if (frame.size() != kAckFrameBytes) {
+    return refuse("ack frame is " + std::to_string(frame.size()) + " bytes, expected " +
+                  std::to_string(kAckFrameBytes));
+  }
+  return frame.subspan(1);
 }
 
 }  // namespace sightline::demo

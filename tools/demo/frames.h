@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sightline/handles.h"
+#include "sightline/protocol.h"
 #include "sightline/relevance.h"
 #include "sightline/status.h"
 
@@ -21,22 +23,38 @@ inline constexpr std::uint8_t kTickFrame = 2;
 inline constexpr std::uint8_t kResetFrame = 3;
 inline constexpr std::uint8_t kDebugFrame = 4;
 inline constexpr std::uint8_t kWhyAnswerFrame = 5;
+/// UDP transports only (WebSocket has its own close frame): why the server ends the connection.
+inline constexpr std::uint8_t kCloseFrame = 6;
+// Over ENet: the server's frames and the client's reliable ones (options, radius, why) on one
+// channel (ENet delivers a channel's unreliable packets in order behind its reliable ones, so a
+// tick frame never overtakes the reset before it); the client's unreliable inputs (acks, moves)
+// on a second, where a resent reliable frame cannot hold them back.
+inline constexpr std::uint8_t kEnetChannels = 2;
+inline constexpr std::uint8_t kEnetStreamChannel = 0;
+inline constexpr std::uint8_t kEnetInputChannel = 1;
+/// What a client passes to enet_peer_disconnect when it leaves (a timeout reads as 0).
+inline constexpr std::uint32_t kClientGoodbye = 1;
+/// The longest close reason, bytes (a WebSocket close frame's limit, for both transports).
+inline constexpr std::size_t kMaxCloseReasonBytes = 123;
 
 // Client to server, with their fixed sizes (type byte included).
 inline constexpr std::uint8_t kMoveFrame = 1;
 inline constexpr std::uint8_t kOptionsFrame = 2;
 inline constexpr std::uint8_t kRadiusFrame = 3;
 inline constexpr std::uint8_t kWhyFrame = 4;
+inline constexpr std::uint8_t kAckFrame = 5;
 inline constexpr std::size_t kMoveBytes = 9;
 inline constexpr std::size_t kOptionsBytes = 2;
 inline constexpr std::size_t kRadiusBytes = 5;
 inline constexpr std::size_t kWhyBytes = 9;
+/// The type byte, then the library's ack packet (protocol.h, kAckBytes).
+inline constexpr std::size_t kAckFrameBytes = 1 + kAckBytes;
 
 inline constexpr std::size_t kWelcomeBytes = 37;
 /// A tick frame's bytes before its first packet length.
 inline constexpr std::size_t kTickHeaderBytes = 61;
 inline constexpr std::size_t kResetBytes = 5;
-inline constexpr std::size_t kDebugHeaderBytes = 9;
+inline constexpr std::size_t kDebugHeaderBytes = 13;
 /// Bytes of one entity in a debug frame.
 inline constexpr std::size_t kDebugEntryBytes = 12;
 inline constexpr std::size_t kWhyAnswerBytes = 24;
@@ -51,6 +69,9 @@ inline constexpr std::uint8_t kDefaultOptions = kOptionHysteresis | kOptionInter
 
 /// Welcome's server flags.
 inline constexpr std::uint8_t kServerDebugViewAllowed = 1;
+/// The stream is Delivery::unreliable (a UDP transport): run the mirror so and send `ack` frames.
+inline constexpr std::uint8_t kServerUnreliable = 2;
+inline constexpr std::uint8_t kServerFlagBits = kServerDebugViewAllowed | kServerUnreliable;
 
 /// Entity kinds in a spawn's full state.
 inline constexpr std::uint32_t kKindWalker = 0;
@@ -138,10 +159,14 @@ void write_welcome(std::vector<std::uint8_t>& out, const Welcome& welcome);
 /// Refused (invalid_argument) for a packet longer than 65535 bytes.
 [[nodiscard]] Status append_tick_packet(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> packet);
 void write_reset(std::vector<std::uint8_t>& out, std::uint32_t tick);
-/// The header of a debug frame; append `count` entries with append_debug_entry.
-void write_debug_header(std::vector<std::uint8_t>& out, std::uint32_t tick, std::uint32_t count);
+/// The header of a debug frame: `members`, the size of the connection's interest set at `tick`
+/// (its viewer excluded); append `count` entries with append_debug_entry.
+void write_debug_header(std::vector<std::uint8_t>& out, std::uint32_t tick, std::uint32_t members,
+                        std::uint32_t count);
 void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry);
 void write_why_answer(std::vector<std::uint8_t>& out, const WhyAnswer& answer);
+/// A close frame: the reason's first kMaxCloseReasonBytes bytes.
+void write_close(std::vector<std::uint8_t>& out, std::string_view reason);
 
 // --- Reading (bots, tests) ----------------------------------------------------------------
 // Each checks the whole frame: its type, its exact size, finite floats, known bits; a refusal is
@@ -153,11 +178,15 @@ void write_why_answer(std::vector<std::uint8_t>& out, const WhyAnswer& answer);
 /// The packets view `frame`, which must outlive them.
 [[nodiscard]] Result<TickFrame> read_tick(std::span<const std::uint8_t> frame);
 [[nodiscard]] Result<std::uint32_t> read_reset(std::span<const std::uint8_t> frame);
+/// `tick` and `members` (the header's) may be null.
 [[nodiscard]] Result<std::vector<DebugEntry>> read_debug(std::span<const std::uint8_t> frame,
-                                                         std::uint32_t* tick);
+                                                         std::uint32_t* tick,
+                                                         std::uint32_t* members = nullptr);
 /// Also checks the fields together: answer 0 or 1, held 0 or 1, a rule of relevance.h, an
 /// answered question names a live generation and root, and a stale answer holds nothing.
 [[nodiscard]] Result<WhyAnswer> read_why_answer(std::span<const std::uint8_t> frame);
+/// The reason of a close frame; refused above kMaxCloseReasonBytes.
+[[nodiscard]] Result<std::string> read_close(std::span<const std::uint8_t> frame);
 
 // --- Client frames --------------------------------------------------------------------------
 
@@ -200,5 +229,12 @@ std::vector<std::uint8_t> encode_options(std::uint8_t flags);
 std::vector<std::uint8_t> encode_radius(float enter_radius);
 /// A `why` frame asking about `entity` (generation 0: whichever entity is at its index).
 std::vector<std::uint8_t> encode_why(EntityId entity);
+/// An `ack` frame carrying the mirror's ack (ClientMirror::ack).
+std::vector<std::uint8_t> encode_ack(const AckPacket& ack);
+
+/// The library's ack packet inside an `ack` frame, for Replicator::receive_ack, which decodes
+/// and checks it. Refused (invalid_argument) like read_client_frame: another type, a size other
+/// than kAckFrameBytes. Views `frame`.
+[[nodiscard]] Result<std::span<const std::uint8_t>> read_ack(std::span<const std::uint8_t> frame);
 
 }  // namespace sightline::demo

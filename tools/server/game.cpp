@@ -28,6 +28,13 @@ std::string number(double value) {
   return text;
 }
 
+// A refusal's message is a WebSocket close reason: at most 123 bytes.
+std::string close_reason(std::string message) {
+  constexpr std::size_t kMaxCloseReasonBytes = 123;
+  if (message.size() > kMaxCloseReasonBytes) message.resize(kMaxCloseReasonBytes);
+  return message;
+}
+
 Status bad_def(const std::string& field, double value, const std::string& rule) {
   return {ErrorCode::invalid_def, field + " is " + number(value) + ": " + rule};
 }
@@ -206,7 +213,9 @@ class GameImpl {
     w.leave_radius = def_.leave_radius;
     w.cell_size = def_.enter_radius;
     w.tick_rate = def_.tick_rate;
-    w.server_flags = def_.debug_view ? kServerDebugViewAllowed : 0;
+    w.server_flags =
+        static_cast<std::uint8_t>((def_.debug_view ? kServerDebugViewAllowed : 0) |
+                                  (def_.delivery == Delivery::unreliable ? kServerUnreliable : 0));
     w.max_radius = max_radius_;
     w.entity_count = live_count();
     welcome.clear();
@@ -225,6 +234,15 @@ class GameImpl {
     if (it == connections_.end())
       return {ErrorCode::invalid_argument, "connection " + std::to_string(id) + " is not open"};
     Connection& c = it->second;
+    if (frame_type(bytes) == kAckFrame) {
+      const Result<std::span<const std::uint8_t>> ack = read_ack(bytes);
+      if (!ack) return ack.status();
+      if (Status s = c.group->replicator->receive_ack(c.client, *ack); !s) {
+        return {ErrorCode::invalid_argument, close_reason("ack frame: " + s.message())};
+      }
+      ++stats_.frames_in;
+      return {};
+    }
     if (frame_type(bytes) == kWhyFrame) {
       Result<EntityId> entity = read_why(bytes, limits_);
       if (!entity) return entity.status();
@@ -443,7 +461,7 @@ class GameImpl {
     ReplicatorDef rdef;
     rdef.serialize = serialize_entity;
     rdef.serialize_context = g.get();
-    rdef.delivery = Delivery::reliable;
+    rdef.delivery = def_.delivery;
     // Paced entry where interest is on: a connection that widens its radius (or a crowd walking
     // in) gets its new entities over a few ticks, nearest first, and the page says how many are
     // still to come. The send-everything baseline keeps the default budget.
@@ -494,15 +512,20 @@ class GameImpl {
 
   Status write_debug(const Group& g, const Connection& c, std::uint32_t tick_number) {
     debug_.clear();
+    std::uint32_t members = 0;
     for (std::uint32_t slot = 0; slot < xs_.size(); ++slot) {
       if (live_[slot] == 0 || slot == c.viewer_slot) continue;
       const EntityId e = g.handle[slot];
       Result<bool> held = g.world->is_relevant_to(c.client, e);
       if (!held) return held.status();
-      if (!*held) debug_.push_back({e.index, xs_[slot], zs_[slot]});
+      if (*held) {
+        ++members;
+      } else {
+        debug_.push_back({e.index, xs_[slot], zs_[slot]});
+      }
     }
     frame_.clear();
-    write_debug_header(frame_, tick_number, static_cast<std::uint32_t>(debug_.size()));
+    write_debug_header(frame_, tick_number, members, static_cast<std::uint32_t>(debug_.size()));
     for (const DebugEntry& entry : debug_) append_debug_entry(frame_, entry);
     return {};
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sightline/protocol.h"
 #include "sightline/status.h"
 
 namespace sightline::demo {
@@ -33,6 +34,9 @@ struct GameDef {
   /// twice the enter radius, sent unreliably, with the walker as subject (null to a client that
   /// does not hold it). In [0, 1000].
   float shots_per_second = 2.0f;
+  /// How every connection's stream travels: reliable over WebSocket; unreliable over a UDP
+  /// transport, where each client acks (the `ack` frame) and the welcome says so (server flag 2).
+  Delivery delivery = Delivery::reliable;
 };
 
 /// Checks every field; the message names the first bad one and its value.
@@ -81,11 +85,11 @@ class Game {
   /// are ignored.
   void disconnect(std::uint32_t connection);
 
-  /// Applies one client frame (move, options, radius) from the next tick, or takes a `why`
-  /// question, answered after the next tick. A refusal (invalid_argument, for an unknown
-  /// connection too) changes nothing; its message is the close reason, at most 123 bytes, naming
-  /// the frame, the field and its value. A `why` frame is refused unless the connection's options
-  /// have the debug view on. One question waits per connection: a later one replaces it.
+  /// Applies one client frame (move, options, radius) from the next tick, takes a `why`
+  /// question, answered after the next tick, or hands an `ack` to the connection's Replicator. A refusal
+  /// (invalid_argument, for an unknown connection too) changes nothing; its message is the close reason, at
+  /// most 123 bytes, naming the frame, the field and its value. A `why` frame is refused unless the
+  /// connection's options have the debug view on. One question waits per connection: a later one replaces it.
   [[nodiscard]] Status receive(std::uint32_t connection, std::span<const std::uint8_t> frame);
 
   /// Receives each frame of one tick: called in ascending connection order, each connection's

@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   CLI::App app{
       "sightline-server: seed 000's world streamed to each WebSocket client with interest management, "
       "and the demo page served over HTTP on the same port"};
+  app.add_option(
+         "--transport", server_def.transport,
+         "websocket (TCP: the page and WebSocket clients) or enet (UDP: unreliable delivery with acks, "
+         "no page)")
+      ->capture_default_str();
   app.add_option("--host", server_def.host, "Address to listen on")->capture_default_str();
   app.add_option("--port", server_def.port, "Port to listen on (0: any free port, printed at start)")
       ->capture_default_str();
@@ -68,7 +73,7 @@ int main(int argc, char** argv) {
                  "Walkers' shots a second: events heard at 2R, drawn as rings")
       ->capture_default_str();
   app.add_option("--max-connections", server_def.max_connections,
-                 "Live WebSockets; more are closed with 1013 server full")
+                 "Live connections; more are closed as server full (1013 over WebSocket)")
       ->capture_default_str();
   app.add_option("--max-frames-per-second", server_def.max_frames_per_second,
                  "Frames a client may send per second (token bucket of as many)")
@@ -91,6 +96,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kBadOption;
   }
 
+  if (server_def.transport == "enet") game_def.delivery = sightline::Delivery::unreliable;
   if (sightline::Status s = sightline::demo::validate(game_def); !s) {
     fmt::print(stderr, "sightline-server: {}: {}\n", option_of(s.message()), s.message());
     return kBadOption;
@@ -104,7 +110,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "sightline-server: {}\n", game.status().message());
     return kRunFailed;
   }
-  if (sightline::Status s = sightline::demo::run_server(server_def, **game); !s) {
+  const bool enet = server_def.transport == "enet";
+  if (sightline::Status s = enet ? sightline::demo::run_enet_server(server_def, **game)
+                                 : sightline::demo::run_server(server_def, **game);
+      !s) {
     fmt::print(stderr, "sightline-server: {}\n", s.message());
     return s.code() == sightline::ErrorCode::invalid_def ? kBadOption : kRunFailed;
   }

@@ -26,6 +26,7 @@
 
 #include "frames.h"
 #include "server_stats.h"
+#include "tick_schedule.h"
 #include "token_bucket.h"
 #include "web_files.h"
 
@@ -67,8 +68,6 @@ constexpr const char* kClosedShutdown = "shutdown";
 std::string close_reason_text(std::string_view text) {
   return std::string(text.substr(0, kMaxCloseReasonBytes));
 }
-
-std::string fmt_ms(double ms) { return fmt::format("{:.3f}", ms); }
 
 class Server;
 
@@ -180,7 +179,6 @@ class Server {
   void tick();
   void schedule_status();
   void stop();
-  Clock::time_point tick_time(std::uint64_t index) const;
 
   // Declared first so that it is destroyed last: pending handlers hold sessions that refer to it.
   net::io_context io_{1};
@@ -202,10 +200,8 @@ class Server {
   Status failure_;
   bool stopping_ = false;
   Clock::time_point start_;
-  std::uint64_t tick_index_ = 0;
-  Clock::time_point last_status_;
-  std::uint64_t last_status_bytes_ = 0;
-  std::uint64_t last_status_frames_in_ = 0;
+  std::optional<TickSchedule> schedule_;
+  std::optional<StatusLine> status_line_;
   Clock::time_point last_accept_error_report_;
 };
 
@@ -539,7 +535,8 @@ Status Server::run() {
     if (!ec) stop();
   });
   start_ = Clock::now();
-  last_status_ = start_;
+  schedule_.emplace(start_, game_.def().tick_rate);
+  status_line_.emplace(start_);
   accept();
   schedule_tick();
   schedule_status();
@@ -592,13 +589,8 @@ void Server::accept() {
   });
 }
 
-Clock::time_point Server::tick_time(std::uint64_t index) const {
-  return start_ + std::chrono::duration_cast<Clock::duration>(
-                      std::chrono::nanoseconds(index * 1'000'000'000ull / game_.def().tick_rate));
-}
-
 void Server::schedule_tick() {
-  tick_timer_.expires_at(tick_time(tick_index_));
+  tick_timer_.expires_at(schedule_->next());
   tick_timer_.async_wait([this](beast::error_code ec) {
     if (!ec && !stopping_) tick();
   });
@@ -617,15 +609,7 @@ void Server::tick() {
     stop();
     return;
   }
-  ++tick_index_;
-  // More than a tick behind: run the latest due tick now instead of a burst of late ones.
-  const auto elapsed_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(Clock::now() - start_).count());
-  const std::uint64_t due = elapsed_ns / 1'000'000'000ull * game_.def().tick_rate +
-                            elapsed_ns % 1'000'000'000ull * game_.def().tick_rate / 1'000'000'000ull;
-  if (due > tick_index_) {
-    stats_.ticks_skipped += due - tick_index_;
-    tick_index_ = due;
-  }
+  stats_.ticks_skipped += schedule_->advance(Clock::now());
   schedule_tick();
 }
 
@@ -639,19 +623,7 @@ void Server::schedule_status() {
   status_timer_.expires_after(kStatusPeriod);
   status_timer_.async_wait([this](beast::error_code ec) {
     if (ec || stopping_) return;
-    const auto now = Clock::now();
-    const double seconds = std::chrono::duration<double>(now - last_status_).count();
-    const double bytes_per_second = static_cast<double>(stats_.bytes_out - last_status_bytes_) / seconds;
-    const double frames_in_per_second =
-        static_cast<double>(stats_.frames_in - last_status_frames_in_) / seconds;
-    fmt::print(stderr,
-               "sightline-server: {} connections, {} ticks ({} skipped), tick p99 {} ms, {:.1f} kB/s out, "
-               "{:.1f} frames/s in\n",
-               connections_.size(), stats_.ticks, stats_.ticks_skipped,
-               fmt_ms(stats_.tick_ms.percentile(0.99)), bytes_per_second / 1000.0, frames_in_per_second);
-    last_status_ = now;
-    last_status_bytes_ = stats_.bytes_out;
-    last_status_frames_in_ = stats_.frames_in;
+    fmt::print(stderr, "{}", status_line_->next(stats_, connections_.size(), Clock::now()));
     schedule_status();
   });
 }
@@ -734,7 +706,15 @@ Status bad(const std::string& option, const std::string& value, const std::strin
 }  // namespace
 
 Status validate(const ServerDef& def) {
+  const bool enet = def.transport == "enet";
+  if (!enet && def.transport != "websocket") {
+    return bad("--transport", "\"" + def.transport + "\"", "must be websocket or enet");
+  }
   if (def.host.empty()) return bad("--host", "\"\"", "must name an address");
+  if (enet && def.max_connections > kMaxEnetConnections) {
+    return bad("--max-connections", std::to_string(def.max_connections),
+               "must be in [1, " + std::to_string(kMaxEnetConnections) + "] over ENet");
+  }
   if (def.max_connections < 1 || def.max_connections > 100000) {
     return bad("--max-connections", std::to_string(def.max_connections), "must be in [1, 100000]");
   }
@@ -749,7 +729,7 @@ Status validate(const ServerDef& def) {
                "must be in [0, 1e7] (0: until SIGINT or SIGTERM)");
   }
   std::error_code ec;
-  if (!std::filesystem::is_directory(def.web_root, ec)) {
+  if (!enet && !std::filesystem::is_directory(def.web_root, ec)) {
     return bad("--web-root", "\"" + def.web_root + "\"", "not a directory");
   }
   return {};

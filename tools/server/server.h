@@ -1,5 +1,6 @@
-// sightline-server's network layer: one port, HTTP for the page's files and WebSocket for the
-// demo's frames (docs/demo_protocol.md), around one Game ticked on the same single thread.
+// sightline-server's network layers around one Game ticked on the same single thread: one TCP
+// port with HTTP for the page's files and WebSocket for the demo's frames (docs/demo_protocol.md),
+// or one UDP port speaking ENet with the same frames.
 #pragma once
 
 #include <cstdint>
@@ -12,15 +13,22 @@ namespace sightline::demo {
 
 /// What the network layer runs with; the defaults are the documented limits.
 struct ServerDef {
-  std::string host = "127.0.0.1";            ///< An IP address or a name that resolves to one.
-  std::uint16_t port = 8080;                 ///< 0: any free port (the URL printed at start names it).
-  std::uint32_t max_connections = 2000;      ///< Live WebSockets; more: "server full". [1, 100000]
+  /// "websocket" (TCP, the page's) or "enet" (UDP, Delivery::unreliable; no page).
+  std::string transport = "websocket";
+  std::string host = "127.0.0.1";  ///< An IP address or a name that resolves to one.
+  std::uint16_t port = 8080;       ///< 0: any free port (the URL printed at start names it).
+  /// Live connections; more: "server full". [1, 100000]; [1, kMaxEnetConnections] over ENet.
+  std::uint32_t max_connections = 2000;
   std::uint32_t max_frames_per_second = 60;  ///< Token bucket per connection, also its capacity. [1, 10000]
   std::uint32_t idle_seconds = 120;          ///< No data nor pong for this long closes. [1, 86400]
-  std::string web_root;                      ///< Directory of the page's files.
+  std::string web_root;                      ///< Directory of the page's files (WebSocket only).
   double seconds = 0.0;                      ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
   std::string stats_json;                    ///< Written at exit when not empty.
 };
+
+/// ENet numbers a host's peers in 12 bits (4095), and the server keeps 64 of them for the
+/// connections it is closing as "server full".
+inline constexpr std::uint32_t kMaxEnetConnections = 4095 - 64;
 
 /// Checks every field; the message names the command-line option and its value.
 [[nodiscard]] Status validate(const ServerDef& def);
@@ -31,5 +39,14 @@ struct ServerDef {
 /// such a stop; an error when it cannot listen, a tick fails or the stats cannot be written.
 /// Everything, `game` included, runs on the calling thread.
 [[nodiscard]] Status run_server(const ServerDef& def, Game& game);
+
+/// run_server over ENet (def.transport "enet"; `game` made with Delivery::unreliable): prints
+/// "sightline-server: enet://HOST:PORT (Ctrl-C to stop)", then the same ticks and stop. One
+/// ENet channel: welcome, reset, why_answer and close frames reliable, tick and debug frames
+/// unreliable, which ENet delivers in order behind the reliable ones and drops when late; the
+/// client's frames arrive either way. The limits of docs/demo_protocol.md hold, each closing the
+/// connection with a `close` frame that says why, plus a bound on the bytes queued for a client
+/// (ENet holds reliable frames until acknowledged): "too slow".
+[[nodiscard]] Status run_enet_server(const ServerDef& def, Game& game);
 
 }  // namespace sightline::demo

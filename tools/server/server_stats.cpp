@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,24 @@ double upper_edge(std::size_t bucket) {
 }
 
 }  // namespace
+
+std::string StatusLine::next(const ServerStats& stats, std::size_t connections, Clock::time_point now) {
+  const double seconds = std::max(1e-9, std::chrono::duration<double>(now - last_).count());
+  const double bytes_per_second = static_cast<double>(stats.bytes_out - last_bytes_) / seconds;
+  const double frames_in_per_second = static_cast<double>(stats.frames_in - last_frames_in_) / seconds;
+  last_ = now;
+  last_bytes_ = stats.bytes_out;
+  last_frames_in_ = stats.frames_in;
+  char line[256];
+  std::snprintf(
+      line, sizeof line,
+      "sightline-server: %zu connections, %llu ticks (%llu skipped), tick p99 %.3f ms, %.1f kB/s out, "
+      "%.1f frames/s in\n",
+      connections, static_cast<unsigned long long>(stats.ticks),
+      static_cast<unsigned long long>(stats.ticks_skipped), stats.tick_ms.percentile(0.99),
+      bytes_per_second / 1000.0, frames_in_per_second);
+  return line;
+}
 
 void TickTimes::add(double ms) noexcept {
   std::size_t bucket = 0;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -45,6 +46,20 @@ struct ServerStats {
   std::optional<std::int64_t> rss_kb_end;
   /// Closed connections by why (e.g. "client", "idle", "too many frames", "shutdown").
   std::map<std::string, std::uint64_t> closes;
+};
+
+/// The line the server prints on stderr every few seconds: connections, ticks, tick p99 and
+/// the rates since the previous line.
+class StatusLine {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit StatusLine(Clock::time_point start) noexcept : last_(start) {}
+  [[nodiscard]] std::string next(const ServerStats& stats, std::size_t connections, Clock::time_point now);
+
+ private:
+  Clock::time_point last_;
+  std::uint64_t last_bytes_ = 0;
+  std::uint64_t last_frames_in_ = 0;
 };
 
 /// VmRSS of /proc/self/status in kB; nullopt where it cannot be read.

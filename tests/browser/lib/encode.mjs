@@ -137,8 +137,8 @@ export function resetFrame(tick) {
   return Uint8Array.from([3, ...u32(tick)]);
 }
 
-export function debugFrame(tick, entities) {
-  const out = [4, ...u32(tick), ...u32(entities.length)];
+export function debugFrame(tick, entities, members = 0) {
+  const out = [4, ...u32(tick), ...u32(members), ...u32(entities.length)];
   for (const e of entities) out.push(...u32(e.index), ...f32(e.x), ...f32(e.z));
   return Uint8Array.from(out);
 }

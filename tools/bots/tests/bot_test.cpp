@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cmath>
+#include <random>
 
 #include "frames.h"
 #include "game.h"
@@ -74,6 +75,106 @@ TEST(Bot, FollowsTheGameWithoutAProblem) {
   EXPECT_EQ(bot.totals().moves, 400u);
   EXPECT_EQ(delays.count(), 400u);
   EXPECT_NEAR(delays.quantile(0.5), 1.5, 0.011);
+}
+
+// One connection's frames of a Game tick over a lossy network: each tick and debug frame is lost
+// with probability `loss` (seeded); `members_lie` adds to every debug frame's member count;
+// `debug_until` drops debug frames from that tick on.
+struct LossyFeed {
+  std::uint32_t connection = 0;
+  Bot* bot = nullptr;
+  DelayHistogram* delays = nullptr;
+  std::mt19937_64 rng{5};
+  double loss = 0.0;
+  std::uint32_t members_lie = 0;
+  std::uint32_t debug_until = 0xffffffffu;
+  std::uint64_t lost = 0;
+  static void sink(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame) {
+    auto& f = *static_cast<LossyFeed*>(context);
+    if (connection != f.connection) return;
+    const std::uint8_t type = demo::frame_type(frame);
+    if ((type == demo::kTickFrame || type == demo::kDebugFrame) &&
+        std::uniform_real_distribution<double>(0.0, 1.0)(f.rng) < f.loss) {
+      ++f.lost;
+      return;
+    }
+    if (type == demo::kDebugFrame) {
+      std::uint32_t tick = 0;
+      std::uint32_t members = 0;
+      const auto hidden = demo::read_debug(frame, &tick, &members);
+      ASSERT_TRUE(hidden.ok());
+      if (tick >= f.debug_until) return;
+      Bytes rewritten;
+      demo::write_debug_header(rewritten, tick, members + f.members_lie,
+                               static_cast<std::uint32_t>(hidden->size()));
+      for (const demo::DebugEntry& e : *hidden) demo::append_debug_entry(rewritten, e);
+      f.bot->on_frame(rewritten, 0.0, *f.delays);
+      return;
+    }
+    f.bot->on_frame(frame, 0.0, *f.delays);
+  }
+};
+
+// Runs a bot checking sets against an unreliable Game for `ticks` ticks through `feed`, its acks,
+// options and moves going back (never lost: the server's state is what is checked).
+void run_checking_sets(LossyFeed& feed, int ticks) {
+  demo::GameDef def;
+  def.entities = 150;
+  def.delivery = Delivery::unreliable;
+  def.debug_view = true;
+  auto game = demo::Game::create(def);
+  ASSERT_TRUE(game.ok()) << game.status().message();
+  Bytes welcome;
+  const auto id = (*game)->connect(welcome);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  feed.connection = *id;
+  feed.bot->on_frame(welcome, 0.0, *feed.delays);
+  for (int t = 0; t < ticks; ++t) {
+    if (const auto options = feed.bot->take_options()) {
+      ASSERT_TRUE((*game)->receive(*id, *options).ok());
+    }
+    ASSERT_TRUE((*game)->tick(50.0 * t, &LossyFeed::sink, &feed).ok());
+    if (const auto ack = feed.bot->take_ack()) {
+      ASSERT_TRUE((*game)->receive(*id, *ack).ok());
+    }
+    if (const auto move = feed.bot->next_move(0.05)) {
+      ASSERT_TRUE((*game)->receive(*id, *move).ok());
+    }
+  }
+  feed.bot->finish();
+}
+
+TEST(Bot, UnderLossItsCompleteMirrorIsTheServersSet) {
+  Bot bot(WalkDef{.seed = 3, .speed = 3.0}, /*check_sets=*/true);
+  DelayHistogram delays;
+  LossyFeed feed{.bot = &bot, .delays = &delays, .loss = 0.2};
+  run_checking_sets(feed, 600);
+  EXPECT_EQ(bot.problem_count(), 0u) << notes(bot);
+  EXPECT_GT(feed.lost, 150u);
+  EXPECT_GT(bot.totals().acks, 400u);
+  EXPECT_GT(bot.totals().set_checks, 100u);
+  EXPECT_GT(bot.totals().spawns, 20u);
+  EXPECT_GT(bot.totals().despawns, 10u);
+}
+
+TEST(Bot, ASetThatDiffersIsReported) {
+  Bot bot(WalkDef{.seed = 3, .speed = 3.0}, /*check_sets=*/true);
+  DelayHistogram delays;
+  LossyFeed feed{.bot = &bot, .delays = &delays, .members_lie = 1};
+  run_checking_sets(feed, 100);
+  EXPECT_GT(count(bot, Problem::set_mismatch), 50u) << notes(bot);
+  EXPECT_EQ(bot.notes().front().rfind("set_mismatch: tick ", 0), 0u) << notes(bot);
+}
+
+TEST(Bot, AMirrorNeverFoundCompleteAtTheEndHasNotConverged) {
+  Bot bot(WalkDef{.seed = 3, .speed = 3.0}, /*check_sets=*/true);
+  DelayHistogram delays;
+  // The debug view goes dark after tick 100 of 200: the last 100 tick frames check nothing.
+  LossyFeed feed{.bot = &bot, .delays = &delays, .debug_until = 100};
+  run_checking_sets(feed, 200);
+  EXPECT_EQ(count(bot, Problem::not_converged), 1u) << notes(bot);
+  EXPECT_EQ(bot.problem_count(), 1u) << notes(bot);
+  EXPECT_GT(bot.totals().set_checks, 50u);
 }
 
 // A hand-made stream: a welcome for a 12 x 7.5 world, then tick frames of packets.

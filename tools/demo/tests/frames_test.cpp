@@ -65,9 +65,9 @@ Bytes welcome_bytes(const Welcome& w) {
   return out;
 }
 
-Bytes debug_bytes(std::uint32_t tick, const std::vector<DebugEntry>& entries) {
+Bytes debug_bytes(std::uint32_t tick, const std::vector<DebugEntry>& entries, std::uint32_t members = 0) {
   Bytes out;
-  write_debug_header(out, tick, static_cast<std::uint32_t>(entries.size()));
+  write_debug_header(out, tick, members, static_cast<std::uint32_t>(entries.size()));
   for (const DebugEntry& e : entries) append_debug_entry(out, e);
   return out;
 }
@@ -182,14 +182,16 @@ TEST(DemoFrames, ResetRoundTrips) {
 
 TEST(DemoFrames, DebugRoundTrips) {
   const std::vector<DebugEntry> entries = {{4, 1.5f, 2.5f}, {0xffffffffu, 0.0f, 7.5f}, {9, 11.99f, 0.001f}};
-  const Bytes bytes = debug_bytes(77, entries);
+  const Bytes bytes = debug_bytes(77, entries, 41);
   ASSERT_EQ(bytes.size(), kDebugHeaderBytes + entries.size() * kDebugEntryBytes);
   std::uint32_t tick = 0;
-  const auto r = read_debug(bytes, &tick);
+  std::uint32_t members = 0;
+  const auto r = read_debug(bytes, &tick, &members);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(tick, 77u);
+  EXPECT_EQ(members, 41u);
   EXPECT_EQ(*r, entries);
-  EXPECT_EQ(debug_bytes(tick, *r), bytes);
+  EXPECT_EQ(debug_bytes(tick, *r, members), bytes);
   const auto empty = read_debug(debug_bytes(3, {}), nullptr);
   ASSERT_TRUE(empty.ok()) << empty.status().message();
   EXPECT_TRUE(empty->empty());
@@ -219,6 +221,29 @@ TEST(DemoFrames, ClientFramesRoundTrip) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r, (ClientFrame{.type = kRadiusFrame, .enter_radius = 2.5f}));
   EXPECT_EQ(encode_radius(r->enter_radius), radius);
+}
+
+TEST(DemoFrames, AckFramesCarryTheLibrarysAck) {
+  const AckPacket ack{.latest_sequence = 70000, .reliable_applied = 12, .received = 0x80000001u};
+  const Bytes frame = encode_ack(ack);
+  ASSERT_EQ(frame.size(), kAckFrameBytes);
+  EXPECT_EQ(frame_type(frame), kAckFrame);
+  const auto packet = read_ack(frame);
+  ASSERT_TRUE(packet.ok()) << packet.status().message();
+  EXPECT_EQ(packet->data(), frame.data() + 1);
+  const auto decoded = decode_ack(*packet);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded, ack);
+
+  const ClientLimits limits;
+  expect_reason(read_client_frame(frame, limits).status(), ErrorCode::invalid_argument, "ack", "read_ack");
+  Bytes longer = frame;
+  longer.push_back(0);
+  EXPECT_EQ(read_ack(longer).status().message(), "ack frame is 16 bytes, expected 15");
+  EXPECT_EQ(read_ack(Bytes(frame.begin(), frame.end() - 1)).status().message(),
+            "ack frame is 14 bytes, expected 15");
+  EXPECT_EQ(read_ack(encode_move(1.0f, 1.0f)).status().message(), "frame type 1 is not ack (5)");
+  EXPECT_EQ(read_ack(Bytes{}).status().message(), "empty frame: no type byte");
 }
 
 TEST(DemoFrames, WhyQuestionAndAnswerRoundTrip) {
@@ -495,8 +520,11 @@ TEST(DemoFrames, WelcomeFieldsAreChecked) {
   w.tick_rate = 0;
   refused(welcome_bytes(w), "tick rate");
   w = sample_welcome();
-  w.server_flags = 2;
+  w.server_flags = 4;
   refused(welcome_bytes(w), "server flags");
+  w = sample_welcome();
+  w.server_flags = kServerDebugViewAllowed | kServerUnreliable;
+  EXPECT_TRUE(read_welcome(welcome_bytes(w)).ok());
   w = sample_welcome();
   w.max_radius = 1.0f;
   refused(welcome_bytes(w), "largest radius");
@@ -557,12 +585,12 @@ TEST(DemoFrames, TickFieldsAreChecked) {
 
 TEST(DemoFrames, DebugFieldsAreChecked) {
   Bytes b = debug_bytes(5, {{4, 1.5f, 2.5f}});
-  b[5] = 0xff;
-  b[6] = 0xff;
-  b[7] = 0xff;
-  b[8] = 0xff;  // count 2^32 - 1 with one entry's bytes
+  b[9] = 0xff;
+  b[10] = 0xff;
+  b[11] = 0xff;
+  b[12] = 0xff;  // count 2^32 - 1 with one entry's bytes
   expect_reason(read_debug(b, nullptr).status(), ErrorCode::malformed_packet, "debug", "count");
-  for (const auto& [at, field] : {std::pair<std::size_t, const char*>{13, "x"}, {17, "z"}}) {
+  for (const auto& [at, field] : {std::pair<std::size_t, const char*>{17, "x"}, {21, "z"}}) {
     b = debug_bytes(5, {{4, 1.5f, 2.5f}});
     put_f32(b, at, kNaN);
     std::uint32_t tick = 99;

@@ -105,7 +105,7 @@ struct Receiver : MirrorListener {
       }
       case kDebugFrame: {
         std::uint32_t tick = 0;
-        Result<std::vector<DebugEntry>> entries = read_debug(frame, &tick);
+        Result<std::vector<DebugEntry>> entries = read_debug(frame, &tick, &members);
         ASSERT_TRUE(entries.ok()) << entries.status().message();
         EXPECT_EQ(tick, last.tick);
         unheld = *entries;
@@ -142,6 +142,7 @@ struct Receiver : MirrorListener {
   ClientMirror mirror;
   std::map<std::uint32_t, Held> held;
   std::vector<DebugEntry> unheld;
+  std::uint32_t members = 0;  // the last debug frame's
   std::vector<WhyAnswer> answers;
   TickFrame last;
   std::uint32_t ticks = 0;
@@ -375,7 +376,50 @@ TEST(Game, DebugViewListsExactlyWhatIsNotHeld) {
   for (int t = 0; t < 30; ++t) h.tick();
   const Receiver& r = h.receivers.at(id);
   EXPECT_EQ(r.held.size() + r.unheld.size(), 121u);  // 120 walkers, the other viewer; not its own
+  EXPECT_EQ(r.members, r.held.size());               // reliable, and paced entry long done
   for (const DebugEntry& e : r.unheld) EXPECT_EQ(r.held.count(e.index), 0u);
+}
+
+TEST(Game, UnreliableDeliveryIsAnnouncedAndTakesAcks) {
+  GameDef def;
+  def.delivery = Delivery::unreliable;
+  Result<std::unique_ptr<Game>> game = Game::create(def);
+  ASSERT_TRUE(game.ok()) << game.status().message();
+  std::vector<std::uint8_t> welcome;
+  Result<std::uint32_t> id = (*game)->connect(welcome);
+  ASSERT_TRUE(id.ok());
+  Result<Welcome> w = read_welcome(welcome);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->server_flags, kServerUnreliable);
+
+  std::vector<std::uint8_t> last_tick;
+  const auto keep_tick = [](void* context, std::uint32_t, std::span<const std::uint8_t> frame) {
+    if (frame_type(frame) == kTickFrame)
+      static_cast<std::vector<std::uint8_t>*>(context)->assign(frame.begin(), frame.end());
+  };
+  ASSERT_TRUE((*game)->tick(0.0, keep_tick, &last_tick).ok());
+  Result<TickFrame> t = read_tick(last_tick);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_FALSE(t->packets.empty());
+  MirrorDef mdef;
+  mdef.delivery = Delivery::unreliable;
+  Result<ClientMirror> mirror = ClientMirror::create(mdef);
+  ASSERT_TRUE(mirror.ok());
+  for (const auto packet : t->packets) ASSERT_TRUE(mirror->receive(packet, nullptr).ok());
+  EXPECT_TRUE((*game)->receive(*id, encode_ack(mirror->ack())).ok());
+
+  // An ack of reliable ids never sent, and bytes that are no ack, are refused naming the frame.
+  AckPacket ahead = mirror->ack();
+  ahead.reliable_applied += 1000;
+  for (const std::vector<std::uint8_t>& bad :
+       {encode_ack(ahead), std::vector<std::uint8_t>(kAckFrameBytes, kAckFrame),
+        std::vector<std::uint8_t>{kAckFrame, 1, 2}}) {
+    const Status s = (*game)->receive(*id, bad);
+    EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.message();
+    EXPECT_EQ(s.message().rfind("ack frame", 0), 0u) << s.message();
+    EXPECT_LE(s.message().size(), 123u);
+  }
+  EXPECT_EQ((*game)->stats().frames_in, 1u);
 }
 
 // The position a connection knows of an entity after a tick: held (its mirror), or listed by the

@@ -13,7 +13,7 @@ export const FRAME_WHY_ANSWER = 5;
 export const WELCOME_BYTES = 37;
 export const TICK_HEADER_BYTES = 61;
 export const RESET_BYTES = 5;
-export const DEBUG_HEADER_BYTES = 9;
+export const DEBUG_HEADER_BYTES = 13;
 export const WHY_ANSWER_BYTES = 24;
 export const WHY_BYTES = 9;
 
@@ -27,6 +27,8 @@ export const OPTION_HYSTERESIS = 1;
 export const OPTION_INTEREST = 2;
 export const OPTION_DEBUG = 4;
 export const SERVER_FLAG_DEBUG_VIEW = 1;
+/** The stream is unreliable (a UDP transport): a page over WebSocket never sees it. */
+export const SERVER_FLAG_UNRELIABLE = 2;
 
 export class FrameError extends Error {
   constructor(message) {
@@ -120,6 +122,7 @@ function decodeTick(input, bytes) {
 function decodeDebug(input, bytes) {
   if (bytes.length < DEBUG_HEADER_BYTES) throw new FrameError(`debug frame is ${bytes.length} bytes, too short`);
   const tick = input.u32('tick');
+  const members = input.u32('members');
   const count = input.u32('count');
   if (input.remaining !== count * 12) {
     throw new FrameError(`debug frame: ${count} entities need ${count * 12} bytes, ${input.remaining} follow`);
@@ -129,7 +132,7 @@ function decodeDebug(input, bytes) {
     const index = input.u32('entity index');
     entities.push({ index, x: finite(input, 'x', 'debug'), z: finite(input, 'z', 'debug') });
   }
-  return { type: 'debug', tick, entities };
+  return { type: 'debug', tick, members, entities };
 }
 
 function decodeWhyAnswer(input, bytes) {
