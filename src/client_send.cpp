@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bit_cast.h"
+#include "log_report.h"
 #include "replicator_impl.h"
 
 namespace sightline {
@@ -205,8 +206,36 @@ Status ReplicatorImpl::send() {
     make_room(violations, placed.size());
     for (const PlacedViolation& p : placed) violations.push_back(p.violation);
   }
+  report_drops();
   ++sends;
   return first_error;
+}
+
+// After the send, on the calling thread: what the game's operator should hear about.
+void ReplicatorImpl::report_drops() const {
+  if (stats.messages_dropped > 0) {
+    report(def.log, LogLevel::warning,
+           "Replicator send %llu: %llu messages dropped, a client's queue being full "
+           "(ReplicatorDef::message_queue_bytes is %u)",
+           static_cast<unsigned long long>(sends), static_cast<unsigned long long>(stats.messages_dropped),
+           def.message_queue_bytes);
+  }
+  if (stats.events_dropped > 0) {
+    report(def.log, LogLevel::warning,
+           "Replicator send %llu: %llu reliable events dropped for clients with %u reliable records "
+           "unacknowledged (a client that stopped acking)",
+           static_cast<unsigned long long>(sends), static_cast<unsigned long long>(stats.events_dropped),
+           kReliableWindow);
+  }
+  if (!violations.empty()) {
+    const PromiseViolation& v = violations.front();
+    report(def.log, LogLevel::warning,
+           "Replicator send %llu: %zu promise violations; the first: client %u:%u got entity %u:%u at "
+           "distance %.3f, inside its promise radius %.3f",
+           static_cast<unsigned long long>(sends), violations.size(), v.client.index, v.client.generation,
+           v.entity.index, v.entity.generation, static_cast<double>(v.distance),
+           static_cast<double>(v.promise_radius));
+  }
 }
 
 void ReplicatorImpl::send_client(SendWorker& w, ClientState& c, const ClientTick& client) {

@@ -344,6 +344,7 @@ class ReplicatorImpl {
   ~ReplicatorImpl();
 
   Status send();
+  void report_drops() const;
   /// Applies a decoded ack of the client's (reliable_queue.cpp); refuses reliable ids never sent.
   Status receive_ack(ClientState& c, const AckPacket& ack);
 

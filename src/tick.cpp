@@ -1,6 +1,7 @@
 // The tick: its phases in order (run_tick), and what it settles before and after the client passes.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <utility>
 
 #include "pass_steps.h"
@@ -42,15 +43,28 @@ void WorldImpl::settle_trees() {
 // One tick, phase by phase: world.h lists the phases with the same numbers, architecture.md
 // describes each.
 void WorldImpl::run_tick(TickStats& stats) {
+  using Clock = std::chrono::steady_clock;
+  const auto since = [](Clock::time_point& mark) {
+    const Clock::time_point now = Clock::now();
+    const auto ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(now - mark).count());
+    mark = now;
+    return ns;
+  };
   stats = TickStats{};
   stats.tick = ticks;
+  Clock::time_point mark = Clock::now();
   settle_spaces();  // 1. spaces
   settle_trees();
-  index_entities();          // 2. index
+  timings.spaces_ns = since(mark);
+  index_entities();  // 2. index
+  timings.index_ns = since(mark);
   run_client_passes(stats);  // 3. relevance and 4. schedule, client by client
   adopt_sets(stats);
+  timings.relevance_ns = since(mark);
   deliver_events(stats);  // 5. events
-  release();              // 6. release
+  timings.events_ns = since(mark);
+  release();  // 6. release
+  timings.release_ns = since(mark);
 #if SIGHTLINE_ASSERTS_ON
   validate();
 #endif

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "format_value.h"
+#include "log_report.h"
 #include "validation.h"
 #include "world_impl.h"
 
@@ -127,6 +128,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.scale[index] = 1.0f;
     w.binned[index] = 1;
   } else {
+    const std::size_t slots_before = w.xs.capacity();
     w.xs.push_back(def.x);
     w.zs.push_back(def.z);
     w.generation.push_back(next_generation);
@@ -139,6 +141,12 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.traits.push_back(0);
     // The release phase of a tick frees slots: keep room for every slot.
     w.entity_slots.reserve_frees(w.xs.capacity());
+    if (w.xs.capacity() != slots_before && w.xs.size() > w.def.entity_capacity) {
+      report(w.def.log, LogLevel::info,
+             "World: entity storage grew to %zu slots for entity %u (WorldDef::entity_capacity is %u): "
+             "creating entities beyond the hint allocates",
+             w.xs.capacity(), index, w.def.entity_capacity);
+    }
   }
   w.cold[index].created = 1;
   w.created_list.push_back(index);
@@ -387,7 +395,16 @@ Result<ClientId> World::create_client(EntityId viewer) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(viewer); !s) return s;
   const std::uint32_t index = w.client_pool.take();
-  if (index == w.client_slots.size()) w.client_slots.emplace_back();
+  if (index == w.client_slots.size()) {
+    const std::size_t slots_before = w.client_slots.capacity();
+    w.client_slots.emplace_back();
+    if (w.client_slots.capacity() != slots_before && w.client_slots.size() > w.def.client_capacity) {
+      report(w.def.log, LogLevel::info,
+             "World: client storage grew to %zu slots for client %u (WorldDef::client_capacity is %u): "
+             "creating clients beyond the hint allocates",
+             w.client_slots.capacity(), index, w.def.client_capacity);
+    }
+  }
   ClientSlot& slot = w.client_slots[index];
   slot.generation = SlotPool::next_generation(slot.generation);
   slot.alive = true;
@@ -496,6 +513,7 @@ TickStats World::tick() {
 }
 
 std::uint64_t World::tick_count() const noexcept { return impl_->ticks; }
+const TickTimings& World::last_tick_timings() const noexcept { return impl_->timings; }
 
 Result<ClientStream> World::stream(ClientId client) const {
   const WorldImpl& w = *impl_;

@@ -232,6 +232,7 @@ class WorldImpl {
   void run_tick(TickStats& stats);
 
   WorldDef def;
+  TickTimings timings;  // of the last tick
   float enter_radius;
   float leave_radius;
   std::vector<float> tier_limit2;  // squared distance bounds of each tier

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "log_capture.h"
 #include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
@@ -134,6 +135,8 @@ TEST(MessageSendTest, MessagesWaitForTheBudgetInOrderAndTheQueueIsBounded) {
   ReplicatorDef def = def_for(w.world);
   def.budget_bytes = 120;
   def.message_queue_bytes = 300;
+  LogCapture log;
+  def.log = log.hook();
   Replicator r = std::move(Replicator::create(w.world, def).value());
   for (int i = 0; i < 8; ++i) {
     ASSERT_TRUE(r.send_message(c.id, std::vector<std::uint8_t>(40, static_cast<std::uint8_t>('a' + i))).ok());
@@ -144,6 +147,11 @@ TEST(MessageSendTest, MessagesWaitForTheBudgetInOrderAndTheQueueIsBounded) {
     ASSERT_TRUE(r.send().ok());
     if (t == 0) {
       EXPECT_EQ(r.stats().messages_dropped, 1u);  // 8 x 40 bytes: the eighth passes 300
+      ASSERT_EQ(log.reports.size(), 1u);
+      EXPECT_EQ(log.reports[0].first, LogLevel::warning);
+      EXPECT_EQ(log.reports[0].second,
+                "Replicator send 0: 1 messages dropped, a client's queue being full "
+                "(ReplicatorDef::message_queue_bytes is 300)");
     }
     per_send.push_back(r.stats().messages);
     deliver(r, c);

@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "log_capture.h"
 #include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 #include "small_world.h"
@@ -471,6 +472,8 @@ TEST(ReplicatorTest, DevelopmentModeReportsAnEntityThatEnteredInsideThePromise) 
   const ClientId c = w.client(viewer);
   ReplicatorDef def = def_for(game);
   def.development = true;
+  LogCapture log;
+  def.log = log.hook();
   Replicator r = std::move(Replicator::create(w.world, def).value());
   w.world.tick();
   ASSERT_TRUE(r.send().ok());
@@ -492,12 +495,22 @@ TEST(ReplicatorTest, DevelopmentModeReportsAnEntityThatEnteredInsideThePromise) 
   EXPECT_EQ(v.entity, dart);
   EXPECT_FLOAT_EQ(v.distance, 5.0f);
   EXPECT_FLOAT_EQ(v.promise_radius, 10.0f);
+  // Told to the game's log once, after the send.
+  ASSERT_EQ(log.reports.size(), 1u);
+  EXPECT_EQ(log.reports[0].first, LogLevel::warning);
+  EXPECT_NE(log.reports[0].second.find("1 promise violations; the first: client " + std::to_string(c.index) +
+                                       ":" + std::to_string(c.generation) + " got entity " +
+                                       std::to_string(dart.index) + ":" + std::to_string(dart.generation) +
+                                       " at distance 5.000, inside its promise radius 10.000"),
+            std::string::npos)
+      << log.reports[0].second;
   // A teleport of the viewer is a catch-up, not a broken promise.
   ASSERT_TRUE(w.world.teleport(viewer, 200.0f, 0.0f).ok());
   w.make(203.0f, 0.0f);
   w.world.tick();
   ASSERT_TRUE(r.send().ok());
   EXPECT_TRUE(r.promise_violations().empty());
+  EXPECT_EQ(log.reports.size(), 1u);
 }
 
 TEST(ReplicatorTest, UnreliableSpawnsAreResentUntilAcknowledged) {

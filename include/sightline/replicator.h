@@ -10,6 +10,7 @@
 #include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
+#include "sightline/log.h"
 #include "sightline/protocol.h"
 #include "sightline/serialize.h"
 #include "sightline/status.h"
@@ -153,6 +154,10 @@ struct ReplicatorDef {
   /// (0, 1]: 1 / 1.2,
   /// the space's radius (SpaceDef::radius) inside the 1.2x enter radius of its factor form.
   float promise_fraction = 1.0f / 1.2f;
+  /// Where send() reports (log.h), once per send and kind, after the send: at warning, messages
+  /// dropped for a full queue (message_queue_bytes), reliable events dropped for a client that
+  /// stopped acking, promise violations (development mode). None by default.
+  LogHook log;
 };
 
 /// The defaults above: reliable delivery, priority mode at 20 sends a second, 1200-byte packets

@@ -4,6 +4,7 @@
 #include "sightline/client_mirror.h"
 #include "sightline/handles.h"
 #include "sightline/limits.h"
+#include "sightline/log.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
 #include "sightline/serialize.h"

@@ -49,6 +49,17 @@ struct Position {
 
 class WorldImpl;
 
+/// Wall time of each phase of the last tick (the numbered phases below), nanoseconds on the
+/// steady clock: for a server's metrics and debug console. Timings are the one output of a tick
+/// that differs between two runs of the same inputs.
+struct TickTimings {
+  std::uint64_t spaces_ns = 0;     ///< 1. spaces (and settling attachment trees)
+  std::uint64_t index_ns = 0;      ///< 2. index
+  std::uint64_t relevance_ns = 0;  ///< 3. relevance and 4. schedule: the client passes
+  std::uint64_t events_ns = 0;     ///< 5. events
+  std::uint64_t release_ns = 0;    ///< 6. release
+};
+
 /// An interest-management world.
 ///
 /// Inputs (positions, flags, spaces, attachments, clients and their origins) are recorded
@@ -433,6 +444,8 @@ class SIGHTLINE_API World {
 
   /// Runs one tick (phases above) and returns its totals. The first tick is tick 0.
   TickStats tick();
+  /// The phases' wall times of the last tick (all 0 before the first).
+  [[nodiscard]] const TickTimings& last_tick_timings() const noexcept;
   /// Number of ticks run so far.
   [[nodiscard]] std::uint64_t tick_count() const noexcept;
 

@@ -7,6 +7,7 @@
 
 #include "sightline/export.h"
 #include "sightline/limits.h"
+#include "sightline/log.h"
 #include "sightline/status.h"
 #include "sightline/tasks.h"
 
@@ -105,6 +106,10 @@ struct WorldDef {
   /// Capacity hints: slots reserved up front so early growth does not allocate. Not limits.
   std::uint32_t entity_capacity = 0;
   std::uint32_t client_capacity = 0;
+
+  /// Where the World reports (log.h): at info, entity or client storage growing beyond the
+  /// capacity hints above (the call that grew it allocated). None by default.
+  LogHook log;
 };
 
 /// The defaults above: R = L = 1.6, cell size R, no tiers.

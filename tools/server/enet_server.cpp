@@ -3,6 +3,7 @@
 // spawns and despawns again until the client's ack frames cover them.
 #include <enet/enet.h>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -183,7 +184,7 @@ Status EnetServer::run() {
       warmup.reset();
     }
     if (!stopping_ && now >= next_status) {
-      fmt::print(stderr, "{}", status_line.next(stats_, live_, now));
+      spdlog::info("{}", status_line.next(stats_, live_, now));
       next_status = now + kStatusPeriod;
     }
     cut_overdue(now);
@@ -267,6 +268,7 @@ void EnetServer::on_connect(ENetPeer* peer) {
   }
   slot.id = *id;
   peers_.emplace(slot.id, peer);
+  spdlog::debug("connection {} opened", slot.id);
   stats_.connections_peak = std::max(stats_.connections_peak, live_);
   send(peer, welcome, true);
 }
@@ -311,6 +313,7 @@ void EnetServer::finish(ENetPeer* peer, const std::string& why) {
   }
   --live_;
   ++stats_.closes[why];
+  spdlog::debug("connection closed: {}", why);
 }
 
 void EnetServer::packet_freed(ENetPacket* packet) {

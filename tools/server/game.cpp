@@ -268,6 +268,9 @@ class GameImpl {
 
   Status tick(double server_time_ms, Game::FrameSink sink, void* context) {
     const auto started = std::chrono::steady_clock::now();
+    stats_.last_phases = TickTimings{};
+    stats_.last_send_ns = 0;
+    stats_.pending = 0;
     walk_->step();
     std::copy(walk_->xs().begin(), walk_->xs().end(), xs_.begin());
     std::copy(walk_->zs().begin(), walk_->zs().end(), zs_.begin());
@@ -306,8 +309,21 @@ class GameImpl {
             .event_class = g->shot, .x = xs_[slot], .z = zs_[slot], .subject = g->handle[slot]};
         if (Result<std::uint32_t> e = g->world->emit_event(shot); !e) return e.status();
       }
-      g->world->tick();
+      const TickStats records = g->world->tick();
+      stats_.spawns += records.spawns;
+      stats_.updates += records.updates;
+      stats_.despawns += records.despawns;
+      const TickTimings& phases = g->world->last_tick_timings();
+      stats_.last_phases.spaces_ns += phases.spaces_ns;
+      stats_.last_phases.index_ns += phases.index_ns;
+      stats_.last_phases.relevance_ns += phases.relevance_ns;
+      stats_.last_phases.events_ns += phases.events_ns;
+      stats_.last_phases.release_ns += phases.release_ns;
+      const auto send_began = std::chrono::steady_clock::now();
       if (Status s = g->replicator->send(); !s) return s;
+      stats_.last_send_ns += static_cast<std::uint64_t>(
+          std::chrono::nanoseconds(std::chrono::steady_clock::now() - send_began).count());
+      stats_.pending += g->replicator->stats().pending;
     }
 
     const auto tick_number = static_cast<std::uint32_t>(stats_.ticks);
@@ -372,6 +388,7 @@ class GameImpl {
     GameStats s = stats_;
     s.connections = static_cast<std::uint32_t>(connections_.size());
     s.groups = static_cast<std::uint32_t>(groups_.size());
+    s.entities = live_count();
     return s;
   }
 
@@ -428,6 +445,7 @@ class GameImpl {
       if (g->setting == setting) return g.get();
     }
     WorldDef wdef = default_world_def();
+    wdef.log = def_.log;
     wdef.enter_radius = def_.enter_radius;
     wdef.leave_radius = def_.leave_radius;
     wdef.entity_capacity = static_cast<std::uint32_t>(xs_.size());
@@ -462,6 +480,7 @@ class GameImpl {
     rdef.serialize = serialize_entity;
     rdef.serialize_context = g.get();
     rdef.delivery = def_.delivery;
+    rdef.log = def_.log;
     // Paced entry where interest is on: a connection that widens its radius (or a crowd walking
     // in) gets its new entities over a few ticks, nearest first, and the page says how many are
     // still to come. The send-everything baseline keeps the default budget.

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "sightline/log.h"
 #include "sightline/protocol.h"
 #include "sightline/status.h"
+#include "sightline/world.h"
 
 namespace sightline::demo {
 
@@ -37,6 +39,8 @@ struct GameDef {
   /// How every connection's stream travels: reliable over WebSocket; unreliable over a UDP
   /// transport, where each client acks (the `ack` frame) and the welcome says so (server flag 2).
   Delivery delivery = Delivery::reliable;
+  /// Where the library's Worlds and Replicators report (log.h); none by default.
+  LogHook log;
 };
 
 /// Checks every field; the message names the first bad one and its value.
@@ -53,6 +57,17 @@ struct GameStats {
   std::uint64_t messages = 0;     ///< Server messages sent to every connection (joins, leaves).
   std::uint64_t bytes_out = 0;    ///< Frame bytes produced, all connections, all ticks.
   double last_tick_ms = 0.0;      ///< Wall time of the last tick(), frames included.
+  std::uint32_t entities = 0;     ///< Walkers and viewers now.
+  /// Records of every World's ticks so far (TickStats), all connections.
+  std::uint64_t spawns = 0;
+  std::uint64_t updates = 0;
+  std::uint64_t despawns = 0;
+  /// Members still waiting for their spawn after the last tick's sends, all connections.
+  std::uint64_t pending = 0;
+  /// The last tick's phases (World::last_tick_timings) and Replicator sends, each summed over
+  /// the Worlds, nanoseconds.
+  TickTimings last_phases;
+  std::uint64_t last_send_ns = 0;
 };
 
 class GameImpl;

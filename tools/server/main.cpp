@@ -1,5 +1,7 @@
 // sightline-server: the demo world over WebSocket, and its page over HTTP, on one port.
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -25,6 +27,12 @@ std::string option_of(std::string_view message) {
     if (name == field) return std::string(option);
   }
   return "options";
+}
+
+// The library's reports (log.h) go to the server's log.
+void log_library(void*, sightline::LogLevel level, std::string_view message) {
+  spdlog::log(level == sightline::LogLevel::warning ? spdlog::level::warn : spdlog::level::info, "{}",
+              message);
 }
 
 // The page's files: where an install put them beside this binary (bin/../share/sightline/web
@@ -89,6 +97,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--stats-json", server_def.stats_json,
                  "Write tick times, connections, frames and memory here at exit");
+  std::string log_level = "info";
+  app.add_option(
+         "--log-level", log_level,
+         "Least level logged on stderr: trace, debug (each connection), info (a status line every 5 s), "
+         "warn, error, critical or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -96,6 +111,12 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kBadOption;
   }
 
+  // Timestamped, levelled lines on stderr; the library's reports among them.
+  auto logger = spdlog::stderr_logger_mt("sightline-server");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %n %l: %v");
+  logger->set_level(spdlog::level::from_str(log_level));
+  spdlog::set_default_logger(logger);
+  game_def.log = {&log_library, nullptr};
   if (server_def.transport == "enet") game_def.delivery = sightline::Delivery::unreliable;
   if (sightline::Status s = sightline::demo::validate(game_def); !s) {
     fmt::print(stderr, "sightline-server: {}: {}\n", option_of(s.message()), s.message());

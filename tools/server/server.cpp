@@ -3,6 +3,7 @@
 #include "server.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <array>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "frames.h"
+#include "metrics.h"
 #include "server_stats.h"
 #include "tick_schedule.h"
 #include "token_bucket.h"
@@ -155,6 +157,10 @@ class Server {
   const ServerStats& stats() const noexcept { return stats_; }
 
   // For the sessions.
+  /// The /metrics page now.
+  std::string metrics_text() const {
+    return prometheus_text(stats_, game_.stats(), tick_metrics_, connections_.size());
+  }
   Game& game() noexcept { return game_; }
   ServerStats& counters() noexcept { return stats_; }
   const ServerDef& def() const noexcept { return def_; }
@@ -197,6 +203,7 @@ class Server {
   std::uint32_t reserved_ = 0;
   std::uint32_t full_closing_ = 0;
   ServerStats stats_;
+  TickMetrics tick_metrics_;
   Status failure_;
   bool stopping_ = false;
   Clock::time_point start_;
@@ -440,6 +447,13 @@ void HttpSession::respond(const http::request<http::string_body>& request) {
     send(std::move(response));
     return;
   }
+  if (request.target() == "/metrics") {
+    auto response = text_response(http::status::ok, server_.metrics_text(), head, version, keep_alive);
+    response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    response.set(http::field::cache_control, "no-cache");
+    send(std::move(response));
+    return;
+  }
   const std::optional<std::filesystem::path> file = web_file(server_.web_root(), request.target());
   http::file_body::value_type body;
   beast::error_code ec;
@@ -567,7 +581,7 @@ void Server::accept() {
       // Typically out of file descriptors: wait for some to close rather than spin.
       const auto now = Clock::now();
       if (now - last_accept_error_report_ >= kStatusPeriod) {
-        fmt::print(stderr, "sightline-server: accept: {} (retrying)\n", ec.message());
+        spdlog::warn("accept: {} (retrying)", ec.message());
         last_accept_error_report_ = now;
       }
       accept_retry_.expires_after(kAcceptRetry);
@@ -601,7 +615,9 @@ void Server::tick() {
   const double now_ms =
       std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
   Status status = game_.tick(now_ms, &Server::deliver, this);
-  stats_.tick_ms.add(std::chrono::duration<double, std::milli>(Clock::now() - began).count());
+  const auto took = Clock::now() - began;
+  stats_.tick_ms.add(std::chrono::duration<double, std::milli>(took).count());
+  tick_metrics_.observe(std::chrono::duration<double>(took).count(), game_.stats());
   ++stats_.ticks;
   if (!status) {
     failure_ =
@@ -623,7 +639,7 @@ void Server::schedule_status() {
   status_timer_.expires_after(kStatusPeriod);
   status_timer_.async_wait([this](beast::error_code ec) {
     if (ec || stopping_) return;
-    fmt::print(stderr, "{}", status_line_->next(stats_, connections_.size(), Clock::now()));
+    spdlog::info("{}", status_line_->next(stats_, connections_.size(), Clock::now()));
     schedule_status();
   });
 }
@@ -641,12 +657,14 @@ bool Server::reserve_full_close() {
 }
 
 void Server::opened(std::uint32_t id, std::shared_ptr<Connection> connection) {
+  spdlog::debug("connection {} opened", id);
   connections_.emplace(id, std::move(connection));
   stats_.connections_peak =
       std::max(stats_.connections_peak, static_cast<std::uint32_t>(connections_.size()));
 }
 
 void Server::closed(std::uint32_t id, const std::string& why) {
+  if (id != 0) spdlog::debug("connection {} closed: {}", id, why);
   if (id != 0) {
     game_.disconnect(id);
     connections_.erase(id);
@@ -692,10 +710,8 @@ void raise_descriptor_limit(std::uint32_t connections) {
   }
   const rlim_t needed = rlim_t{connections} + 64;
   if (limit.rlim_cur < needed) {
-    fmt::print(
-        stderr,
-        "sightline-server: warning: the file descriptor limit is {}, below --max-connections + 64 = {}\n",
-        static_cast<std::uint64_t>(limit.rlim_cur), static_cast<std::uint64_t>(needed));
+    spdlog::warn("the file descriptor limit is {}, below --max-connections + 64 = {}",
+                 static_cast<std::uint64_t>(limit.rlim_cur), static_cast<std::uint64_t>(needed));
   }
 }
 

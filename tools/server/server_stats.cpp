@@ -28,8 +28,7 @@ std::string StatusLine::next(const ServerStats& stats, std::size_t connections, 
   char line[256];
   std::snprintf(
       line, sizeof line,
-      "sightline-server: %zu connections, %llu ticks (%llu skipped), tick p99 %.3f ms, %.1f kB/s out, "
-      "%.1f frames/s in\n",
+      "%zu connections, %llu ticks (%llu skipped), tick p99 %.3f ms, %.1f kB/s out, %.1f frames/s in",
       connections, static_cast<unsigned long long>(stats.ticks),
       static_cast<unsigned long long>(stats.ticks_skipped), stats.tick_ms.percentile(0.99),
       bytes_per_second / 1000.0, frames_in_per_second);

@@ -48,8 +48,8 @@ struct ServerStats {
   std::map<std::string, std::uint64_t> closes;
 };
 
-/// The line the server prints on stderr every few seconds: connections, ticks, tick p99 and
-/// the rates since the previous line.
+/// The line the server logs every few seconds: connections, ticks, tick p99 and the rates since
+/// the previous line (no newline).
 class StatusLine {
  public:
   using Clock = std::chrono::steady_clock;

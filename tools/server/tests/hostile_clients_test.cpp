@@ -25,6 +25,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -431,6 +433,106 @@ std::vector<HttpAnswer> http_requests(std::uint16_t port,
                        std::string(response[http::field::content_length])});
   }
   return answers;
+}
+
+// One /metrics page read as Prometheus would: every family with its HELP and TYPE first, every
+// sample `name{labels} value`, histogram buckets cumulative up to +Inf = _count.
+struct Scrape {
+  std::map<std::string, double> samples;  // "name{labels}" -> value
+  std::vector<std::string> problems;
+};
+
+Scrape parse_metrics(const std::string& text) {
+  Scrape scrape;
+  std::map<std::string, std::string> types;
+  std::set<std::string> helped;
+  std::istringstream lines(text);
+  std::string line;
+  std::map<std::string, double> last_bucket;  // by histogram series (labels without le)
+  while (std::getline(lines, line)) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      helped.insert(line.substr(7, line.find(' ', 7) - 7));
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      const std::string name = line.substr(7, line.find(' ', 7) - 7);
+      types[name] = line.substr(line.find(' ', 7) + 1);
+      continue;
+    }
+    const std::size_t space = line.rfind(' ');
+    const std::string series = line.substr(0, space);
+    const double value = std::stod(line.substr(space + 1));
+    std::string name = series.substr(0, series.find('{'));
+    std::string family = name;
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      const std::string base = name.substr(0, name.size() - std::strlen(suffix));
+      if (name.size() > std::strlen(suffix) && name.ends_with(suffix) && types.count(base) != 0 &&
+          types[base] == "histogram") {
+        family = base;
+      }
+    }
+    if (types.count(family) == 0 || helped.count(family) == 0) {
+      scrape.problems.push_back("no HELP or TYPE before " + line);
+    }
+    if (name.ends_with("_bucket")) {
+      const std::size_t le = series.find("le=\"");
+      const std::string key = series.substr(0, le);
+      if (value < last_bucket[key]) scrape.problems.push_back("bucket not cumulative: " + line);
+      last_bucket[key] = value;
+    }
+    scrape.samples[series] = value;
+  }
+  for (const auto& [series, value] : scrape.samples) {
+    if (series.find("_bucket{") == std::string::npos || series.find("le=\"+Inf\"") == std::string::npos)
+      continue;
+    std::string count = series;
+    count.replace(count.find("_bucket"), 7, "_count");
+    count.erase(count.find("le=\"+Inf\""), 9);
+    if (count.ends_with(",}")) count.erase(count.size() - 2, 1);
+    if (count.ends_with("{}")) count.erase(count.size() - 2);
+    if (scrape.samples.count(count) == 0 || scrape.samples[count] != value) {
+      scrape.problems.push_back("+Inf bucket differs from " + count);
+    }
+  }
+  return scrape;
+}
+
+TEST(HostileClients, MetricsAreScrapedInThePrometheusFormat) {
+  ServerProcess server({});
+  ASSERT_NE(server.port(), 0);
+  GoodClient good(server.port());
+  ASSERT_TRUE(good.wait_for_ticks(5));
+  {
+    Client bad;
+    ASSERT_FALSE(bad.connect(server.port()));
+    ASSERT_FALSE(bad.send({9}));
+    EXPECT_EQ(bad.read_until_closed().second.code, websocket::close_code::policy_error);
+  }
+  std::this_thread::sleep_for(200ms);
+  const std::vector<HttpAnswer> answers = http_requests(server.port(), {{http::verb::get, "/metrics"}});
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status, http::status::ok);
+  EXPECT_EQ(answers[0].content_type, "text/plain; version=0.0.4; charset=utf-8");
+  const Scrape scrape = parse_metrics(answers[0].body);
+  for (const std::string& p : scrape.problems) ADD_FAILURE() << p;
+  const auto at = [&](const std::string& series) {
+    const auto it = scrape.samples.find(series);
+    EXPECT_NE(it, scrape.samples.end()) << series << " missing from\n" << answers[0].body;
+    return it == scrape.samples.end() ? -1.0 : it->second;
+  };
+  EXPECT_EQ(at("sightline_connections"), 1.0);
+  EXPECT_EQ(at("sightline_entities"), 121.0);  // 120 walkers and the good client's viewer
+  EXPECT_GE(at("sightline_ticks_total"), 5.0);
+  EXPECT_EQ(at("sightline_tick_seconds_count"), at("sightline_ticks_total"));
+  EXPECT_GT(at("sightline_spawns_total"), 0.0);
+  EXPECT_GT(at("sightline_bytes_out_total"), 0.0);
+  EXPECT_EQ(at("sightline_closes_total{reason=\"refused frame\"}"), 1.0);
+  for (const char* phase : {"spaces", "index", "relevance", "events", "release", "send"}) {
+    EXPECT_EQ(at(std::string("sightline_tick_phase_seconds_count{phase=\"") + phase + "\"}"),
+              at("sightline_ticks_total"))
+        << phase;
+  }
+  EXPECT_GT(at("process_resident_memory_bytes"), 0.0);
 }
 
 TEST(HostileClients, WebRootServesFilesAndRefusesTraversal) {
