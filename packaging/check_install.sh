@@ -35,7 +35,7 @@ echo "C API consumer: ok"
 # source tree).
 cached() { grep -E "^$1:BOOL=" "$build_dir/CMakeCache.txt" | cut -d= -f2; }
 if [ "$(cached SIGHTLINE_BUILD_TOOLS)" = ON ]; then
-  tools=(sim)
+  tools=(sim relay)
   [ "$(cached SIGHTLINE_BUILD_NETWORK)" = ON ] && tools+=(server bots)
   for tool in "${tools[@]}"; do
     [ -x "$work/moved/bin/sightline-$tool" ] || { echo "sightline-$tool is not installed" >&2; exit 1; }

@@ -446,6 +446,10 @@ Status World::destroy_client(ClientId client) {
     --w.cold[w.outputs.members[slot.members.begin + i].index].holders;
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = slot.events = Slice{};
+  if (client.index < w.histories.size() && w.histories[client.index].generation != 0) {
+    w.histories[client.index] = WorldImpl::HistoryRing{};
+    --w.history_clients;
+  }
   w.client_pool.free(client.index);
   const auto at = std::lower_bound(w.live_clients.begin(), w.live_clients.end(), client,
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
@@ -509,6 +513,7 @@ std::uint32_t World::crowd_cap() const noexcept { return impl_->def.crowd_cap; }
 TickStats World::tick() {
   TickStats stats;
   impl_->run_tick(stats);
+  impl_->record_history(*this);
   return stats;
 }
 

@@ -233,6 +233,17 @@ class WorldImpl {
 
   WorldDef def;
   TickTimings timings;  // of the last tick
+
+  // The flight recorder (history.cpp), by client slot: a ring of the client's last transitions.
+  struct HistoryRing {
+    std::uint32_t generation = 0;  // of the client it records; 0: off
+    std::vector<HistoryEntry> entries;
+    std::uint32_t next = 0;  // where the next entry goes
+    std::uint32_t count = 0;
+  };
+  std::vector<HistoryRing> histories;
+  std::uint32_t history_clients = 0;  // rings on
+  void record_history(const World& world);
   float enter_radius;
   float leave_radius;
   std::vector<float> tier_limit2;  // squared distance bounds of each tier

@@ -143,6 +143,22 @@ TEST(AllocationTest, SteadyTicksWithEntityChurnAllocateNothingInTheDenseWorld) {
   expect_churning_ticks_allocate_nothing(kDense);
 }
 
+// The flight recorder on for every client: recording a tick's transitions allocates nothing
+// (the rings are allocated when switched on).
+TEST(AllocationTest, SteadyTicksWithTheFlightRecorderOnAllocateNothing) {
+  SteadyWorld steady(kArena);
+  for (const ClientId c : steady.clients) ASSERT_TRUE(steady.world->set_history_capacity(c, 4096).ok());
+  std::uint64_t records = 0;
+  for (int t = 0; t < 50; ++t) records += steady.step();
+  const std::uint64_t before = allocations();
+  for (int t = 0; t < 200; ++t) records += steady.step();
+  EXPECT_EQ(allocations() - before, 0u) << "heap allocations in 200 steady ticks";
+  std::size_t kept = 0;
+  for (const ClientId c : steady.clients) kept += steady.world->history(c)->size();
+  EXPECT_GT(kept, 1000u);
+  EXPECT_GT(records, 0u);
+}
+
 // A steady event rate: 40 events a tick of three classes (15, 40 and 100 m, one per policy), at
 // entities' positions and naming them, in the default space and the arena, emitted between ticks.
 TEST(AllocationTest, SteadyEventRateAllocatesNothing) {

@@ -49,6 +49,25 @@ struct Position {
 
 class WorldImpl;
 
+/// One transition of a client's set as its history keeps it (World::set_history_capacity).
+struct HistoryEntry {
+  std::uint64_t tick = 0;  ///< The tick of the record.
+  EntityId entity;
+  bool spawned = false;  ///< True: it entered the set (a spawn record); false: it left (a despawn).
+  SpawnReason spawn_reason = SpawnReason::near;        ///< The spawn record's, when spawned.
+  DespawnReason despawn_reason = DespawnReason::left;  ///< The despawn record's, when not.
+  /// World units from the client's nearest origin in its space (its viewer, or an origin of
+  /// World::add_origin) to the entity, at that tick; infinity when none is in the entity's space.
+  float distance = 0.0f;
+  /// World::why right after that tick: the rule that decided and whether it held. Not known
+  /// (rule_known false, rule out_of_range) for an entity destroyed at that tick.
+  bool rule_known = false;
+  Rule rule = Rule::out_of_range;
+};
+
+/// Most transitions a client's history keeps.
+inline constexpr std::uint32_t kMaxHistoryEntries = 1u << 16;
+
 /// Wall time of each phase of the last tick (the numbered phases below), nanoseconds on the
 /// steady clock: for a server's metrics and debug console. Timings are the one output of a tick
 /// that differs between two runs of the same inputs.
@@ -389,6 +408,20 @@ class SIGHTLINE_API World {
   /// entity against every root the distance rules hold (O(entities)). In a space that needs
   /// sight it runs the sight test (and the filter), and allocates.
   [[nodiscard]] Result<Why> why(ClientId client, EntityId entity) const;
+  /// The flight recorder, off for every client by default: keeps the client's last `capacity`
+  /// spawns and despawns (HistoryEntry), the oldest dropped first, recorded at the end of each
+  /// tick. 0 turns it off and frees its memory; a changed capacity starts it empty. Refused:
+  /// capacity above kMaxHistoryEntries (invalid_argument), a client that is not live
+  /// (stale_handle). Memory is allocated here only: a tick records without allocating, except
+  /// that World::why allocates in a space that needs sight. Cost per tick: one World::why and one
+  /// distance per recorded transition (why is O(entities) with a crowd cap).
+  Status set_history_capacity(ClientId client, std::uint32_t capacity);
+  /// The kept transitions of `entity` (that exact handle) for `client`, oldest first: "why did
+  /// this entity vanish?" after the fact. Empty when the recorder is off or kept none. Allocates.
+  /// Refused for a client that is not live (stale_handle); the entity need not be live.
+  [[nodiscard]] Result<std::vector<HistoryEntry>> history(ClientId client, EntityId entity) const;
+  /// Every kept transition of the client, oldest first. Allocates.
+  [[nodiscard]] Result<std::vector<HistoryEntry>> history(ClientId client) const;
   /// The grid the last tick built and the cells of it that the client's enter scan reads, for
   /// each of its origins: those the box of its enter radius (World::client_radii) around the
   /// origin's position at that tick overlaps, the same cells its pass read. With a crowd cap the

@@ -24,6 +24,9 @@ constexpr auto kServiceWait = 5ms;
 // A handshake not done by then starts again with a fresh connect, as a game client would: ENet
 // resends a lost connect after 0.5, 1, 2, 4... s, so under heavy loss a fresh one is sooner.
 constexpr auto kConnectRetry = 3s;
+// A connection ENet calls open but with no welcome by then starts again too: the server may never
+// have seen the handshake finish (its half of it was lost).
+constexpr auto kWelcomeWait = 3s;
 // A goodbye ENet has not seen acknowledged after this many milliseconds ends the connection
 // anyway (the server's acknowledgement may be what was lost; it has the goodbye or will time out).
 constexpr enet_uint32 kGoodbyeTimeoutMs = 3000;
@@ -161,6 +164,12 @@ void EnetRun::step(Clock::time_point now) {
           b.deadline = now + seconds(def_.grace_seconds);
           break;
         }
+        if (!b.bot.welcomed() && now - b.connected >= kWelcomeWait && now < b.deadline) {
+          b.peer->data = nullptr;
+          enet_peer_reset(b.peer);
+          connect(b, now);
+          break;
+        }
         if (now - b.last_frame > seconds(def_.idle_timeout)) {
           enet_peer_reset(b.peer);
           end(i, Outcome::closed, fmt::format("no server frame for {} s", def_.idle_timeout));
@@ -280,6 +289,10 @@ void EnetRun::end(std::size_t i, Outcome outcome, std::string error) {
   EnetBot& b = *bots_[i];
   if (b.phase == Phase::done) return;
   BotRun& run = result_.bots[i];
+  if (outcome == Outcome::finished && !b.bot.welcomed()) {
+    outcome = Outcome::failed;
+    error = "connected, but no welcome came from the server";
+  }
   if (b.phase == Phase::connected || b.phase == Phase::closing) {
     // Up to the bot's goodbye: its rates are over the time it was in the game.
     const Clock::time_point until = b.phase == Phase::closing ? b.left : Clock::now();

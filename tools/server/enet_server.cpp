@@ -306,6 +306,7 @@ void EnetServer::finish(ENetPeer* peer, const std::string& why) {
   }
   if (!slot.live) return;
   slot.live = false;
+  spdlog::debug("connection {} closed: {}", slot.id, why);
   if (slot.id != 0) {
     game_.disconnect(slot.id);
     peers_.erase(slot.id);
@@ -313,7 +314,6 @@ void EnetServer::finish(ENetPeer* peer, const std::string& why) {
   }
   --live_;
   ++stats_.closes[why];
-  spdlog::debug("connection closed: {}", why);
 }
 
 void EnetServer::packet_freed(ENetPacket* packet) {

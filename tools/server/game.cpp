@@ -21,6 +21,7 @@ constexpr float kMinEnterRadius = 1.0f / 16.0f;
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
 // About ten spawns of the demo's entities a tick.
 constexpr std::uint32_t kEntryBudgetBytes = 128;
+constexpr std::uint32_t kViewersPlanned = 64;
 
 std::string number(double value) {
   char text[32];
@@ -448,7 +449,9 @@ class GameImpl {
     wdef.log = def_.log;
     wdef.enter_radius = def_.enter_radius;
     wdef.leave_radius = def_.leave_radius;
-    wdef.entity_capacity = static_cast<std::uint32_t>(xs_.size());
+    // Room for the walkers and a first few dozen viewers before storage grows (and says so).
+    wdef.entity_capacity = static_cast<std::uint32_t>(xs_.size()) + kViewersPlanned;
+    wdef.client_capacity = kViewersPlanned;
     Result<World> world = World::create(wdef);
     if (!world) return world.status();
     auto g = std::make_unique<Group>();
