@@ -47,14 +47,14 @@ void why_question(std::span<const std::uint8_t> bytes, bool debug_view_allowed) 
 
 // An ack frame views the library's ack packet: the frame again from what it decodes to.
 void ack_frame(std::span<const std::uint8_t> bytes) {
-  const auto packet = read_ack(bytes);
-  if (!packet) {
-    check(!packet.status().message().empty() && packet.status().message().size() <= 123);
+  const auto frame = read_ack(bytes);
+  if (!frame) {
+    check(!frame.status().message().empty() && frame.status().message().size() <= 123);
     return;
   }
-  check(packet->size() == kAckBytes && packet->data() == bytes.data() + 1);
-  if (const auto ack = decode_ack(*packet)) {
-    const Bytes again = encode_ack(*ack);
+  check(frame->packet.size() == kAckBytes && frame->packet.data() == bytes.data() + 5);
+  if (const auto ack = decode_ack(frame->packet)) {
+    const Bytes again = encode_ack(frame->stream, *ack);
     check(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()));
   }
 }

@@ -211,29 +211,38 @@ Status ReplicatorImpl::send() {
   return first_error;
 }
 
-// After the send, on the calling thread: what the game's operator should hear about.
-void ReplicatorImpl::report_drops() const {
-  if (stats.messages_dropped > 0) {
+// After the send, on the calling thread: what the game's operator should hear about, each kind
+// at its first send and then at most once every kReportEverySends sends, with the count since.
+void ReplicatorImpl::report_drops() {
+  const auto due = [this](Reported& r, std::uint64_t count) {
+    r.count += count;
+    if (r.count == 0 || (r.reported && sends - r.last < kReportEverySends)) return std::uint64_t{0};
+    const std::uint64_t total = r.count;
+    r = Reported{.last = sends, .count = 0, .reported = true};
+    return total;
+  };
+  if (const std::uint64_t n = due(reported_messages, stats.messages_dropped)) {
     report(def.log, LogLevel::warning,
            "Replicator send %llu: %llu messages dropped, a client's queue being full "
            "(ReplicatorDef::message_queue_bytes is %u)",
-           static_cast<unsigned long long>(sends), static_cast<unsigned long long>(stats.messages_dropped),
+           static_cast<unsigned long long>(sends), static_cast<unsigned long long>(n),
            def.message_queue_bytes);
   }
-  if (stats.events_dropped > 0) {
+  if (const std::uint64_t n = due(reported_events, stats.events_dropped)) {
     report(def.log, LogLevel::warning,
            "Replicator send %llu: %llu reliable events dropped for clients with %u reliable records "
            "unacknowledged (a client that stopped acking)",
-           static_cast<unsigned long long>(sends), static_cast<unsigned long long>(stats.events_dropped),
-           kReliableWindow);
+           static_cast<unsigned long long>(sends), static_cast<unsigned long long>(n), kReliableWindow);
   }
-  if (!violations.empty()) {
+  // Violations are told with one of this send's, so only at a send that has some.
+  const std::uint64_t violated = violations.empty() ? 0 : due(reported_violations, violations.size());
+  if (violated > 0) {
     const PromiseViolation& v = violations.front();
     report(def.log, LogLevel::warning,
-           "Replicator send %llu: %zu promise violations; the first: client %u:%u got entity %u:%u at "
-           "distance %.3f, inside its promise radius %.3f",
-           static_cast<unsigned long long>(sends), violations.size(), v.client.index, v.client.generation,
-           v.entity.index, v.entity.generation, static_cast<double>(v.distance),
+           "Replicator send %llu: %llu promise violations; this send's first: client %u:%u got entity %u:%u "
+           "at distance %.3f, inside its promise radius %.3f",
+           static_cast<unsigned long long>(sends), static_cast<unsigned long long>(violated), v.client.index,
+           v.client.generation, v.entity.index, v.entity.generation, static_cast<double>(v.distance),
            static_cast<double>(v.promise_radius));
   }
 }

@@ -56,9 +56,12 @@ void WorldImpl::record_history(const World& world) {
       h.tick = tick;
       h.entity = entity;
       h.distance = nearest_origin_distance(*this, c, entity.index);
-      if (const Result<Why> why = world.why(id, entity)) {
-        h.rule_known = true;
-        h.rule = why->rule;
+      // A destroyed entity has no rule; asking why() would build a refusal's message.
+      if (alive[entity.index] != 0 && live_generation[entity.index] == entity.generation) {
+        if (const Result<Why> why = world.why(id, entity)) {
+          h.rule_known = true;
+          h.rule = why->rule;
+        }
       }
       return h;
     };
@@ -87,6 +90,7 @@ Status World::set_history_capacity(ClientId client, std::uint32_t capacity) {
   if (w.histories.size() <= client.index) w.histories.resize(client.index + 1);
   WorldImpl::HistoryRing& ring = w.histories[client.index];
   const bool was_on = ring.generation != 0;
+  if (was_on && capacity == ring.entries.size()) return {};  // kept as it is
   ring = WorldImpl::HistoryRing{};
   if (capacity > 0) {
     ring.generation = client.generation;

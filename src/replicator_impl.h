@@ -344,7 +344,17 @@ class ReplicatorImpl {
   ~ReplicatorImpl();
 
   Status send();
-  void report_drops() const;
+  void report_drops();
+  // What report_drops last told the log, per kind.
+  struct Reported {
+    std::uint64_t last = 0;   // the send of the last report
+    std::uint64_t count = 0;  // since it
+    bool reported = false;
+  };
+  static constexpr std::uint64_t kReportEverySends = 64;
+  Reported reported_messages;
+  Reported reported_events;
+  Reported reported_violations;
   /// Applies a decoded ack of the client's (reliable_queue.cpp); refuses reliable ids never sent.
   Status receive_ack(ClientState& c, const AckPacket& ack);
 

@@ -107,8 +107,12 @@ TEST(AllocationTest, SteadyTicksInADenseCrowdWithACrowdCapAllocateNothing) {
 
 // Entities are destroyed and created between ticks at a steady rate (20 a tick, the same slots
 // coming back from the free list); viewers are left alone.
-void expect_churning_ticks_allocate_nothing(const SteadyWorldDef& steady_def) {
+void expect_churning_ticks_allocate_nothing(const SteadyWorldDef& steady_def, bool history = false) {
   SteadyWorld steady(steady_def);
+  // The flight recorder then records destroyed members too.
+  if (history) {
+    for (const ClientId c : steady.clients) ASSERT_TRUE(steady.world->set_history_capacity(c, 4096).ok());
+  }
   scenarios::Rng rng(5);
   std::uint64_t records = 0;
   auto churn = [&] {
@@ -141,6 +145,9 @@ TEST(AllocationTest, SteadyTicksWithEntityChurnAllocateNothingInTheArena) {
 }
 TEST(AllocationTest, SteadyTicksWithEntityChurnAllocateNothingInTheDenseWorld) {
   expect_churning_ticks_allocate_nothing(kDense);
+}
+TEST(AllocationTest, SteadyTicksWithEntityChurnAndTheFlightRecorderAllocateNothing) {
+  expect_churning_ticks_allocate_nothing(kDense, /*history=*/true);
 }
 
 // The flight recorder on for every client: recording a tick's transitions allocates nothing

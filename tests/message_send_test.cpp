@@ -163,6 +163,36 @@ TEST(MessageSendTest, MessagesWaitForTheBudgetInOrderAndTheQueueIsBounded) {
   EXPECT_EQ(r.stats().messages_waiting, 0u);
 }
 
+// A client whose queue overflows at every send is told to the log at the first send and then once
+// every 64 sends, with the count since.
+TEST(MessageSendTest, DropsAreToldAtMostOnceEvery64Sends) {
+  SmallWorld w;
+  Client c = make_client(w, w.make(0.0f, 0.0f));
+  ReplicatorDef def = def_for(w.world);
+  def.budget_bytes = 120;
+  def.message_queue_bytes = 100;
+  LogCapture log;
+  def.log = log.hook();
+  Replicator r = std::move(Replicator::create(w.world, def).value());
+  std::uint64_t dropped = 0;
+  for (int t = 0; t < 130; ++t) {
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(r.send_message(c.id, std::vector<std::uint8_t>(40, 'm')).ok());
+    w.world.tick();
+    ASSERT_TRUE(r.send().ok());
+    dropped += r.stats().messages_dropped;
+    deliver(r, c);
+  }
+  ASSERT_EQ(log.reports.size(), 3u);
+  EXPECT_EQ(log.reports[0].second.rfind("Replicator send 0: ", 0), 0u) << log.reports[0].second;
+  EXPECT_EQ(log.reports[1].second.rfind("Replicator send 64: ", 0), 0u) << log.reports[1].second;
+  EXPECT_EQ(log.reports[2].second.rfind("Replicator send 128: ", 0), 0u) << log.reports[2].second;
+  // The counts told add up to the drops of sends 0 to 128.
+  std::uint64_t told = 0;
+  for (const auto& [level, text] : log.reports) told += std::stoull(text.substr(text.find(": ") + 2));
+  EXPECT_GT(told, 128u);
+  EXPECT_LE(told, dropped);
+}
+
 // Unreliable delivery: a message is resent until acknowledged and read once.
 TEST(MessageSendTest, AnUnreliableClientReadsEachMessageOnce) {
   SmallWorld w;

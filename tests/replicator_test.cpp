@@ -498,10 +498,10 @@ TEST(ReplicatorTest, DevelopmentModeReportsAnEntityThatEnteredInsideThePromise) 
   // Told to the game's log once, after the send.
   ASSERT_EQ(log.reports.size(), 1u);
   EXPECT_EQ(log.reports[0].first, LogLevel::warning);
-  EXPECT_NE(log.reports[0].second.find("1 promise violations; the first: client " + std::to_string(c.index) +
-                                       ":" + std::to_string(c.generation) + " got entity " +
-                                       std::to_string(dart.index) + ":" + std::to_string(dart.generation) +
-                                       " at distance 5.000, inside its promise radius 10.000"),
+  EXPECT_NE(log.reports[0].second.find(
+                "1 promise violations; this send's first: client " + std::to_string(c.index) + ":" +
+                std::to_string(c.generation) + " got entity " + std::to_string(dart.index) + ":" +
+                std::to_string(dart.generation) + " at distance 5.000, inside its promise radius 10.000"),
             std::string::npos)
       << log.reports[0].second;
   // A teleport of the viewer is a catch-up, not a broken promise.

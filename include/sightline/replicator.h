@@ -154,9 +154,11 @@ struct ReplicatorDef {
   /// (0, 1]: 1 / 1.2,
   /// the space's radius (SpaceDef::radius) inside the 1.2x enter radius of its factor form.
   float promise_fraction = 1.0f / 1.2f;
-  /// Where send() reports (log.h), once per send and kind, after the send: at warning, messages
-  /// dropped for a full queue (message_queue_bytes), reliable events dropped for a client that
-  /// stopped acking, promise violations (development mode). None by default.
+  /// Where send() reports (log.h), after the send: at warning, messages dropped for a full queue
+  /// (message_queue_bytes), reliable events dropped for a client that stopped acking, promise
+  /// violations (development mode). Each kind is told at its first send, then at most once every
+  /// 64 sends with the count since its last report (a stuck client does not flood the log). None
+  /// by default.
   LogHook log;
 };
 

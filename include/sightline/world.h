@@ -410,7 +410,8 @@ class SIGHTLINE_API World {
   [[nodiscard]] Result<Why> why(ClientId client, EntityId entity) const;
   /// The flight recorder, off for every client by default: keeps the client's last `capacity`
   /// spawns and despawns (HistoryEntry), the oldest dropped first, recorded at the end of each
-  /// tick. 0 turns it off and frees its memory; a changed capacity starts it empty. Refused:
+  /// tick. 0 turns it off and frees its memory; a changed capacity starts it empty, the same one
+  /// keeps what it holds. Refused:
   /// capacity above kMaxHistoryEntries (invalid_argument), a client that is not live
   /// (stale_handle). Memory is allocated here only: a tick records without allocating, except
   /// that World::why allocates in a space that needs sight. Cost per tick: one World::why and one

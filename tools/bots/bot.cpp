@@ -136,6 +136,7 @@ void Bot::on_reset(std::span<const std::uint8_t> frame) {
     return;
   }
   ++totals_.resets;
+  stream_ = *tick;
   restart_mirror();
 }
 
@@ -230,7 +231,7 @@ std::optional<std::vector<std::uint8_t>> Bot::take_ack() {
   if (!ack_due_ || !mirror_ || (welcome_->server_flags & demo::kServerUnreliable) == 0) return std::nullopt;
   ack_due_ = false;
   ++totals_.acks;
-  return demo::encode_ack(mirror_->ack());
+  return demo::encode_ack(stream_, mirror_->ack());
 }
 
 void Bot::finish() {

@@ -166,6 +166,7 @@ class Bot final : private MirrorListener {
   bool check_sets_ = false;
   bool options_sent_ = false;
   bool ack_due_ = false;
+  std::uint32_t stream_ = 0;  // the tick of the last reset frame: what acks name
   // The tick frame (counted from 1) last compared, or of the first debug frame before any.
   std::uint64_t last_set_check_frame_ = 0;
   std::uint64_t debug_frames_ = 0;

@@ -166,7 +166,8 @@ void EnetRun::step(Clock::time_point now) {
         }
         if (!b.bot.welcomed() && now - b.connected >= kWelcomeWait && now < b.deadline) {
           b.peer->data = nullptr;
-          enet_peer_reset(b.peer);
+          // Tell the server, which may hold the connection, before starting again.
+          enet_peer_disconnect_now(b.peer, demo::kClientGoodbye);
           connect(b, now);
           break;
         }

@@ -528,14 +528,18 @@ std::vector<std::uint8_t> encode_why(EntityId entity) {
   return out;
 }
 
-std::vector<std::uint8_t> encode_ack(const AckPacket& ack) {
-  std::vector<std::uint8_t> out(kAckFrameBytes);
-  out[0] = kAckFrame;
-  encode_ack(ack, std::span<std::uint8_t, kAckBytes>(out.data() + 1, kAckBytes));
+std::vector<std::uint8_t> encode_ack(std::uint32_t stream, const AckPacket& ack) {
+  std::vector<std::uint8_t> out;
+  out.reserve(kAckFrameBytes);
+  FrameWriter writer(out);
+  writer.value(kAckFrame, "type");
+  writer.value(stream, "stream");
+  out.resize(kAckFrameBytes);
+  encode_ack(ack, std::span<std::uint8_t, kAckBytes>(out.data() + 5, kAckBytes));
   return out;
 }
 
-Result<std::span<const std::uint8_t>> read_ack(std::span<const std::uint8_t> frame) {
+Result<AckFrame> read_ack(std::span<const std::uint8_t> frame) {
   if (frame.empty()) return refuse("empty frame: no type byte");
   if (frame[0] != kAckFrame) {
     return refuse("frame type " + std::to_string(frame[0]) + " is not ack (" + std::to_string(kAckFrame) +
@@ -545,7 +549,11 @@ Result<std::span<const std::uint8_t>> read_ack(std::span<const std::uint8_t> fra
     return refuse("ack frame is " + std::to_string(frame.size()) + " bytes, expected " +
                   std::to_string(kAckFrameBytes));
   }
-  return frame.subspan(1);
+  AckFrame ack;
+  FrameReader in(frame.subspan(1, 4), "ack");
+  (void)in.value(ack.stream, "stream");  // cannot fail: the size is checked
+  ack.packet = frame.subspan(5);
+  return ack;
 }
 
 }  // namespace sightline::demo

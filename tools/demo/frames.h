@@ -15,7 +15,7 @@
 
 namespace sightline::demo {
 
-inline constexpr std::uint8_t kFrameVersion = 2;
+inline constexpr std::uint8_t kFrameVersion = 3;
 
 // Server to client.
 inline constexpr std::uint8_t kWelcomeFrame = 1;
@@ -47,8 +47,8 @@ inline constexpr std::size_t kMoveBytes = 9;
 inline constexpr std::size_t kOptionsBytes = 2;
 inline constexpr std::size_t kRadiusBytes = 5;
 inline constexpr std::size_t kWhyBytes = 9;
-/// The type byte, then the library's ack packet (protocol.h, kAckBytes).
-inline constexpr std::size_t kAckFrameBytes = 1 + kAckBytes;
+/// The type byte, the stream's u32, then the library's ack packet (protocol.h, kAckBytes).
+inline constexpr std::size_t kAckFrameBytes = 1 + 4 + kAckBytes;
 
 inline constexpr std::size_t kWelcomeBytes = 37;
 /// A tick frame's bytes before its first packet length.
@@ -229,12 +229,18 @@ std::vector<std::uint8_t> encode_options(std::uint8_t flags);
 std::vector<std::uint8_t> encode_radius(float enter_radius);
 /// A `why` frame asking about `entity` (generation 0: whichever entity is at its index).
 std::vector<std::uint8_t> encode_why(EntityId entity);
-/// An `ack` frame carrying the mirror's ack (ClientMirror::ack).
-std::vector<std::uint8_t> encode_ack(const AckPacket& ack);
+/// An `ack` frame carrying the mirror's ack (ClientMirror::ack) for the stream that began at
+/// tick `stream` (its `reset` frame's tick; 0 for the connection's first stream).
+std::vector<std::uint8_t> encode_ack(std::uint32_t stream, const AckPacket& ack);
 
-/// The library's ack packet inside an `ack` frame, for Replicator::receive_ack, which decodes
-/// and checks it. Refused (invalid_argument) like read_client_frame: another type, a size other
-/// than kAckFrameBytes. Views `frame`.
-[[nodiscard]] Result<std::span<const std::uint8_t>> read_ack(std::span<const std::uint8_t> frame);
+/// An `ack` frame's stream and the library's ack packet in it (viewing `frame`), for
+/// Replicator::receive_ack, which decodes and checks the packet.
+struct AckFrame {
+  std::uint32_t stream = 0;
+  std::span<const std::uint8_t> packet;
+};
+/// Refused (invalid_argument) like read_client_frame: another type, a size other than
+/// kAckFrameBytes.
+[[nodiscard]] Result<AckFrame> read_ack(std::span<const std::uint8_t> frame);
 
 }  // namespace sightline::demo

@@ -77,7 +77,8 @@ void Link::enqueue(Copy copy) {
 // already scheduled for that instant.
 void Link::release_held(double after_seconds) {
   for (Copy& copy : held_) {
-    copy.due_seconds = std::max(copy.due_seconds, after_seconds);
+    copy.due_seconds =
+        std::min(std::max(copy.due_seconds, after_seconds), copy.due_seconds + kMaxHoldSeconds);
     copy.order = next_order_++;
     enqueue(std::move(copy));
   }

@@ -34,9 +34,13 @@ constexpr std::uint32_t kMaxFullClosing = 64;
 // Incoming bytes ENet may hold for one peer (fragments, reliable frames out of order): a client
 // cannot make the server buffer more, whatever it sends.
 constexpr std::size_t kMaxWaitingBytes = 64 * 1024;
-// The largest frame ENet will carry either way: a tick frame of the send-everything baseline at
-// the Game's 100,000 entities. A client's frames are held to kMaxMessageBytes on arrival.
-constexpr std::size_t kMaxPacketBytes = std::size_t{8} << 20;
+// ENet's packet limit is the host's, for both ways, and it allocates a fragmented packet's whole
+// length at its first fragment: the limit stays at what a client may send (its frames are held
+// to kMaxMessageBytes once assembled) and rises to kMaxSentBytes only while the server sends.
+constexpr std::size_t kMaxReceivedBytes = 4096;
+// The largest frame the server sends: a tick frame of the send-everything baseline at the Game's
+// 100,000 entities.
+constexpr std::size_t kMaxSentBytes = std::size_t{8} << 20;
 // Bytes queued for one client (reliable frames not yet acknowledged, unreliable ones not yet
 // sent) beyond which it is closed as too slow.
 constexpr std::size_t kMaxQueuedBytes = std::size_t{4} << 20;
@@ -84,10 +88,11 @@ enum class CloseCode : enet_uint32 { none = 0, full = 1, refused = 2, too_slow =
 struct Slot {
   std::uint32_t id = 0;  // the Game's connection; 0 while none
   std::optional<TokenBucket> bucket;
-  std::size_t queued_bytes = 0;  // sent to ENet and not yet freed by it
-  bool live = false;             // connected and counted, until finished
-  bool full = false;             // accepted only to be closed as "server full"
-  std::string close_why;         // set once the server decided to close
+  std::optional<TokenBucket> ack_bucket;  // acks apart: one per tick frame is the protocol
+  std::size_t queued_bytes = 0;           // sent to ENet and not yet freed by it
+  bool live = false;                      // connected and counted, until finished
+  bool full = false;                      // accepted only to be closed as "server full"
+  std::string close_why;                  // set once the server decided to close
   Clock::time_point close_deadline{};
 };
 
@@ -150,7 +155,7 @@ Status EnetServer::listen() {
     return {ErrorCode::invalid_argument,
             fmt::format("cannot listen on udp {}:{}: {}", def_.host, def_.port, std::strerror(errno))};
   }
-  host_->maximumPacketSize = kMaxPacketBytes;
+  host_->maximumPacketSize = kMaxReceivedBytes;
   host_->maximumWaitingData = kMaxWaitingBytes;
   slots_.resize(host_->peerCount);
   ENetAddress bound{};
@@ -235,8 +240,11 @@ void EnetServer::on_connect(ENetPeer* peer) {
   Slot& slot = slot_of(peer);
   slot = Slot{};
   slot.bucket.emplace(def_.max_frames_per_second, def_.max_frames_per_second, Clock::now());
+  const double acks = 2.0 * game_.def().tick_rate;
+  slot.ack_bucket.emplace(acks, acks, Clock::now());
   const auto idle_ms = static_cast<enet_uint32>(def_.idle_seconds) * 1000u;
-  enet_peer_timeout(peer, 0, std::min<enet_uint32>(idle_ms, 5000u), idle_ms);
+  // ENet drops a peer that acknowledges nothing for this long: --idle-seconds, not its 5 to 30 s.
+  enet_peer_timeout(peer, 0, idle_ms, idle_ms);
   // The game's stream has its own budget: ENet's throttle would add loss of its own under jitter.
   enet_peer_throttle_configure(peer, ENET_PEER_PACKET_THROTTLE_INTERVAL,
                                ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
@@ -281,7 +289,8 @@ void EnetServer::on_receive(ENetPeer* peer, std::span<const std::uint8_t> frame)
     close(peer, CloseCode::refused, "frame too large", "frame too large");
     return;
   }
-  if (!slot.bucket->take(Clock::now())) {
+  TokenBucket& bucket = frame_type(frame) == kAckFrame ? *slot.ack_bucket : *slot.bucket;
+  if (!bucket.take(Clock::now())) {
     close(peer, CloseCode::refused, "too many frames", "too many frames");
     return;
   }
@@ -337,7 +346,10 @@ void EnetServer::send(ENetPeer* peer, std::span<const std::uint8_t> frame, bool 
   packet->userData = &slot;
   packet->freeCallback = &EnetServer::packet_freed;
   slot.queued_bytes += frame.size();
-  if (enet_peer_send(peer, kEnetStreamChannel, packet) != 0) {
+  host_->maximumPacketSize = kMaxSentBytes;
+  const int sent = enet_peer_send(peer, kEnetStreamChannel, packet);
+  host_->maximumPacketSize = kMaxReceivedBytes;
+  if (sent != 0) {
     enet_packet_destroy(packet);  // its callback takes its bytes back
     close(peer, CloseCode::too_slow, "cannot queue a frame", "network error");
     return;

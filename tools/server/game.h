@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sightline/log.h"
@@ -41,6 +42,15 @@ struct GameDef {
   Delivery delivery = Delivery::reliable;
   /// Where the library's Worlds and Replicators report (log.h); none by default.
   LogHook log;
+  /// Transitions each connection's flight recorder keeps (World::set_history_capacity), for the
+  /// debug console (Game::debug); 0, the default, keeps none. In [0, kMaxHistoryEntries].
+  std::uint32_t history_capacity = 0;
+};
+
+/// An answer of the debug console: an HTTP status and a JSON body ({"error": "..."} unless 200).
+struct DebugAnswer {
+  int status = 200;
+  std::string json;
 };
 
 /// Checks every field; the message names the first bad one and its value.
@@ -120,6 +130,12 @@ class Game {
   [[nodiscard]] Status tick(double server_time_ms, FrameSink sink, void* context);
 
   [[nodiscard]] GameStats stats() const noexcept;
+
+  /// The debug console (docs/demo_protocol.md, "Debug console"): answers GET `target` (a path
+  /// and query) about the last tick: /debug/clients, /debug/client?connection=N,
+  /// /debug/why?connection=N&entity=I[:G], /debug/tick. 404 for another path, 400 naming a
+  /// missing or malformed parameter. Costs at most O(entities) a call.
+  [[nodiscard]] DebugAnswer debug(std::string_view target) const;
 
  private:
   explicit Game(std::unique_ptr<GameImpl> impl) noexcept;

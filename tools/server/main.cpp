@@ -16,6 +16,8 @@ namespace {
 
 constexpr int kBadOption = 2;
 constexpr int kRunFailed = 1;
+// Transitions each connection's flight recorder keeps for the debug console.
+constexpr std::uint32_t kDebugHistory = 256;
 
 // validate(GameDef) names GameDef's fields; the user typed options.
 std::string option_of(std::string_view message) {
@@ -75,6 +77,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--debug-view", game_def.debug_view,
                "Let clients ask for what they do not hold (debug frames)");
+  app.add_flag("--debug-http", server_def.debug_http,
+               "Answer GET /debug/clients, /debug/client, /debug/why and /debug/tick with JSON (the debug "
+               "console), each connection keeping its last 256 transitions");
   app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")
       ->capture_default_str();
   app.add_option("--shots-per-second", game_def.shots_per_second,
@@ -118,6 +123,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   game_def.log = {&log_library, nullptr};
   if (server_def.transport == "enet") game_def.delivery = sightline::Delivery::unreliable;
+  if (server_def.debug_http) game_def.history_capacity = kDebugHistory;
   if (sightline::Status s = sightline::demo::validate(game_def); !s) {
     fmt::print(stderr, "sightline-server: {}: {}\n", option_of(s.message()), s.message());
     return kBadOption;

@@ -24,6 +24,8 @@ struct ServerDef {
   std::string web_root;                      ///< Directory of the page's files (WebSocket only).
   double seconds = 0.0;                      ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
   std::string stats_json;                    ///< Written at exit when not empty.
+  /// Answer GET /debug/... (Game::debug) on the HTTP port; refused (404) otherwise. WebSocket only.
+  bool debug_http = false;
 };
 
 /// ENet numbers a host's peers in 12 bits (4095), and the server keeps 64 of them for the

@@ -119,7 +119,7 @@ export function entityPayload(world, x, z, kind) {
 }
 
 export function welcomeFrame(w) {
-  return Uint8Array.from([1, 2, ...u32(w.connectionId ?? 7), ...f32(w.width), ...f32(w.height), ...f32(w.enterRadius),
+  return Uint8Array.from([1, 3, ...u32(w.connectionId ?? 7), ...f32(w.width), ...f32(w.height), ...f32(w.enterRadius),
     ...f32(w.leaveRadius), ...f32(w.cellSize), ...u16(w.tickRate), w.serverFlags ?? 0, ...f32(w.maxRadius),
     ...u32(w.entityCount)]);
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <random>
@@ -87,6 +88,7 @@ struct LossyFeed {
   std::mt19937_64 rng{5};
   double loss = 0.0;
   std::uint32_t members_lie = 0;
+  bool hide_everything = false;  // list every walker as hidden, held ones included
   std::uint32_t debug_until = 0xffffffffu;
   std::uint64_t lost = 0;
   static void sink(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame) {
@@ -104,10 +106,18 @@ struct LossyFeed {
       const auto hidden = demo::read_debug(frame, &tick, &members);
       ASSERT_TRUE(hidden.ok());
       if (tick >= f.debug_until) return;
+      std::vector<demo::DebugEntry> listed = *hidden;
+      if (f.hide_everything) {
+        for (std::uint32_t i = 0; i < 150; ++i) {
+          if (std::none_of(hidden->begin(), hidden->end(),
+                           [i](const demo::DebugEntry& e) { return e.index == i; }))
+            listed.push_back({i, 1.0f, 1.0f});
+        }
+      }
       Bytes rewritten;
       demo::write_debug_header(rewritten, tick, members + f.members_lie,
-                               static_cast<std::uint32_t>(hidden->size()));
-      for (const demo::DebugEntry& e : *hidden) demo::append_debug_entry(rewritten, e);
+                               static_cast<std::uint32_t>(listed.size()));
+      for (const demo::DebugEntry& e : listed) demo::append_debug_entry(rewritten, e);
       f.bot->on_frame(rewritten, 0.0, *f.delays);
       return;
     }
@@ -164,6 +174,15 @@ TEST(Bot, ASetThatDiffersIsReported) {
   run_checking_sets(feed, 100);
   EXPECT_GT(count(bot, Problem::set_mismatch), 50u) << notes(bot);
   EXPECT_EQ(bot.notes().front().rfind("set_mismatch: tick ", 0), 0u) << notes(bot);
+}
+
+TEST(Bot, AHeldEntityTheServerSaysItHidesIsReported) {
+  Bot bot(WalkDef{.seed = 3, .speed = 3.0}, /*check_sets=*/true);
+  DelayHistogram delays;
+  LossyFeed feed{.bot = &bot, .delays = &delays, .hide_everything = true};
+  run_checking_sets(feed, 100);
+  EXPECT_GT(count(bot, Problem::set_mismatch), 50u) << notes(bot);
+  EXPECT_NE(bot.notes().front().find("outside the server's set"), std::string::npos) << notes(bot);
 }
 
 TEST(Bot, AMirrorNeverFoundCompleteAtTheEndHasNotConverged) {

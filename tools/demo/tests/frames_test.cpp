@@ -115,7 +115,7 @@ TEST(DemoFrames, WelcomeRoundTrips) {
 TEST(DemoFrames, WelcomeLayoutIsLittleEndianAtTheDocumentedOffsets) {
   const Bytes b = welcome_bytes(sample_welcome());
   EXPECT_EQ(b[0], 1);
-  EXPECT_EQ(b[1], 2);   // frame version
+  EXPECT_EQ(b[1], 3);   // frame version
   EXPECT_EQ(b[2], 42);  // connection id, low byte first
   EXPECT_EQ(b[3], 0);
   EXPECT_EQ(b[26], 20);  // tick rate
@@ -225,13 +225,15 @@ TEST(DemoFrames, ClientFramesRoundTrip) {
 
 TEST(DemoFrames, AckFramesCarryTheLibrarysAck) {
   const AckPacket ack{.latest_sequence = 70000, .reliable_applied = 12, .received = 0x80000001u};
-  const Bytes frame = encode_ack(ack);
+  const Bytes frame = encode_ack(0x01020304u, ack);
   ASSERT_EQ(frame.size(), kAckFrameBytes);
   EXPECT_EQ(frame_type(frame), kAckFrame);
-  const auto packet = read_ack(frame);
-  ASSERT_TRUE(packet.ok()) << packet.status().message();
-  EXPECT_EQ(packet->data(), frame.data() + 1);
-  const auto decoded = decode_ack(*packet);
+  EXPECT_EQ(frame[1], 4);  // the stream, low byte first
+  const auto read = read_ack(frame);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->stream, 0x01020304u);
+  EXPECT_EQ(read->packet.data(), frame.data() + 5);
+  const auto decoded = decode_ack(read->packet);
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
   EXPECT_EQ(*decoded, ack);
 
@@ -239,9 +241,9 @@ TEST(DemoFrames, AckFramesCarryTheLibrarysAck) {
   expect_reason(read_client_frame(frame, limits).status(), ErrorCode::invalid_argument, "ack", "read_ack");
   Bytes longer = frame;
   longer.push_back(0);
-  EXPECT_EQ(read_ack(longer).status().message(), "ack frame is 16 bytes, expected 15");
+  EXPECT_EQ(read_ack(longer).status().message(), "ack frame is 20 bytes, expected 19");
   EXPECT_EQ(read_ack(Bytes(frame.begin(), frame.end() - 1)).status().message(),
-            "ack frame is 14 bytes, expected 15");
+            "ack frame is 18 bytes, expected 19");
   EXPECT_EQ(read_ack(encode_move(1.0f, 1.0f)).status().message(), "frame type 1 is not ack (5)");
   EXPECT_EQ(read_ack(Bytes{}).status().message(), "empty frame: no type byte");
 }

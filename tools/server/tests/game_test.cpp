@@ -406,20 +406,25 @@ TEST(Game, UnreliableDeliveryIsAnnouncedAndTakesAcks) {
   Result<ClientMirror> mirror = ClientMirror::create(mdef);
   ASSERT_TRUE(mirror.ok());
   for (const auto packet : t->packets) ASSERT_TRUE(mirror->receive(packet, nullptr).ok());
-  EXPECT_TRUE((*game)->receive(*id, encode_ack(mirror->ack())).ok());
+  EXPECT_TRUE((*game)->receive(*id, encode_ack(0, mirror->ack())).ok());
 
   // An ack of reliable ids never sent, and bytes that are no ack, are refused naming the frame.
   AckPacket ahead = mirror->ack();
   ahead.reliable_applied += 1000;
+  std::vector<std::uint8_t> garbage = encode_ack(0, {});
+  std::fill(garbage.begin() + 5, garbage.end(), std::uint8_t{0x55});
   for (const std::vector<std::uint8_t>& bad :
-       {encode_ack(ahead), std::vector<std::uint8_t>(kAckFrameBytes, kAckFrame),
-        std::vector<std::uint8_t>{kAckFrame, 1, 2}}) {
+       {encode_ack(0, ahead), garbage, std::vector<std::uint8_t>{kAckFrame, 1, 2}}) {
     const Status s = (*game)->receive(*id, bad);
     EXPECT_EQ(s.code(), ErrorCode::invalid_argument) << s.message();
     EXPECT_EQ(s.message().rfind("ack frame", 0), 0u) << s.message();
     EXPECT_LE(s.message().size(), 123u);
   }
   EXPECT_EQ((*game)->stats().frames_in, 1u);
+  // An ack of another stream (from before a reset, still on its way) is not applied: even one
+  // that would be refused on this stream is taken and dropped.
+  EXPECT_TRUE((*game)->receive(*id, encode_ack(77, ahead)).ok());
+  EXPECT_EQ((*game)->stats().frames_in, 2u);
 }
 
 // The position a connection knows of an entity after a tick: held (its mirror), or listed by the

@@ -449,6 +449,7 @@ Scrape parse_metrics(const std::string& text) {
   std::istringstream lines(text);
   std::string line;
   std::map<std::string, double> last_bucket;  // by histogram series (labels without le)
+  std::map<std::string, double> last_edge;
   while (std::getline(lines, line)) {
     if (line.rfind("# HELP ", 0) == 0) {
       helped.insert(line.substr(7, line.find(' ', 7) - 7));
@@ -477,10 +478,15 @@ Scrape parse_metrics(const std::string& text) {
     if (name.ends_with("_bucket")) {
       const std::size_t le = series.find("le=\"");
       const std::string key = series.substr(0, le);
+      const std::string bound = series.substr(le + 4, series.find('"', le + 4) - le - 4);
+      const double edge = bound == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(bound);
+      if (last_edge.count(key) != 0 && edge <= last_edge[key])
+        scrape.problems.push_back("le out of order: " + line);
       if (value < last_bucket[key]) scrape.problems.push_back("bucket not cumulative: " + line);
       last_bucket[key] = value;
+      last_edge[key] = edge;
     }
-    scrape.samples[series] = value;
+    if (!scrape.samples.emplace(series, value).second) scrape.problems.push_back("series twice: " + line);
   }
   for (const auto& [series, value] : scrape.samples) {
     if (series.find("_bucket{") == std::string::npos || series.find("le=\"+Inf\"") == std::string::npos)
@@ -533,6 +539,83 @@ TEST(HostileClients, MetricsAreScrapedInThePrometheusFormat) {
         << phase;
   }
   EXPECT_GT(at("process_resident_memory_bytes"), 0.0);
+}
+
+// Reads frames until `ticks` tick frames came; the last one's fields.
+std::optional<TickFrame> read_ticks(Client& client, int ticks) {
+  std::optional<TickFrame> last;
+  Bytes frame;
+  for (int seen = 0; seen < ticks;) {
+    if (client.read(frame)) return std::nullopt;
+    if (frame_type(frame) != kTickFrame) continue;
+    Result<TickFrame> t = read_tick(frame);
+    if (!t) return std::nullopt;
+    last = *t;
+    last->packets.clear();
+    ++seen;
+  }
+  return last;
+}
+
+TEST(HostileClients, TheDebugConsoleExplainsADespawn) {
+  ServerProcess server({"--debug-http"});
+  ASSERT_NE(server.port(), 0);
+  Client client;
+  ASSERT_FALSE(client.connect(server.port()));
+  const std::optional<TickFrame> before = read_ticks(client, 10);
+  ASSERT_TRUE(before.has_value());
+  const auto get = [&](const std::string& target) {
+    const std::vector<HttpAnswer> answers = http_requests(server.port(), {{http::verb::get, target}});
+    EXPECT_EQ(answers[0].content_type, "application/json") << target;
+    return std::pair{answers[0].status, nlohmann::json::parse(answers[0].body, nullptr, false)};
+  };
+  const auto [clients_status, clients] = get("/debug/clients");
+  ASSERT_EQ(clients_status, http::status::ok);
+  ASSERT_EQ(clients["clients"].size(), 1u);
+  EXPECT_EQ(clients["clients"][0]["connection"], 1);
+  const auto [client_status, one] = get("/debug/client?connection=1");
+  ASSERT_EQ(client_status, http::status::ok);
+  ASSERT_FALSE(one["set"].empty()) << one.dump();
+  const std::uint32_t index = one["set"][0]["index"];
+  const std::uint32_t generation = one["set"][0]["generation"];
+
+  // Six units away along x from where the viewer stood: the member is now beyond L = 2.
+  const float x = before->viewer_x < 6.0f ? before->viewer_x + 6.0f : before->viewer_x - 6.0f;
+  ASSERT_FALSE(client.send(encode_move(x, before->viewer_z)));
+  ASSERT_TRUE(read_ticks(client, 10).has_value());
+  const std::string why_target = fmt::format("/debug/why?connection=1&entity={}:{}", index, generation);
+  const auto [why_status, why] = get(why_target);
+  ASSERT_EQ(why_status, http::status::ok) << why.dump();
+  EXPECT_EQ(why["why"]["held"], false) << why.dump();
+  const nlohmann::json& history = why["history"];
+  ASSERT_GE(history.size(), 2u) << why.dump();
+  EXPECT_EQ(history[0]["spawned"], true) << why.dump();
+  const nlohmann::json& gone = history.back();
+  EXPECT_EQ(gone["spawned"], false) << why.dump();
+  EXPECT_EQ(gone["reason"], "left") << why.dump();
+  EXPECT_EQ(gone["rule"], "out_of_range") << why.dump();
+  EXPECT_GT(gone["distance"].get<double>(), 2.0) << why.dump();
+
+  // Refusals name what is wrong.
+  const auto [bad_status, bad] = get("/debug/why?connection=1&entity=x");
+  EXPECT_EQ(bad_status, http::status::bad_request);
+  EXPECT_EQ(bad["error"], "entity is \"x\": must be a number in [0, 2^32)");
+  const auto [gone_status, missing] = get("/debug/client?connection=9");
+  EXPECT_EQ(gone_status, http::status::not_found);
+  EXPECT_EQ(missing["error"], "connection 9 is not open");
+  const auto [page_status, page] = get("/debug/everything");
+  EXPECT_EQ(page_status, http::status::not_found);
+  const auto [tick_status, tick] = get("/debug/tick");
+  EXPECT_EQ(tick_status, http::status::ok);
+  EXPECT_TRUE(tick["phases_ms"].contains("relevance")) << tick.dump();
+}
+
+TEST(HostileClients, TheDebugConsoleIsOffUnlessAskedFor) {
+  ServerProcess server({});
+  ASSERT_NE(server.port(), 0);
+  const std::vector<HttpAnswer> answers = http_requests(server.port(), {{http::verb::get, "/debug/clients"}});
+  EXPECT_EQ(answers[0].status, http::status::not_found);
+  EXPECT_NE(answers[0].body.find("start the server with --debug-http"), std::string::npos) << answers[0].body;
 }
 
 TEST(HostileClients, WebRootServesFilesAndRefusesTraversal) {

@@ -51,7 +51,7 @@ function exactSize(bytes, size, frame) {
 function decodeWelcome(input, bytes) {
   exactSize(bytes, WELCOME_BYTES, 'welcome');
   const version = input.u8('frame version');
-  if (version !== 2) throw new FrameError(`welcome: frame version at byte 1 is ${version}, expected 2`);
+  if (version !== 3) throw new FrameError(`welcome: frame version at byte 1 is ${version}, expected 3`);
   const w = {
     type: 'welcome',
     version,
