@@ -26,7 +26,7 @@ constexpr auto kServiceWait = 5ms;
 constexpr auto kConnectRetry = 3s;
 // A connection ENet calls open but with no welcome by then starts again too: the server may never
 // have seen the handshake finish (its half of it was lost).
-constexpr auto kWelcomeWait = 3s;
+constexpr auto kWelcomeWait = 5s;
 // A goodbye ENet has not seen acknowledged after this many milliseconds ends the connection
 // anyway (the server's acknowledgement may be what was lost; it has the goodbye or will time out).
 constexpr enet_uint32 kGoodbyeTimeoutMs = 3000;
@@ -44,8 +44,10 @@ struct EnetBot {
   ENetPeer* peer = nullptr;
   Phase phase = Phase::waiting;
   Clock::time_point start_at{};
-  Clock::time_point deadline{};  // of the connect, or of the close
-  Clock::time_point retry_at{};  // of the connect's next fresh attempt
+  Clock::time_point deadline{};   // of the connect, or of the close
+  Clock::time_point retry_at{};   // of the connect's next fresh attempt
+  Clock::time_point attempted{};  // the last attempt's start
+  int attempts = 0;
   Clock::time_point connected{};
   Clock::time_point left{};  // when the bot's disconnect began
   Clock::time_point last_move{};
@@ -205,8 +207,15 @@ void EnetRun::connect(EnetBot& b, Clock::time_point now) {
     return;
   }
   b.peer->data = &b;
+  b.peer->roundTripTime = demo::kEnetFirstRoundTripMs;  // before the connect goes out
+  // ENet's own rule gives up after six unanswered resends once 5 s have passed, which a 20% loss
+  // each way reaches every few hundred reliable frames: only --idle-timeout of silence ends it.
+  const auto idle_ms = static_cast<enet_uint32>(def_.idle_timeout * 1000.0);
+  enet_peer_timeout(b.peer, 0, idle_ms, idle_ms);
   b.phase = Phase::connecting;
   b.retry_at = now + kConnectRetry;
+  ++b.attempts;
+  b.attempted = now;
 }
 
 void EnetRun::service() {
@@ -292,7 +301,10 @@ void EnetRun::end(std::size_t i, Outcome outcome, std::string error) {
   BotRun& run = result_.bots[i];
   if (outcome == Outcome::finished && !b.bot.welcomed()) {
     outcome = Outcome::failed;
-    error = "connected, but no welcome came from the server";
+    error = fmt::format(
+        "connected, but no welcome came from the server ({} connection attempts, the last {:.1f} s "
+        "before the end)",
+        b.attempts, std::chrono::duration<double>(Clock::now() - b.attempted).count());
   }
   if (b.phase == Phase::connected || b.phase == Phase::closing) {
     // Up to the bot's goodbye: its rates are over the time it was in the game.

@@ -32,6 +32,10 @@ inline constexpr std::uint8_t kCloseFrame = 6;
 inline constexpr std::uint8_t kEnetChannels = 2;
 inline constexpr std::uint8_t kEnetStreamChannel = 0;
 inline constexpr std::uint8_t kEnetInputChannel = 1;
+/// The round trip ENet assumes of a peer before it has measured one, milliseconds. ENet's own
+/// 500 ms spaces the first resends of a lost handshake or welcome 0.5, 1, 2 s apart; loopback and
+/// LAN round trips are far shorter, so both ends start their peers here.
+inline constexpr std::uint32_t kEnetFirstRoundTripMs = 100;
 /// What a client passes to enet_peer_disconnect when it leaves (a timeout reads as 0).
 inline constexpr std::uint32_t kClientGoodbye = 1;
 /// The longest close reason, bytes (a WebSocket close frame's limit, for both transports).

@@ -123,6 +123,11 @@ class EnetServer {
   void close(ENetPeer* peer, CloseCode code, std::string_view reason, std::string why);
   void finish(ENetPeer* peer, const std::string& why);
   void cut_overdue(Clock::time_point now);
+  // A slot made free: ENet's reset, and the round trip its next connection starts from.
+  static void reset_peer(ENetPeer* peer) {
+    enet_peer_reset(peer);
+    peer->roundTripTime = kEnetFirstRoundTripMs;
+  }
   void tick();
   void stop();
 
@@ -157,6 +162,7 @@ Status EnetServer::listen() {
   }
   host_->maximumPacketSize = kMaxReceivedBytes;
   host_->maximumWaitingData = kMaxWaitingBytes;
+  for (std::size_t i = 0; i < host_->peerCount; ++i) host_->peers[i].roundTripTime = kEnetFirstRoundTripMs;
   slots_.resize(host_->peerCount);
   ENetAddress bound{};
   if (enet_socket_get_address(host_->socket, &bound) != 0) bound = address;
@@ -209,7 +215,7 @@ Status EnetServer::run() {
     ENetPeer* peer = &host_->peers[i];
     if (slots_[i].live || slots_[i].full) {
       finish(peer, slots_[i].close_why.empty() ? kClosedShutdown : slots_[i].close_why);
-      enet_peer_reset(peer);
+      reset_peer(peer);
     }
   }
   stats_.rss_kb_end = resident_kb();
@@ -229,7 +235,10 @@ void EnetServer::service(Clock::duration wait) {
         on_receive(event.peer, {event.packet->data, event.packet->dataLength});
         enet_packet_destroy(event.packet);
         break;
-      case ENET_EVENT_TYPE_DISCONNECT: on_disconnect(event.peer, event.data); break;
+      case ENET_EVENT_TYPE_DISCONNECT:
+        on_disconnect(event.peer, event.data);
+        event.peer->roundTripTime = kEnetFirstRoundTripMs;  // ENet reset it before the event
+        break;
       case ENET_EVENT_TYPE_NONE: break;
     }
     got = enet_host_check_events(host_, &event);
@@ -257,7 +266,7 @@ void EnetServer::on_connect(ENetPeer* peer) {
   if (live_ >= def_.max_connections) {
     if (full_closing_ >= kMaxFullClosing) {
       ++stats_.upgrades_refused;
-      enet_peer_reset(peer);
+      reset_peer(peer);
       return;
     }
     ++stats_.upgrades_full;
@@ -377,7 +386,7 @@ void EnetServer::cut_overdue(Clock::time_point now) {
     if ((slot.live || slot.full) && !slot.close_why.empty() && now >= slot.close_deadline) {
       ENetPeer* peer = &host_->peers[i];
       finish(peer, slot.close_why);
-      enet_peer_reset(peer);
+      reset_peer(peer);
     }
   }
 }
