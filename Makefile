@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 TSAN_BUILD ?= build-tsan
 WASM_BUILD ?= build-wasm
-FUZZ_SECONDS ?= 8
+FUZZ_SECONDS ?= 6
 CLANG_FORMAT ?= clang-format-14
 CMAKE_FLAGS ?=
 # make demo's server: DEMO_FLAGS takes any sightline-server option (--help lists them).

@@ -52,8 +52,8 @@ void ack_frame(std::span<const std::uint8_t> bytes) {
     check(!frame.status().message().empty() && frame.status().message().size() <= 123);
     return;
   }
-  check(frame->packet.size() == kAckBytes && frame->packet.data() == bytes.data() + 5);
-  if (const auto ack = decode_ack(frame->packet)) {
+  check(frame->packet.size() == sightline::kAckBytes && frame->packet.data() == bytes.data() + 5);
+  if (const auto ack = sightline::decode_ack(frame->packet)) {
     const Bytes again = encode_ack(frame->stream, *ack);
     check(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()));
   }
