@@ -25,7 +25,8 @@ constexpr auto kServiceWait = 5ms;
 // resends a lost connect after 0.5, 1, 2, 4... s, so under heavy loss a fresh one is sooner.
 constexpr auto kConnectRetry = 3s;
 // A connection ENet calls open but with no welcome by then starts again too: the server may never
-// have seen the handshake finish (its half of it was lost).
+// have seen the handshake finish (ENet gives up a handshake after six unanswered resends, 6.3 s
+// from a 100 ms round trip, without a word to the client). --connect-timeout bounds the whole.
 constexpr auto kWelcomeWait = 5s;
 // A goodbye ENet has not seen acknowledged after this many milliseconds ends the connection
 // anyway (the server's acknowledgement may be what was lost; it has the goodbye or will time out).
@@ -158,7 +159,9 @@ void EnetRun::step(Clock::time_point now) {
         }
         break;
       case Phase::connected: {
-        if (now >= end_) {
+        // A bot still without its welcome waits on for it, to its connect deadline: a handshake
+        // ENet resent under loss may finish only near the run's end.
+        if (now >= end_ && (b.bot.welcomed() || now >= b.deadline)) {
           enet_peer_timeout(b.peer, 0, kGoodbyeTimeoutMs, kGoodbyeTimeoutMs);
           enet_peer_disconnect(b.peer, demo::kClientGoodbye);
           b.phase = Phase::closing;

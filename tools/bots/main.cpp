@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   app.add_option("--idle-timeout", def.idle_timeout, "Seconds without a server frame before a bot gives up")
       ->capture_default_str();
   app.add_option("--connect-timeout", def.connect_timeout,
-                 "Seconds for a connection (and, over WebSocket, its handshake) before a bot gives up")
+                 "Seconds for a connection (over WebSocket, and its handshake; over ENet, to the welcome) "
+                 "before a bot gives up")
       ->capture_default_str();
   app.add_flag("--check-sets", def.check_sets,
                "Ask for the debug view (server --debug-view) and compare each mirror with the server's set "

@@ -17,14 +17,16 @@ struct RunDef {
   /// compares the server's clock with this machine's, so it means something on loopback only.
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::uint32_t bots = 1;         ///< Connections, in [1, 10000]; [1, 4095] over ENet.
-  double seconds = 10.0;          ///< Length of the run from the first connection, seconds.
-  double ramp_seconds = 1.0;      ///< Connections start evenly over this, in [0, seconds / 2].
-  double move_hz = 10.0;          ///< Move frames per second per bot, in (0, 30].
-  double speed = 1.5;             ///< The viewers' walking speed, world units per second.
-  std::uint64_t seed = 1;         ///< Bot i walks with seed + i.
-  double connect_timeout = 10.0;  ///< Seconds for TCP connect and the WebSocket handshake each.
-  double idle_timeout = 5.0;      ///< Seconds without a server frame before a bot gives up.
+  std::uint32_t bots = 1;     ///< Connections, in [1, 10000]; [1, 4095] over ENet.
+  double seconds = 10.0;      ///< Length of the run from the first connection, seconds.
+  double ramp_seconds = 1.0;  ///< Connections start evenly over this, in [0, seconds / 2].
+  double move_hz = 10.0;      ///< Move frames per second per bot, in (0, 30].
+  double speed = 1.5;         ///< The viewers' walking speed, world units per second.
+  std::uint64_t seed = 1;     ///< Bot i walks with seed + i.
+  /// Seconds for TCP connect and the WebSocket handshake each; over ENet, from a bot's start to
+  /// its welcome, across its fresh attempts (it waits past the run's end for a late welcome).
+  double connect_timeout = 10.0;
+  double idle_timeout = 5.0;  ///< Seconds without a server frame before a bot gives up.
   /// Seconds after the run's end for the closing handshakes; then everything stops (hung).
   double grace_seconds = 10.0;
   /// Each bot asks for the debug view (the server must run with --debug-view) and compares its
