@@ -77,6 +77,7 @@ Status World::attach(EntityId child, EntityId parent) {
   w.set_depths(c, static_cast<std::uint8_t>(w.cold[p].depth + 1));
   w.refresh_binning(c);
   w.refresh_traits(p);
+  w.recorder.record(recording::Op::attach, child, parent);
   return {};
 }
 
@@ -84,6 +85,7 @@ Status World::detach(EntityId child) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(child); !s) return s;
   w.detach(child.index);
+  w.recorder.record(recording::Op::detach, child);
   return {};
 }
 

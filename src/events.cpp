@@ -215,6 +215,7 @@ Result<EventClassId> World::create_event_class(const EventClassDef& def) {
   // Classes live as long as the World: a slot is never freed, so it is always a new one.
   const EventClassId id{w.events.class_pool.take(), SlotPool::next_generation(0)};
   w.events.classes.push_back({id.generation, def});
+  w.recorder.record(recording::Op::create_event_class, def, id);
   return id;
 }
 
@@ -223,6 +224,7 @@ Status World::set_event_class(EventClassId event_class, const EventClassDef& def
   if (Status s = w.check(event_class); !s) return s;
   if (Status s = validate(def); !s) return s;
   w.events.classes[event_class.index].def = def;
+  w.recorder.record(recording::Op::set_event_class, event_class, def);
   return {};
 }
 
@@ -254,6 +256,7 @@ Result<std::uint32_t> World::emit_event(const EventDef& def) {
   const std::uint32_t index = size32(pending);
   pending.push_back(def);
   pending.back().space = space;
+  w.recorder.record(recording::Op::emit_event, def, index);
   return index;
 }
 

@@ -97,6 +97,7 @@ Status World::set_history_capacity(ClientId client, std::uint32_t capacity) {
     ring.entries.resize(capacity);
   }
   w.history_clients = w.history_clients - (was_on ? 1 : 0) + (capacity > 0 ? 1 : 0);
+  w.recorder.record(recording::Op::set_history_capacity, client, capacity);
   return {};
 }
 

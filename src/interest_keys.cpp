@@ -117,6 +117,7 @@ Status World::set_area_interest_key(EntityId entity, std::uint64_t key) {
   if (Status s = w.check_root(entity, "an interest key"); !s) return s;
   if (Status s = check_key(key, false, "area key"); !s) return s;
   w.set_entity_key(entity.index, encode_area_key(key));
+  w.recorder.record(recording::Op::set_area_interest_key, entity, key);
   return {};
 }
 
@@ -126,6 +127,7 @@ Status World::set_user_interest_key(EntityId entity, std::uint64_t key) {
   if (Status s = w.check_root(entity, "an interest key"); !s) return s;
   if (Status s = check_key(key, true, "user key"); !s) return s;
   w.set_entity_key(entity.index, encode_user_key(key));
+  w.recorder.record(recording::Op::set_user_interest_key, entity, key);
   return {};
 }
 
@@ -134,6 +136,7 @@ Status World::set_global_interest_key(EntityId entity) {
   if (Status s = w.check(entity); !s) return s;
   if (Status s = w.check_root(entity, "an interest key"); !s) return s;
   w.set_entity_key(entity.index, 0);
+  w.recorder.record(recording::Op::set_global_interest_key, entity);
   return {};
 }
 
@@ -165,6 +168,7 @@ Status World::set_area_subscriptions(ClientId client, std::span<const KeySubscri
     }
   }
   replace_kind(w.client_slots[client.index], false, unique);
+  w.recorder.record(recording::Op::set_area_subscriptions, client, subscriptions);
   return {};
 }
 
@@ -183,6 +187,7 @@ Status World::add_user_subscription(ClientId client, KeySubscription subscriptio
     users.push_back(added);
   }
   replace_kind(slot, true, users);
+  w.recorder.record(recording::Op::add_user_subscription, client, subscription);
   return {};
 }
 
@@ -194,6 +199,7 @@ Status World::remove_user_subscription(ClientId client, std::uint64_t key) {
   std::vector<Subscription> users = of_kind(slot, true);
   std::erase_if(users, [&](const Subscription& s) { return s.stored_key == encode_user_key(key); });
   replace_kind(slot, true, users);
+  w.recorder.record(recording::Op::remove_user_subscription, client, key);
   return {};
 }
 
@@ -201,6 +207,7 @@ Status World::clear_area_subscriptions(ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   replace_kind(w.client_slots[client.index], false, {});
+  w.recorder.record(recording::Op::clear_area_subscriptions, client);
   return {};
 }
 
@@ -208,6 +215,7 @@ Status World::clear_user_subscriptions(ClientId client) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   replace_kind(w.client_slots[client.index], true, {});
+  w.recorder.record(recording::Op::clear_user_subscriptions, client);
   return {};
 }
 
@@ -219,6 +227,7 @@ Status World::clear_subscriptions(ClientId client) {
   slot.subscriptions.clear();
   slot.bypass_subscriptions = 0;
   ++slot.subscription_revision;
+  w.recorder.record(recording::Op::clear_subscriptions, client);
   return {};
 }
 

@@ -42,6 +42,7 @@ Status World::add_origin(ClientId client, EntityId origin) {
   slot.refresh = true;
   ++w.cold[origin.index].origin_refs;
   w.refresh_traits(origin.index);
+  w.recorder.record(recording::Op::add_origin, client, origin);
   return {};
 }
 
@@ -58,6 +59,7 @@ Status World::remove_origin(ClientId client, EntityId origin) {
   w.client_slots[client.index].refresh = true;
   --w.cold[origin.index].origin_refs;
   w.refresh_traits(origin.index);
+  w.recorder.record(recording::Op::remove_origin, client, origin);
   return {};
 }
 

@@ -25,6 +25,7 @@ Status World::set_owner(EntityId entity, ClientId client) {
   owned.insert(std::lower_bound(owned.begin(), owned.end(), entity.index), entity.index);
   w.cold[entity.index].owner = client.index + 1;
   w.refresh_traits(entity.index);
+  w.recorder.record(recording::Op::set_owner, entity, client);
   return {};
 }
 
@@ -32,6 +33,7 @@ Status World::clear_owner(EntityId entity) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(entity); !s) return s;
   w.clear_owner(entity.index);
+  w.recorder.record(recording::Op::clear_owner, entity);
   return {};
 }
 

@@ -169,7 +169,9 @@ Result<SpaceId> World::create_space(const SpaceDef& def) {
   slot.drilled = false;
   slot.showed_broadcasting = def.culling == Culling::on && slot.broadcasting;
   settle_radii(slot, w.enter_radius, w.leave_radius);
-  return SpaceId{index, slot.generation};
+  const SpaceId id{index, slot.generation};
+  w.recorder.record(recording::Op::create_space, def, id);
+  return id;
 }
 
 Status World::destroy_space(SpaceId space) {
@@ -186,6 +188,7 @@ Status World::destroy_space(SpaceId space) {
   slot.drill = false;
   slot.walls.build({}, 0.0f);  // a space made in this slot later starts without walls
   w.space_pool.free(space.index);
+  w.recorder.record(recording::Op::destroy_space, space);
   return {};
 }
 
@@ -194,6 +197,7 @@ Status World::set_space_def(SpaceId space, const SpaceDef& def) {
   if (Status s = w.check(space); !s) return s;
   if (Status s = validate(def); !s) return s;
   w.space_slots[space.index].def = def;
+  w.recorder.record(recording::Op::set_space_def, space, def);
   return {};
 }
 
@@ -231,6 +235,7 @@ Status World::set_space(EntityId entity, SpaceId space) {
       self(self, c);
   };
   move(move, entity.index);
+  w.recorder.record(recording::Op::set_space, entity, space);
   return {};
 }
 
@@ -257,6 +262,7 @@ Status World::set_culling_drill(SpaceId space, float enter_radius, float leave_r
   slot.drill = true;
   slot.drill_enter = enter_radius;
   slot.drill_leave = leave_radius;
+  w.recorder.record(recording::Op::set_culling_drill, space, enter_radius, leave_radius);
   return {};
 }
 
@@ -264,6 +270,7 @@ Status World::clear_culling_drill(SpaceId space) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(space); !s) return s;
   w.space_slots[space.index].drill = false;
+  w.recorder.record(recording::Op::clear_culling_drill, space);
   return {};
 }
 

@@ -59,6 +59,7 @@ Status World::set_walls(SpaceId space, std::span<const WallSegment> walls) {
   SpaceSlot& slot = w.space_slots[space.index];
   slot.walls.build(walls, 0.0f);
   w.scratch.occluders.prepare(slot.walls);
+  w.recorder.record(recording::Op::set_walls, space, walls);
   return {};
 }
 
@@ -78,6 +79,7 @@ Status World::set_velocity(EntityId entity, float vx, float vz) {
   }
   w.cold[entity.index].vel_x = vx;
   w.cold[entity.index].vel_z = vz;
+  w.recorder.record(recording::Op::set_velocity, entity, vx, vz);
   return {};
 }
 
@@ -96,6 +98,7 @@ Status World::set_look_ahead(ClientId client, float seconds) {
                                              format_value(kMaxLookAhead) + "]"};
   }
   w.client_slots[client.index].look_ahead = seconds;
+  w.recorder.record(recording::Op::set_look_ahead, client, seconds);
   return {};
 }
 
@@ -108,6 +111,7 @@ Result<float> World::look_ahead(ClientId client) const {
 void World::set_visibility_filter(VisibilityFilter filter, void* context) noexcept {
   impl_->filter = filter;
   impl_->filter_context = filter == nullptr ? nullptr : context;
+  impl_->recorder.record(recording::Op::set_visibility_filter, filter != nullptr);
 }
 
 }  // namespace sightline

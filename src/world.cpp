@@ -101,7 +101,9 @@ World::~World() = default;
 
 Result<World> World::create(const WorldDef& def) {
   if (Status s = validate(def); !s) return s;
-  return World(std::make_unique<WorldImpl>(def));
+  auto impl = std::make_unique<WorldImpl>(def);
+  impl->recorder.start(def.recording, def);
+  return World(std::move(impl));
 }
 
 Result<EntityId> World::create_entity(const EntityDef& def) {
@@ -154,9 +156,13 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
   w.add_to_space(index, space_id.index);
   w.set_bound(index, def.bound_radius);
   if (def.radius_scale != 1.0f) w.set_scale(index, def.radius_scale);
-  if (def.always_relevant) (void)set_always_relevant(id, true);
-  if (def.presenter) (void)set_presenter(id, true);
+  {
+    const Recorder::Quiet quiet(w.recorder);
+    if (def.always_relevant) (void)set_always_relevant(id, true);
+    if (def.presenter) (void)set_presenter(id, true);
+  }
   w.refresh_traits(index);
+  w.recorder.record(recording::Op::create_entity, def, id);
   return id;
 }
 
@@ -171,6 +177,8 @@ Status World::destroy_entity(EntityId entity) {
       }
     }
   }
+  w.recorder.record(recording::Op::destroy_entity, entity);
+  const Recorder::Quiet quiet(w.recorder);
   (void)set_always_relevant(entity, false);
   const std::uint32_t e = entity.index;
   while (w.cold[e].first_child != WorldImpl::kNone) w.detach(w.cold[e].first_child);
@@ -199,6 +207,7 @@ Status World::set_position(EntityId entity, float x, float z) {
   if (Status s = validate_position(entity, x, z); !s) return s;
   w.xs[entity.index] = x;
   w.zs[entity.index] = z;
+  w.recorder.record(recording::Op::set_position, entity, x, z);
   return {};
 }
 
@@ -220,6 +229,7 @@ Status World::set_positions(std::span<const EntityId> entities, std::span<const 
     if (Status s = w.check(entities[bad]); !s) return s;
     return validate_position(entities[bad], xs[bad], zs[bad]);
   }
+  w.recorder.record_positions(entities, xs, zs);
   float* const to_x = w.xs.data();
   float* const to_z = w.zs.data();
   if (contiguous && !entities.empty()) {
@@ -275,6 +285,7 @@ Status World::set_bound_radius(EntityId entity, float radius) {
   if (Status s = w.check(entity); !s) return s;
   if (Status s = validate_bound_radius(entity, radius); !s) return s;
   w.set_bound(entity.index, radius);
+  w.recorder.record(recording::Op::set_bound_radius, entity, radius);
   return {};
 }
 
@@ -289,6 +300,7 @@ Status World::set_radius_scale(EntityId entity, float scale) {
   if (Status s = w.check(entity); !s) return s;
   if (Status s = validate_radius_scale(entity, scale); !s) return s;
   w.set_scale(entity.index, scale);
+  w.recorder.record(recording::Op::set_radius_scale, entity, scale);
   return {};
 }
 
@@ -320,6 +332,7 @@ Status World::set_view_radius(ClientId client, float enter_radius, float leave_r
   ClientSlot& slot = w.client_slots[client.index];
   slot.view_enter = enter_radius;
   slot.view_leave = leave_radius;
+  w.recorder.record(recording::Op::set_view_radius, client, enter_radius, leave_radius);
   return {};
 }
 
@@ -345,6 +358,7 @@ Status World::set_always_relevant(EntityId entity, bool always_relevant) {
   w.cold[entity.index].always = flag;
   w.refresh_traits(entity.index);
   set_listed(w.always_list, entity.index, always_relevant);
+  w.recorder.record(recording::Op::set_always_relevant, entity, always_relevant);
   return {};
 }
 
@@ -363,6 +377,7 @@ Status World::set_presenter(EntityId entity, bool presenter) {
   w.cold[entity.index].presenter = flag;
   w.refresh_traits(entity.index);
   set_listed(w.presenter_list, entity.index, presenter);
+  w.recorder.record(recording::Op::set_presenter, entity, presenter);
   return {};
 }
 
@@ -374,11 +389,15 @@ Result<bool> World::presenter(EntityId entity) const {
 
 Status World::teleport(EntityId entity, float x, float z) {
   WorldImpl& w = *impl_;
-  if (Status s = set_position(entity, x, z); !s) return s;
+  {
+    const Recorder::Quiet quiet(w.recorder);
+    if (Status s = set_position(entity, x, z); !s) return s;
+  }
   if (!w.cold[entity.index].teleported) {
     w.cold[entity.index].teleported = 1;
     w.teleported_list.push_back(entity.index);
   }
+  w.recorder.record(recording::Op::teleport, entity, x, z);
   return {};
 }
 
@@ -424,6 +443,7 @@ Result<ClientId> World::create_client(EntityId viewer) {
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
   w.live_clients.insert(at, id);
   w.pass_order_current = false;
+  w.recorder.record(recording::Op::create_client, viewer, id);
   return id;
 }
 
@@ -455,6 +475,7 @@ Status World::destroy_client(ClientId client) {
                                    [](ClientId a, ClientId b) { return a.index < b.index; });
   w.live_clients.erase(at);
   w.pass_order_current = false;
+  w.recorder.record(recording::Op::destroy_client, client);
   return {};
 }
 
@@ -475,6 +496,7 @@ Status World::set_viewer(ClientId client, EntityId viewer) {
   ++w.cold[viewer.index].viewer_refs;
   slot.viewer = viewer.index;
   slot.refresh = true;
+  w.recorder.record(recording::Op::set_viewer, client, viewer);
   return {};
 }
 
@@ -501,19 +523,25 @@ Status World::set_radii(float enter_radius, float leave_radius) {
                                              format_value(w.def.cell_size) + ")"};
   }
   w.set_radii(enter_radius, leave_radius);
+  w.recorder.record(recording::Op::set_radii, enter_radius, leave_radius);
   return {};
 }
 
 float World::enter_radius() const noexcept { return impl_->enter_radius; }
 float World::leave_radius() const noexcept { return impl_->leave_radius; }
 
-void World::set_crowd_cap(std::uint32_t cap) noexcept { impl_->def.crowd_cap = cap; }
+void World::set_crowd_cap(std::uint32_t cap) noexcept {
+  impl_->def.crowd_cap = cap;
+  impl_->recorder.record(recording::Op::set_crowd_cap, cap);
+}
 std::uint32_t World::crowd_cap() const noexcept { return impl_->def.crowd_cap; }
 
 TickStats World::tick() {
   TickStats stats;
   impl_->run_tick(stats);
   impl_->record_history(*this);
+  impl_->recorder.record(recording::Op::tick);
+  impl_->recorder.flush();
   return stats;
 }
 

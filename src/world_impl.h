@@ -14,6 +14,7 @@
 #include "occluder_grid.h"
 #include "position_batch.h"
 #include "record_buffer.h"
+#include "recorder.h"
 #include "sightline/space_def.h"
 #include "sightline/world.h"
 #include "slot_pool.h"
@@ -233,6 +234,7 @@ class WorldImpl {
 
   WorldDef def;
   TickTimings timings;  // of the last tick
+  Recorder recorder;    // of the calls that change the World, when WorldDef::recording is set
 
   // The flight recorder (history.cpp), by client slot: a ring of the client's last transitions.
   struct HistoryRing {

@@ -632,7 +632,7 @@ class RandomInputs {
     }
     filter_.salt = rng_.next();
     filter_.modulus = 3 + rng_.below(4);
-    if (chance(0.3f)) mirror_.set_visibility_filter(&sight_filter, &filter_);
+    if (chance(0.3f) && def_.visibility_filter) mirror_.set_visibility_filter(&sight_filter, &filter_);
   }
 
   void sight_inputs() {
@@ -698,7 +698,7 @@ class RandomInputs {
 
     // The filter: its value redrawn (the game's fog changing), set, removed.
     if (chance(0.2f)) filter_.salt = rng_.next();
-    if (chance(0.05f)) mirror_.set_visibility_filter(&sight_filter, &filter_);
+    if (chance(0.05f) && def_.visibility_filter) mirror_.set_visibility_filter(&sight_filter, &filter_);
     if (chance(0.04f)) mirror_.set_visibility_filter(nullptr, &filter_);
 
     // Dead and null handles, one per call.
@@ -1375,6 +1375,7 @@ void run_random(const RandomRunDef& def,
   world_def.enqueue_task = def.enqueue_task;
   world_def.finish_task = def.finish_task;
   world_def.task_user_context = def.task_user_context;
+  world_def.recording = def.recording;
   world_def.thread_min_work = 0;  // these worlds are small: run them on the pool all the same
   world_def.fast_paths = !def.general_pass;
   if (def.crowd_cap) {

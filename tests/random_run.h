@@ -93,6 +93,11 @@ struct RandomRunDef {
   /// edge of a scaled reach; plus refused calls (bad scales and view radii, bad view ranges, dead
   /// handles). Off leaves the other inputs unchanged.
   bool radii = false;
+  /// With `sight`, the visibility filter is set and removed now and then. Off, it never is (the
+  /// draws stay the same): a replay cannot re-create the filter's changing state.
+  bool visibility_filter = true;
+  /// WorldDef::recording of the run's World.
+  RecordingSink recording;
 };
 
 /// The context of run_random's visibility filter: it hides (client, entity) when a hash of their

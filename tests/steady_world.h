@@ -21,6 +21,7 @@ struct SteadyWorldDef {
   float enter_radius = 0.0f;
   float leave_radius = 0.0f;
   std::uint32_t crowd_cap = 0;
+  RecordingSink recording{};  ///< WorldDef::recording
 };
 
 // The brief's arena: 2000 entities in 200 x 200, R = 10, L = 12.5, 200 clients (~16 per R-disc).
@@ -51,6 +52,7 @@ struct SteadyWorld {
     def.enter_radius = steady_def.enter_radius;
     def.leave_radius = steady_def.leave_radius;
     def.crowd_cap = steady_def.crowd_cap;
+    def.recording = steady_def.recording;
     def.tiers = default_distance_tiers();
     def.threads = threads;
     def.thread_min_work = 0;  // the pool's buffers are what a threaded run must not grow

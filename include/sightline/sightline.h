@@ -6,6 +6,7 @@
 #include "sightline/limits.h"
 #include "sightline/log.h"
 #include "sightline/protocol.h"
+#include "sightline/recording.h"
 #include "sightline/replicator.h"
 #include "sightline/serialize.h"
 #include "sightline/status.h"

@@ -8,6 +8,7 @@
 #include "sightline/export.h"
 #include "sightline/limits.h"
 #include "sightline/log.h"
+#include "sightline/recording.h"
 #include "sightline/status.h"
 #include "sightline/tasks.h"
 
@@ -110,6 +111,12 @@ struct WorldDef {
   /// Where the World reports (log.h): at info, entity or client storage growing beyond the
   /// capacity hints above (the call that grew it allocated). None by default.
   LogHook log;
+
+  /// Where the World records its inputs (recording.h): every call that changed it, in order, and
+  /// every tick, for Replay to re-run. The header, with this def, is written by World::create.
+  /// Recording allocates once, at create (a 64 KiB buffer); a tick and the calls between ticks
+  /// then allocate nothing. None by default.
+  RecordingSink recording;
 };
 
 /// The defaults above: R = L = 1.6, cell size R, no tiers.
