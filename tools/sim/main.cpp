@@ -15,6 +15,7 @@
 
 #include "bandwidth.h"
 #include "jitter_walk.h"
+#include "replay_report.h"
 #include "report.h"
 #include "rule_costs.h"
 #include "run.h"
@@ -24,6 +25,28 @@
 namespace {
 
 using sightline::sim::Totals;
+
+// Where --record writes: a recording sink over a C file, which notes a failed write.
+struct RecordingFile {
+  std::FILE* file = nullptr;
+  bool failed = false;
+  static void write(void* context, std::span<const std::uint8_t> bytes) {
+    auto* self = static_cast<RecordingFile*>(context);
+    if (std::fwrite(bytes.data(), 1, bytes.size(), self->file) != bytes.size()) self->failed = true;
+  }
+  // Closes the file; false if any write failed.
+  bool close() {
+    const bool closed = std::fclose(file) == 0;
+    file = nullptr;
+    return closed && !failed;
+  }
+  RecordingFile() = default;
+  RecordingFile(const RecordingFile&) = delete;
+  RecordingFile& operator=(const RecordingFile&) = delete;
+  ~RecordingFile() {
+    if (file != nullptr) std::fclose(file);
+  }
+};
 
 // A one-line bar on stderr with the time left, redrawn with '\r'; silent unless stderr is a
 // terminal. finish() clears it, so that a report printed next starts on a clean line.
@@ -328,7 +351,8 @@ int main(int argc, char** argv) {
   auto* world_opt = app.add_option("--world", world, "World size WxH in world units, e.g. 12x7.5");
   auto* radius_opt = app.add_option("--radius", radius, "Enter radius R, world units (> 0)");
   auto* leave_opt = app.add_option("--leave", leave, "Leave radius L >= R, world units (default: R)");
-  app.add_option("--hz", hz, "Ticks per second (> 0); with --trace it only sets the per_second rates");
+  auto* hz_opt =
+      app.add_option("--hz", hz, "Ticks per second (> 0); with --trace it only sets the per_second rates");
   auto* seconds_opt = app.add_option("--seconds", seconds, "Simulated seconds (> 0)");
   // CLI11 reads "-1" into an unsigned option as 2^64 - 1; refuse it instead.
   const CLI::Validator non_negative(
@@ -397,10 +421,70 @@ int main(int argc, char** argv) {
                                   "Bandwidth run: send updates as deltas against a state the client holds "
                                   "(ReplicatorDef::delta_updates)");
   auto* speed_opt = app.add_option("--speed", speed, "Walking speed of the simulated walk, units per second");
+  std::string record_path;
+  std::string replay_path;
+  std::vector<std::string> why_names;
+  auto* record_opt =
+      app.add_option("--record", record_path,
+                     "Write the run's World inputs to a recording file (docs/recording.md), for "
+                     "--replay");
+  auto* replay_opt =
+      app.add_option("--replay", replay_path,
+                     "Re-run a recording (WorldDef::recording, or --record) and print a summary; the "
+                     "recording gives the world, so every other option but --why is refused");
+  auto* why_opt =
+      app.add_option("--why", why_names,
+                     "With --replay: CLIENT ENTITY (each INDEX or INDEX:GENERATION): print each spawn "
+                     "and despawn of that entity for that client, tick by tick (reason, distance, "
+                     "rule), and why() after the last tick")
+          ->expected(2);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+
+  if (replay_opt->count() != 0) {
+    for (const CLI::Option* opt :
+         {entities_opt,    world_opt,  radius_opt,      leave_opt,   hz_opt,    seconds_opt,
+          seed_opt,        tiers_opt,  no_interest_opt, clients_opt, json_opt,  trace_opt,
+          write_trace_opt, drill_opt,  scenario_opt,    budget_opt,  entry_opt, latency_opt,
+          loss_opt,        events_opt, whole_state_opt, deltas_opt,  speed_opt, record_opt}) {
+      if (opt->count() != 0) {
+        return fail(
+            fmt::format("{} cannot be used with --replay: the recording gives the world and its inputs",
+                        opt->get_name()));
+      }
+    }
+    std::optional<sightline::sim::WhyPair> pair;
+    if (why_opt->count() != 0) {
+      const auto client = sightline::sim::parse_handle_name("--why CLIENT", why_names[0]);
+      if (!client) return fail(client.status().message());
+      const auto entity = sightline::sim::parse_handle_name("--why ENTITY", why_names[1]);
+      if (!entity) return fail(entity.status().message());
+      pair = sightline::sim::WhyPair{*client, *entity};
+    }
+    std::ifstream in(replay_path, std::ios::binary);
+    if (!in) return fail(fmt::format("cannot open recording '{}'", replay_path), 1);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                          std::istreambuf_iterator<char>());
+    if (in.bad()) return fail(fmt::format("reading recording '{}' failed", replay_path), 1);
+    if (const sightline::Status s = sightline::sim::replay_report(bytes, replay_path, pair, stdout); !s) {
+      return fail(s.message(), 1);
+    }
+    return 0;
+  }
+  if (why_opt->count() != 0) return fail("--why needs --replay FILE: it asks about a recording");
+  if (record_opt->count() != 0) {
+    for (const CLI::Option* opt : {scenario_opt, no_interest_opt, budget_opt, entry_opt, latency_opt,
+                                   loss_opt, events_opt, whole_state_opt, deltas_opt}) {
+      if (opt->count() != 0) {
+        return fail(
+            fmt::format("{} cannot be used with --record: only a plain run (with --trace, --tiers or "
+                        "--drill, say) records its World",
+                        opt->get_name()));
+      }
+    }
   }
 
   if (scenario_opt->count() != 0) {
@@ -595,11 +679,20 @@ int main(int argc, char** argv) {
     unculled = off_totals.value();
     config.drill = true;
   }
+  RecordingFile recording;
+  if (!record_path.empty()) {
+    recording.file = std::fopen(record_path.c_str(), "wb");
+    if (recording.file == nullptr) return fail(fmt::format("cannot write recording '{}'", record_path), 1);
+    config.recording = {&RecordingFile::write, &recording};
+  }
   ProgressBar bar(ticks);
   auto totals =
       sightline::sim::run(config, entities, ticks, source, [&bar](std::uint64_t) { bar.advance(); });
   bar.finish();
   if (!totals.ok()) return fail(totals.status().message(), 1);
+  if (recording.file != nullptr && !recording.close()) {
+    return fail(fmt::format("writing recording '{}' failed", record_path), 1);
+  }
   if (out.is_open()) {
     out.close();
     if (!out) return fail(fmt::format("writing trace '{}' failed", write_trace_path), 1);

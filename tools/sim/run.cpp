@@ -115,8 +115,10 @@ Result<Totals> run(const RunConfig& config, std::uint32_t entities, std::uint64_
     return totals;
   }
 
-  Result<World> created = World::create(
-      sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients));
+  WorldDef def =
+      sim_world_def(config.enter_radius, config.leave_radius, config.tiers, entities, config.clients);
+  def.recording = config.recording;
+  Result<World> created = World::create(def);
   if (!created.ok()) return created.status();
   World& world = created.value();
   SpaceId space = world.default_space();

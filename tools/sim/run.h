@@ -12,6 +12,8 @@ namespace sightline::sim {
 
 /// How interest is managed in one run. Radii in world units.
 struct RunConfig {
+  /// Where the run's World records its inputs (WorldDef::recording); none by default.
+  RecordingSink recording;
   float enter_radius = 1.6f;
   float leave_radius = 1.6f;
   bool tiers = false;         ///< Use sightline::default_distance_tiers().

@@ -502,3 +502,64 @@ TEST_F(SimCli, RelevanceScenarioRefusesTheFlagsItIgnores) {
 }
 
 }  // namespace
+
+// --record then --replay --why: an entity walking out of a client's leave radius is explained
+// after the fact, tick by tick, exactly as the trace puts it.
+TEST_F(SimCli, ReplayExplainsADespawnAfterTheFact) {
+  const float xs[] = {1.0f, 1.5f, 1.9f, 2.0f, 2.1f, 2.5f};
+  std::string csv = "tick,id,x,y\n";
+  for (int t = 0; t < 6; ++t) csv += fmt::format("{},0,0,0\n{},1,{},0\n", t, t, xs[t]);
+  const fs::path trace = write("walk.csv", csv);
+  const fs::path recording = file("walk.slrec");
+  const Output run = sim(fmt::format("--trace '{}' --radius 1.6 --leave 2 --clients 1 --record '{}'",
+                                     trace.string(), recording.string()));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Output why = sim(fmt::format("--replay '{}' --why 0 1", recording.string()));
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_EQ(why.out,
+            fmt::format("replay of {}: client 0, entity 1\n"
+                        "tick 0: client 0:1 spawned entity 1:1 (near), distance 1.000, rule near\n"
+                        "tick 4: client 0:1 despawned entity 1:1 (left), distance 2.100, rule out_of_range\n"
+                        "after tick 5: client 0:1 does not hold entity 1:1: rule out_of_range\n",
+                        recording.string()));
+  const Output summary = sim(fmt::format("--replay '{}'", recording.string()));
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find(": 6 ticks from "), std::string::npos) << summary.out;
+  // Ticks 0 to 3 update the entity (a spawn is updated at its tick too).
+  EXPECT_NE(summary.out.find("records: 1 spawns, 4 updates, 1 despawns, 0 event records"), std::string::npos)
+      << summary.out;
+
+  // Cut inside a record: what came before is printed, then the byte and the call, and exit 1.
+  std::ifstream in(recording, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const fs::path cut = write("cut.slrec", bytes.substr(0, bytes.size() - 5));
+  const Output cut_run = sim(fmt::format("--replay '{}' --why 0 1", cut.string()));
+  EXPECT_EQ(cut_run.exit_code, 1);
+  EXPECT_NE(cut_run.out.find("tick 4: client 0:1 despawned entity 1:1"), std::string::npos) << cut_run.out;
+  EXPECT_NE(
+      cut_run.err.find(fmt::format("recording byte {} (set_positions, after tick 5)", bytes.size() - 38)),
+      std::string::npos)
+      << cut_run.err;
+  const Output not_one = sim(fmt::format("--replay '{}'", trace.string()));
+  EXPECT_EQ(not_one.exit_code, 1);
+  EXPECT_NE(not_one.err.find("not a Sightline recording"), std::string::npos) << not_one.err;
+}
+
+TEST_F(SimCli, ReplayRefusesWhatTheRecordingGives) {
+  const Output with_radius = sim("--replay x.slrec --radius 2");
+  EXPECT_EQ(with_radius.exit_code, 2);
+  EXPECT_NE(with_radius.err.find("--radius cannot be used with --replay"), std::string::npos)
+      << with_radius.err;
+  const Output bad_name = sim("--replay x.slrec --why 3:0 1");
+  EXPECT_EQ(bad_name.exit_code, 2);
+  EXPECT_NE(bad_name.err.find("--why CLIENT is '3:0'"), std::string::npos) << bad_name.err;
+  const Output alone = sim("--why 3 1");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("--why needs --replay FILE"), std::string::npos) << alone.err;
+  const Output missing = sim(fmt::format("--replay '{}'", file("none.slrec").string()));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("cannot open recording"), std::string::npos) << missing.err;
+  const Output scenario = sim(fmt::format("--scenario relevance --record '{}'", file("r.slrec").string()));
+  EXPECT_EQ(scenario.exit_code, 2);
+  EXPECT_NE(scenario.err.find("--scenario cannot be used with --record"), std::string::npos) << scenario.err;
+}
