@@ -61,6 +61,9 @@ class ReplayImpl {
   bool used_filter_ = false;
 
  private:
+  // Sets done_ when no tick follows the reader: the records ahead are decoded without being
+  // applied, up to a tick, an error (which the next next_tick() then reports) or the end.
+  void look_ahead();
   // One record at the reader: the World's outcome; `stats` is set when it was a tick.
   Status apply(std::optional<TickStats>& stats);
   template <class... Fields>
@@ -95,6 +98,7 @@ class ReplayImpl {
 
   std::size_t at_ = 0;
   std::uint8_t op_ = 0;
+  bool scanning_ = false;  // decode only: make no World call
   std::vector<EntityId> entities_;
   std::vector<float> xs_;
   std::vector<float> zs_;
@@ -109,7 +113,10 @@ Status ReplayImpl::open() {
   if (!reader_.bytes(magic.data(), magic.size()) || magic != recording::kMagic) {
     return {ErrorCode::malformed_packet, "not a Sightline recording: the first 8 bytes are not \"SLRECORD\""};
   }
-  if (!read(version) || version != recording::kVersion) {
+  if (!read(version)) {
+    return {ErrorCode::malformed_packet, "recording header: the bytes end after " + std::to_string(bytes_.size())};
+  }
+  if (version != recording::kVersion) {
     return {ErrorCode::malformed_packet, "recording version " + std::to_string(version) +
                                              ": this library reads " + std::to_string(recording::kVersion)};
   }
@@ -124,8 +131,23 @@ Status ReplayImpl::open() {
   Result<World> world = World::create(def);
   if (!world) return {world.status().code(), "recording header (the WorldDef): " + world.status().message()};
   world_.emplace(std::move(*world));
-  done_ = reader_.remaining() == 0;
+  look_ahead();
   return {};
+}
+
+void ReplayImpl::look_ahead() {
+  const Reader from = reader_;
+  scanning_ = true;
+  for (;;) {
+    if (reader_.remaining() == 0) {
+      done_ = true;
+      break;
+    }
+    std::optional<TickStats> tick;
+    if (!apply(tick) || tick) break;
+  }
+  scanning_ = false;
+  reader_ = from;
 }
 
 Result<TickStats> ReplayImpl::next_tick() {
@@ -134,8 +156,8 @@ Result<TickStats> ReplayImpl::next_tick() {
                                                    ", byte " + std::to_string(reader_.offset()) + " of " +
                                                    std::to_string(bytes_.size()) + ")"};
   }
-  std::size_t calls = 0;
-  while (reader_.remaining() > 0) {
+  // look_ahead() found a tick or an error before the end, so one of the two comes.
+  for (;;) {
     std::optional<TickStats> stats;
     if (Status s = apply(stats); !s) {
       done_ = true;
@@ -143,15 +165,10 @@ Result<TickStats> ReplayImpl::next_tick() {
     }
     if (stats) {
       ++ticks_;
-      done_ = reader_.remaining() == 0;
+      look_ahead();
       return *stats;
     }
-    ++calls;
   }
-  done_ = true;
-  return Status{ErrorCode::invalid_argument, "the recording ends after tick " + std::to_string(ticks_) +
-                                                 " and " + std::to_string(calls) +
-                                                 " calls with no tick after them"};
 }
 
 Status ReplayImpl::apply(std::optional<TickStats>& stats) {
@@ -174,18 +191,23 @@ Status ReplayImpl::apply(std::optional<TickStats>& stats) {
   std::uint64_t key = 0;
   Status s;
   switch (static_cast<Op>(op_)) {
-    case Op::tick: stats = w.tick(); return {};
+    case Op::tick:
+      stats = scanning_ ? TickStats{} : w.tick();
+      return {};
     case Op::create_entity: {
       EntityDef def;
       if (!read(def, e)) return malformed();
+      if (scanning_) return {};
       return created(w.create_entity(def), e);
     }
     case Op::destroy_entity:
       if (!read(e)) return malformed();
+      if (scanning_) return {};
       s = w.destroy_entity(e);
       break;
     case Op::set_position:
       if (!read(e, a, b)) return malformed();
+      if (scanning_) return {};
       s = w.set_position(e, a, b);
       break;
     case Op::set_positions: {
@@ -201,179 +223,220 @@ Status ReplayImpl::apply(std::optional<TickStats>& stats) {
       for (std::uint32_t i = 0; i < n; ++i) {
         if (!read(entities_[i], xs_[i], zs_[i])) return malformed();
       }
+      if (scanning_) return {};
       s = w.set_positions(entities_, xs_, zs_);
       break;
     }
     case Op::set_bound_radius:
       if (!read(e, a)) return malformed();
+      if (scanning_) return {};
       s = w.set_bound_radius(e, a);
       break;
     case Op::set_radius_scale:
       if (!read(e, a)) return malformed();
+      if (scanning_) return {};
       s = w.set_radius_scale(e, a);
       break;
     case Op::set_always_relevant:
       if (!read(e, flag)) return malformed();
+      if (scanning_) return {};
       s = w.set_always_relevant(e, flag);
       break;
     case Op::set_presenter:
       if (!read(e, flag)) return malformed();
+      if (scanning_) return {};
       s = w.set_presenter(e, flag);
       break;
     case Op::teleport:
       if (!read(e, a, b)) return malformed();
+      if (scanning_) return {};
       s = w.teleport(e, a, b);
       break;
     case Op::attach:
       if (!read(e, e2)) return malformed();
+      if (scanning_) return {};
       s = w.attach(e, e2);
       break;
     case Op::detach:
       if (!read(e)) return malformed();
+      if (scanning_) return {};
       s = w.detach(e);
       break;
     case Op::create_client: {
       if (!read(e, c)) return malformed();
+      if (scanning_) return {};
       if (Status created_as = created(w.create_client(e), c); !created_as) return created_as;
       if (def_.on_client != nullptr) def_.on_client(def_.on_client_context, w, c);
       return {};
     }
     case Op::destroy_client:
       if (!read(c)) return malformed();
+      if (scanning_) return {};
       s = w.destroy_client(c);
       break;
     case Op::set_viewer:
       if (!read(c, e)) return malformed();
+      if (scanning_) return {};
       s = w.set_viewer(c, e);
       break;
     case Op::add_origin:
       if (!read(c, e)) return malformed();
+      if (scanning_) return {};
       s = w.add_origin(c, e);
       break;
     case Op::remove_origin:
       if (!read(c, e)) return malformed();
+      if (scanning_) return {};
       s = w.remove_origin(c, e);
       break;
     case Op::set_owner:
       if (!read(e, c)) return malformed();
+      if (scanning_) return {};
       s = w.set_owner(e, c);
       break;
     case Op::clear_owner:
       if (!read(e)) return malformed();
+      if (scanning_) return {};
       s = w.clear_owner(e);
       break;
     case Op::set_area_interest_key:
       if (!read(e, key)) return malformed();
+      if (scanning_) return {};
       s = w.set_area_interest_key(e, key);
       break;
     case Op::set_user_interest_key:
       if (!read(e, key)) return malformed();
+      if (scanning_) return {};
       s = w.set_user_interest_key(e, key);
       break;
     case Op::set_global_interest_key:
       if (!read(e)) return malformed();
+      if (scanning_) return {};
       s = w.set_global_interest_key(e);
       break;
     case Op::set_area_subscriptions:
       if (!read(c, subscriptions_)) return malformed();
+      if (scanning_) return {};
       s = w.set_area_subscriptions(c, subscriptions_);
       break;
     case Op::add_user_subscription: {
       KeySubscription sub;
       if (!read(c, sub)) return malformed();
+      if (scanning_) return {};
       s = w.add_user_subscription(c, sub);
       break;
     }
     case Op::remove_user_subscription:
       if (!read(c, key)) return malformed();
+      if (scanning_) return {};
       s = w.remove_user_subscription(c, key);
       break;
     case Op::clear_area_subscriptions:
       if (!read(c)) return malformed();
+      if (scanning_) return {};
       s = w.clear_area_subscriptions(c);
       break;
     case Op::clear_user_subscriptions:
       if (!read(c)) return malformed();
+      if (scanning_) return {};
       s = w.clear_user_subscriptions(c);
       break;
     case Op::clear_subscriptions:
       if (!read(c)) return malformed();
+      if (scanning_) return {};
       s = w.clear_subscriptions(c);
       break;
     case Op::create_space: {
       SpaceDef def;
       if (!read(def, sp)) return malformed();
+      if (scanning_) return {};
       return created(w.create_space(def), sp);
     }
     case Op::destroy_space:
       if (!read(sp)) return malformed();
+      if (scanning_) return {};
       s = w.destroy_space(sp);
       break;
     case Op::set_space_def: {
       SpaceDef def;
       if (!read(sp, def)) return malformed();
+      if (scanning_) return {};
       s = w.set_space_def(sp, def);
       break;
     }
     case Op::set_space:
       if (!read(e, sp)) return malformed();
+      if (scanning_) return {};
       s = w.set_space(e, sp);
       break;
     case Op::set_culling_drill:
       if (!read(sp, a, b)) return malformed();
+      if (scanning_) return {};
       s = w.set_culling_drill(sp, a, b);
       break;
     case Op::clear_culling_drill:
       if (!read(sp)) return malformed();
+      if (scanning_) return {};
       s = w.clear_culling_drill(sp);
       break;
     case Op::set_walls:
       if (!read(sp, walls_)) return malformed();
+      if (scanning_) return {};
       s = w.set_walls(sp, walls_);
       break;
     case Op::set_velocity:
       if (!read(e, a, b)) return malformed();
+      if (scanning_) return {};
       s = w.set_velocity(e, a, b);
       break;
     case Op::set_look_ahead:
       if (!read(c, a)) return malformed();
+      if (scanning_) return {};
       s = w.set_look_ahead(c, a);
       break;
     case Op::set_visibility_filter:
       if (!read(flag)) return malformed();
+      if (scanning_) return {};
       if (flag && def_.visibility_filter == nullptr) used_filter_ = true;
       w.set_visibility_filter(flag ? def_.visibility_filter : nullptr, def_.visibility_context);
       return {};
     case Op::set_view_radius:
       if (!read(c, a, b)) return malformed();
+      if (scanning_) return {};
       s = w.set_view_radius(c, a, b);
       break;
     case Op::set_history_capacity:
       if (!read(c, n)) return malformed();
+      if (scanning_) return {};
       s = w.set_history_capacity(c, n);
       break;
     case Op::set_radii:
       if (!read(a, b)) return malformed();
+      if (scanning_) return {};
       s = w.set_radii(a, b);
       break;
     case Op::set_crowd_cap:
       if (!read(n)) return malformed();
+      if (scanning_) return {};
       w.set_crowd_cap(n);
       return {};
     case Op::create_event_class: {
       EventClassDef def;
       if (!read(def, ec)) return malformed();
+      if (scanning_) return {};
       return created(w.create_event_class(def), ec);
     }
     case Op::set_event_class: {
       EventClassDef def;
       if (!read(ec, def)) return malformed();
+      if (scanning_) return {};
       s = w.set_event_class(ec, def);
       break;
     }
     case Op::emit_event: {
       EventDef def;
       if (!read(def, n)) return malformed();
+      if (scanning_) return {};
       return created(w.emit_event(def), n);
     }
   }

@@ -323,15 +323,29 @@ TEST(Recording, BadBytesAreRefusedWithTheByteTheCallAndTheReason) {
     EXPECT_TRUE(mentions(bad.status(), "a list is longer than the bytes left")) << bad.status().message();
   }
   {
-    // Calls after the last tick are applied, and the end is said.
+    // Calls after the last tick are left out: no tick saw them.
     std::vector<std::uint8_t> b(good.begin(), good.end() - 1);
     Result<Replay> r = Replay::open(b);
+    ASSERT_FALSE(r->done());
     ASSERT_TRUE(r->next_tick().ok());
+    EXPECT_TRUE(r->done());
+    EXPECT_EQ(r->world().position(EntityId{0, 1})->x, 0.0f);
     const Result<TickStats> end = r->next_tick();
     ASSERT_FALSE(end.ok());
-    EXPECT_TRUE(mentions(end.status(), "ends after tick 1 and 1 calls with no tick after them"))
-        << end.status().message();
-    EXPECT_EQ(r->world().position(EntityId{0, 1})->x, 1.0f);
+    EXPECT_TRUE(mentions(end.status(), "the replay has ended (after tick 1")) << end.status().message();
+  }
+  {
+    // A header cut before its version.
+    const Result<Replay> r = Replay::open(std::span(good).first(10));
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(mentions(r.status(), "the bytes end after 10")) << r.status().message();
+  }
+  {
+    // No tick at all: done at once.
+    const Result<Replay> r = Replay::open(std::span(good).first(kHeaderBytes + kCreateEntityBytes));
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->done());
+    EXPECT_EQ(r->world().entity_count(), 0u);
   }
   EXPECT_FALSE(Replay::open(good, {.threads = kMaxThreads + 1}).ok());
 }

@@ -93,13 +93,14 @@ class SIGHTLINE_API Replay {
   /// returns an error and the World stays as it was.
   [[nodiscard]] Result<TickStats> next_tick();
 
-  /// True when every byte has been applied, or after an error. Calls recorded after the last
-  /// tick are applied by the next_tick() that finds no tick after them (it returns an error
-  /// saying so, and done() turns true).
+  /// True when no tick is left to replay, or after an error. Calls recorded after the last tick
+  /// (a game tearing down) are not applied: no tick saw them, and the World stays as the last
+  /// tick left it. Bytes that end inside a record are an error of the next_tick() that reaches
+  /// them, not an end.
   [[nodiscard]] bool done() const noexcept;
   /// Ticks replayed so far.
   [[nodiscard]] std::uint64_t ticks() const noexcept;
-  /// Byte offset of the next record.
+  /// Byte offset of the next record to apply.
   [[nodiscard]] std::size_t offset() const noexcept;
   /// True once a recorded call set a visibility filter that ReplayDef did not supply.
   [[nodiscard]] bool used_visibility_filter() const noexcept;
