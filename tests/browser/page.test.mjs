@@ -160,7 +160,7 @@ async function setOption(page, id, on) {
 
 test('the page against sightline-server in Chromium', { timeout: 150000 }, async (t) => {
   const started = Date.now();
-  const server = await startServer(SERVER, ['--debug-view']);
+  const server = await startServer(SERVER, ['--debug-view', '--debug-http']);
   let browser;
   const problems = [];
   try {
@@ -317,8 +317,20 @@ test('the page against sightline-server in Chromium', { timeout: 150000 }, async
         assert.equal(p.transitions.at(-1).kind, 'spawn', JSON.stringify(p.transitions));
         assert.ok(p.text.includes(`tick ${p.transitions.at(-1).tick} · spawn · ${p.transitions.at(-1).reason}`), p.text);
       }
-      // The open panel asks again, and its entity is ringed on the canvas.
-      await until(a, 'the panel refreshed', (n) => n.whyAnswers > held.state.whyAnswers + 1 && n.selectedDrawn);
+      // The open panel asks again, and its entity is ringed on the canvas; the server runs with
+      // --debug-http, so the panel lists the server's flight recorder (GET /debug/why).
+      const r = await until(a, 'the panel refreshed with the server\'s history',
+        (n) => n.whyAnswers > held.state.whyAnswers + 1 && n.selectedDrawn && n.whyPanel?.serverHistory != null);
+      const recorded = r.whyPanel.serverHistory;
+      t.diagnostic(`the server's flight recorder of entity ${p.index}: ${JSON.stringify(recorded)}`);
+      assert.ok(r.whyPanel.text.includes("the server's flight recorder, newest first:"), r.whyPanel.text);
+      if (recorded.length > 0) {
+        const last = recorded.at(-1);
+        assert.equal(last.kind, 'spawn', JSON.stringify(recorded));
+        assert.equal(typeof last.distance, 'number');
+        assert.ok(r.whyPanel.text.includes(`tick ${last.tick} · spawn · ${last.reason} · ${last.distance.toFixed(2)} from the nearest origin`),
+          r.whyPanel.text);
+      }
       await a.screenshot({ path: SCREENSHOT.replace(/(\.png)?$/, '-debug.png') });
 
       // Closed, it asks no more; then the outline farthest from the viewer: not held, beyond the range.

@@ -56,6 +56,7 @@ const ui = {
   whyRoot: $('why-root'),
   whyPage: $('why-page'),
   whyTransitions: $('why-transitions'),
+  whyTransitionsLabel: $('why-transitions-label'),
   whyClose: $('why-close'),
   held: $('held'),
   entities: $('entities'),
@@ -86,6 +87,14 @@ let target = null;  // where the viewer is being dragged, world units
 let whyAsked = 0;
 let lastWhyAt = -Infinity;
 let whyShown = '';  // what the panel shows, to touch the DOM only when it changes
+/**
+ * The debug console's history of the open panel's entity ({index, generation, entries}), from
+ * GET /debug/why when the server runs with --debug-http; `debugConsole` turns false at the first
+ * refusal (no console, or another origin), and the panel keeps the page's own transitions.
+ */
+let serverHistory = null;
+let debugConsole = null;
+let historyInFlight = false;
 let selectedDrawn = false;
 
 /** Where to connect: `?ws=URL`, else /ws on this host, then / if /ws never opens. */
@@ -149,7 +158,42 @@ function askWhy(index, generation) {
   send(encodeWhy(index, generation));
   lastWhyAt = performance.now();
   ++whyAsked;
+  serverHistory = null;
+  fetchHistory(index, generation);
   showWhy();
+}
+
+/** Asks the debug console for the connection's history of the entity (generation 0: whichever is at the index). */
+async function fetchHistory(index, generation) {
+  if (debugConsole === false || historyInFlight || session.welcome === null) return;
+  historyInFlight = true;
+  try {
+    const entity = generation === 0 ? `${index}` : `${index}:${generation}`;
+    const response = await fetch(`/debug/why?connection=${session.welcome.connectionId}&entity=${entity}`);
+    if (!response.ok) {
+      // Off, or not this page's server: stop asking. Any other refusal (an entity gone) is this question's.
+      const text = await response.text();
+      if (response.status === 404 && !text.includes('"error"')) debugConsole = false;
+      if (text.includes('the debug console is off')) debugConsole = false;
+      return;
+    }
+    const answer = await response.json();
+    debugConsole = true;
+    const q = session.question;
+    if (q === null || q.index !== index || answer.entity === undefined) return;
+    serverHistory = {
+      index,
+      generation: answer.entity.generation,
+      entries: answer.history.map((h) => ({
+        tick: h.tick, kind: h.spawned ? 'spawn' : 'despawn', reason: h.reason, distance: h.distance, rule: h.rule,
+      })),
+    };
+    showWhy();
+  } catch {
+    debugConsole = false;
+  } finally {
+    historyInFlight = false;
+  }
 }
 
 /** Asks again about the open panel's entity, by the handle the first answer gave. */
@@ -159,6 +203,7 @@ function refreshWhy(now) {
   send(encodeWhy(q.index, q.generation));
   lastWhyAt = now;
   ++whyAsked;
+  fetchHistory(q.index, q.generation);
 }
 
 // --- receiving -----------------------------------------------------------------------------
@@ -278,6 +323,8 @@ function whyPanelState() {
   const transitions = session.transitionsOf(q.index)
     .filter((t) => generation === 0 || t.generation === generation)
     .map((t) => ({ tick: t.tick, kind: t.kind, reason: t.reason, created: t.created, generation: t.generation }));
+  const recorded = serverHistory !== null && serverHistory.index === q.index &&
+    (generation === 0 || serverHistory.generation === generation) ? serverHistory.entries : null;
   return {
     index: q.index,
     generation,
@@ -290,6 +337,7 @@ function whyPanelState() {
     root: a?.root ?? null,
     pageHolds,
     transitions,
+    serverHistory: recorded,
   };
 }
 
@@ -318,6 +366,20 @@ function showWhy() {
     ui.whyRoot.textContent = `root ${handle(p.root.index, p.root.generation)}${itself ? ' (itself: not attached)' : ''}`;
   }
   ui.whyPage.textContent = p.pageHolds ? 'this page holds it' : 'this page does not hold it';
+  if (p.serverHistory !== null) {
+    // The server's flight recorder: each transition with the distance and the rule at its tick.
+    ui.whyTransitionsLabel.textContent = "the server's flight recorder, newest first:";
+    ui.whyTransitions.replaceChildren(...(p.serverHistory.length === 0
+      ? [Object.assign(document.createElement('li'), { textContent: 'no spawn or despawn kept for this connection', className: 'dim' })]
+      : p.serverHistory.slice().reverse().map((h) => Object.assign(document.createElement('li'), {
+        textContent: `tick ${h.tick} · ${h.kind} · ${h.reason} · ` +
+          `${h.distance === null ? 'no origin in its space' : `${h.distance.toFixed(2)} from the nearest origin`}` +
+          ` · ${h.rule === null ? 'destroyed' : h.rule}`,
+        className: h.kind,
+      }))));
+    return;
+  }
+  ui.whyTransitionsLabel.textContent = 'last transitions, newest first:';
   ui.whyTransitions.replaceChildren(...(p.transitions.length === 0
     ? [Object.assign(document.createElement('li'), { textContent: 'no spawn or despawn since the stream began', className: 'dim' })]
     : p.transitions.slice().reverse().map((t) => Object.assign(document.createElement('li'), {
@@ -552,11 +614,15 @@ Object.defineProperty(window, 'sightline', {
     /**
      * The why panel, or null while closed: {index, generation, kind, answered, tick, stale, held,
      * rule, root {index, generation}, pageHolds, transitions [{tick, kind, reason, created,
-     * generation}] oldest first, text (what the panel reads)}.
+     * generation}] oldest first, serverHistory (null, or the debug console's [{tick, kind, reason,
+     * distance, rule}] oldest first), text (what the panel reads)}.
      */
     get whyPanel() {
       const p = whyPanelState();
-      return p && Object.freeze({ ...p, transitions: p.transitions.map(copy), root: p.root && copy(p.root), text: ui.why.hidden ? null : ui.why.innerText });
+      return p && Object.freeze({
+        ...p, transitions: p.transitions.map(copy), serverHistory: p.serverHistory && p.serverHistory.map(copy),
+        root: p.root && copy(p.root), text: ui.why.hidden ? null : ui.why.innerText,
+      });
     },
     /** Why frames sent (clicks and the open panel's refreshes), answers taken, the selection ring drawn. */
     get whyAsked() { return whyAsked; },
