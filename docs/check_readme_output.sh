@@ -2,11 +2,21 @@
 # Every block of the README that shows what sightline-sim prints must be what it prints today.
 # Such a block follows a line `<!-- output of: sightline-sim ARGS -->`; the block is compared with
 # the output of `SIM ARGS` (stdout only: the progress bar goes to stderr, and only on a terminal).
+#
+# A line `<!-- run first: sightline-sim ARGS -->` is run before the checks, its output ignored (a
+# recording a block then replays). Everything runs in a fresh temporary folder.
 set -euo pipefail
 root=$1
 sim=$2
 failed=0
 checked=0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+while IFS= read -r args; do
+  # shellcheck disable=SC2086 # the arguments are words on purpose
+  "$sim" $args > /dev/null
+done < <(sed -n 's/^<!-- run first: sightline-sim *\(.*\) -->$/\1/p' "$root/README.md")
 while IFS= read -r args; do
   checked=$((checked + 1))
   block=$(awk -v marker="<!-- output of: sightline-sim${args:+ $args} -->" '

@@ -31,6 +31,11 @@ class Reader {
   [[nodiscard]] std::size_t remaining() const noexcept { return bytes_.size() - at_; }
   [[nodiscard]] std::size_t offset() const noexcept { return at_; }
   [[nodiscard]] const std::string& error() const noexcept { return error_; }
+  // Back to `at` (a record's start), the error forgotten.
+  void rewind(std::size_t at) noexcept {
+    at_ = at;
+    error_.clear();
+  }
 
  private:
   std::span<const std::uint8_t> bytes_;
@@ -86,7 +91,7 @@ class ReplayImpl {
                 ": the recording comes from another version of the library, or was changed"};
   }
   std::string where() const {
-    return "recording byte " + std::to_string(at_) + " (" + recording::op_name(op_) + ", after tick " +
+    return "recording byte " + std::to_string(at_) + " (" + recording::op_name(op_) + ", before tick " +
            std::to_string(ticks_) + "): ";
   }
   template <class Handle>
@@ -99,6 +104,7 @@ class ReplayImpl {
   std::size_t at_ = 0;
   std::uint8_t op_ = 0;
   bool scanning_ = false;  // decode only: make no World call
+  Status ahead_error_;     // bytes look_ahead() could not decode before the next tick
   std::vector<EntityId> entities_;
   std::vector<float> xs_;
   std::vector<float> zs_;
@@ -114,7 +120,8 @@ Status ReplayImpl::open() {
     return {ErrorCode::malformed_packet, "not a Sightline recording: the first 8 bytes are not \"SLRECORD\""};
   }
   if (!read(version)) {
-    return {ErrorCode::malformed_packet, "recording header: the bytes end after " + std::to_string(bytes_.size())};
+    return {ErrorCode::malformed_packet,
+            "recording header: the bytes end after " + std::to_string(bytes_.size())};
   }
   if (version != recording::kVersion) {
     return {ErrorCode::malformed_packet, "recording version " + std::to_string(version) +
@@ -136,7 +143,7 @@ Status ReplayImpl::open() {
 }
 
 void ReplayImpl::look_ahead() {
-  const Reader from = reader_;
+  const std::size_t from = reader_.offset();
   scanning_ = true;
   for (;;) {
     if (reader_.remaining() == 0) {
@@ -144,23 +151,34 @@ void ReplayImpl::look_ahead() {
       break;
     }
     std::optional<TickStats> tick;
-    if (!apply(tick) || tick) break;
+    if (Status s = apply(tick); !s) {
+      // Bytes that do not decode before the next tick: the replay ends on them, with the World
+      // as the last tick left it (none of the calls before them applied, as after a clean end).
+      ahead_error_ = std::move(s);
+      break;
+    }
+    if (tick) break;
   }
   scanning_ = false;
-  reader_ = from;
+  reader_.rewind(from);
 }
 
 Result<TickStats> ReplayImpl::next_tick() {
   if (done_) {
-    return Status{ErrorCode::invalid_argument, "the replay has ended (after tick " + std::to_string(ticks_) +
-                                                   ", byte " + std::to_string(reader_.offset()) + " of " +
-                                                   std::to_string(bytes_.size()) + ")"};
+    return Status{ErrorCode::invalid_argument,
+                  "the replay has ended (" + std::to_string(ticks_) + " ticks replayed, at byte " +
+                      std::to_string(reader_.offset()) + " of " + std::to_string(bytes_.size()) + ")"};
   }
-  // look_ahead() found a tick or an error before the end, so one of the two comes.
+  if (!ahead_error_) {
+    done_ = true;
+    return ahead_error_;
+  }
+  // look_ahead() found a tick ahead; a call the World refuses may still come first.
   for (;;) {
     std::optional<TickStats> stats;
     if (Status s = apply(stats); !s) {
       done_ = true;
+      reader_.rewind(at_);
       return s;
     }
     if (stats) {
@@ -191,9 +209,7 @@ Status ReplayImpl::apply(std::optional<TickStats>& stats) {
   std::uint64_t key = 0;
   Status s;
   switch (static_cast<Op>(op_)) {
-    case Op::tick:
-      stats = scanning_ ? TickStats{} : w.tick();
-      return {};
+    case Op::tick: stats = scanning_ ? TickStats{} : w.tick(); return {};
     case Op::create_entity: {
       EntityDef def;
       if (!read(def, e)) return malformed();
@@ -408,6 +424,7 @@ Status ReplayImpl::apply(std::optional<TickStats>& stats) {
     case Op::set_history_capacity:
       if (!read(c, n)) return malformed();
       if (scanning_) return {};
+      if (def_.max_history_capacity != 0) n = std::min(n, def_.max_history_capacity);
       s = w.set_history_capacity(c, n);
       break;
     case Op::set_radii:

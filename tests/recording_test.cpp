@@ -68,6 +68,61 @@ TEST(Recording, ARandomRunReplaysTickByTickWhateverTheThreads) {
   }
 }
 
+// Batches larger than the 64 KiB buffer (it is handed over mid-batch), a recorded history, and
+// a replay that switches histories on or bounds them: the records and sets do not change.
+TEST(Recording, LargeBatchesAndHistoriesReplay) {
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint64_t> prints;
+  std::vector<HistoryEntry> kept;
+  constexpr std::uint32_t kSide = 100;
+  {
+    WorldDef def = default_world_def();
+    def.recording = sink_into(bytes);
+    World world = *World::create(def);
+    std::vector<EntityId> ids;
+    std::vector<float> xs, zs;
+    for (std::uint32_t i = 0; i < kSide * kSide; ++i) {
+      xs.push_back(0.5f * static_cast<float>(i % kSide));
+      zs.push_back(0.5f * static_cast<float>(i / kSide));
+      ids.push_back(*world.create_entity({.x = xs.back(), .z = zs.back()}));
+    }
+    const ClientId c = *world.create_client(ids[0]);
+    ASSERT_TRUE(world.set_history_capacity(c, 128).ok());
+    for (int t = 0; t < 5; ++t) {
+      for (float& x : xs) x += 0.3f;
+      ASSERT_TRUE(world.set_positions(ids, xs, zs).ok());
+      const TickStats stats = world.tick();
+      prints.push_back(testing::tick_fingerprint(world, stats));
+    }
+    kept = *world.history(c);
+    ASSERT_FALSE(kept.empty());
+  }
+  ASSERT_GT(bytes.size(), 5u * kSide * kSide * 16u);
+  const ReplayClientFunction short_history = [](void*, World& world, ClientId c) {
+    ASSERT_TRUE(world.set_history_capacity(c, 16).ok());
+  };
+  EXPECT_EQ(replayed(bytes, {.on_client = short_history}), prints);
+  Result<Replay> again = Replay::open(bytes);
+  while (!again->done()) ASSERT_TRUE(again->next_tick().ok());
+  const std::vector<HistoryEntry> replayed_history = *again->world().history(ClientId{0, 1});
+  ASSERT_EQ(replayed_history.size(), kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(replayed_history[i].tick, kept[i].tick);
+    EXPECT_EQ(replayed_history[i].entity, kept[i].entity);
+    EXPECT_EQ(replayed_history[i].spawned, kept[i].spawned);
+    EXPECT_EQ(replayed_history[i].distance, kept[i].distance);
+  }
+  Result<Replay> bounded = Replay::open(bytes, {.max_history_capacity = 8});
+  std::vector<std::uint64_t> bounded_prints;
+  while (!bounded->done()) {
+    const Result<TickStats> stats = bounded->next_tick();
+    ASSERT_TRUE(stats.ok());
+    bounded_prints.push_back(testing::tick_fingerprint(bounded->world(), *stats));
+  }
+  EXPECT_EQ(bounded_prints, prints);
+  EXPECT_EQ(bounded->world().history(ClientId{0, 1})->size(), 8u);
+}
+
 // A small world of one client walking away from a crate, with events and every call the random
 // runs leave out.
 struct Walk {
@@ -272,7 +327,7 @@ TEST(Recording, BadBytesAreRefusedWithTheByteTheCallAndTheReason) {
     ASSERT_FALSE(cut.ok());
     EXPECT_EQ(cut.status().code(), ErrorCode::malformed_packet);
     EXPECT_TRUE(
-        mentions(cut.status(), "recording byte " + std::to_string(set_at) + " (set_position, after tick 1)"))
+        mentions(cut.status(), "recording byte " + std::to_string(set_at) + " (set_position, before tick 1)"))
         << cut.status().message();
     EXPECT_TRUE(mentions(cut.status(), "the bytes end inside the record")) << cut.status().message();
     EXPECT_TRUE(r->done());
@@ -332,7 +387,7 @@ TEST(Recording, BadBytesAreRefusedWithTheByteTheCallAndTheReason) {
     EXPECT_EQ(r->world().position(EntityId{0, 1})->x, 0.0f);
     const Result<TickStats> end = r->next_tick();
     ASSERT_FALSE(end.ok());
-    EXPECT_TRUE(mentions(end.status(), "the replay has ended (after tick 1")) << end.status().message();
+    EXPECT_TRUE(mentions(end.status(), "the replay has ended (1 ticks replayed")) << end.status().message();
   }
   {
     // A header cut before its version.

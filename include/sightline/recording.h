@@ -23,7 +23,8 @@ namespace sightline {
 /// header), at the end of every tick() and whenever its 64 KiB buffer fills between two ticks,
 /// and when it is destroyed. A chunk may end inside a record: the concatenation of all chunks is
 /// the recording. The function must not call back into the World and must not throw; what it
-/// does with a write that fails (a full disk) is the game's choice.
+/// does with a write that fails (a full disk) is the game's choice. The context must outlive
+/// the World (its destructor writes what is still buffered).
 using RecordingFunction = void (*)(void* context, std::span<const std::uint8_t> bytes);
 
 /// A function and its context; a null function (the default) records nothing and costs nothing.
@@ -55,14 +56,19 @@ struct ReplayDef {
   /// decides (see world()). Null (the default): nothing.
   ReplayClientFunction on_client = nullptr;
   void* on_client_context = nullptr;
-  /// A bound on the recorded WorldDef::max_grid_cells (each cell is 4 bytes), for a file that is
-  /// not trusted; 0 (the default) keeps the recorded value. A smaller grid changes the work
-  /// counts of TickStats, never the records or sets. The recorded capacity hints are not
-  /// honoured in a replay either (they would only reserve memory).
+  /// For a file that is not trusted, two bounds on what recorded values may cost; 0 (the
+  /// default) keeps the recorded value. A recording's own bytes bound its entities, clients and
+  /// lists, but these two are a number each: the grid's cells (WorldDef::max_grid_cells, 4 bytes
+  /// a cell: up to 16 GiB) and each client's history (World::set_history_capacity, 32 bytes an
+  /// entry: up to 2 MiB a client). A smaller grid changes the work counts of TickStats, a
+  /// shorter history what history() keeps; neither changes the records or sets. The recorded
+  /// capacity hints are never honoured in a replay (they would only reserve memory).
   std::uint32_t max_grid_cells = 0;
+  std::uint32_t max_history_capacity = 0;
 };
 
-/// A recording being replayed on a World of its own. Move-only.
+/// A recording being replayed on a World of its own. Move-only; a moved-from Replay may only be
+/// destroyed or assigned to. Not thread-safe: one thread at a time, as for a World.
 ///
 ///   auto replay = sightline::Replay::open(bytes);   // bytes of a file the sink wrote
 ///   while (replay && !replay->done()) {
@@ -87,20 +93,23 @@ class SIGHTLINE_API Replay {
   ~Replay();
 
   /// Applies the recorded calls up to the next tick and runs it. An error names the record's byte
-  /// offset and call: bytes that do not decode or end inside a record (malformed_packet), a call
-  /// the World refuses or a handle it returns that differs from the recorded one (the recording
-  /// does not belong to this version, or was edited). After an error, or once done(), every call
-  /// returns an error and the World stays as it was.
+  /// offset, its call and the tick it comes before (0-based, as TickStats::tick): bytes that do
+  /// not decode or end inside a record (malformed_packet; nothing of that step is applied), a
+  /// call the World refuses or a handle it returns that differs from the recorded one (the
+  /// recording does not belong to this version, or was edited; the calls before it in that step
+  /// are applied). After an error, or once done(), every call returns an error and the World
+  /// stays as it was.
   [[nodiscard]] Result<TickStats> next_tick();
 
   /// True when no tick is left to replay, or after an error. Calls recorded after the last tick
   /// (a game tearing down) are not applied: no tick saw them, and the World stays as the last
-  /// tick left it. Bytes that end inside a record are an error of the next_tick() that reaches
-  /// them, not an end.
+  /// tick left it. Bytes that do not decode before the next tick (a file cut inside a record)
+  /// are the next next_tick()'s error, and the World stays as the last tick left it then too.
   [[nodiscard]] bool done() const noexcept;
   /// Ticks replayed so far.
   [[nodiscard]] std::uint64_t ticks() const noexcept;
-  /// Byte offset of the next record to apply.
+  /// Byte offset of the next record to apply: after an error, the start of the step or of the
+  /// record it stopped at.
   [[nodiscard]] std::size_t offset() const noexcept;
   /// True once a recorded call set a visibility filter that ReplayDef did not supply.
   [[nodiscard]] bool used_visibility_filter() const noexcept;

@@ -114,8 +114,8 @@ struct WorldDef {
 
   /// Where the World records its inputs (recording.h): every call that changed it, in order, and
   /// every tick, for Replay to re-run. The header, with this def, is written by World::create.
-  /// Recording allocates once, at create (a 64 KiB buffer); a tick and the calls between ticks
-  /// then allocate nothing. None by default.
+  /// Recording allocates once, at create (a 64 KiB buffer), and adds no allocation to a tick or
+  /// a call after it. None by default.
   RecordingSink recording;
 };
 

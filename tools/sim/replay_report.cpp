@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <vector>
@@ -70,7 +71,8 @@ Result<HandleName> parse_handle_name(std::string_view what, std::string_view tex
 Status replay_report(std::span<const std::uint8_t> bytes, const std::string& path,
                      const std::optional<WhyPair>& why, std::FILE* out) {
   // The asked client keeps its history from its first tick.
-  ReplayDef def;
+  // A file from elsewhere may ask for a grid of 2^32 cells or 2 MiB of history a client.
+  ReplayDef def{.max_grid_cells = 1u << 24, .max_history_capacity = 4096};
   if (why) {
     def.on_client = [](void* context, World& world, ClientId c) {
       if (matches(static_cast<const WhyPair*>(context)->client, c.index, c.generation)) {
@@ -89,6 +91,7 @@ Status replay_report(std::span<const std::uint8_t> bytes, const std::string& pat
   std::uint64_t despawns = 0;
   std::uint64_t events = 0;
   Status failure;
+  std::optional<EntityId> seen;  // the last entity the pair's transitions named
   while (!replay->done()) {
     const Result<TickStats> stats = replay->next_tick();
     if (!stats) {
@@ -103,11 +106,19 @@ Status replay_report(std::span<const std::uint8_t> bytes, const std::string& pat
     const World& world = replay->world();
     const std::optional<ClientId> c = client_named(world, why->client);
     if (!c) continue;
+    // The tick's records say whether the pair moved; only then is the history read (a copy).
+    const ClientStream stream = *world.stream(*c);
+    const auto named_entity = [&](EntityId e) { return matches(why->entity, e.index, e.generation); };
+    const bool moved =
+        std::ranges::any_of(stream.spawns, [&](const SpawnRecord& r) { return named_entity(r.entity); }) ||
+        std::ranges::any_of(stream.despawns, [&](const DespawnRecord& r) { return named_entity(r.entity); });
+    if (!moved) continue;
     const Result<std::vector<HistoryEntry>> history = world.history(*c);
     if (!history) continue;
     for (const HistoryEntry& h : *history) {
-      if (h.tick == stats->tick && matches(why->entity, h.entity.index, h.entity.generation))
-        print_entry(out, *c, h);
+      if (h.tick != stats->tick || !named_entity(h.entity)) continue;
+      print_entry(out, *c, h);
+      seen = h.entity;
     }
   }
   const World& world = replay->world();
@@ -124,33 +135,31 @@ Status replay_report(std::span<const std::uint8_t> bytes, const std::string& pat
                despawns, events);
     return failure;
   }
+  const std::string after = world.tick_count() == 0 ? std::string("before any tick")
+                                                    : fmt::format("after tick {}", world.tick_count() - 1);
   const std::optional<ClientId> c = client_named(world, why->client);
   if (!c) {
-    fmt::print(out, "after tick {}: no live client {}\n",
-               world.tick_count() == 0 ? 0 : world.tick_count() - 1, named(why->client));
+    fmt::print(out, "{}: no live client {}\n", after, named(why->client));
     return failure;
   }
-  // The entity asked about, or the latest one at its index the client's history names.
-  std::optional<EntityId> e;
+  // The entity asked about, or the latest one at its index the pair's transitions named.
+  std::optional<EntityId> e = seen;
   if (why->entity.generation) e = EntityId{why->entity.index, *why->entity.generation};
   if (!e) {
-    for (const HistoryEntry& h : *world.history(*c)) {
-      if (h.entity.index == why->entity.index) e = h.entity;
-    }
-  }
-  const std::uint64_t last = world.tick_count() == 0 ? 0 : world.tick_count() - 1;
-  if (!e) {
-    fmt::print(out, "after tick {}: {} never held an entity at index {}\n", last, name(*c),
-               why->entity.index);
+    fmt::print(
+        out,
+        "{}: {} never held an entity at index {}; name it INDEX:GENERATION to ask why (an index's first "
+        "entity is generation 1)\n",
+        after, name(*c), why->entity.index);
     return failure;
   }
   const Result<Why> answer = world.why(*c, *e);
   if (!answer) {
-    fmt::print(out, "after tick {}: {} and {}: {}\n", last, name(*c), name(*e), answer.status().message());
+    fmt::print(out, "{}: {} and {}: {}\n", after, name(*c), name(*e), answer.status().message());
   } else {
     fmt::print(
-        out, "after tick {}: {} {} {}: rule {}{}\n", last, name(*c), answer->held ? "holds" : "does not hold",
-        name(*e), rule_name(answer->rule),
+        out, "{}: {} {} {}: rule {}{}\n", after, name(*c), answer->held ? "holds" : "does not hold", name(*e),
+        rule_name(answer->rule),
         answer->root == *e ? std::string() : fmt::format(" (decided by its root, {})", name(answer->root)));
   }
   return failure;

@@ -537,7 +537,7 @@ TEST_F(SimCli, ReplayExplainsADespawnAfterTheFact) {
   EXPECT_EQ(cut_run.exit_code, 1);
   EXPECT_NE(cut_run.out.find("tick 4: client 0:1 despawned entity 1:1"), std::string::npos) << cut_run.out;
   EXPECT_NE(
-      cut_run.err.find(fmt::format("recording byte {} (set_positions, after tick 5)", bytes.size() - 38)),
+      cut_run.err.find(fmt::format("recording byte {} (set_positions, before tick 5)", bytes.size() - 38)),
       std::string::npos)
       << cut_run.err;
   const Output not_one = sim(fmt::format("--replay '{}'", trace.string()));
