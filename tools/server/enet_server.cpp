@@ -18,7 +18,10 @@
 #include <vector>
 
 #include "frames.h"
+#include "http_console.h"
+#include "metrics.h"
 #include "server.h"
+#include "server_pages.h"
 #include "server_stats.h"
 #include "tick_schedule.h"
 #include "token_bucket.h"
@@ -140,6 +143,8 @@ class EnetServer {
   std::uint32_t live_ = 0;
   std::uint32_t full_closing_ = 0;
   ServerStats stats_;
+  TickMetrics tick_metrics_;
+  std::optional<HttpConsole> console_;  // with --http-port
   Status failure_;
   bool stopping_ = false;
   Clock::time_point stop_deadline_{};
@@ -169,6 +174,15 @@ Status EnetServer::listen() {
   char ip[64] = "?";
   enet_address_get_host_ip(&address, ip, sizeof ip);
   std::printf("sightline-server: enet://%s:%u (Ctrl-C to stop)\n", ip, unsigned{bound.port});
+  if (def_.http_port) {
+    console_.emplace([this](std::string_view target) {
+      return server_page(target, def_.debug_http, game_,
+                         [this] { return prometheus_text(stats_, game_.stats(), tick_metrics_, live_); });
+    });
+    if (Status s = console_->listen(def_.host, *def_.http_port); !s) return s;
+    std::printf("sightline-server: http://%s:%u/ (metrics and debug console)\n", ip,
+                unsigned{console_->port()});
+  }
   std::fflush(stdout);
   return {};
 }
@@ -199,6 +213,7 @@ Status EnetServer::run() {
       next_status = now + kStatusPeriod;
     }
     cut_overdue(now);
+    if (console_) console_->poll();
     if (!stopping_ && now >= schedule.next()) {
       tick();
       if (!failure_) {
@@ -396,7 +411,9 @@ void EnetServer::tick() {
   const double now_ms =
       std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
   const Status status = game_.tick(now_ms, &EnetServer::deliver, this);
-  stats_.tick_ms.add(std::chrono::duration<double, std::milli>(Clock::now() - began).count());
+  const auto took = Clock::now() - began;
+  stats_.tick_ms.add(std::chrono::duration<double, std::milli>(took).count());
+  tick_metrics_.observe(std::chrono::duration<double>(took).count(), game_.stats());
   ++stats_.ticks;
   if (!status) {
     failure_ =

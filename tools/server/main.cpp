@@ -79,7 +79,11 @@ int main(int argc, char** argv) {
                "Let clients ask for what they do not hold (debug frames)");
   app.add_flag("--debug-http", server_def.debug_http,
                "Answer GET /debug/clients, /debug/client, /debug/why and /debug/tick with JSON (the debug "
-               "console), each connection keeping its last 256 transitions");
+               "console), each connection keeping its last 256 transitions; over ENet on --http-port");
+  app.add_option(
+      "--http-port", server_def.http_port,
+      "ENet only: answer /metrics and /debug/ (with --debug-http) over HTTP on this TCP port (0: any "
+      "free one)");
   app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")
       ->capture_default_str();
   app.add_option("--shots-per-second", game_def.shots_per_second,

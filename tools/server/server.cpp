@@ -27,6 +27,7 @@
 
 #include "frames.h"
 #include "metrics.h"
+#include "server_pages.h"
 #include "server_stats.h"
 #include "tick_schedule.h"
 #include "token_bucket.h"
@@ -447,21 +448,12 @@ void HttpSession::respond(const http::request<http::string_body>& request) {
     send(std::move(response));
     return;
   }
-  if (request.target().starts_with("/debug/")) {
-    const DebugAnswer answer =
-        server_.def().debug_http
-            ? server_.game().debug(std::string_view(request.target().data(), request.target().size()))
-            : DebugAnswer{404, R"({"error":"the debug console is off: start the server with --debug-http"})"};
+  const std::string_view target(request.target().data(), request.target().size());
+  if (std::optional<ServerPage> page = server_page(target, server_.def().debug_http, server_.game(),
+                                                   [this] { return server_.metrics_text(); })) {
     auto response =
-        text_response(static_cast<http::status>(answer.status), answer.json, head, version, keep_alive);
-    response.set(http::field::content_type, "application/json");
-    response.set(http::field::cache_control, "no-cache");
-    send(std::move(response));
-    return;
-  }
-  if (request.target() == "/metrics") {
-    auto response = text_response(http::status::ok, server_.metrics_text(), head, version, keep_alive);
-    response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+        text_response(static_cast<http::status>(page->status), page->body, head, version, keep_alive);
+    response.set(http::field::content_type, page->content_type);
     response.set(http::field::cache_control, "no-cache");
     send(std::move(response));
     return;
@@ -739,8 +731,12 @@ Status validate(const ServerDef& def) {
     return bad("--transport", "\"" + def.transport + "\"", "must be websocket or enet");
   }
   if (def.host.empty()) return bad("--host", "\"\"", "must name an address");
-  if (enet && def.debug_http) {
-    return bad("--debug-http", "on", "needs --transport websocket (the ENet transport serves no HTTP)");
+  if (enet && def.debug_http && !def.http_port) {
+    return bad("--debug-http", "on", "needs an HTTP port: over ENet, give --http-port");
+  }
+  if (!enet && def.http_port) {
+    return bad("--http-port", std::to_string(*def.http_port),
+               "is the ENet transport's (WebSocket serves HTTP on --port)");
   }
   if (enet && def.max_connections > kMaxEnetConnections) {
     return bad("--max-connections", std::to_string(def.max_connections),

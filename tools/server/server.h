@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "game.h"
@@ -24,8 +25,11 @@ struct ServerDef {
   std::string web_root;                      ///< Directory of the page's files (WebSocket only).
   double seconds = 0.0;                      ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
   std::string stats_json;                    ///< Written at exit when not empty.
-  /// Answer GET /debug/... (Game::debug) on the HTTP port; refused (404) otherwise. WebSocket only.
+  /// Answer GET /debug/... (Game::debug) on the HTTP port; refused (404) otherwise.
   bool debug_http = false;
+  /// ENet only (WebSocket serves HTTP on its own port): also answer /metrics and /debug/... over
+  /// HTTP on this TCP port, 0 for any free one; none by default.
+  std::optional<std::uint16_t> http_port;
 };
 
 /// ENet numbers a host's peers in 12 bits (4095), and the server keeps 64 of them for the
@@ -43,7 +47,8 @@ inline constexpr std::uint32_t kMaxEnetConnections = 4095 - 64;
 [[nodiscard]] Status run_server(const ServerDef& def, Game& game);
 
 /// run_server over ENet (def.transport "enet"; `game` made with Delivery::unreliable): prints
-/// "sightline-server: enet://HOST:PORT (Ctrl-C to stop)", then the same ticks and stop. One
+/// "sightline-server: enet://HOST:PORT (Ctrl-C to stop)" (then, with def.http_port,
+/// "sightline-server: http://HOST:PORT/ (metrics and debug console)"), then the same ticks and stop. One
 /// ENet channel: welcome, reset, why_answer and close frames reliable, tick and debug frames
 /// unreliable, which ENet delivers in order behind the reliable ones and drops when late; the
 /// client's frames arrive either way. The limits of docs/demo_protocol.md hold, each closing the

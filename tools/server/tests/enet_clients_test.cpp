@@ -3,8 +3,12 @@
 // its viewer; each bad frame closes that client alone with a `close` frame naming it; the
 // connection limit answers "server full"; a client that stops answering is closed as idle; a
 // stop says "server shutting down" to whoever is left; the stats count each close.
+#include <arpa/inet.h>
 #include <enet/enet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -12,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "frames.h"
@@ -172,6 +177,71 @@ struct BadFrame {
   Bytes frame;
   const char* reason;  // the start of the close frame's reason
 };
+
+// GET `target` from 127.0.0.1:port over plain HTTP/1.1: the status code and the body; {0, ""}
+// when no answer came.
+std::pair<int, std::string> http_get(std::uint16_t port, const std::string& target) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return {0, ""};
+  const timeval limit{.tv_sec = 5, .tv_usec = 0};  // a console that never answers fails, not hangs
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+    const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[4096];
+      for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;)
+        answer.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  close(fd);
+  const std::size_t body = answer.find("\r\n\r\n");
+  if (!answer.starts_with("HTTP/1.1 ") || body == std::string::npos) return {0, answer};
+  return {std::stoi(answer.substr(9, 3)), answer.substr(body + 4)};
+}
+
+// --http-port: /metrics and the debug console over HTTP beside the UDP port, the same pages as
+// the WebSocket transport's; anything else 404.
+TEST(EnetServer, MetricsAndTheDebugConsoleOnTheHttpPort) {
+  ServerProcess server({"--transport", "enet", "--entities", "30", "--http-port", "0", "--debug-http"});
+  ASSERT_NE(server.port(), 0);
+  const std::uint16_t http_port = server.http_port();
+  ASSERT_NE(http_port, 0);
+  EnetClient client;
+  client.ack = true;
+  ASSERT_TRUE(client.connect(server.port()));
+  ASSERT_TRUE(client.pump_until([&] { return client.ticks().size() >= 5; }, 10s));
+  // The HTTP console is polled by the same loop: answers come while the client is served.
+  std::pair<int, std::string> metrics;
+  std::thread scrape([&] { metrics = http_get(http_port, "/metrics"); });
+  ASSERT_TRUE(client.pump_until([&] { return client.ticks().size() >= 10; }, 10s));
+  scrape.join();
+  EXPECT_EQ(metrics.first, 200) << metrics.second;
+  EXPECT_NE(metrics.second.find("\nsightline_connections 1\n"), std::string::npos) << metrics.second;
+  EXPECT_NE(metrics.second.find("sightline_tick_seconds_count "), std::string::npos) << metrics.second;
+  std::pair<int, std::string> clients;
+  std::thread ask([&] { clients = http_get(http_port, "/debug/clients"); });
+  ASSERT_TRUE(client.pump_until([&] { return client.ticks().size() >= 15; }, 10s));
+  ask.join();
+  EXPECT_EQ(clients.first, 200) << clients.second;
+  const nlohmann::json j = nlohmann::json::parse(clients.second, nullptr, false);
+  ASSERT_TRUE(j.contains("clients")) << clients.second;
+  EXPECT_EQ(j["clients"].size(), 1u);
+  std::pair<int, std::string> other;
+  std::thread miss([&] { other = http_get(http_port, "/index.html"); });
+  ASSERT_TRUE(client.pump_until([&] { return client.ticks().size() >= 20; }, 10s));
+  miss.join();
+  EXPECT_EQ(other.first, 404);
+  EXPECT_EQ(client.anomalies, 0u);
+  nlohmann::json stats;
+  server.terminate();
+  ASSERT_TRUE(client.wait_closed());
+  EXPECT_EQ(server.stop(&stats), 0);
+}
 
 TEST(EnetServer, EachBadFrameClosesItsClientAloneWithAReason) {
   ServerProcess server({"--transport", "enet", "--entities", "20"});

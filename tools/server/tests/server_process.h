@@ -59,6 +59,21 @@ class ServerProcess {
 
   std::uint16_t port() const { return port_; }
 
+  // The port of the line "sightline-server: http://127.0.0.1:PORT/ (metrics and debug console)"
+  // that the ENet transport prints with --http-port; 0 if none came within 10 s.
+  std::uint16_t http_port() {
+    const std::string prefix = "sightline-server: http://127.0.0.1:";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::size_t at = text_.find(prefix);
+      if (at != std::string::npos && text_.find("(metrics and debug console)\n", at) != std::string::npos)
+        return static_cast<std::uint16_t>(std::stoi(text_.substr(at + prefix.size())));
+      if (!read_more()) break;
+    }
+    ADD_FAILURE() << "the server printed no console line; its stdout: " << text_;
+    return 0;
+  }
+
   void terminate() {
     kill(pid_, SIGTERM);
     terminated_ = true;
@@ -88,17 +103,23 @@ class ServerProcess {
   }
 
  private:
+  // Appends what the server printed within 100 ms; false once its stdout is closed.
+  bool read_more() {
+    pollfd fd{stdout_, POLLIN, 0};
+    if (poll(&fd, 1, 100) <= 0) return true;
+    char buffer[256];
+    const ssize_t n = read(stdout_, buffer, sizeof buffer);
+    if (n <= 0) return false;
+    text_.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+
   std::uint16_t wait_for_url() {
     using namespace std::chrono_literals;
-    std::string text;
+    std::string& text = text_;
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (std::chrono::steady_clock::now() < deadline) {
-      pollfd fd{stdout_, POLLIN, 0};
-      if (poll(&fd, 1, 100) <= 0) continue;
-      char buffer[256];
-      const ssize_t n = read(stdout_, buffer, sizeof buffer);
-      if (n <= 0) break;
-      text.append(buffer, static_cast<std::size_t>(n));
+      if (!read_more()) break;
       // "sightline-server: http://127.0.0.1:PORT/ (Ctrl-C to stop)", or enet:// without the slash.
       for (const char* scheme : {"http", "enet"}) {
         const std::string prefix = fmt::format("sightline-server: {}://127.0.0.1:", scheme);
@@ -115,6 +136,7 @@ class ServerProcess {
   pid_t pid_ = -1;
   int stdout_ = -1;
   std::uint16_t port_ = 0;
+  std::string text_;  // its stdout so far
   bool terminated_ = false;
   std::filesystem::path stats_path_;
 };
