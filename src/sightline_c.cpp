@@ -30,8 +30,17 @@ static_assert(SL_ERR_INVALID_DEF == static_cast<int>(sightline::ErrorCode::inval
               "sightline_c.h's status codes are ErrorCode's values");
 
 struct sl_world {
-  sightline::World world;
+  std::optional<sightline::World> owned;  // empty in a replay's view of its World
+  sightline::World* world = nullptr;
   std::vector<sightline::EntityId> ids;  // set_positions' handles, converted
+  sl_recording_fn recording = nullptr;   // WorldDef::recording's, through record_to below
+  void* recording_context = nullptr;
+};
+
+struct sl_replay {
+  std::optional<sightline::Replay> replay;
+  sl_world view;  // of the replay's World: the queries of sl_world read it
+  uint32_t history_capacity = 0;
 };
 
 struct sl_replicator {
@@ -102,7 +111,7 @@ template <class Call>
 sl_status on_world(sl_world* world, const char* call, Call&& body) noexcept {
   return guarded([&] {
     if (world == nullptr) return null_argument(call, "world");
-    return from(body(world->world));
+    return from(body(*world->world));
   });
 }
 
@@ -208,28 +217,56 @@ void sl_entity_def_default(sl_entity_def* def) {
           .presenter = d.presenter};
 }
 
-sl_status sl_world_create(const sl_world_def* def, sl_world** out) {
-  return guarded([&] {
-    if (def == nullptr) return null_argument("sl_world_create", "def");
-    if (out == nullptr) return null_argument("sl_world_create", "out");
-    WorldDef d = default_world_def();
-    d.enter_radius = def->enter_radius;
-    d.leave_radius = def->leave_radius;
-    d.cell_size = def->cell_size;
-    d.threads = def->threads;
-    d.crowd_cap = def->crowd_cap;
-    d.entity_capacity = def->entity_capacity;
-    d.client_capacity = def->client_capacity;
+namespace {
+
+// WorldDef::recording's sink over the C function the world was made with.
+void record_to(void* context, std::span<const std::uint8_t> bytes) {
+  const auto* w = static_cast<const sl_world*>(context);
+  w->recording(w->recording_context, bytes.data(), bytes.size());
+}
+
+sl_status create_world(const sl_world_def* def, sl_recording_fn recording, void* recording_context,
+                       sl_world** out, const char* call) {
+  if (def == nullptr) return null_argument(call, "def");
+  if (out == nullptr) return null_argument(call, "out");
+  WorldDef d = default_world_def();
+  d.enter_radius = def->enter_radius;
+  d.leave_radius = def->leave_radius;
+  d.cell_size = def->cell_size;
+  d.threads = def->threads;
+  d.crowd_cap = def->crowd_cap;
+  d.entity_capacity = def->entity_capacity;
+  d.client_capacity = def->client_capacity;
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-    if (d.threads != 1) {
-      return fail(SL_ERR_INVALID_DEF, "sl_world_def::threads is " + std::to_string(d.threads) +
-                                          ": this WebAssembly build has no threads (must be 1)");
-    }
+  if (d.threads != 1) {
+    return fail(SL_ERR_INVALID_DEF, "sl_world_def::threads is " + std::to_string(d.threads) +
+                                        ": this WebAssembly build has no threads (must be 1)");
+  }
 #endif
-    Result<World> world = World::create(d);
-    if (!world) return from(world.status());
-    *out = new sl_world{std::move(*world), {}};
-    return done();
+  // The wrapper first: the World records its header to it as it is made.
+  auto w = std::make_unique<sl_world>();
+  w->recording = recording;
+  w->recording_context = recording_context;
+  if (recording != nullptr) d.recording = {&record_to, w.get()};
+  Result<World> world = World::create(d);
+  if (!world) return from(world.status());
+  w->owned.emplace(std::move(*world));
+  w->world = &*w->owned;
+  *out = w.release();
+  return done();
+}
+
+}  // namespace
+
+sl_status sl_world_create(const sl_world_def* def, sl_world** out) {
+  return guarded([&] { return create_world(def, nullptr, nullptr, out, "sl_world_create"); });
+}
+
+sl_status sl_world_create_recording(const sl_world_def* def, sl_recording_fn recording, void* context,
+                                    sl_world** out) {
+  return guarded([&] {
+    if (recording == nullptr) return null_argument("sl_world_create_recording", "recording");
+    return create_world(def, recording, context, out, "sl_world_create_recording");
   });
 }
 
@@ -250,7 +287,7 @@ sl_status sl_world_create_entity(sl_world* world, const sl_entity_def* def, sl_e
     d.radius_scale = def->radius_scale;
     d.always_relevant = def->always_relevant;
     d.presenter = def->presenter;
-    Result<EntityId> e = world->world.create_entity(d);
+    Result<EntityId> e = world->world->create_entity(d);
     if (!e) return from(e.status());
     *out = handle(*e);
     return done();
@@ -278,7 +315,7 @@ sl_status sl_world_set_positions(sl_world* world, const sl_entity* entities, con
     }
     world->ids.resize(count);
     for (std::size_t i = 0; i < count; ++i) world->ids[i] = entity_of(entities[i]);
-    return from(world->world.set_positions(world->ids, {xs, count}, {zs, count}));
+    return from(world->world->set_positions(world->ids, {xs, count}, {zs, count}));
   });
 }
 
@@ -287,7 +324,7 @@ sl_status sl_world_position(const sl_world* world, sl_entity entity, float* x, f
     SL_NEED(world, "sl_world_position");
     SL_NEED(x, "sl_world_position");
     SL_NEED(z, "sl_world_position");
-    Result<Position> p = world->world.position(entity_of(entity));
+    Result<Position> p = world->world->position(entity_of(entity));
     if (!p) return from(p.status());
     *x = p->x;
     *z = p->z;
@@ -324,18 +361,18 @@ sl_status sl_world_detach(sl_world* world, sl_entity child) {
 }
 
 bool sl_world_entity_valid(const sl_world* world, sl_entity entity) {
-  return world != nullptr && world->world.is_valid(entity_of(entity));
+  return world != nullptr && world->world->is_valid(entity_of(entity));
 }
 
 uint32_t sl_world_entity_count(const sl_world* world) {
-  return world == nullptr ? 0 : world->world.entity_count();
+  return world == nullptr ? 0 : world->world->entity_count();
 }
 
 sl_status sl_world_create_client(sl_world* world, sl_entity viewer, sl_client* out) {
   return guarded([&] {
     SL_NEED(world, "sl_world_create_client");
     SL_NEED(out, "sl_world_create_client");
-    Result<ClientId> c = world->world.create_client(entity_of(viewer));
+    Result<ClientId> c = world->world->create_client(entity_of(viewer));
     if (!c) return from(c.status());
     *out = handle(*c);
     return done();
@@ -378,17 +415,17 @@ sl_status sl_world_set_view_radius(sl_world* world, sl_client client, float ente
 }
 
 bool sl_world_client_valid(const sl_world* world, sl_client client) {
-  return world != nullptr && world->world.is_valid(client_of(client));
+  return world != nullptr && world->world->is_valid(client_of(client));
 }
 
 uint32_t sl_world_client_count(const sl_world* world) {
-  return world == nullptr ? 0 : world->world.client_count();
+  return world == nullptr ? 0 : world->world->client_count();
 }
 
 sl_status sl_world_tick(sl_world* world, sl_tick_stats* stats) {
   return guarded([&] {
     SL_NEED(world, "sl_world_tick");
-    const TickStats s = world->world.tick();
+    const TickStats s = world->world->tick();
     if (stats != nullptr) {
       *stats = {.tick = s.tick,
                 .spawns = s.spawns,
@@ -401,14 +438,14 @@ sl_status sl_world_tick(sl_world* world, sl_tick_stats* stats) {
 }
 
 uint64_t sl_world_tick_count(const sl_world* world) {
-  return world == nullptr ? 0 : world->world.tick_count();
+  return world == nullptr ? 0 : world->world->tick_count();
 }
 
 sl_status sl_world_interest_set(const sl_world* world, sl_client client, sl_entity* out, size_t capacity,
                                 size_t* count) {
   return guarded([&] {
     SL_NEED(world, "sl_world_interest_set");
-    Result<std::span<const EntityId>> set = world->world.interest_set(client_of(client));
+    Result<std::span<const EntityId>> set = world->world->interest_set(client_of(client));
     if (!set) return from(set.status());
     return copy_list(*set, out, capacity, count, "sl_world_interest_set",
                      [](EntityId e) { return handle(e); });
@@ -419,7 +456,7 @@ sl_status sl_world_spawns(const sl_world* world, sl_client client, sl_spawn* out
                           size_t* count) {
   return guarded([&] {
     SL_NEED(world, "sl_world_spawns");
-    Result<ClientStream> s = world->world.stream(client_of(client));
+    Result<ClientStream> s = world->world->stream(client_of(client));
     if (!s) return from(s.status());
     return copy_list(s->spawns, out, capacity, count, "sl_world_spawns", [](const SpawnRecord& r) {
       return sl_spawn{
@@ -432,7 +469,7 @@ sl_status sl_world_updates(const sl_world* world, sl_client client, sl_entity* o
                            size_t* count) {
   return guarded([&] {
     SL_NEED(world, "sl_world_updates");
-    Result<ClientStream> s = world->world.stream(client_of(client));
+    Result<ClientStream> s = world->world->stream(client_of(client));
     if (!s) return from(s.status());
     return copy_list(s->updates, out, capacity, count, "sl_world_updates",
                      [](EntityId e) { return handle(e); });
@@ -443,7 +480,7 @@ sl_status sl_world_despawns(const sl_world* world, sl_client client, sl_despawn*
                             size_t* count) {
   return guarded([&] {
     SL_NEED(world, "sl_world_despawns");
-    Result<ClientStream> s = world->world.stream(client_of(client));
+    Result<ClientStream> s = world->world->stream(client_of(client));
     if (!s) return from(s.status());
     return copy_list(s->despawns, out, capacity, count, "sl_world_despawns", [](const DespawnRecord& r) {
       return sl_despawn{.entity = handle(r.entity), .reason = static_cast<std::uint8_t>(r.reason)};
@@ -455,11 +492,102 @@ sl_status sl_world_why(const sl_world* world, sl_client client, sl_entity entity
   return guarded([&] {
     SL_NEED(world, "sl_world_why");
     SL_NEED(out, "sl_world_why");
-    Result<Why> why = world->world.why(client_of(client), entity_of(entity));
+    Result<Why> why = world->world->why(client_of(client), entity_of(entity));
     if (!why) return from(why.status());
     *out = {.held = why->held, .rule = static_cast<std::uint8_t>(why->rule), .root = handle(why->root)};
     return done();
   });
+}
+
+// --- History and replay -------------------------------------------------------------------------
+
+sl_status sl_world_set_history_capacity(sl_world* world, sl_client client, uint32_t capacity) {
+  return guarded([&] {
+    SL_NEED(world, "sl_world_set_history_capacity");
+    return from(world->world->set_history_capacity(client_of(client), capacity));
+  });
+}
+
+sl_status sl_world_history(const sl_world* world, sl_client client, sl_entity entity, sl_history_entry* out,
+                           size_t capacity, size_t* count) {
+  return guarded([&] {
+    SL_NEED(world, "sl_world_history");
+    Result<std::vector<HistoryEntry>> h = entity == SL_NULL_HANDLE
+                                              ? world->world->history(client_of(client))
+                                              : world->world->history(client_of(client), entity_of(entity));
+    if (!h) return from(h.status());
+    return copy_list(std::span<const HistoryEntry>(*h), out, capacity, count, "sl_world_history",
+                     [](const HistoryEntry& e) {
+                       return sl_history_entry{.tick = e.tick,
+                                               .entity = handle(e.entity),
+                                               .spawned = e.spawned,
+                                               .reason = e.spawned
+                                                             ? static_cast<std::uint8_t>(e.spawn_reason)
+                                                             : static_cast<std::uint8_t>(e.despawn_reason),
+                                               .distance = e.distance,
+                                               .rule_known = e.rule_known,
+                                               .rule = static_cast<std::uint8_t>(e.rule)};
+                     });
+  });
+}
+
+void sl_replay_def_default(sl_replay_def* def) {
+  if (def == nullptr) return;
+  *def = {.threads = 0, .history_capacity = 0, .max_grid_cells = 0, .max_history_capacity = 0};
+}
+
+sl_status sl_replay_open(const uint8_t* bytes, size_t size, const sl_replay_def* def, sl_replay** out) {
+  return guarded([&] {
+    SL_NEED(def, "sl_replay_open");
+    SL_NEED(out, "sl_replay_open");
+    if (size != 0 && bytes == nullptr) return null_argument("sl_replay_open", "bytes (with a size)");
+    if (def->history_capacity > kMaxHistoryEntries) {
+      return fail(SL_ERR_INVALID_DEF, "sl_replay_def::history_capacity is " +
+                                          std::to_string(def->history_capacity) + ": must be at most " +
+                                          std::to_string(kMaxHistoryEntries));
+    }
+    auto r = std::make_unique<sl_replay>();
+    r->history_capacity = def->history_capacity;
+    ReplayDef d{.threads = def->threads,
+                .max_grid_cells = def->max_grid_cells,
+                .max_history_capacity = def->max_history_capacity};
+    if (r->history_capacity != 0) {
+      d.on_client = [](void* context, World& world, ClientId c) {
+        (void)world.set_history_capacity(c, static_cast<const sl_replay*>(context)->history_capacity);
+      };
+      d.on_client_context = r.get();
+    }
+    Result<Replay> replay = Replay::open(std::span<const std::uint8_t>(bytes, size), d);
+    if (!replay) return from(replay.status());
+    r->replay.emplace(std::move(*replay));
+    r->view.world = &r->replay->world();
+    *out = r.release();
+    return done();
+  });
+}
+
+void sl_replay_destroy(sl_replay* replay) { delete replay; }
+
+sl_status sl_replay_next_tick(sl_replay* replay, sl_tick_stats* stats) {
+  return guarded([&] {
+    SL_NEED(replay, "sl_replay_next_tick");
+    Result<TickStats> s = replay->replay->next_tick();
+    if (!s) return from(s.status());
+    if (stats != nullptr) {
+      *stats = {.tick = s->tick,
+                .spawns = s->spawns,
+                .updates = s->updates,
+                .despawns = s->despawns,
+                .members = s->members};
+    }
+    return done();
+  });
+}
+
+bool sl_replay_done(const sl_replay* replay) { return replay == nullptr || replay->replay->done(); }
+
+const sl_world* sl_replay_world(const sl_replay* replay) {
+  return replay == nullptr ? nullptr : &replay->view;
 }
 
 // --- Streams ----------------------------------------------------------------------------------
@@ -567,7 +695,7 @@ sl_status sl_replicator_create(sl_world* world, const sl_replicator_def* def, sl
     d.budget_bytes = def->budget_bytes;
     d.entry_budget_bytes = def->entry_budget_bytes;
     d.delta_updates = def->delta_updates;
-    Result<Replicator> r = Replicator::create(world->world, d);
+    Result<Replicator> r = Replicator::create(*world->world, d);
     if (!r) return from(r.status());
     wrapper->replicator.emplace(std::move(*r));
     *out = wrapper.release();

@@ -30,6 +30,82 @@ static int failures = 0;
   } while (0)
 
 enum { kEntities = 60, kClients = 3, kTicks = 40 };
+
+/* A recording kept in memory: the sink appends each chunk. */
+typedef struct Recording {
+  uint8_t* bytes;
+  size_t size;
+} Recording;
+
+static void append_recording(void* context, const uint8_t* bytes, size_t size) {
+  Recording* r = (Recording*)context;
+  uint8_t* grown = (uint8_t*)realloc(r->bytes, r->size + size);
+  if (grown == NULL) exit(1);
+  memcpy(grown + r->size, bytes, size);
+  r->bytes = grown;
+  r->size += size;
+}
+
+/* A world recorded as it walks an entity away from a client, then replayed: the replay's history
+ * of the pair is the recorded world's, ending with the despawn. */
+static void recording_and_replay(void) {
+  Recording recording = {NULL, 0};
+  sl_world_def def;
+  sl_world_def_default(&def);
+  sl_world* world = NULL;
+  OK(sl_world_create_recording(&def, append_recording, &recording, &world));
+  CHECK(recording.size > 8 && memcmp(recording.bytes, "SLRECORD", 8) == 0);
+  sl_entity_def edef;
+  sl_entity_def_default(&edef);
+  sl_entity viewer = 0, walker = 0;
+  OK(sl_world_create_entity(world, &edef, &viewer));
+  edef.x = 1.0f;
+  OK(sl_world_create_entity(world, &edef, &walker));
+  sl_client client = 0;
+  OK(sl_world_create_client(world, viewer, &client));
+  OK(sl_world_set_history_capacity(world, client, 16));
+  for (int t = 0; t < 6; ++t) {
+    OK(sl_world_set_position(world, walker, 1.0f + 0.5f * (float)t, 0.0f));
+    OK(sl_world_tick(world, NULL));
+  }
+  sl_history_entry recorded[16];
+  size_t recorded_count = 0;
+  OK(sl_world_history(world, client, walker, recorded, 16, &recorded_count));
+  CHECK(recorded_count == 2 && recorded[0].spawned && !recorded[1].spawned);
+  CHECK(strcmp(sl_despawn_reason_name(recorded[1].reason), "left") == 0 && recorded[1].distance > 1.6f);
+  sl_world_destroy(world);
+
+  sl_replay_def rdef;
+  sl_replay_def_default(&rdef);
+  rdef.history_capacity = 4; /* the recorded call (16) replaces it, as it did in the game */
+  sl_replay* replay = NULL;
+  OK(sl_replay_open(recording.bytes, recording.size, &rdef, &replay));
+  int ticks = 0;
+  while (!sl_replay_done(replay)) {
+    sl_tick_stats stats;
+    OK(sl_replay_next_tick(replay, &stats));
+    CHECK(stats.tick == (uint64_t)ticks);
+    ++ticks;
+  }
+  CHECK(ticks == 6);
+  CHECK(sl_replay_next_tick(replay, NULL) == SL_ERR_INVALID_ARGUMENT);
+  sl_history_entry replayed[16];
+  size_t replayed_count = 0;
+  OK(sl_world_history(sl_replay_world(replay), client, walker, replayed, 16, &replayed_count));
+  CHECK(replayed_count == recorded_count);
+  for (size_t i = 0; i < replayed_count && i < recorded_count; ++i) {
+    CHECK(replayed[i].tick == recorded[i].tick && replayed[i].spawned == recorded[i].spawned &&
+          replayed[i].reason == recorded[i].reason && replayed[i].distance == recorded[i].distance &&
+          replayed[i].rule == recorded[i].rule);
+  }
+  sl_replay_destroy(replay);
+
+  /* Bytes that are not a recording: refused, with a message. */
+  sl_replay* none = NULL;
+  CHECK(sl_replay_open(recording.bytes + 1, recording.size - 1, &rdef, &none) == SL_ERR_MALFORMED_PACKET);
+  CHECK(none == NULL && strstr(sl_last_error(), "SLRECORD") != NULL);
+  free(recording.bytes);
+}
 static const float kWorldSize = 100.0f;
 
 /* The game's state: the update part is the position, quantized to 1/64; the full part adds the
@@ -260,6 +336,7 @@ int main(void) {
   for (int c = 0; c < kClients; ++c) sl_mirror_destroy(mirrors[c]);
   sl_replicator_destroy(replicator);
   sl_world_destroy(world);
+  recording_and_replay();
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

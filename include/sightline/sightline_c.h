@@ -183,6 +183,57 @@ SL_API sl_status sl_world_despawns(const sl_world* world, sl_client client, sl_d
                                    size_t* count);
 SL_API sl_status sl_world_why(const sl_world* world, sl_client client, sl_entity entity, sl_why* out);
 
+/* --- History, recording and replay (recording.h, docs/recording.md) ---------------------- */
+
+/* One transition a client's history keeps. */
+typedef struct sl_history_entry {
+  uint64_t tick; /* the tick of the record */
+  sl_entity entity;
+  bool spawned;    /* true: it entered the set; false: it left */
+  uint8_t reason;  /* the spawn reason when spawned, else the despawn reason */
+  float distance;  /* world units from the client's nearest origin; INFINITY when none in its space */
+  bool rule_known; /* false for an entity destroyed at that tick */
+  uint8_t rule;    /* why()'s rule right after that tick, when known */
+} sl_history_entry;
+
+/* The client keeps its last `capacity` transitions (0 switches it off; at most 65536); a new
+ * capacity starts it afresh. */
+SL_API sl_status sl_world_set_history_capacity(sl_world* world, sl_client client, uint32_t capacity);
+/* The client's kept transitions, oldest first: of `entity`, or of every entity with
+ * SL_NULL_HANDLE (see the conventions on lists). */
+SL_API sl_status sl_world_history(const sl_world* world, sl_client client, sl_entity entity,
+                                  sl_history_entry* out, size_t capacity, size_t* count);
+
+/* Receives the next bytes of a recording, valid during the call; see WorldDef::recording. It
+ * must not call back into the world. */
+typedef void (*sl_recording_fn)(void* context, const uint8_t* bytes, size_t size);
+/* sl_world_create, and the world records every call that changed it and every tick through
+ * `recording` (with `context`, which must outlive the world: destroying it writes the rest). */
+SL_API sl_status sl_world_create_recording(const sl_world_def* def, sl_recording_fn recording, void* context,
+                                           sl_world** out);
+
+typedef struct sl_replay sl_replay;
+
+typedef struct sl_replay_def {
+  uint32_t threads;          /* 0 (default): as recorded */
+  uint32_t history_capacity; /* each client the replay creates keeps this many transitions; 0 */
+  uint32_t max_grid_cells;   /* for a file not trusted: bounds on recorded numbers; 0 keeps them */
+  uint32_t max_history_capacity;
+} sl_replay_def;
+
+SL_API void sl_replay_def_default(sl_replay_def* def);
+/* Reads a recording's header and makes its world (the bytes are copied). */
+SL_API sl_status sl_replay_open(const uint8_t* bytes, size_t size, const sl_replay_def* def, sl_replay** out);
+SL_API void sl_replay_destroy(sl_replay* replay); /* NULL is ignored */
+/* Applies the recorded calls up to the next tick and runs it; `stats` may be NULL. An error names
+ * the byte and the call; after one, or once done, every call is refused. */
+SL_API sl_status sl_replay_next_tick(sl_replay* replay, sl_tick_stats* stats);
+/* True when no tick is left (or after an error). */
+SL_API bool sl_replay_done(const sl_replay* replay);
+/* The replay's world, for the sl_world queries (interest set, records, why, history); valid
+ * until sl_replay_destroy. */
+SL_API const sl_world* sl_replay_world(const sl_replay* replay);
+
 /* --- Payloads: the game's state, written and read bit by bit ---------------------------- */
 
 /* A stream writes (inside a serializer), measures, or reads (sl_stream_reader_create). Each
