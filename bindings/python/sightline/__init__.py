@@ -96,7 +96,9 @@ class World:
     """Entities with positions, clients that view from an entity, and one tick that turns positions
     into per-client spawns, updates and despawns (world.h)."""
 
-    def __init__(self, enter_radius=1.6, leave_radius=None, threads=1, cell_size=0.0, crowd_cap=0):
+    def __init__(self, enter_radius=1.6, leave_radius=None, threads=1, cell_size=0.0, crowd_cap=0, recording=None):
+        """`recording`: a callable given each chunk of the world's recording (bytes) as it is
+        written (docs/recording.md); Replay re-runs the chunks joined."""
         d = ffi.new("sl_world_def*")
         lib.sl_world_def_default(d)
         d.enter_radius = enter_radius
@@ -105,8 +107,20 @@ class World:
         d.cell_size = cell_size
         d.crowd_cap = crowd_cap
         out = ffi.new("sl_world**")
-        _check(lib.sl_world_create(d, out))
+        if recording is None:
+            _check(lib.sl_world_create(d, out))
+        else:
+            # Kept while the world lives: its destructor hands over the last chunk.
+            self._recording = ffi.callback("void(void*, const uint8_t*, size_t)",
+                                           lambda _context, data, size: recording(bytes(ffi.buffer(data, size))))
+            _check(lib.sl_world_create_recording(d, self._recording, ffi.NULL, out))
         self._ptr = ffi.gc(out[0], lib.sl_world_destroy)
+
+    def close(self):
+        """Destroys the world now (a recording gets its last chunk); any later call is refused."""
+        if self._ptr != ffi.NULL:
+            ffi.release(self._ptr)
+            self._ptr = ffi.NULL
 
     def create_entity(self, x, z, bound_radius=0.0, always_relevant=False):
         d = ffi.new("sl_entity_def*")
@@ -186,6 +200,55 @@ class World:
         out = ffi.new("sl_why*")
         _check(lib.sl_world_why(self._ptr, client, entity, out))
         return bool(out.held), ffi.string(lib.sl_rule_name(out.rule)).decode(), out.root
+
+    def set_history_capacity(self, client, capacity):
+        """The client keeps its last `capacity` spawns and despawns (0: none)."""
+        _check(lib.sl_world_set_history_capacity(self._ptr, client, capacity))
+
+    def history(self, client, entity=None):
+        """The client's kept transitions (of `entity`, or of every entity), oldest first: dicts of
+        tick, entity, spawned, reason, distance and rule (None for an entity destroyed then)."""
+        out, count = _list(lib.sl_world_history, "sl_history_entry", self._ptr, client,
+                           0 if entity is None else entity)
+        entries = []
+        for i in range(count):
+            e = out[i]
+            reason = lib.sl_spawn_reason_name(e.reason) if e.spawned else lib.sl_despawn_reason_name(e.reason)
+            entries.append({"tick": e.tick, "entity": e.entity, "spawned": bool(e.spawned),
+                            "reason": ffi.string(reason).decode(), "distance": e.distance,
+                            "rule": ffi.string(lib.sl_rule_name(e.rule)).decode() if e.rule_known else None})
+        return entries
+
+
+class Replay:
+    """A recording re-run tick by tick on a world of its own (docs/recording.md). Iterating runs
+    the ticks and yields each one's totals; `world` answers the World's questions in between."""
+
+    def __init__(self, data, history_capacity=0, threads=0):
+        d = ffi.new("sl_replay_def*")
+        lib.sl_replay_def_default(d)
+        d.history_capacity = history_capacity
+        d.threads = threads
+        out = ffi.new("sl_replay**")
+        _check(lib.sl_replay_open(data, len(data), d, out))
+        self._ptr = ffi.gc(out[0], lib.sl_replay_destroy)
+        self.world = World.__new__(World)
+        self.world._ptr = lib.sl_replay_world(self._ptr)  # read it only: the replay owns it
+        self.world._replay = self
+
+    @property
+    def done(self):
+        return bool(lib.sl_replay_done(self._ptr))
+
+    def next_tick(self):
+        stats = ffi.new("sl_tick_stats*")
+        _check(lib.sl_replay_next_tick(self._ptr, stats))
+        return {"tick": stats.tick, "spawns": stats.spawns, "updates": stats.updates,
+                "despawns": stats.despawns, "members": stats.members}
+
+    def __iter__(self):
+        while not self.done:
+            yield self.next_tick()
 
 
 class Stream:
