@@ -12,37 +12,6 @@ namespace sightline {
 
 namespace {
 
-// The Io of recording_format.h over a recording's bytes.
-class Reader {
- public:
-  explicit Reader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
-  [[nodiscard]] static constexpr bool writing() noexcept { return false; }
-  bool bytes(std::uint8_t* p, std::size_t n) {
-    if (!error_.empty()) return false;
-    if (n > remaining()) return fail("the bytes end inside the record");
-    std::copy_n(bytes_.data() + at_, n, p);
-    at_ += n;
-    return true;
-  }
-  bool fail(const char* why) {
-    if (error_.empty()) error_ = why;
-    return false;
-  }
-  [[nodiscard]] std::size_t remaining() const noexcept { return bytes_.size() - at_; }
-  [[nodiscard]] std::size_t offset() const noexcept { return at_; }
-  [[nodiscard]] const std::string& error() const noexcept { return error_; }
-  // Back to `at` (a record's start), the error forgotten.
-  void rewind(std::size_t at) noexcept {
-    at_ = at;
-    error_.clear();
-  }
-
- private:
-  std::span<const std::uint8_t> bytes_;
-  std::size_t at_ = 0;
-  std::string error_;
-};
-
 std::string describe(EventClassId id) {
   return "event class " + std::to_string(id.index) + ":" + std::to_string(id.generation);
 }
@@ -52,6 +21,37 @@ std::string describe(std::uint32_t event) { return "event " + std::to_string(eve
 
 class ReplayImpl {
  public:
+  // The Io of recording_format.h over a recording's bytes.
+  class Reader {
+   public:
+    explicit Reader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+    [[nodiscard]] static constexpr bool writing() noexcept { return false; }
+    bool bytes(std::uint8_t* p, std::size_t n) {
+      if (!error_.empty()) return false;
+      if (n > remaining()) return fail("the bytes end inside the record");
+      std::copy_n(bytes_.data() + at_, n, p);
+      at_ += n;
+      return true;
+    }
+    bool fail(const char* why) {
+      if (error_.empty()) error_ = why;
+      return false;
+    }
+    [[nodiscard]] std::size_t remaining() const noexcept { return bytes_.size() - at_; }
+    [[nodiscard]] std::size_t offset() const noexcept { return at_; }
+    [[nodiscard]] const std::string& error() const noexcept { return error_; }
+    // Back to `at` (a record's start), the error forgotten.
+    void rewind(std::size_t at) noexcept {
+      at_ = at;
+      error_.clear();
+    }
+
+   private:
+    std::span<const std::uint8_t> bytes_;
+    std::size_t at_ = 0;
+    std::string error_;
+  };
+
   ReplayImpl(std::vector<std::uint8_t> bytes, const ReplayDef& def) : bytes_(std::move(bytes)), def_(def) {}
 
   Status open();

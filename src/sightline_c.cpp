@@ -30,11 +30,12 @@ static_assert(SL_ERR_INVALID_DEF == static_cast<int>(sightline::ErrorCode::inval
               "sightline_c.h's status codes are ErrorCode's values");
 
 struct sl_world {
-  std::optional<sightline::World> owned;  // empty in a replay's view of its World
+  // Before `owned`: the World's end hands its last bytes to them.
+  sl_recording_fn recording = nullptr;  // WorldDef::recording's, through record_to below
+  void* recording_context = nullptr;
+  std::optional<sightline::World> owned;  // empty in a replay's view of its World (read-only)
   sightline::World* world = nullptr;
   std::vector<sightline::EntityId> ids;  // set_positions' handles, converted
-  sl_recording_fn recording = nullptr;   // WorldDef::recording's, through record_to below
-  void* recording_context = nullptr;
 };
 
 struct sl_replay {
@@ -106,11 +107,18 @@ sl_status copy_list(std::span<const From> items, To* out, std::size_t capacity, 
   return done();
 }
 
-// One World call with nothing to copy out: its pointer checked, its Status converted.
+// A replay's view of its World answers questions only: a change would make the replay diverge.
+sl_status read_only(const char* call) {
+  return fail(SL_ERR_INVALID_ARGUMENT, std::string(call) + ": a replay's world is read-only");
+}
+
+// One World call that changes it, with nothing to copy out: its pointer checked, its Status
+// converted.
 template <class Call>
 sl_status on_world(sl_world* world, const char* call, Call&& body) noexcept {
   return guarded([&] {
     if (world == nullptr) return null_argument(call, "world");
+    if (!world->owned) return read_only(call);
     return from(body(*world->world));
   });
 }
@@ -270,7 +278,9 @@ sl_status sl_world_create_recording(const sl_world_def* def, sl_recording_fn rec
   });
 }
 
-void sl_world_destroy(sl_world* world) { delete world; }
+void sl_world_destroy(sl_world* world) {
+  if (world != nullptr && world->owned) delete world;  // a replay's view goes with its replay
+}
 
 #define SL_NEED(pointer, call) \
   if ((pointer) == nullptr) return null_argument(call, #pointer)
@@ -278,6 +288,7 @@ void sl_world_destroy(sl_world* world) { delete world; }
 sl_status sl_world_create_entity(sl_world* world, const sl_entity_def* def, sl_entity* out) {
   return guarded([&] {
     SL_NEED(world, "sl_world_create_entity");
+    if (!world->owned) return read_only("sl_world_create_entity");
     SL_NEED(def, "sl_world_create_entity");
     SL_NEED(out, "sl_world_create_entity");
     EntityDef d;
@@ -308,6 +319,7 @@ sl_status sl_world_set_positions(sl_world* world, const sl_entity* entities, con
                                  size_t count) {
   return guarded([&] {
     SL_NEED(world, "sl_world_set_positions");
+    if (!world->owned) return read_only("sl_world_set_positions");
     if (count != 0) {
       SL_NEED(entities, "sl_world_set_positions");
       SL_NEED(xs, "sl_world_set_positions");
@@ -371,6 +383,7 @@ uint32_t sl_world_entity_count(const sl_world* world) {
 sl_status sl_world_create_client(sl_world* world, sl_entity viewer, sl_client* out) {
   return guarded([&] {
     SL_NEED(world, "sl_world_create_client");
+    if (!world->owned) return read_only("sl_world_create_client");
     SL_NEED(out, "sl_world_create_client");
     Result<ClientId> c = world->world->create_client(entity_of(viewer));
     if (!c) return from(c.status());
@@ -425,6 +438,7 @@ uint32_t sl_world_client_count(const sl_world* world) {
 sl_status sl_world_tick(sl_world* world, sl_tick_stats* stats) {
   return guarded([&] {
     SL_NEED(world, "sl_world_tick");
+    if (!world->owned) return read_only("sl_world_tick");
     const TickStats s = world->world->tick();
     if (stats != nullptr) {
       *stats = {.tick = s.tick,
@@ -548,7 +562,12 @@ sl_status sl_replay_open(const uint8_t* bytes, size_t size, const sl_replay_def*
     }
     auto r = std::make_unique<sl_replay>();
     r->history_capacity = def->history_capacity;
-    ReplayDef d{.threads = def->threads,
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    const std::uint32_t threads = 1;  // this WebAssembly build has no threads: records do not depend on them
+#else
+    const std::uint32_t threads = def->threads;
+#endif
+    ReplayDef d{.threads = threads,
                 .max_grid_cells = def->max_grid_cells,
                 .max_history_capacity = def->max_history_capacity};
     if (r->history_capacity != 0) {

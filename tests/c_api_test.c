@@ -98,7 +98,45 @@ static void recording_and_replay(void) {
           replayed[i].reason == recorded[i].reason && replayed[i].distance == recorded[i].distance &&
           replayed[i].rule == recorded[i].rule);
   }
+  /* The replay's world answers questions only. */
+  sl_world* view = (sl_world*)sl_replay_world(replay);
+  CHECK(sl_world_tick(view, NULL) == SL_ERR_INVALID_ARGUMENT && strstr(sl_last_error(), "read-only") != NULL);
+  CHECK(sl_world_set_position(view, walker, 0.0f, 0.0f) == SL_ERR_INVALID_ARGUMENT);
+  sl_world_destroy(view); /* ignored: the replay owns it */
+  size_t all_count = 0;
+  OK(sl_world_history(sl_replay_world(replay), client, SL_NULL_HANDLE, replayed, 16, &all_count));
+  CHECK(all_count == replayed_count); /* the walker is the only entity it ever held */
   sl_replay_destroy(replay);
+  CHECK(sl_replay_world(NULL) == NULL && sl_replay_done(NULL));
+
+  /* A recording with no history of its own: sl_replay_def::history_capacity gives each client one
+   * from its first tick; calls after the last tick are written when the world is destroyed, and
+   * left out of the replay. */
+  Recording plain = {NULL, 0};
+  OK(sl_world_create_recording(&def, append_recording, &plain, &world));
+  OK(sl_world_create_entity(world, &edef, &walker));
+  edef.x = 0.0f;
+  OK(sl_world_create_entity(world, &edef, &viewer));
+  OK(sl_world_create_client(world, viewer, &client));
+  OK(sl_world_tick(world, NULL));
+  OK(sl_world_set_position(world, walker, 9.0f, 0.0f));
+  OK(sl_world_tick(world, NULL));
+  OK(sl_world_destroy_entity(world, walker));
+  const size_t before_end = plain.size;
+  sl_world_destroy(world);
+  CHECK(plain.size > before_end);
+  OK(sl_replay_open(plain.bytes, plain.size, &rdef, &replay));
+  while (!sl_replay_done(replay)) OK(sl_replay_next_tick(replay, NULL));
+  OK(sl_world_history(sl_replay_world(replay), client, walker, replayed, 16, &replayed_count));
+  CHECK(replayed_count == 2 && replayed[0].spawned && !replayed[1].spawned && replayed[1].tick == 1);
+  CHECK(
+      sl_world_entity_valid(sl_replay_world(replay), walker)); /* its destruction came after the last tick */
+  sl_replay_destroy(replay);
+  free(plain.bytes);
+  rdef.history_capacity = 70000;
+  CHECK(sl_replay_open(recording.bytes, recording.size, &rdef, &replay) == SL_ERR_INVALID_DEF);
+  CHECK(sl_replay_open(recording.bytes, recording.size, NULL, &replay) == SL_ERR_INVALID_ARGUMENT);
+  rdef.history_capacity = 0;
 
   /* Bytes that are not a recording: refused, with a message. */
   sl_replay* none = NULL;

@@ -135,7 +135,7 @@ SL_API const char* sl_despawn_reason_name(uint8_t reason);
 SL_API const char* sl_rule_name(uint8_t rule);
 
 SL_API sl_status sl_world_create(const sl_world_def* def, sl_world** out);
-SL_API void sl_world_destroy(sl_world* world); /* NULL is ignored */
+SL_API void sl_world_destroy(sl_world* world); /* NULL and a replay's world are ignored */
 
 SL_API sl_status sl_world_create_entity(sl_world* world, const sl_entity_def* def, sl_entity* out);
 SL_API sl_status sl_world_destroy_entity(sl_world* world, sl_entity entity);
@@ -231,7 +231,8 @@ SL_API sl_status sl_replay_next_tick(sl_replay* replay, sl_tick_stats* stats);
 /* True when no tick is left (or after an error). */
 SL_API bool sl_replay_done(const sl_replay* replay);
 /* The replay's world, for the sl_world queries (interest set, records, why, history); valid
- * until sl_replay_destroy. */
+ * until sl_replay_destroy. It is read-only: a call that would change it is refused
+ * (SL_ERR_INVALID_ARGUMENT), and sl_world_destroy ignores it. */
 SL_API const sl_world* sl_replay_world(const sl_replay* replay);
 
 /* --- Payloads: the game's state, written and read bit by bit ---------------------------- */

@@ -176,8 +176,11 @@ Status EnetServer::listen() {
   std::printf("sightline-server: enet://%s:%u (Ctrl-C to stop)\n", ip, unsigned{bound.port});
   if (def_.http_port) {
     console_.emplace([this](std::string_view target) {
-      return server_page(target, def_.debug_http, game_,
-                         [this] { return prometheus_text(stats_, game_.stats(), tick_metrics_, live_); });
+      ++stats_.http_requests;
+      // Connections as over WebSocket: those in the game, not the ones being closed.
+      return server_page(target, def_.debug_http, game_, [this] {
+        return prometheus_text(stats_, game_.stats(), tick_metrics_, peers_.size());
+      });
     });
     if (Status s = console_->listen(def_.host, *def_.http_port); !s) return s;
     std::printf("sightline-server: http://%s:%u/ (metrics and debug console)\n", ip,

@@ -11,6 +11,12 @@
 namespace sightline::demo {
 namespace {
 
+// A request's bytes are echoed in refusals and need not be UTF-8 (nor whole characters once cut):
+// what JSON cannot hold is replaced, never thrown.
+std::string text_of(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // The debug console's query string: a few name=value pairs of digits (and a colon).
 struct Query {
   std::vector<std::pair<std::string, std::string>> pairs;
@@ -73,7 +79,7 @@ struct Query {
 };
 
 DebugAnswer refusal(int status, const std::string& message) {
-  return {status, nlohmann::json{{"error", message}}.dump()};
+  return {status, text_of(nlohmann::json{{"error", message}})};
 }
 
 nlohmann::json handle_json(EntityId e) { return {{"index", e.index}, {"generation", e.generation}}; }
@@ -166,7 +172,7 @@ DebugAnswer answer_debug(const DebugState& state, std::string_view target) {
     return refusal(404, "no debug page " + std::string(path) +
                             ": /debug/clients, /debug/client, /debug/why, /debug/tick");
   }
-  return {200, out.dump()};
+  return {200, text_of(out)};
 }
 
 }  // namespace sightline::demo

@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
@@ -20,9 +21,15 @@ struct HttpConsole::Impl {
   // Declared before the io_context: its pending handlers hold sessions that refer to these.
   Pages pages;
   int sessions = 0;
+  bool accepting = false;
+  bool closing = false;  // set before the io_context's end destroys the sessions
   net::io_context io{1};
   tcp::acceptor acceptor{io};
+  net::steady_timer retry{io};
+  // Takes the next connection while fewer than kMaxSessions are open; at the bound the next ones
+  // wait in the listen backlog until a session ends.
   void accept();
+  void session_ended();
 };
 
 namespace {
@@ -30,18 +37,19 @@ namespace {
 // One request, its answer, then the connection is closed: a scrape or a question at a time.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(HttpConsole::Pages& pages, int& sessions, tcp::socket socket)
-      : pages_(pages), sessions_(sessions), stream_(std::move(socket)) {
-    ++sessions_;
+  Session(HttpConsole::Impl& console, tcp::socket socket) : console_(console), stream_(std::move(socket)) {
+    ++console_.sessions;
   }
-  ~Session() { --sessions_; }
+  ~Session() { console_.session_ended(); }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start() {
     parser_.header_limit(HttpConsole::kMaxRequestBytes);
     parser_.body_limit(HttpConsole::kMaxRequestBytes);
-    stream_.expires_after(std::chrono::seconds(HttpConsole::kRequestSeconds));
+    // The request within a few seconds (a client that trickles it holds a session no longer),
+    // the answer within kRequestSeconds.
+    stream_.expires_after(std::chrono::seconds(HttpConsole::kRequestReadSeconds));
     http::async_read(stream_, buffer_, parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
                        if (!ec) self->respond(self->parser_.get());
@@ -60,21 +68,21 @@ class Session : public std::enable_shared_from_this<Session> {
       page = ServerPage{405, "text/plain", "method not allowed\n"};
       response_.set(http::field::allow, "GET, HEAD");
     } else {
-      page = pages_(std::string_view(request.target().data(), request.target().size()));
+      page = console_.pages(std::string_view(request.target().data(), request.target().size()));
       if (!page) page = ServerPage{404, "text/plain", "not found: this port answers /metrics and /debug/\n"};
     }
     response_.result(static_cast<unsigned>(page->status));
     response_.set(http::field::content_type, page->content_type);
     response_.content_length(page->body.size());
     if (!head) response_.body() = std::move(page->body);
+    stream_.expires_after(std::chrono::seconds(HttpConsole::kRequestSeconds));
     http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code, std::size_t) {
       beast::error_code ignored;
       self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     });
   }
 
-  HttpConsole::Pages& pages_;
-  int& sessions_;
+  HttpConsole::Impl& console_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   http::request_parser<http::string_body> parser_;
@@ -84,19 +92,34 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 void HttpConsole::Impl::accept() {
+  if (accepting || sessions >= kMaxSessions || !acceptor.is_open()) return;
+  accepting = true;
   acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    accepting = false;
     if (ec == net::error::operation_aborted) return;
-    // Beyond the bound, a connection is closed as it comes: the socket goes out of scope.
-    if (!ec && sessions < kMaxSessions)
-      std::make_shared<Session>(pages, sessions, std::move(socket))->start();
+    if (ec) {
+      // Out of descriptors, say: wait for some to close rather than spin inside poll().
+      retry.expires_after(std::chrono::milliseconds(100));
+      retry.async_wait([this](beast::error_code wait_ec) {
+        if (!wait_ec) accept();
+      });
+      return;
+    }
+    std::make_shared<Session>(*this, std::move(socket))->start();
     accept();
   });
+}
+
+void HttpConsole::Impl::session_ended() {
+  --sessions;
+  if (!closing) accept();
 }
 
 HttpConsole::HttpConsole(Pages pages) : impl_(std::make_unique<Impl>(std::move(pages))) {}
 
 HttpConsole::~HttpConsole() {
   beast::error_code ignored;
+  impl_->closing = true;
   impl_->acceptor.close(ignored);
   // The sessions' handlers end with the io_context, before the pages they refer to.
   impl_->io.stop();

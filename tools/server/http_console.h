@@ -32,14 +32,16 @@ class HttpConsole {
   /// Runs what is ready (accepts, reads, writes); never waits.
   void poll();
 
-  /// Bounds a client cannot push past: connections at once (more are closed on accept), the
-  /// request's size, and the time one request may take.
+  /// Bounds a client cannot push past: connections served at once (more wait in the listen
+  /// backlog), the request's size, the time to send it, and the time for the answer.
   static constexpr int kMaxSessions = 32;
   static constexpr std::uint32_t kMaxRequestBytes = 8 * 1024;
+  static constexpr int kRequestReadSeconds = 2;
   static constexpr int kRequestSeconds = 10;
 
- private:
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

@@ -20,7 +20,7 @@ struct ServerPage {
 
 /// GET `target` (path and query) if it names /metrics or a /debug/ page; nullopt for any other
 /// target. `metrics` makes the /metrics text; the debug pages are `game`'s (Game::debug), or 404
-/// naming --debug-http when `debug_http` is off.
+/// naming --debug-http when `debug_http` is off. Never throws: a page that fails is a 500.
 [[nodiscard]] std::optional<ServerPage> server_page(std::string_view target, bool debug_http,
                                                     const Game& game,
                                                     const std::function<std::string()>& metrics);

@@ -109,16 +109,17 @@ class World:
         out = ffi.new("sl_world**")
         if recording is None:
             _check(lib.sl_world_create(d, out))
+            self._ptr = ffi.gc(out[0], lib.sl_world_destroy)
         else:
-            # Kept while the world lives: its destructor hands over the last chunk.
-            self._recording = ffi.callback("void(void*, const uint8_t*, size_t)",
-                                           lambda _context, data, size: recording(bytes(ffi.buffer(data, size))))
-            _check(lib.sl_world_create_recording(d, self._recording, ffi.NULL, out))
-        self._ptr = ffi.gc(out[0], lib.sl_world_destroy)
+            sink = ffi.callback("void(void*, const uint8_t*, size_t)",
+                                lambda _context, data, size: recording(bytes(ffi.buffer(data, size))))
+            _check(lib.sl_world_create_recording(d, sink, ffi.NULL, out))
+            # The destructor holds the callback: destroying the world hands it the last chunk.
+            self._ptr = ffi.gc(out[0], lambda p, sink=sink: lib.sl_world_destroy(p))
 
     def close(self):
         """Destroys the world now (a recording gets its last chunk); any later call is refused."""
-        if self._ptr != ffi.NULL:
+        if getattr(self, "_replay", None) is None and self._ptr != ffi.NULL:
             ffi.release(self._ptr)
             self._ptr = ffi.NULL
 
@@ -233,7 +234,7 @@ class Replay:
         _check(lib.sl_replay_open(data, len(data), d, out))
         self._ptr = ffi.gc(out[0], lib.sl_replay_destroy)
         self.world = World.__new__(World)
-        self.world._ptr = lib.sl_replay_world(self._ptr)  # read it only: the replay owns it
+        self.world._ptr = lib.sl_replay_world(self._ptr)  # read-only: the replay owns it
         self.world._replay = self
 
     @property

@@ -236,6 +236,13 @@ TEST(EnetServer, MetricsAndTheDebugConsoleOnTheHttpPort) {
   ASSERT_TRUE(client.pump_until([&] { return client.ticks().size() >= 20; }, 10s));
   miss.join();
   EXPECT_EQ(other.first, 404);
+  // Bytes that are not UTF-8, echoed in the refusal, neither end the server nor break its JSON.
+  std::pair<int, std::string> odd;
+  std::thread ask_odd([&] { odd = http_get(http_port, "/debug/why?connection=1&entity=\xff\xfe"); });
+  ASSERT_TRUE(client.pump_until([&] { return client.ticks().size() >= 25; }, 10s));
+  ask_odd.join();
+  EXPECT_EQ(odd.first, 400) << odd.second;
+  EXPECT_TRUE(nlohmann::json::parse(odd.second, nullptr, false).contains("error")) << odd.second;
   EXPECT_EQ(client.anomalies, 0u);
   nlohmann::json stats;
   server.terminate();

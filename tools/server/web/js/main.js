@@ -95,6 +95,7 @@ let whyShown = '';  // what the panel shows, to touch the DOM only when it chang
 let serverHistory = null;
 let debugConsole = null;
 let historyInFlight = false;
+let questionSerial = 0;  // clicks: a history fetched for an earlier one is not shown
 let selectedDrawn = false;
 
 /** Where to connect: `?ws=URL`, else /ws on this host, then / if /ws never opens. */
@@ -158,6 +159,7 @@ function askWhy(index, generation) {
   send(encodeWhy(index, generation));
   lastWhyAt = performance.now();
   ++whyAsked;
+  ++questionSerial;
   serverHistory = null;
   fetchHistory(index, generation);
   showWhy();
@@ -166,21 +168,31 @@ function askWhy(index, generation) {
 /** Asks the debug console for the connection's history of the entity (generation 0: whichever is at the index). */
 async function fetchHistory(index, generation) {
   if (debugConsole === false || historyInFlight || session.welcome === null) return;
+  // The console is the page's server's: a socket to another host (?ws=) has another connection id.
+  if (socket === null || new URL(socket.url).host !== location.host) {
+    debugConsole = false;
+    return;
+  }
   historyInFlight = true;
+  const asked = questionSerial;
   try {
     const entity = generation === 0 ? `${index}` : `${index}:${generation}`;
     const response = await fetch(`/debug/why?connection=${session.welcome.connectionId}&entity=${entity}`);
+    const text = await response.text();
     if (!response.ok) {
-      // Off, or not this page's server: stop asking. Any other refusal (an entity gone) is this question's.
-      const text = await response.text();
-      if (response.status === 404 && !text.includes('"error"')) debugConsole = false;
-      if (text.includes('the debug console is off')) debugConsole = false;
+      // The console off, or no console at all (a plain 404): stop asking. Any other refusal (the
+      // entity gone) is this question's alone.
+      if (text.includes('the debug console is off') || (response.status === 404 && !text.includes('"error"'))) {
+        debugConsole = false;
+      }
       return;
     }
-    const answer = await response.json();
+    const answer = JSON.parse(text);
     debugConsole = true;
+    // Still the question it answers: not another click since, and the entity the panel names.
     const q = session.question;
-    if (q === null || q.index !== index || answer.entity === undefined) return;
+    if (q === null || questionSerial !== asked || q.index !== index || answer.entity === undefined) return;
+    if (q.generation !== 0 && answer.entity.generation !== q.generation) return;
     serverHistory = {
       index,
       generation: answer.entity.generation,
@@ -190,7 +202,7 @@ async function fetchHistory(index, generation) {
     };
     showWhy();
   } catch {
-    debugConsole = false;
+    // The server restarting, a reconnect under way: the next question asks again.
   } finally {
     historyInFlight = false;
   }
@@ -218,6 +230,9 @@ function fail(message) {
 }
 
 function onWelcome(w) {
+  // A new connection: its own history, and a console asked about afresh.
+  serverHistory = null;
+  debugConsole = null;
   const lo = w.enterRadius / 4;
   ui.radius.min = String(lo);
   ui.radius.max = String(Math.max(lo, w.maxRadius));
@@ -366,11 +381,11 @@ function showWhy() {
     ui.whyRoot.textContent = `root ${handle(p.root.index, p.root.generation)}${itself ? ' (itself: not attached)' : ''}`;
   }
   ui.whyPage.textContent = p.pageHolds ? 'this page holds it' : 'this page does not hold it';
-  if (p.serverHistory !== null) {
+  if (p.serverHistory !== null && p.serverHistory.length > 0) {
     // The server's flight recorder: each transition with the distance and the rule at its tick.
     ui.whyTransitionsLabel.textContent = "the server's flight recorder, newest first:";
     ui.whyTransitions.replaceChildren(...(p.serverHistory.length === 0
-      ? [Object.assign(document.createElement('li'), { textContent: 'no spawn or despawn kept for this connection', className: 'dim' })]
+      ? []
       : p.serverHistory.slice().reverse().map((h) => Object.assign(document.createElement('li'), {
         textContent: `tick ${h.tick} · ${h.kind} · ${h.reason} · ` +
           `${h.distance === null ? 'no origin in its space' : `${h.distance.toFixed(2)} from the nearest origin`}` +
