@@ -151,7 +151,10 @@ std::uint16_t HttpConsole::port() const noexcept {
 }
 
 void HttpConsole::poll() {
-  impl_->io.poll();
+  // A bounded amount a call: a backlog of requests already sent would otherwise be served to the
+  // end inside one call, holding the game's loop.
+  for (int i = 0; i < kMaxHandlersPerPoll && impl_->io.poll_one() != 0; ++i) {
+  }
   impl_->io.restart();
 }
 

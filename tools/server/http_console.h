@@ -29,7 +29,7 @@ class HttpConsole {
   [[nodiscard]] Status listen(const std::string& host, std::uint16_t port);
   /// The port listened on.
   [[nodiscard]] std::uint16_t port() const noexcept;
-  /// Runs what is ready (accepts, reads, writes); never waits.
+  /// Runs what is ready (accepts, reads, writes), at most kMaxHandlersPerPoll steps; never waits.
   void poll();
 
   /// Bounds a client cannot push past: connections served at once (more wait in the listen
@@ -38,6 +38,7 @@ class HttpConsole {
   static constexpr std::uint32_t kMaxRequestBytes = 8 * 1024;
   static constexpr int kRequestReadSeconds = 2;
   static constexpr int kRequestSeconds = 10;
+  static constexpr int kMaxHandlersPerPoll = 64;
 
   struct Impl;
 

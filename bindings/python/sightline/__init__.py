@@ -117,9 +117,16 @@ class World:
             # The destructor holds the callback: destroying the world hands it the last chunk.
             self._ptr = ffi.gc(out[0], lambda p, sink=sink: lib.sl_world_destroy(p))
 
+    _replicators = 0  # alive over this world: close() waits for them
+
     def close(self):
-        """Destroys the world now (a recording gets its last chunk); any later call is refused."""
-        if getattr(self, "_replay", None) is None and self._ptr != ffi.NULL:
+        """Destroys the world now (a recording gets its last chunk); any later call is refused. Not
+        while a Replicator over it lives, and not a replay's world (its Replay owns it)."""
+        if getattr(self, "_replay", None) is not None:
+            raise ValueError("a replay's world is its Replay's: it cannot be closed")
+        if self._replicators:
+            raise ValueError(f"{self._replicators} Replicator(s) still send from this world")
+        if self._ptr != ffi.NULL:
             ffi.release(self._ptr)
             self._ptr = ffi.NULL
 
@@ -336,10 +343,15 @@ class Replicator:
         d.packet_bytes, d.budget_bytes, d.tick_seconds = packet_bytes, budget_bytes, tick_seconds
         out = ffi.new("sl_replicator**")
         _check(lib.sl_replicator_create(world._ptr, d, out))
-        # Destroying a Replicator reads its World: the destructor holds the World's pointer, so the
-        # World is freed after it whatever order Python collects them in.
-        world_ptr = world._ptr
-        self._ptr = ffi.gc(out[0], lambda p: (lib.sl_replicator_destroy(p), world_ptr))
+        # Destroying a Replicator reads its World: the destructor holds the World (and a replay's
+        # world its Replay), so the World is freed after it whatever order Python collects them in.
+        world._replicators += 1
+
+        def destroy(p, world=world):
+            lib.sl_replicator_destroy(p)
+            world._replicators -= 1
+
+        self._ptr = ffi.gc(out[0], destroy)
 
     def send(self):
         self._errors.clear()

@@ -250,6 +250,31 @@ TEST(EnetServer, MetricsAndTheDebugConsoleOnTheHttpPort) {
   EXPECT_EQ(server.stop(&stats), 0);
 }
 
+// The console serves 32 connections at once; one more waits in the backlog until a session ends
+// (here the idle ones, cut 2 s after they sent nothing), and is then answered.
+TEST(EnetServer, TheHttpConsoleServesBeyondItsBoundOnceASessionEnds) {
+  ServerProcess server({"--transport", "enet", "--entities", "10", "--http-port", "0"});
+  const std::uint16_t http_port = server.http_port();
+  ASSERT_NE(http_port, 0);
+  std::vector<int> idle;
+  for (int i = 0; i < 32; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(http_port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+    idle.push_back(fd);
+  }
+  const auto [status, body] = http_get(http_port, "/metrics");
+  EXPECT_EQ(status, 200) << body;
+  // The idle connections were closed by the server (their read deadline), not left open.
+  char byte = 0;
+  EXPECT_EQ(read(idle.front(), &byte, 1), 0);
+  for (const int fd : idle) close(fd);
+  EXPECT_EQ(server.stop(nullptr), 0);
+}
+
 TEST(EnetServer, EachBadFrameClosesItsClientAloneWithAReason) {
   ServerProcess server({"--transport", "enet", "--entities", "20"});
   ASSERT_NE(server.port(), 0);

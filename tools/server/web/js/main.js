@@ -384,14 +384,12 @@ function showWhy() {
   if (p.serverHistory !== null && p.serverHistory.length > 0) {
     // The server's flight recorder: each transition with the distance and the rule at its tick.
     ui.whyTransitionsLabel.textContent = "the server's flight recorder, newest first:";
-    ui.whyTransitions.replaceChildren(...(p.serverHistory.length === 0
-      ? []
-      : p.serverHistory.slice().reverse().map((h) => Object.assign(document.createElement('li'), {
-        textContent: `tick ${h.tick} · ${h.kind} · ${h.reason} · ` +
-          `${h.distance === null ? 'no origin in its space' : `${h.distance.toFixed(2)} from the nearest origin`}` +
-          ` · ${h.rule === null ? 'destroyed' : h.rule}`,
-        className: h.kind,
-      }))));
+    ui.whyTransitions.replaceChildren(...p.serverHistory.slice().reverse().map((h) => Object.assign(document.createElement('li'), {
+      textContent: `tick ${h.tick} · ${h.kind} · ${h.reason} · ` +
+        `${h.distance === null ? 'no origin in its space' : `${h.distance.toFixed(2)} from the nearest origin`}` +
+        ` · ${h.rule === null ? 'destroyed' : h.rule}`,
+      className: h.kind,
+    })));
     return;
   }
   ui.whyTransitionsLabel.textContent = 'last transitions, newest first:';
