@@ -238,6 +238,50 @@ func main() {
 	listening.Close()
 	shown.Close()
 	small.Close()
+	// Recorded, then replayed: the replay keeps the same history of a walker that left.
+	var recording []byte
+	recorded, err := sightline.NewRecordingWorld(sightline.DefaultWorldDef(), func(chunk []byte) {
+		recording = append(recording, chunk...)
+	})
+	must(err)
+	eye, err := recorded.CreateEntity(0, 0)
+	must(err)
+	walker, err := recorded.CreateEntity(1, 0)
+	must(err)
+	viewer, err := recorded.CreateClient(eye)
+	must(err)
+	must(recorded.SetHistoryCapacity(viewer, 16))
+	for t := 0; t < 6; t++ {
+		must(recorded.SetPosition(walker, 1+0.5*float32(t), 0))
+		_, err = recorded.Tick()
+		must(err)
+	}
+	live, err := recorded.History(viewer, walker)
+	must(err)
+	recorded.Close()
+	replay, err := sightline.OpenReplay(recording, 0)
+	must(err)
+	ticks := 0
+	for !replay.Done() {
+		_, err = replay.NextTick()
+		must(err)
+		ticks++
+	}
+	replayed, err := replay.World().History(viewer, walker)
+	must(err)
+	_, readOnly := replay.World().Tick()
+	replay.Close()
+	same := ticks == 6 && len(replayed) == len(live) && len(live) == 2 && readOnly != nil
+	for k := 0; same && k < len(live); k++ {
+		same = replayed[k] == live[k]
+	}
+	if !same || live[1].Reason != "left" {
+		fmt.Printf("the replay differs: %v against %v (%d ticks)\n", replayed, live, ticks)
+		failed = true
+	} else {
+		fmt.Printf("replay: %d ticks; the walker %s then %s at %.2f (%s)\n", ticks, live[0].Reason, live[1].Reason,
+			live[1].Distance, live[1].Rule)
+	}
 	fmt.Printf("sightline %s\n", sightline.Version())
 	for _, p := range m.presences {
 		p.mirror.Close()

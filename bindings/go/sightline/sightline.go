@@ -17,6 +17,11 @@ extern bool slGoSerialize(sl_stream*, sl_entity, int, void*);
 extern void slGoEnter(void*, sl_entity, uint8_t, bool, uint8_t*, size_t, uint32_t);
 extern void slGoUpdate(void*, sl_entity, uint8_t*, size_t, uint32_t);
 extern void slGoExit(void*, sl_entity, uint8_t, uint8_t);
+extern void slGoRecord(void*, uint8_t*, size_t);
+
+static sl_status sl_go_world_create_recording(const sl_world_def* def, void* context, sl_world** out) {
+  return sl_world_create_recording(def, (sl_recording_fn)slGoRecord, context, out);
+}
 
 static sl_status sl_go_replicator_create(sl_world* world, sl_replicator_def* def, void* context,
                                          sl_replicator** out) {
@@ -94,7 +99,10 @@ func DefaultWorldDef() WorldDef {
 
 // World: entities with positions, clients that view from one, and a tick that turns positions
 // into per-client spawns, updates and despawns.
-type World struct{ ptr *C.sl_world }
+type World struct {
+	ptr       *C.sl_world
+	recording unsafe.Pointer // C memory holding the recording sink's handle, when there is one
+}
 
 func NewWorld(def WorldDef) (*World, error) {
 	var d C.sl_world_def
@@ -105,10 +113,123 @@ func NewWorld(def WorldDef) (*World, error) {
 	if err := call(func() C.sl_status { return C.sl_world_create(&d, &w) }); err != nil {
 		return nil, err
 	}
-	return &World{w}, nil
+	return &World{ptr: w}, nil
 }
 
-func (w *World) Close() { C.sl_world_destroy(w.ptr); w.ptr = nil }
+// NewRecordingWorld is NewWorld, and the world hands `record` each chunk of its recording
+// (docs/recording.md) as it is written, the last when it is closed; OpenReplay re-runs the
+// chunks joined.
+func NewRecordingWorld(def WorldDef, record func([]byte)) (*World, error) {
+	var d C.sl_world_def
+	C.sl_world_def_default(&d)
+	d.enter_radius, d.leave_radius, d.cell_size = C.float(def.EnterRadius), C.float(def.LeaveRadius), C.float(def.CellSize)
+	d.threads, d.crowd_cap = C.uint32_t(def.Threads), C.uint32_t(def.CrowdCap)
+	context := C.malloc(C.size_t(unsafe.Sizeof(cgo.Handle(0))))
+	*(*cgo.Handle)(context) = cgo.NewHandle(record)
+	var w *C.sl_world
+	if err := call(func() C.sl_status { return C.sl_go_world_create_recording(&d, context, &w) }); err != nil {
+		(*(*cgo.Handle)(context)).Delete()
+		C.free(context)
+		return nil, err
+	}
+	return &World{ptr: w, recording: context}, nil
+}
+
+//export slGoRecord
+func slGoRecord(context unsafe.Pointer, bytes *C.uint8_t, size C.size_t) {
+	(*(*cgo.Handle)(context)).Value().(func([]byte))(C.GoBytes(unsafe.Pointer(bytes), C.int(size)))
+}
+
+// Close destroys the world (a recording gets its last chunk); a replay's world is its Replay's.
+func (w *World) Close() {
+	C.sl_world_destroy(w.ptr)
+	w.ptr = nil
+	if w.recording != nil {
+		(*(*cgo.Handle)(w.recording)).Delete()
+		C.free(w.recording)
+		w.recording = nil
+	}
+}
+
+// HistoryEntry is one spawn or despawn a client's history keeps.
+type HistoryEntry struct {
+	Tick     uint64
+	Entity   Entity
+	Spawned  bool
+	Reason   string  // the spawn or despawn reason's name
+	Distance float32 // from the client's nearest origin; +Inf when none is in its space
+	Rule     string  // why()'s rule right after that tick; "" for an entity destroyed then
+}
+
+// SetHistoryCapacity makes the client keep its last `capacity` spawns and despawns (0: none).
+func (w *World) SetHistoryCapacity(c Client, capacity uint32) error {
+	return call(func() C.sl_status {
+		return C.sl_world_set_history_capacity(w.ptr, C.sl_client(c), C.uint32_t(capacity))
+	})
+}
+
+// History is the client's kept transitions of the entity (0: of every entity), oldest first.
+func (w *World) History(c Client, e Entity) ([]HistoryEntry, error) {
+	var n C.size_t
+	if err := call(func() C.sl_status { return C.sl_world_history(w.ptr, C.sl_client(c), C.sl_entity(e), nil, 0, &n) }); err != nil || n == 0 {
+		return nil, err
+	}
+	raw := make([]C.sl_history_entry, n)
+	if err := call(func() C.sl_status { return C.sl_world_history(w.ptr, C.sl_client(c), C.sl_entity(e), &raw[0], n, &n) }); err != nil {
+		return nil, err
+	}
+	out := make([]HistoryEntry, 0, n)
+	for _, h := range raw[:n] {
+		entry := HistoryEntry{Tick: uint64(h.tick), Entity: Entity(h.entity), Spawned: bool(h.spawned), Distance: float32(h.distance)}
+		if entry.Spawned {
+			entry.Reason = C.GoString(C.sl_spawn_reason_name(h.reason))
+		} else {
+			entry.Reason = C.GoString(C.sl_despawn_reason_name(h.reason))
+		}
+		if bool(h.rule_known) {
+			entry.Rule = C.GoString(C.sl_rule_name(h.rule))
+		}
+		out = append(out, entry)
+	}
+	return out, nil
+}
+
+// Replay re-runs a recording tick by tick on a world of its own (docs/recording.md).
+type Replay struct {
+	ptr   *C.sl_replay
+	world *World
+}
+
+// OpenReplay reads a recording; every client it creates keeps `historyCapacity` transitions.
+func OpenReplay(data []byte, historyCapacity uint32) (*Replay, error) {
+	var d C.sl_replay_def
+	C.sl_replay_def_default(&d)
+	d.history_capacity = C.uint32_t(historyCapacity)
+	var bytes *C.uint8_t
+	if len(data) > 0 {
+		bytes = (*C.uint8_t)(unsafe.Pointer(&data[0]))
+	}
+	var r *C.sl_replay
+	if err := call(func() C.sl_status { return C.sl_replay_open(bytes, C.size_t(len(data)), &d, &r) }); err != nil {
+		return nil, err
+	}
+	return &Replay{ptr: r, world: &World{ptr: (*C.sl_world)(unsafe.Pointer(C.sl_replay_world(r)))}}, nil
+}
+
+// Done says whether no tick is left to replay.
+func (r *Replay) Done() bool { return bool(C.sl_replay_done(r.ptr)) }
+
+// NextTick applies the recorded calls up to the next tick and runs it: the index of the tick run.
+func (r *Replay) NextTick() (uint64, error) {
+	var s C.sl_tick_stats
+	err := call(func() C.sl_status { return C.sl_replay_next_tick(r.ptr, &s) })
+	return uint64(s.tick), err
+}
+
+// World is the replay's world, read-only (a change is refused), valid until Close.
+func (r *Replay) World() *World { return r.world }
+
+func (r *Replay) Close() { C.sl_replay_destroy(r.ptr); r.ptr = nil }
 
 func (w *World) CreateEntity(x, z float32) (Entity, error) {
 	var d C.sl_entity_def
