@@ -124,11 +124,45 @@ static class Quickstart
             failed |= e.Code != "stale_handle";
         }
         failed |= !CallbacksComeBack();
+        failed |= !ReplayKeepsTheHistory();
         Console.WriteLine($"sightline {Library.Version}");
         foreach (var m in mirrors) m.Dispose();
         replicator.Dispose();
         world.Dispose();
         return failed ? 1 : 0;
+    }
+
+    // Recorded, then replayed: the replay keeps the same history of a walker that left.
+    static bool ReplayKeepsTheHistory()
+    {
+        var recording = new System.Collections.Generic.List<byte>();
+        HistoryEntry[] live;
+        ulong viewer, walker;
+        using (var recorded = new World(WorldDef.Default(), chunk => recording.AddRange(chunk)))
+        {
+            ulong eye = recorded.CreateEntity(0.0f, 0.0f);
+            walker = recorded.CreateEntity(1.0f, 0.0f);
+            viewer = recorded.CreateClient(eye);
+            recorded.SetHistoryCapacity(viewer, 16);
+            for (int t = 0; t < 6; ++t)
+            {
+                recorded.SetPosition(walker, 1.0f + 0.5f * t, 0.0f);
+                recorded.Tick();
+            }
+            live = recorded.History(viewer, walker);
+        }
+        using (var replay = new Replay(recording.ToArray()))
+        {
+            int ticks = 0;
+            for (; !replay.Done; ++ticks) replay.NextTick();
+            var replayed = replay.World.History(viewer, walker);
+            bool readOnly = false;
+            try { replay.World.Tick(); } catch (SightlineException) { readOnly = true; }
+            bool same = ticks == 6 && readOnly && live.Length == 2 && replayed.SequenceEqual(live) && live[1].Reason == "left";
+            Console.WriteLine(same ? $"replay: {ticks} ticks; the walker {live[0].Reason} then {live[1].Reason} at {live[1].Distance:F2} ({live[1].Rule})"
+                                   : $"the replay differs after {ticks} ticks");
+            return same;
+        }
     }
 
     // What the game's callbacks throw comes back from the call that ran them.

@@ -50,6 +50,35 @@ namespace Sightline
         public ulong Root;
     }
 
+    /// <summary>One spawn or despawn a client's history keeps (sl_history_entry).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct HistoryEntryNative
+    {
+        public ulong Tick, Entity;
+        [MarshalAs(UnmanagedType.U1)] public bool Spawned;
+        public byte Reason;
+        public float Distance;
+        [MarshalAs(UnmanagedType.U1)] public bool RuleKnown;
+        public byte Rule;
+    }
+
+    /// <summary>A kept transition: Reason and Rule by name (Rule null for an entity destroyed then);
+    /// Distance from the client's nearest origin, +Infinity when none is in its space.</summary>
+    public struct HistoryEntry
+    {
+        public ulong Tick, Entity;
+        public bool Spawned;
+        public string Reason;
+        public float Distance;
+        public string Rule;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct ReplayDefNative { public uint Threads, HistoryCapacity, MaxGridCells, MaxHistoryCapacity; }
+
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate void RecordingFn(IntPtr context, IntPtr bytes, UIntPtr size);
+
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
     [return: MarshalAs(UnmanagedType.U1)]
     internal delegate bool SerializeFn(IntPtr stream, ulong entity, int part, IntPtr context);
@@ -108,6 +137,15 @@ namespace Sightline
         [DllImport(Lib)] internal static extern int sl_world_tick(IntPtr world, out TickStats stats);
         [DllImport(Lib)] internal static extern int sl_world_interest_set(IntPtr world, ulong client, ulong[] entities, UIntPtr capacity, out UIntPtr count);
         [DllImport(Lib)] internal static extern int sl_world_why(IntPtr world, ulong client, ulong entity, out Why why);
+        [DllImport(Lib)] internal static extern int sl_world_create_recording(ref WorldDef def, RecordingFn recording, IntPtr context, out IntPtr world);
+        [DllImport(Lib)] internal static extern int sl_world_set_history_capacity(IntPtr world, ulong client, uint capacity);
+        [DllImport(Lib)] internal static extern int sl_world_history(IntPtr world, ulong client, ulong entity, [Out] HistoryEntryNative[] entries, UIntPtr capacity, out UIntPtr count);
+        [DllImport(Lib)] internal static extern void sl_replay_def_default(out ReplayDefNative def);
+        [DllImport(Lib)] internal static extern int sl_replay_open(byte[] bytes, UIntPtr size, ref ReplayDefNative def, out IntPtr replay);
+        [DllImport(Lib)] internal static extern void sl_replay_destroy(IntPtr replay);
+        [DllImport(Lib)] internal static extern int sl_replay_next_tick(IntPtr replay, out TickStats stats);
+        [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_replay_done(IntPtr replay);
+        [DllImport(Lib)] internal static extern IntPtr sl_replay_world(IntPtr replay);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_bits(IntPtr stream, ref uint value, int bits);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_quantized(IntPtr stream, ref float value, float min, float max, float resolution);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_rest_is_zero(IntPtr stream);
@@ -145,16 +183,86 @@ namespace Sightline
 
     /// <summary>Entities with positions, clients that view from one, and a tick that turns positions
     /// into per-client spawns, updates and despawns.</summary>
-    public sealed class World : IDisposable
+    /// <summary>A recording re-run tick by tick on a world of its own (docs/recording.md).</summary>
+    public sealed class Replay : IDisposable
     {
-        internal IntPtr Handle;
+        IntPtr handle;
 
-        public World(WorldDef def) { Native.Check(Native.sl_world_create(ref def, out Handle)); }
+        /// <summary>Every client the replay creates keeps `historyCapacity` transitions.</summary>
+        public Replay(byte[] recording, uint historyCapacity = 0)
+        {
+            Native.sl_replay_def_default(out ReplayDefNative d);
+            d.HistoryCapacity = historyCapacity;
+            Native.Check(Native.sl_replay_open(recording, (UIntPtr)recording.Length, ref d, out handle));
+            World = new World(Native.sl_replay_world(handle));
+        }
+
+        /// <summary>The replay's world: it answers questions and refuses changes; valid until Dispose.</summary>
+        public World World { get; }
+        public bool Done => Native.sl_replay_done(handle);
+
+        /// <summary>Applies the recorded calls up to the next tick and runs it.</summary>
+        public TickStats NextTick()
+        {
+            Native.Check(Native.sl_replay_next_tick(handle, out TickStats s));
+            return s;
+        }
 
         public void Dispose()
         {
-            if (Handle != IntPtr.Zero) Native.sl_world_destroy(Handle);
+            if (handle != IntPtr.Zero) Native.sl_replay_destroy(handle);
+            handle = IntPtr.Zero;
+        }
+    }
+
+    public sealed class World : IDisposable
+    {
+        internal IntPtr Handle;
+        RecordingFn recording;  // kept alive while the native world may call it
+
+        public World(WorldDef def) { Native.Check(Native.sl_world_create(ref def, out Handle)); }
+
+        /// <summary>A world that hands `record` each chunk of its recording (docs/recording.md) as it is
+        /// written, the last on Dispose; Replay re-runs the chunks joined.</summary>
+        public World(WorldDef def, Action<byte[]> record)
+        {
+            recording = (context, bytes, size) =>
+            {
+                var chunk = new byte[(int)size];
+                Marshal.Copy(bytes, chunk, 0, chunk.Length);
+                record(chunk);
+            };
+            Native.Check(Native.sl_world_create_recording(ref def, recording, IntPtr.Zero, out Handle));
+        }
+
+        internal World(IntPtr view) { Handle = view; }
+
+        public void Dispose()
+        {
+            if (Handle != IntPtr.Zero) Native.sl_world_destroy(Handle);  // a replay's world: ignored
             Handle = IntPtr.Zero;
+            GC.KeepAlive(recording);
+        }
+
+        /// <summary>The client keeps its last `capacity` spawns and despawns (0: none).</summary>
+        public void SetHistoryCapacity(ulong client, uint capacity) =>
+            Native.Check(Native.sl_world_set_history_capacity(Handle, client, capacity));
+
+        /// <summary>The client's kept transitions of the entity (0: of every entity), oldest first.</summary>
+        public HistoryEntry[] History(ulong client, ulong entity)
+        {
+            Native.Check(Native.sl_world_history(Handle, client, entity, null, UIntPtr.Zero, out UIntPtr n));
+            var raw = new HistoryEntryNative[(int)n];
+            Native.Check(Native.sl_world_history(Handle, client, entity, raw, n, out n));
+            var entries = new HistoryEntry[(int)n];
+            for (int i = 0; i < entries.Length; ++i)
+            {
+                var h = raw[i];
+                string reason = Native.Text(h.Spawned ? Native.sl_spawn_reason_name(h.Reason) : Native.sl_despawn_reason_name(h.Reason));
+                entries[i] = new HistoryEntry { Tick = h.Tick, Entity = h.Entity, Spawned = h.Spawned, Reason = reason,
+                                                Distance = h.Distance, Rule = h.RuleKnown ? Native.Text(Native.sl_rule_name(h.Rule)) : null };
+            }
+            return entries;
         }
 
         public ulong CreateEntity(float x, float z)
