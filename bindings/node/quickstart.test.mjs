@@ -120,5 +120,28 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
   for (const { mirror } of players) mirror.close();
   replicator.close();
   world.close();
+  // Recorded, then replayed: the replay keeps the same history of a walker that left.
+  const chunks = [];
+  const recorded = new sl.World({ recording: (chunk) => chunks.push(chunk) });
+  const eye = recorded.createEntity(0, 0);
+  const walker = recorded.createEntity(1, 0);
+  const viewer = recorded.createClient(eye);
+  recorded.setHistoryCapacity(viewer, 16);
+  for (let t = 0; t < 6; ++t) {
+    recorded.setPosition(walker, 1 + 0.5 * t, 0);
+    recorded.tick();
+  }
+  const live = recorded.history(viewer, walker);
+  recorded.close();
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  chunks.reduce((at, c) => (bytes.set(c, at), at + c.length), 0);
+  const replay = new sl.Replay(bytes);
+  let ticks = 0;
+  for (; !replay.done; ++ticks) replay.nextTick();
+  assert.equal(ticks, 6);
+  assert.deepEqual(replay.world.history(viewer, walker), live);
+  assert.deepEqual(live.map((h) => h.reason), ['near', 'left']);
+  assert.throws(() => replay.world.tick(), (e) => e.code === 'invalid_argument' && /read-only/.test(e.message));
+  replay.close();
   t.diagnostic(`sightline ${sl.version}`);
 });

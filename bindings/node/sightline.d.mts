@@ -22,6 +22,21 @@ export interface WorldDef {
   threads?: number;
   /** Most entities held by distance per client; 0 (default) = no cap. */
   crowdCap?: number;
+  /** Receives each chunk of the world's recording (docs/recording.md) as it is written, the last
+   * on close(); an exception in it is thrown by close(). */
+  recording?: (chunk: Uint8Array) => void;
+}
+/** One spawn or despawn a client's history keeps. */
+export interface HistoryEntry {
+  tick: bigint;
+  entity: Entity;
+  spawned: boolean;
+  /** The spawn or despawn reason's name. */
+  reason: string;
+  /** From the client's nearest origin; Infinity when none is in its space. */
+  distance: number;
+  /** why()'s rule right after that tick; null for an entity destroyed then. */
+  rule: string | null;
 }
 
 /** Entities with positions, clients that view from one, and a tick that turns positions into
@@ -43,6 +58,20 @@ export interface World {
   /** Whether the client holds the entity, the rule that decided ("near", "within_leave",
    * "out_of_range", ...) and the root of its attachment tree. */
   why(client: Client, entity: Entity): { held: boolean; rule: string; root: Entity };
+  /** The client keeps its last `capacity` spawns and despawns (0: none). */
+  setHistoryCapacity(client: Client, capacity: number): void;
+  /** The client's kept transitions of the entity (0n: of every entity), oldest first. */
+  history(client: Client, entity?: Entity): HistoryEntry[];
+}
+/** A recording re-run tick by tick on a world of its own. */
+export interface Replay {
+  /** The replay's world: it answers questions and refuses changes; valid until close(). */
+  readonly world: World;
+  /** True when no tick is left. */
+  readonly done: boolean;
+  /** Applies the recorded calls up to the next tick and runs it: the index of the tick run. */
+  nextTick(): bigint;
+  close(): void;
 }
 
 /** A payload being written (in a serializer) or read (Stream.reader). Each call returns the value
@@ -112,6 +141,8 @@ export interface Mirror {
 
 export interface Sightline {
   World: new (def?: WorldDef) => World;
+  /** historyCapacity: every client the replay creates keeps that many transitions. */
+  Replay: new (recording: Uint8Array, def?: { historyCapacity?: number }) => Replay;
   Stream: { reader(bytes: Uint8Array): Stream };
   Replicator: new (world: World, serialize: Serializer, def?: ReplicatorDef) => Replicator;
   Mirror: new (def?: MirrorDef, listener?: MirrorListener) => Mirror;

@@ -78,15 +78,65 @@ export async function load(modulePath) {
         if (def.cellSize !== undefined) m.HEAPF32[f + 2] = def.cellSize;
         if (def.threads !== undefined) m.HEAPU32[f + 3] = def.threads;
         if (def.crowdCap !== undefined) m.HEAPU32[f + 4] = def.crowdCap;
-        check(m._sl_world_create(d, scratch));
+        if (def.recording) {
+          // An exception may not unwind through the WebAssembly frames: kept, and thrown by close().
+          this.recordingError = null;
+          this.recording = m.addFunction((context, bytes, size) => {
+            try {
+              def.recording(bytesAt(bytes, size));
+            } catch (e) {
+              this.recordingError ??= e;
+            }
+          }, 'viii');
+          const status = m._sl_world_create_recording(d, this.recording, 0, scratch);
+          if (status !== 0) m.removeFunction(this.recording);
+          check(status);
+        } else {
+          check(m._sl_world_create(d, scratch));
+        }
         this.ptr = u32(scratch);
       } finally {
         m._free(d);
       }
     }
     close() {
-      m._sl_world_destroy(this.ptr);
+      m._sl_world_destroy(this.ptr); // a replay's world: ignored
       this.ptr = 0;
+      if (this.recording) {
+        m.removeFunction(this.recording);
+        this.recording = 0;
+        if (this.recordingError) throw this.recordingError;
+      }
+    }
+    /** The client keeps its last `capacity` spawns and despawns (0: none). */
+    setHistoryCapacity(client, capacity) {
+      check(m._sl_world_set_history_capacity(this.ptr, client, capacity));
+    }
+    /** The client's kept transitions of the entity (0n: of every entity), oldest first. */
+    history(client, entity = 0n) {
+      check(m._sl_world_history(this.ptr, client, entity, 0, 0, scratch));
+      const count = u32(scratch);
+      const out = m._malloc(Math.max(count, 1) * 32); // sl_history_entry: 32 bytes
+      try {
+        check(m._sl_world_history(this.ptr, client, entity, out, count, scratch));
+        const entries = [];
+        for (let i = 0; i < count; ++i) {
+          const e = out + 32 * i;
+          const spawned = m.HEAPU8[e + 16] !== 0;
+          const reason = m.HEAPU8[e + 17];
+          entries.push({
+            tick: u64(e),
+            entity: u64(e + 8),
+            spawned,
+            reason: text(spawned ? m._sl_spawn_reason_name(reason) : m._sl_despawn_reason_name(reason)),
+            distance: f32(e + 20),
+            rule: m.HEAPU8[e + 24] !== 0 ? text(m._sl_rule_name(m.HEAPU8[e + 25])) : null,
+          });
+        }
+        return entries;
+      } finally {
+        m._free(out);
+      }
     }
     createEntity(x, z) {
       const d = m._malloc(24); // sl_entity_def: 4 floats, 2 bools
@@ -199,6 +249,42 @@ export async function load(modulePath) {
     }
     restIsZero() {
       return m._sl_stream_rest_is_zero(this.ptr) !== 0;
+    }
+  }
+
+  /** A recording re-run tick by tick on a world of its own (docs/recording.md). */
+  class Replay {
+    /** @param def { historyCapacity }: every client the replay creates keeps that many transitions. */
+    constructor(bytes, def = {}) {
+      const d = m._malloc(16); // sl_replay_def: 4 uint32
+      try {
+        m._sl_replay_def_default(d);
+        if (def.historyCapacity !== undefined) m.HEAPU32[(d >>> 2) + 1] = def.historyCapacity;
+        withBytes(bytes, (pointer, size) => check(m._sl_replay_open(pointer, size, d, scratch)));
+        this.ptr = u32(scratch);
+      } finally {
+        m._free(d);
+      }
+      // Its world answers questions and refuses changes; valid until close().
+      this.world = Object.create(World.prototype);
+      this.world.ptr = m._sl_replay_world(this.ptr);
+    }
+    get done() {
+      return m._sl_replay_done(this.ptr) !== 0;
+    }
+    /** Applies the recorded calls up to the next tick and runs it: the index of the tick run. */
+    nextTick() {
+      const stats = m._malloc(40);
+      try {
+        check(m._sl_replay_next_tick(this.ptr, stats));
+        return u64(stats);
+      } finally {
+        m._free(stats);
+      }
+    }
+    close() {
+      m._sl_replay_destroy(this.ptr);
+      this.ptr = 0;
     }
   }
 
@@ -361,6 +447,7 @@ export async function load(modulePath) {
 
   return {
     World,
+    Replay,
     Stream,
     Replicator,
     Mirror,
