@@ -107,6 +107,11 @@ sl_status copy_list(std::span<const From> items, To* out, std::size_t capacity, 
   return done();
 }
 
+sl_tick_stats stats_of(const TickStats& s) {
+  return {
+      .tick = s.tick, .spawns = s.spawns, .updates = s.updates, .despawns = s.despawns, .members = s.members};
+}
+
 // A replay's view of its World answers questions only: a change would make the replay diverge.
 sl_status read_only(const char* call) {
   return fail(SL_ERR_INVALID_ARGUMENT, std::string(call) + ": a replay's world is read-only");
@@ -440,13 +445,7 @@ sl_status sl_world_tick(sl_world* world, sl_tick_stats* stats) {
     SL_NEED(world, "sl_world_tick");
     if (!world->owned) return read_only("sl_world_tick");
     const TickStats s = world->world->tick();
-    if (stats != nullptr) {
-      *stats = {.tick = s.tick,
-                .spawns = s.spawns,
-                .updates = s.updates,
-                .despawns = s.despawns,
-                .members = s.members};
-    }
+    if (stats != nullptr) *stats = stats_of(s);
     return done();
   });
 }
@@ -592,13 +591,7 @@ sl_status sl_replay_next_tick(sl_replay* replay, sl_tick_stats* stats) {
     SL_NEED(replay, "sl_replay_next_tick");
     Result<TickStats> s = replay->replay->next_tick();
     if (!s) return from(s.status());
-    if (stats != nullptr) {
-      *stats = {.tick = s->tick,
-                .spawns = s->spawns,
-                .updates = s->updates,
-                .despawns = s->despawns,
-                .members = s->members};
-    }
+    if (stats != nullptr) *stats = stats_of(*s);
     return done();
   });
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -106,6 +107,14 @@ class ProgressBar {
 int fail(const std::string& message, int code = 2) {
   fmt::print(stderr, "sightline-sim: {}\n", message);
   return code;
+}
+
+// The first of `options` given on the command line, or null: the one a refusal names.
+const CLI::Option* first_given(std::initializer_list<const CLI::Option*> options) {
+  for (const CLI::Option* opt : options) {
+    if (opt->count() != 0) return opt;
+  }
+  return nullptr;
 }
 
 std::optional<std::pair<float, float>> parse_world(const std::string& text) {
@@ -445,16 +454,13 @@ int main(int argc, char** argv) {
   }
 
   if (replay_opt->count() != 0) {
-    for (const CLI::Option* opt :
-         {entities_opt,    world_opt,  radius_opt,      leave_opt,   hz_opt,    seconds_opt,
-          seed_opt,        tiers_opt,  no_interest_opt, clients_opt, json_opt,  trace_opt,
-          write_trace_opt, drill_opt,  scenario_opt,    budget_opt,  entry_opt, latency_opt,
-          loss_opt,        events_opt, whole_state_opt, deltas_opt,  speed_opt, record_opt}) {
-      if (opt->count() != 0) {
-        return fail(
-            fmt::format("{} cannot be used with --replay: the recording gives the world and its inputs",
-                        opt->get_name()));
-      }
+    if (const CLI::Option* opt =
+            first_given({entities_opt,    world_opt,  radius_opt,      leave_opt,   hz_opt,    seconds_opt,
+                         seed_opt,        tiers_opt,  no_interest_opt, clients_opt, json_opt,  trace_opt,
+                         write_trace_opt, drill_opt,  scenario_opt,    budget_opt,  entry_opt, latency_opt,
+                         loss_opt,        events_opt, whole_state_opt, deltas_opt,  speed_opt, record_opt})) {
+      return fail(fmt::format("{} cannot be used with --replay: the recording gives the world and its inputs",
+                              opt->get_name()));
     }
     std::optional<sightline::sim::WhyPair> pair;
     if (why_opt->count() != 0) {
@@ -476,27 +482,24 @@ int main(int argc, char** argv) {
   }
   if (why_opt->count() != 0) return fail("--why needs --replay FILE: it asks about a recording");
   if (record_opt->count() != 0) {
-    for (const CLI::Option* opt : {scenario_opt, no_interest_opt, budget_opt, entry_opt, latency_opt,
-                                   loss_opt, events_opt, whole_state_opt, deltas_opt}) {
-      if (opt->count() != 0) {
-        return fail(
-            fmt::format("{} cannot be used with --record: only a plain run (with --trace, --tiers or "
-                        "--drill, say) records its World",
-                        opt->get_name()));
-      }
+    if (const CLI::Option* opt =
+            first_given({scenario_opt, no_interest_opt, budget_opt, entry_opt, latency_opt, loss_opt,
+                         events_opt, whole_state_opt, deltas_opt})) {
+      return fail(
+          fmt::format("{} cannot be used with --record: only a plain run (with --trace, --tiers or "
+                      "--drill, say) records its World",
+                      opt->get_name()));
     }
   }
 
   if (scenario_opt->count() != 0) {
-    for (const CLI::Option* opt :
-         {json_opt, trace_opt, write_trace_opt, no_interest_opt, drill_opt, tiers_opt, leave_opt, budget_opt,
-          entry_opt, latency_opt, loss_opt, events_opt, whole_state_opt, deltas_opt}) {
-      if (opt->count() != 0) {
-        return fail(
-            fmt::format("{} cannot be used with --scenario {}: the scenario runs its own rows and "
-                        "prints one table",
-                        opt->get_name(), scenario));
-      }
+    if (const CLI::Option* opt = first_given(
+            {json_opt, trace_opt, write_trace_opt, no_interest_opt, drill_opt, tiers_opt, leave_opt,
+             budget_opt, entry_opt, latency_opt, loss_opt, events_opt, whole_state_opt, deltas_opt})) {
+      return fail(
+          fmt::format("{} cannot be used with --scenario {}: the scenario runs its own rows and "
+                      "prints one table",
+                      opt->get_name(), scenario));
     }
   }
   if (drill_opt->count() != 0) {
@@ -513,11 +516,9 @@ int main(int argc, char** argv) {
     return fail(fmt::format("--leave is {}: must be finite and >= --radius ({})", leave, radius));
   }
   if (no_interest) {
-    for (const CLI::Option* opt : {radius_opt, leave_opt, tiers_opt}) {
-      if (opt->count() != 0) {
-        return fail(
-            fmt::format("{} has no effect with --no-interest: no interest management runs", opt->get_name()));
-      }
+    if (const CLI::Option* opt = first_given({radius_opt, leave_opt, tiers_opt})) {
+      return fail(
+          fmt::format("{} has no effect with --no-interest: no interest management runs", opt->get_name()));
     }
   }
   if (!std::isfinite(hz) || hz <= 0.0f) return fail(fmt::format("--hz is {}: must be > 0", hz));
@@ -526,13 +527,11 @@ int main(int argc, char** argv) {
   sightline::scenarios::JitterWalkDef walk = defaults;
   std::uint64_t ticks = 0;
   if (!trace_path.empty()) {
-    for (const CLI::Option* opt : {entities_opt, world_opt, seconds_opt, seed_opt, speed_opt}) {
-      if (opt->count() != 0) {
-        return fail(
-            fmt::format("{} cannot be used with --trace: the trace gives the entities, positions and "
-                        "ticks",
-                        opt->get_name()));
-      }
+    if (const CLI::Option* opt = first_given({entities_opt, world_opt, seconds_opt, seed_opt, speed_opt})) {
+      return fail(
+          fmt::format("{} cannot be used with --trace: the trace gives the entities, positions and "
+                      "ticks",
+                      opt->get_name()));
     }
     std::ifstream in(trace_path, std::ios::binary);
     if (!in) return fail(fmt::format("cannot open trace '{}'", trace_path), 1);

@@ -104,11 +104,17 @@ type World struct {
 	recording unsafe.Pointer // C memory holding the recording sink's handle, when there is one
 }
 
-func NewWorld(def WorldDef) (*World, error) {
+// native is the C API's def: its defaults, with these fields set.
+func (def WorldDef) native() C.sl_world_def {
 	var d C.sl_world_def
 	C.sl_world_def_default(&d)
 	d.enter_radius, d.leave_radius, d.cell_size = C.float(def.EnterRadius), C.float(def.LeaveRadius), C.float(def.CellSize)
 	d.threads, d.crowd_cap = C.uint32_t(def.Threads), C.uint32_t(def.CrowdCap)
+	return d
+}
+
+func NewWorld(def WorldDef) (*World, error) {
+	d := def.native()
 	var w *C.sl_world
 	if err := call(func() C.sl_status { return C.sl_world_create(&d, &w) }); err != nil {
 		return nil, err
@@ -120,10 +126,7 @@ func NewWorld(def WorldDef) (*World, error) {
 // (docs/recording.md) as it is written, the last when it is closed; OpenReplay re-runs the
 // chunks joined.
 func NewRecordingWorld(def WorldDef, record func([]byte)) (*World, error) {
-	var d C.sl_world_def
-	C.sl_world_def_default(&d)
-	d.enter_radius, d.leave_radius, d.cell_size = C.float(def.EnterRadius), C.float(def.LeaveRadius), C.float(def.CellSize)
-	d.threads, d.crowd_cap = C.uint32_t(def.Threads), C.uint32_t(def.CrowdCap)
+	d := def.native()
 	context := C.malloc(C.size_t(unsafe.Sizeof(cgo.Handle(0))))
 	*(*cgo.Handle)(context) = cgo.NewHandle(record)
 	var w *C.sl_world

@@ -180,23 +180,31 @@ struct BadFrame {
 
 // GET `target` from 127.0.0.1:port over plain HTTP/1.1: the status code and the body; {0, ""}
 // when no answer came.
-std::pair<int, std::string> http_get(std::uint16_t port, const std::string& target) {
+// A TCP connection to 127.0.0.1:port whose reads give up after 5 s (a console that never
+// answers fails the test rather than hangs it); -1 when it cannot connect.
+int connect_tcp(std::uint16_t port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return {0, ""};
-  const timeval limit{.tv_sec = 5, .tv_usec = 0};  // a console that never answers fails, not hangs
+  if (fd < 0) return -1;
+  const timeval limit{.tv_sec = 5, .tv_usec = 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) return fd;
+  close(fd);
+  return -1;
+}
+
+std::pair<int, std::string> http_get(std::uint16_t port, const std::string& target) {
+  const int fd = connect_tcp(port);
+  if (fd < 0) return {0, ""};
   std::string answer;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
-    const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-      char buffer[4096];
-      for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;)
-        answer.append(buffer, static_cast<std::size_t>(n));
-    }
+  const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+    char buffer[4096];
+    for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;)
+      answer.append(buffer, static_cast<std::size_t>(n));
   }
   close(fd);
   const std::size_t body = answer.find("\r\n\r\n");
@@ -258,13 +266,8 @@ TEST(EnetServer, TheHttpConsoleServesBeyondItsBoundOnceASessionEnds) {
   ASSERT_NE(http_port, 0);
   std::vector<int> idle;
   for (int i = 0; i < 32; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(http_port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
-    idle.push_back(fd);
+    idle.push_back(connect_tcp(http_port));
+    ASSERT_GE(idle.back(), 0);
   }
   const auto [status, body] = http_get(http_port, "/metrics");
   EXPECT_EQ(status, 200) << body;
