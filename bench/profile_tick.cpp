@@ -8,8 +8,8 @@
 // warm-up ticks (default 60), measured ticks (default 20), threads (WorldDef::threads, default 1), and
 // "send" to also run Replicator::send after each tick (sightline-bench's send row: the walker's state, a
 // 1200-byte budget; the Replicator is made before the warm-up).
-// Prints the measured ticks' wall-clock time per tick (set_positions and tick, and each apart), for a
-// quick look, and with "send" the time per send, per member considered (held by a client) and per
+// Prints the measured ticks' wall-clock time per tick (set_positions and tick, and each apart, and the
+// tick's phases as World::last_tick_timings gives them), for a quick look, and with "send" the time per send, per member considered (held by a client) and per
 // record written; sightline-bench is the measurement. Only World::set_positions and World::tick() of
 // the measured ticks (with "send": only the sends) are instrumented (when built with valgrind's
 // callgrind.h); frame generation is not.
@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   std::chrono::steady_clock::duration input{};
   double tick_cpu = 0.0;
   double input_cpu = 0.0;
+  TickTimings phases;  // summed over the measured ticks
   for (long t = 0; t < warmup + measured; ++t) {
     if (!frames.ready()) frames.refill();
     const FrameStream::Frame frame = frames.next();
@@ -134,6 +135,12 @@ int main(int argc, char** argv) {
       }
     }
     if (profiled) {
+      const TickTimings& last = world.last_tick_timings();
+      phases.spaces_ns += last.spaces_ns;
+      phases.index_ns += last.index_ns;
+      phases.relevance_ns += last.relevance_ns;
+      phases.events_ns += last.events_ns;
+      phases.release_ns += last.release_ns;
       totals.members += stats.members;
       totals.distance_tests += stats.distance_tests;
       totals.spawns += stats.spawns;
@@ -155,6 +162,14 @@ int main(int argc, char** argv) {
       ms_per_tick, ms_per_input, ms_per_tick - ms_per_input, ms_per_tick * 1e6 / scenario.walk.entities,
       input_cpu * 1e3 / static_cast<double>(measured), tick_cpu * 1e3 / static_cast<double>(measured),
       (input_cpu + tick_cpu) * 1e9 / static_cast<double>(measured) / scenario.walk.entities);
+  const auto ms = [&](std::uint64_t ns) {
+    return static_cast<double>(ns) * 1e-6 / static_cast<double>(measured);
+  };
+  std::printf(
+      "tick phases, ms/tick: spaces %.4f, index %.4f, relevance and schedule %.4f, events %.4f, release "
+      "%.4f\n",
+      ms(phases.spaces_ns), ms(phases.index_ns), ms(phases.relevance_ns), ms(phases.events_ns),
+      ms(phases.release_ns));
   if (send) {
     const double ns = std::chrono::duration<double, std::nano>(send_timed).count();
     std::printf(

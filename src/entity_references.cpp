@@ -79,8 +79,8 @@ void ReplicatorImpl::prune_unconfirmed(ClientSend& s) {
   });
 }
 
-std::span<const std::uint8_t> ReplicatorImpl::own_bytes(ClientSend& s, EntityId referrer,
-                                                        const Payload& payload) {
+std::span<const std::uint8_t> ReplicatorImpl::own_copy(ClientSend& s, EntityId referrer,
+                                                       const Payload& payload) {
   SendWorker& w = s.w;
   w.null_count = 0;
   bool copied = false;

@@ -467,7 +467,16 @@ class ReplicatorImpl {
   /// The payload of `referrer` as this client may read it: shared, or in the worker's `own` with
   /// each reference to an entity it does not hold made null (those listed in the worker's `nulls`).
   /// A reference to the referrer itself stands: the record carries it.
-  std::span<const std::uint8_t> own_bytes(ClientSend& s, EntityId referrer, const Payload& payload);
+  /// A payload that names no entity (most) is the shared bytes as they are: inline.
+  std::span<const std::uint8_t> own_bytes(ClientSend& s, EntityId referrer, const Payload& payload) {
+    if (payload.references.empty()) {
+      s.w.null_count = 0;
+      return payload.bytes;
+    }
+    return own_copy(s, referrer, payload);
+  }
+  /// own_bytes for a payload with references.
+  std::span<const std::uint8_t> own_copy(ClientSend& s, EntityId referrer, const Payload& payload);
   /// After a record of `part` of `referrer` went to the client as own_bytes left it, the references
   /// it left null wait to resolve. `supersedes`: the record replaces what the client held of that
   /// part (of every part, for the full one), so what waited for the earlier records goes; false
@@ -523,7 +532,7 @@ class ReplicatorImpl {
   // Update selection (update_selection.cpp).
   void fill_fixed_rate(ClientSend& s);
   void score_members(ClientSend& s);
-  template <bool kPacked>
+  template <bool kPacked, bool kPlain>
   void score_members_from(ClientSend& s);
   void fill_by_priority(ClientSend& s);
 

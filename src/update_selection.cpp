@@ -52,16 +52,21 @@ void ReplicatorImpl::fill_fixed_rate(ClientSend& s) {
 
 /// Adds each held member's priority for this send to its accumulator, and lists the candidates.
 void ReplicatorImpl::score_members(ClientSend& s) {
+  // The usual case in a loop of its own: no game's hook or priorities, no attachments or
+  // teleports, one origin (a fifth of the loop's instructions go with them).
+  const bool plain = def.priority_hook == nullptr && !priorities_set && !view.attachments &&
+                     view.teleported_roots.empty() && s.client.origins == 1;
   if (motion_packed) {
-    score_members_from<true>(s);
+    plain ? score_members_from<true, true>(s) : score_members_from<true, false>(s);
   } else {
-    score_members_from<false>(s);
+    plain ? score_members_from<false, true>(s) : score_members_from<false, false>(s);
   }
 }
 
 /// score_members with each member's Motion read from `motion` (kPacked) or from the World's
-/// arrays: two loops, so neither tests which on every member.
-template <bool kPacked>
+/// arrays, and (kPlain) with what score_members found absent left out: four loops from one, so
+/// none tests on every member what is the same for all.
+template <bool kPacked, bool kPlain>
 void ReplicatorImpl::score_members_from(ClientSend& s) {
   ClientState& c = s.c;
   const std::uint64_t now = s.now;
@@ -71,11 +76,12 @@ void ReplicatorImpl::score_members_from(ClientSend& s) {
   const float distance_scale = def.distance_scale > 0.0f ? def.distance_scale : tenth;
   const float size_scale = def.size_scale > 0.0f ? def.size_scale : tenth;
   const float speed_scale = def.speed_scale > 0.0f ? def.speed_scale : tenth;
-  const PriorityHook hook = def.priority_hook;
+  const PriorityHook hook = kPlain ? nullptr : def.priority_hook;
   // Without attachments every member is its own root; without teleports at this tick no
   // teleport_send is now + 1.
-  const bool trees = view.attachments;
-  const bool teleports = !view.teleported_roots.empty();
+  const bool trees = !kPlain && view.attachments;
+  const bool teleports = !kPlain && !view.teleported_roots.empty();
+  const bool priorities = !kPlain && priorities_set;
   std::vector<Candidate>& candidates = s.w.candidates;
   candidates.clear();
   make_room(candidates, c.members.size());
@@ -110,10 +116,17 @@ void ReplicatorImpl::score_members_from(ClientSend& s) {
     } else {
       mo = motion_of(view, e, r);
     }
-    const float distance = surface(s.client, mo.x, mo.z, mo.bound);
+    float distance;
+    if constexpr (kPlain) {
+      const float dx = mo.x - s.client.origin_x[0];
+      const float dz = mo.z - s.client.origin_z[0];
+      distance = std::max(0.0f, std::sqrt(dx * dx + dz * dz) - mo.bound);  // surface() of one origin
+    } else {
+      distance = surface(s.client, mo.x, mo.z, mo.bound);
+    }
     const std::uint32_t period = periods != nullptr ? std::max(1u, periods[i]) : 1u;
     const bool interacted = m.interacted_until > now;
-    const float own = priorities_set && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
+    const float own = priorities && priority_generation[e] == m.id.generation ? priority[e] : 1.0f;
     float base = own / static_cast<float>(period) / (1.0f + distance / distance_scale) *
                  (1.0f + mo.bound / size_scale) * (1.0f + mo.speed / speed_scale) *
                  (interacted ? def.interaction_boost : 1.0f);
@@ -159,6 +172,9 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
   std::uint64_t written = 0;
   std::uint64_t written_bytes = 0;
   std::uint32_t misfits = 0;
+  // Without deltas, a written update record is every client's as it is (see as_shared below).
+  const bool shared_as_is = def.share_payloads && !def.delta_updates;
+  const std::uint64_t ready = 2 * (sends + 1) + 1;  // CachedPayload::state once written this send
   while (begin < candidates.size() && !filler_done(s, def, misfits)) {
     const auto left = static_cast<std::size_t>(def.budget_bytes - s.budget_used);
     const std::size_t k = (left / average + def.filler_misfits) * growth;
@@ -168,11 +184,22 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
     sort_highest_first(first, last, sort_scratch);
     for (const Candidate* it = first; it != last && !filler_done(s, def, misfits); ++it) {
       Member& m = c.members[member_of(*it)];
-      Payload shared;
-      if (!update_record(s.w, m.id, shared)) continue;
-      const std::span<const std::uint8_t> own = own_bytes(s, m.id, shared);
+      // The shared record as it is where it is already written and names no entity (most):
+      // what update_record, own_bytes and update_bytes give then, read in one step.
+      std::span<const std::uint8_t> own;
+      std::span<const std::uint8_t> record;
       UpdateChoice choice;
-      const std::span<const std::uint8_t> record = update_bytes(s, m.id, own, choice);
+      const CachedPayload* const entry = shared_as_is ? &cache[1][m.id.index] : nullptr;
+      if (entry != nullptr && entry->load_state() == ready && entry->bytes != nullptr &&
+          entry->reference_count == 0) {
+        own = record = {entry->bytes, entry->size};
+        s.w.null_count = 0;
+      } else {
+        Payload shared;
+        if (!update_record(s.w, m.id, shared)) continue;
+        own = own_bytes(s, m.id, shared);
+        record = update_bytes(s, m.id, own, choice);
+      }
       const std::size_t size = record.size();
       const bool fits_open = s.open && s.writer.room() >= size;
       const std::size_t cost = fits_open ? size : size + kStateHeaderBytes;
