@@ -9,10 +9,10 @@
 // "send" to also run Replicator::send after each tick (sightline-bench's send row: the walker's state, a
 // 1200-byte budget; the Replicator is made before the warm-up).
 // Prints the measured ticks' wall-clock time per tick (set_positions and tick, and each apart, and the
-// tick's phases as World::last_tick_timings gives them), for a quick look, and with "send" the time per send, per member considered (held by a client) and per
-// record written; sightline-bench is the measurement. Only World::set_positions and World::tick() of
-// the measured ticks (with "send": only the sends) are instrumented (when built with valgrind's
-// callgrind.h); frame generation is not.
+// tick's phases as World::last_tick_timings gives them), for a quick look, and with "send" the time per send,
+// per member considered (held by a client) and per record written; sightline-bench is the measurement. Only
+// World::set_positions and World::tick() of the measured ticks (with "send": only the sends) are instrumented
+// (when built with valgrind's callgrind.h); frame generation is not.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

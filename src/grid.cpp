@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "simd.h"
+#include "task_runner.h"
 
 namespace sightline {
 
@@ -36,12 +37,12 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
   const float* const x = xs.data();
   const float* const z = zs.data();
   const std::uint8_t* const binned = alive.data();
-  std::uint32_t live = 0;
-  for (std::size_t i = 0; i < slots; ++i) live += binned[i] != 0;
+  const Survey found = survey_all(x, z, binned, slots);
+  const std::uint32_t live = found.live;
   // Usually every slot is binned: then no pass needs to look at `alive`, and the loops stay
   // free of branches.
   const bool all = live == slots;
-  Box box = bounding_box(x, z, binned, slots, live, all);
+  Box box = found.box;
   if (live >= kOutlierMinEntities && cells_for_box(box, min_cell_size) > max_cells) {
     box = dense_box(x, z, binned, slots, all, box, min_cell_size);
   }
@@ -103,6 +104,66 @@ Grid::Box Grid::bounding_box(const float* x, const float* z, const std::uint8_t*
           std::max(std::max(hi_z[0], hi_z[1]), std::max(hi_z[2], hi_z[3]))};
   if (live == 0) box = Box{0.0f, 0.0f, 0.0f, 0.0f};
   return box;
+}
+
+Grid::Survey Grid::survey(const float* x, const float* z, const std::uint8_t* binned, std::size_t begin,
+                          std::size_t end) noexcept {
+  Survey s;
+  for (std::size_t i = begin; i < end; ++i) s.live += binned[i] != 0;
+  s.box = bounding_box(x + begin, z + begin, binned + begin, end - begin, s.live, s.live == end - begin);
+  return s;
+}
+
+std::uint32_t Grid::parts_for(std::size_t count) const noexcept {
+  if (tasks == nullptr || count < parallel_min_slots) return 1;
+  return tasks->workers();
+}
+
+namespace {
+
+// A pass of the grid's over ranges of its items: range p of `parts` is [count * p / parts,
+// count * (p + 1) / parts), whichever worker runs it.
+template <class Pass>
+void run_parts(TaskRunner& tasks, std::uint32_t parts, Pass& pass) {
+  tasks.run(
+      parts, 1,
+      [](std::uint32_t first, std::uint32_t last, std::uint32_t, void* context) {
+        for (std::uint32_t p = first; p < last; ++p) (*static_cast<Pass*>(context))(p);
+      },
+      &pass);
+}
+
+std::size_t part_begin(std::size_t count, std::uint32_t part, std::uint32_t parts) noexcept {
+  return count * part / parts;
+}
+
+}  // namespace
+
+Grid::Survey Grid::survey_all(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots) {
+  const std::uint32_t parts = parts_for(slots);
+  if (parts == 1) return survey(x, z, binned, 0, slots);
+  part_survey_.resize(parts);
+  auto pass = [&](std::uint32_t p) {
+    part_survey_[p] = survey(x, z, binned, part_begin(slots, p, parts), part_begin(slots, p + 1, parts));
+  };
+  run_parts(*tasks, parts, pass);
+  // Minima and maxima in any order are the same: the whole box, exactly.
+  Survey all;
+  bool first = true;
+  for (const Survey& part : part_survey_) {
+    all.live += part.live;
+    if (part.live == 0) continue;
+    if (first) {
+      all.box = part.box;
+      first = false;
+      continue;
+    }
+    all.box.min_x = std::min(all.box.min_x, part.box.min_x);
+    all.box.max_x = std::max(all.box.max_x, part.box.max_x);
+    all.box.min_z = std::min(all.box.min_z, part.box.min_z);
+    all.box.max_z = std::max(all.box.max_z, part.box.max_z);
+  }
+  return all;
 }
 
 // A sample at a fixed stride over the slots (no randomness: the grid depends only on the
@@ -302,6 +363,13 @@ void Grid::size_items(std::size_t slots, std::uint32_t live) {
     for (auto* v : {&items_, &previous_items_, &item_cell_, &spare_cell_}) v->reserve(slots);
     for (auto* v : {&item_x_, &item_z_, &spare_x_, &spare_z_}) v->reserve(slots);
     moved_.reserve(slots / 16 + 8);
+    segments_.reserve(4 * (slots / 16 + 8) + 2);  // a move splits a run twice and adds one
+    if (tasks != nullptr) {
+      part_moved_.resize(tasks->workers());
+      for (std::vector<CellMove>& moves : part_moved_) moves.reserve(slots / 16 + 8);
+      part_moved_count_.reserve(tasks->workers());
+      part_survey_.reserve(tasks->workers());
+    }
     sample_.reserve(kDenseSample);
     if (slots >= partition_min_slots) partition_.reserve(slots);
     cell_of_.reserve(slots);
@@ -427,12 +495,39 @@ void Grid::place_in_cells(const Placed* from, std::uint32_t count, const CellBin
 
 bool Grid::refresh(const float* x, const float* z, std::size_t max_moved) {
   const CellBinning binning{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
+  const std::size_t count = items_.size();
+  const std::uint32_t parts = parts_for(count);
   moved_.resize(max_moved);  // within the capacity reserved with the items
-  const std::size_t moved = refresh_items(binning, items_.data(), x, z, item_x_.data(), item_z_.data(),
-                                          item_cell_.data(), items_.size(), moved_.data(), max_moved);
-  if (moved == kTooManyMoved) return false;
-  moved_.resize(moved);
-  if (moved != 0) move_changed();
+  if (parts == 1) {
+    const std::size_t moved = refresh_items(binning, items_.data(), x, z, item_x_.data(), item_z_.data(),
+                                            item_cell_.data(), count, moved_.data(), max_moved);
+    if (moved == kTooManyMoved) return false;
+    moved_.resize(moved);
+  } else {
+    // Each range's moves, in item order, then joined in range order: the one range's list.
+    if (part_moved_.size() < parts) part_moved_.resize(parts);
+    part_moved_count_.resize(parts);
+    for (std::vector<CellMove>& moves : part_moved_) moves.resize(max_moved);  // reserved in size_items()
+    auto pass = [&](std::uint32_t p) {
+      const std::size_t begin = part_begin(count, p, parts);
+      const std::size_t end = part_begin(count, p + 1, parts);
+      part_moved_count_[p] =
+          refresh_items(binning, items_.data() + begin, x, z, item_x_.data() + begin, item_z_.data() + begin,
+                        item_cell_.data() + begin, end - begin, part_moved_[p].data(), max_moved);
+    };
+    run_parts(*tasks, parts, pass);
+    std::size_t moved = 0;
+    for (std::uint32_t p = 0; p < parts; ++p) {
+      const std::size_t n = part_moved_count_[p];
+      if (n == kTooManyMoved || n > max_moved - moved) return false;
+      const auto begin = static_cast<std::uint32_t>(part_begin(count, p, parts));
+      for (std::size_t k = 0; k < n; ++k)
+        moved_[moved + k] = {part_moved_[p][k].at + begin, part_moved_[p][k].cell};
+      moved += n;
+    }
+    moved_.resize(moved);
+  }
+  if (!moved_.empty()) move_changed();
   return true;
 }
 
@@ -455,18 +550,14 @@ void Grid::move_changed() {
     return a.cell != b.cell ? a.cell < b.cell : a.at < b.at;
   });
 
-  previous_items_.resize(n);
-  spare_x_.resize(n);
-  spare_z_.resize(n);
-  spare_cell_.resize(n);
+  // The new order as runs of the old one, each item that moved a run of one at its new place
+  // (with its new cell): planned here, then copied by ranges of the destination on the workers.
+  segments_.clear();
   std::uint32_t read = 0;
   std::uint32_t write = 0;
   std::size_t gap = 0;
   auto copy_run = [&](std::uint32_t end) {
-    std::copy(items_.begin() + read, items_.begin() + end, previous_items_.begin() + write);
-    std::copy(item_x_.begin() + read, item_x_.begin() + end, spare_x_.begin() + write);
-    std::copy(item_z_.begin() + read, item_z_.begin() + end, spare_z_.begin() + write);
-    std::copy(item_cell_.begin() + read, item_cell_.begin() + end, spare_cell_.begin() + write);
+    if (end > read) segments_.push_back({read, write, end - read, kKeepCell});
     write += end - read;
   };
   // The items before `end`, but those that moved.
@@ -480,13 +571,25 @@ void Grid::move_changed() {
   };
   for (const CellMove& m : placed_) {
     copy_to(goes_to(m));
-    previous_items_[write] = items_[m.at];
-    spare_x_[write] = item_x_[m.at];
-    spare_z_[write] = item_z_[m.at];
-    spare_cell_[write] = m.cell;
+    segments_.push_back({m.at, write, 1, m.cell});
     ++write;
   }
   copy_to(n);
+  SIGHTLINE_ASSERT(write == n);
+  previous_items_.resize(n);
+  spare_x_.resize(n);
+  spare_z_.resize(n);
+  spare_cell_.resize(n);
+  const std::uint32_t parts = parts_for(n);
+  if (parts == 1) {
+    copy_segments(0, n);
+  } else {
+    auto pass = [&](std::uint32_t p) {
+      copy_segments(static_cast<std::uint32_t>(part_begin(n, p, parts)),
+                    static_cast<std::uint32_t>(part_begin(n, p + 1, parts)));
+    };
+    run_parts(*tasks, parts, pass);
+  }
 
   // A cell's run starts later by the entities that joined cells below it, earlier by those that
   // left them.
@@ -504,6 +607,26 @@ void Grid::move_changed() {
   item_x_.swap(spare_x_);
   item_z_.swap(spare_z_);
   item_cell_.swap(spare_cell_);
+}
+
+void Grid::copy_segments(std::uint32_t begin, std::uint32_t end) {
+  // The first segment that reaches past `begin`: segments are in destination order.
+  auto at = std::upper_bound(segments_.begin(), segments_.end(), begin,
+                             [](std::uint32_t to, const Segment& s) { return to < s.dst + s.count; });
+  for (; at != segments_.end() && at->dst < end; ++at) {
+    const std::uint32_t from = std::max(begin, at->dst);
+    const std::uint32_t to = std::min(end, at->dst + at->count);
+    const std::uint32_t src = at->src + (from - at->dst);
+    const std::uint32_t count = to - from;
+    std::copy_n(items_.begin() + src, count, previous_items_.begin() + from);
+    std::copy_n(item_x_.begin() + src, count, spare_x_.begin() + from);
+    std::copy_n(item_z_.begin() + src, count, spare_z_.begin() + from);
+    if (at->cell == kKeepCell) {
+      std::copy_n(item_cell_.begin() + src, count, spare_cell_.begin() + from);
+    } else {
+      spare_cell_[from] = at->cell;
+    }
+  }
 }
 
 }  // namespace sightline

@@ -12,6 +12,8 @@
 
 namespace sightline {
 
+class TaskRunner;
+
 /// Cells are row-major (z rows of x cells), so the cells [x0, x1] of one row are one contiguous
 /// run of `items`: a query scans one run per row. Within a cell, entities keep the order they had
 /// at the last build (a stable counting sort of last build's items by their new cells). The grid
@@ -50,6 +52,11 @@ class Grid {
 
   /// False makes every build sort all entities (tests compare the two ways).
   bool incremental = true;
+  /// Where build() runs its passes over the entities that split by range (the count of the
+  /// binned, their box, and the incremental build's refresh), one range per worker, from
+  /// parallel_min_slots slots on; null: the calling thread. The ranges change nothing built.
+  TaskRunner* tasks = nullptr;
+  std::size_t parallel_min_slots = std::size_t{1} << 15;
   /// From this many entity slots on, every build sorts all entities, in slot order and in two
   /// passes that write in cache-sized blocks: there the incremental build's reads of each item's
   /// position, in cell order, miss the caches (entities within a cell are then in slot order).
@@ -142,6 +149,18 @@ class Grid {
   };
   [[nodiscard]] static Box bounding_box(const float* x, const float* z, const std::uint8_t* binned,
                                         std::size_t slots, std::uint32_t live, bool all) noexcept;
+  /// How many of slots [begin, end) are binned, and their box.
+  struct Survey {
+    std::uint32_t live = 0;
+    Box box{};
+  };
+  [[nodiscard]] static Survey survey(const float* x, const float* z, const std::uint8_t* binned,
+                                     std::size_t begin, std::size_t end) noexcept;
+  /// survey() of every slot, by range on the workers where there are enough.
+  [[nodiscard]] Survey survey_all(const float* x, const float* z, const std::uint8_t* binned,
+                                  std::size_t slots);
+  /// How many ranges a pass over `count` items runs in.
+  [[nodiscard]] std::uint32_t parts_for(std::size_t count) const noexcept;
   /// How many cells of side `cell` cover `box`.
   [[nodiscard]] static double cells_for_box(const Box& box, double cell) noexcept;
   /// The box of the binned entities within a margin of the bulk of a sample of them (the sample's
@@ -169,6 +188,14 @@ class Grid {
   bool refresh(const float* x, const float* z, std::size_t max_moved);
   /// Moves the entities of moved_ to their new cells' runs, in the counting sort's order.
   void move_changed();
+  /// A run of last build's items [src, src + count) that goes to [dst, dst + count) of this
+  /// build's, in its old cell (kKeepCell) or, for an item that changed cell, in `cell`.
+  static constexpr std::uint32_t kKeepCell = 0xffffffffu;
+  struct Segment {
+    std::uint32_t src, dst, count, cell;
+  };
+  /// Copies the part of segments_ that lands in [begin, end) of this build's items.
+  void copy_segments(std::uint32_t begin, std::uint32_t end);
 
   std::vector<std::uint32_t> cell_of_;     // per entity slot, kNotBinned if not binned
   std::vector<std::uint32_t> cell_start_;  // cells + 1 prefix sums
@@ -187,6 +214,12 @@ class Grid {
   // sorted by where they go; the arrays moved into; per cell the change of its start.
   std::vector<CellMove> moved_;
   std::vector<CellMove> placed_;
+  std::vector<Segment> segments_;  // move_changed()'s plan, in destination order
+  // The parallel passes' scratch, per range: its survey, and the refresh's moves and their count
+  // (kTooManyMoved when over the bound).
+  std::vector<Survey> part_survey_;
+  std::vector<std::vector<CellMove>> part_moved_;
+  std::vector<std::size_t> part_moved_count_;
   std::vector<float> spare_x_;
   std::vector<float> spare_z_;
   std::vector<std::uint32_t> spare_cell_;

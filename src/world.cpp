@@ -28,6 +28,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
                                                                      def.finish_task, def.task_user_context)
                                       : std::make_unique<TaskRunner>(def.threads);
   if (def.threads > 1) shares.resize(def.threads);
+  grid.tasks = tasks.get();
   for (const DistanceTier& tier : def.tiers) {
     tier_period.push_back(tier.period);
     tier_fraction.push_back(tier.max_distance_fraction);

@@ -3,7 +3,7 @@
 // order, the same positions. Two grids are built from the same inputs, one of them always sorting
 // all, over walks that move nothing, a few, many (the sort takes over), shift the bounding box,
 // change the cell counts, unbin slots and add them. Its loop over the items, in AVX2 and scalar,
-// must give the same too.
+// must give the same too, and so must a grid that splits its passes over three workers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "../src/grid.h"
 #include "../src/simd.h"
+#include "../src/task_runner.h"
 #include "rng.h"
 
 namespace sightline {
@@ -60,6 +61,10 @@ TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
       scalar.refresh_items = &grid_refresh_scalar;
       Grid full;
       full.incremental = false;
+      TaskRunner workers(3);
+      Grid split;  // its passes in ranges on three workers, whatever the size
+      split.tasks = &workers;
+      split.parallel_min_slots = 0;
       for (int step = 0; step < 40; ++step) {
         // A step moves nothing, a few by a fraction of a cell, many, or one far (a new box).
         const std::uint32_t kind = rng.below(10);
@@ -91,11 +96,15 @@ TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
         fast.build(xs, zs, binned, cell, max_cells);
         scalar.build(xs, zs, binned, cell, max_cells);
         full.build(xs, zs, binned, cell, max_cells);
+        split.build(xs, zs, binned, cell, max_cells);
         ASSERT_FALSE(full.last_build_incremental());
+        ASSERT_EQ(split.last_build_incremental(), fast.last_build_incremental());
+        ASSERT_EQ(split.last_build_moved(), fast.last_build_moved());
         ASSERT_EQ(scalar.last_build_incremental(), fast.last_build_incremental());
         ASSERT_EQ(scalar.last_build_moved(), fast.last_build_moved());
         expect_same(fast, full, "after a step");
         expect_same(scalar, full, "after a step, scalar");
+        expect_same(split, full, "after a step, on three workers");
         if (HasFailure()) return;
         ++builds;
         incremental += fast.last_build_incremental() ? 1 : 0;
