@@ -110,18 +110,33 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.promise_violations += from.promise_violations;
 }
 
-void pack_range(std::uint32_t begin, std::uint32_t end, std::uint32_t, void* context) {
+void pack_range(std::uint32_t begin, std::uint32_t end, std::uint32_t worker, void* context) {
   ReplicatorImpl& r = *static_cast<ReplicatorImpl*>(context);
   const TickView& view = r.view;
   for (std::uint32_t e = begin; e < end; ++e) {
-    if (view.alive[e]) r.motion[e] = motion_of(view, e, view.attachments ? view.root_of(e) : e);
+    if (!view.alive[e]) continue;
+    r.motion[e] = motion_of(view, e, view.attachments ? view.root_of(e) : e);
+    if (r.serialize_ahead && view.cold[e].holders != 0) {
+      Payload unused;
+      (void)r.first_cached(r.workers[worker], EntityId{e, view.generation[e]}, StatePart::update, unused);
+    }
   }
 }
 
 }  // namespace
 
+// Serializing ahead: a payload serialized when a client first needs it is a read of the game's
+// state (and of the World's, for the entity's handle) at a random place, a cache miss or more
+// each; in slot order the same reads stream (MMO: a send 15% faster, interleaved runs). Done
+// only where the last send wrote at least two update records per entity slot, so that the
+// serializer calls it makes, needed or not, are at most half the records written; and not in a
+// world small enough to stay in the caches, where it gains nothing (the reference scenario's
+// 120 entities: a send 3% slower with it).
 void ReplicatorImpl::pack_motion(TaskRunner& tasks, bool threaded) {
+  constexpr std::size_t kAheadMinSlots = 16384;
   motion_packed = view.members >= view.entity_slots;
+  serialize_ahead = motion_packed && def.share_payloads && view.entity_slots >= kAheadMinSlots &&
+                    stats.updates >= 2 * std::uint64_t{view.entity_slots};
   if (!motion_packed) return;
   if (motion.size() < view.entity_slots) motion.resize(view.entity_slots);
   const auto slots = static_cast<std::uint32_t>(view.entity_slots);

@@ -379,6 +379,9 @@ class ReplicatorImpl {
   // entity is then read by a client or more, and packing saves misses); empty otherwise.
   std::vector<Motion> motion;
   bool motion_packed = false;
+  // This send's update payload of every entity a client holds is serialized with the packing of
+  // the motion, in slot order, before any client's packets (pack_motion).
+  bool serialize_ahead = false;
   // Per part: what its records carry this send (a full payload; an update's whole record, framed
   // once for every client). One struct, so a lookup or an entry touches one cache
   // line of a table as large as the world. `state`, read and written atomically (payloads.cpp),
@@ -426,7 +429,8 @@ class ReplicatorImpl {
   std::vector<PlacedViolation> placed;       // the workers' violations, being put in client order
 
   void grow_entities();
-  /// Fills `motion` for this send, or leaves it unused where few members read it.
+  /// Fills `motion` for this send, or leaves it unused where few members read it; serializes
+  /// ahead where the last send says it pays.
   void pack_motion(TaskRunner& tasks, bool threaded);
   /// The entity's full state for a spawn this send, in `bytes`; false (and the error noted) when
   /// the serializer fails.

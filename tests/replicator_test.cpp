@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -403,6 +404,77 @@ TEST(ReplicatorTest, SerializeOnceSharesPayloadsAcrossClients) {
   // of one another's sets too).
   EXPECT_LE(shared_calls, 3u * 110u);
   EXPECT_GT(own_calls, 8 * shared_calls);
+}
+
+// Where the last send wrote at least two update records per entity slot, in a world of 16,384
+// slots or more, a send serializes the update part of every held entity first, in slot order: the
+// same packets as serializing on first need (and as serializing per client), and an update part
+// no packet of the send carries (a new member's, spawned this send) serialized all the same.
+// Below two a slot, only what is written.
+TEST(ReplicatorTest, SerializingAheadChangesNoPacket) {
+  struct Counting {
+    Game game;
+    std::map<std::pair<std::uint32_t, StatePart>, int> calls;  // this send's, by entity and part
+    std::mutex mutex;                                          // send()'s workers call at once
+  };
+  auto run = [](bool share, std::uint32_t budget, std::uint32_t threads, bool& newcomer_update_serialized,
+                std::vector<std::vector<std::uint8_t>>& wire) {
+    WorldDef wd = testing::small_world_def(4.0f, 5.0f);
+    wd.threads = threads;
+    wd.entity_capacity = 16500;
+    SmallWorld w(wd);
+    Counting counting;
+    counting.game.world = &w.world;
+    // A 128 x 128 lattice, 1 apart; a client on every eighth, about 50 members each.
+    std::vector<EntityId> lattice;
+    for (int i = 0; i < 128 * 128; ++i)
+      lattice.push_back(w.make(static_cast<float>(i % 128), static_cast<float>(i / 128)));
+    std::vector<ClientId> clients;
+    for (std::size_t i = 0; i < lattice.size(); i += 8) clients.push_back(w.client(lattice[i]));
+    ReplicatorDef def = def_for(counting.game);
+    def.serialize = [](Stream& s, EntityId e, StatePart part, void* context) {
+      auto& c = *static_cast<Counting*>(context);
+      const std::lock_guard lock(c.mutex);
+      ++c.calls[{e.index, part}];
+      return serialize(s, e, part, &c.game);
+    };
+    def.serialize_context = &counting;
+    def.share_payloads = share;
+    def.budget_bytes = budget;
+    Replicator r = std::move(Replicator::create(w.world, def).value());
+    EntityId newcomer;
+    for (int t = 0; t < 4; ++t) {
+      if (t == 3) newcomer = w.make(64.5f, 64.5f);  // held from this tick on, by the clients near it
+      w.world.tick();
+      counting.calls.clear();
+      EXPECT_TRUE(r.send().ok());
+      for (ClientId c : clients) {
+        for (auto p : *r.packets(c)) wire.emplace_back(p.begin(), p.end());
+      }
+      if (share) {
+        for (const auto& [key, n] : counting.calls)
+          EXPECT_EQ(n, 1) << "entity " << key.first << " at send " << t;
+      }
+    }
+    // The last send spawned the newcomer: its update part went in no packet.
+    newcomer_update_serialized = counting.calls.count({newcomer.index, StatePart::update}) != 0;
+  };
+  std::vector<std::vector<std::uint8_t>> ahead, ahead_threads, per_client, written_only,
+      written_only_per_client;
+  bool serialized = false;
+  run(true, 60000, 1, serialized, ahead);
+  EXPECT_TRUE(serialized)
+      << "2,048 clients x about 50 members is 6 update records a slot: the send serializes ahead";
+  run(true, 60000, 3, serialized, ahead_threads);
+  EXPECT_TRUE(serialized);
+  run(false, 60000, 1, serialized, per_client);
+  EXPECT_EQ(ahead, per_client);
+  EXPECT_EQ(ahead_threads, per_client);
+  // Room for about four updates a client: 8,000 records for 16,385 slots, under two a slot.
+  run(true, 120, 1, serialized, written_only);
+  EXPECT_FALSE(serialized);
+  run(false, 120, 1, serialized, written_only_per_client);
+  EXPECT_EQ(written_only, written_only_per_client);
 }
 
 // A send goes to the live clients as they stand, whatever changed since the tick: the tick's

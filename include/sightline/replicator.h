@@ -55,7 +55,11 @@ using PriorityHook = float (*)(const PriorityInputs& inputs, void* context);
 /// makes send() report the entity and the stream's error. Each entity's part is serialized at
 /// most once a send (with ReplicatorDef::share_payloads), from send()'s workers: several calls
 /// run at once, for different entities, when the World has more than one worker, so the
-/// function must only read what other calls share.
+/// function must only read what other calls share. A part is serialized when a client's packet
+/// first needs it, except where the last send wrote at least two update records per entity
+/// slot: then the update part of every entity a client holds is serialized first, in slot order
+/// (the reads of the game's state then stream instead of missing the caches), whether or not a
+/// packet carries it, and a failure is reported for it all the same.
 using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart part, void* context);
 
 /// Writes an event's payload (events.h): what a recipient needs to play it, from the EventDef the
