@@ -57,9 +57,9 @@ using PriorityHook = float (*)(const PriorityInputs& inputs, void* context);
 /// run at once, for different entities, when the World has more than one worker, so the
 /// function must only read what other calls share. A part is serialized when a client's packet
 /// first needs it, except where the last send wrote at least two update records per entity
-/// slot: then the update part of every entity a client holds is serialized first, in slot order
-/// (the reads of the game's state then stream instead of missing the caches), whether or not a
-/// packet carries it, and a failure is reported for it all the same.
+/// slot in a world of 16,384 slots or more: then the update part of every entity a client holds is serialized
+/// first, in slot order (the reads of the game's state then stream instead of missing the caches), whether or
+/// not a packet carries it, and a failure is reported for it all the same.
 using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart part, void* context);
 
 /// Writes an event's payload (events.h): what a recipient needs to play it, from the EventDef the
