@@ -414,24 +414,43 @@ bool Grid::mark_covered(const QueryCover& cover) {
 void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
                              std::uint32_t live, bool all, const QueryCover* cover) {
   constexpr std::uint32_t kBlockItems = 8192;
-  constexpr std::size_t kChunk = 256;
   const std::uint32_t cells = cells_x_ * cells_z_;
+  const std::uint32_t parts = parts_for(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
   start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
   block_cursor_.reserve(static_cast<std::size_t>(cells) + 1);
   size_items(slots, live);
   std::uint32_t* const start = cell_start_.data();
   const CellBinning binning{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
-  std::uint32_t chunk[kChunk];
-  // Each pass over the slots bins a chunk in a loop that vectorises, then uses its cells.
-  auto for_each_binned = [&](auto&& use) SIGHTLINE_FORCE_INLINE {
-    for (std::size_t first = 0; first < slots; first += kChunk) {
-      const std::size_t n = std::min(kChunk, slots - first);
+  // Each pass over a range of slots bins a chunk in a loop that vectorises, then uses its cells.
+  auto for_each_binned = [&](std::size_t begin, std::size_t end, auto&& use) SIGHTLINE_FORCE_INLINE {
+    constexpr std::size_t kChunk = 256;
+    std::uint32_t chunk[kChunk];
+    for (std::size_t first = begin; first < end; first += kChunk) {
+      const std::size_t n = std::min(kChunk, end - first);
       for (std::size_t j = 0; j < n; ++j) chunk[j] = binning.cell(x[first + j], z[first + j]);
       for (std::size_t j = 0; j < n; ++j) {
         if (all || binned[first + j]) use(first + j, chunk[j]);
       }
     }
+  };
+  // On several workers each range of slots counts into cells of its own (part_counts_[p]), then
+  // the counts are summed: the same starts as one count of every slot.
+  if (parts > 1) {
+    if (part_counts_.size() < parts) part_counts_.resize(parts);
+    for (std::uint32_t p = 0; p < parts; ++p) part_counts_[p].resize(static_cast<std::size_t>(cells) + 1);
+  }
+  auto sum_counts = [&](std::uint32_t mask) {
+    auto pass = [&](std::uint32_t p) {
+      const auto first = static_cast<std::uint32_t>(part_begin(cells, p, parts));
+      const auto last = static_cast<std::uint32_t>(part_begin(cells, p + 1, parts));
+      for (std::uint32_t c = first; c < last; ++c) {
+        std::uint32_t sum = 0;
+        for (std::uint32_t q = 0; q < parts; ++q) sum += part_counts_[q][c + 1] & mask;
+        start[c + 1] = sum;
+      }
+    };
+    run_parts(*tasks, parts, pass);
   };
   if (cover != nullptr && mark_covered(*cover)) {
     // The counts of every cell, and in the same pass, in slot order, the entities of the covered
@@ -440,39 +459,120 @@ void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t*
     // it and says whether to keep it (live < 2^31).
     constexpr std::uint32_t kCovered = 0x80000000u;
     SIGHTLINE_ASSERT(live < kCovered);
-    for (const std::uint32_t c : covered_) start[c + 1] = kCovered;
-    partition_.resize(live);  // within the capacity reserved with the items
-    Placed* const kept = partition_.data();
     std::uint32_t kept_count = 0;
-    for_each_binned([&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
-      if (++start[c + 1] & kCovered) kept[kept_count++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
-    });
-    for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] = (start[c + 1] & ~kCovered) + start[c];
+    if (parts == 1) {
+      partition_.resize(live);  // within the capacity reserved with the items
+      Placed* const kept = partition_.data();
+      for (const std::uint32_t c : covered_) start[c + 1] = kCovered;
+      for_each_binned(0, slots, [&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
+        if (++start[c + 1] & kCovered) kept[kept_count++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
+      });
+      for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] = (start[c + 1] & ~kCovered) + start[c];
+    } else {
+      // A range keeps its covered entities at the front of its own span of partition_ (its
+      // slots), then the spans close up in range order: slot order, as one pass.
+      partition_.resize(slots);  // within the capacity reserved with the items
+      part_kept_.resize(parts);
+      auto pass = [&](std::uint32_t p) {
+        std::uint32_t* const counts = part_counts_[p].data();
+        std::fill(counts, counts + cells + 1, 0u);
+        for (const std::uint32_t c : covered_) counts[c + 1] = kCovered;
+        const std::size_t begin = part_begin(slots, p, parts);
+        Placed* const mine = partition_.data() + begin;
+        std::uint32_t n = 0;
+        for_each_binned(begin, part_begin(slots, p + 1, parts),
+                        [&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
+                          if (++counts[c + 1] & kCovered)
+                            mine[n++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
+                        });
+        part_kept_[p] = n;
+      };
+      run_parts(*tasks, parts, pass);
+      sum_counts(~kCovered);
+      for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
+      for (std::uint32_t p = 0; p < parts; ++p) {
+        const Placed* const from = partition_.data() + part_begin(slots, p, parts);
+        std::copy(from, from + part_kept_[p], partition_.data() + kept_count);  // never forward
+        kept_count += part_kept_[p];
+      }
+    }
     block_cursor_.resize(cells);  // within the capacity reserved with the cells
     std::uint32_t* const cursor = block_cursor_.data();
     for (const std::uint32_t c : covered_) cursor[c] = start[c];
-    place_in_cells(kept, kept_count, binning, cursor);
+    place_in_cells(partition_.data(), kept_count, binning, cursor);
     kept_all_ = all;
     last_partitioned_ = true;
     covered_only_ = true;
     return;
   }
-  for_each_binned([&](std::size_t, std::uint32_t c) SIGHTLINE_FORCE_INLINE { ++start[c + 1]; });
+  if (parts == 1) {
+    for_each_binned(0, slots, [&](std::size_t, std::uint32_t c) SIGHTLINE_FORCE_INLINE { ++start[c + 1]; });
+  } else {
+    auto pass = [&](std::uint32_t p) {
+      std::uint32_t* const counts = part_counts_[p].data();
+      std::fill(counts, counts + cells + 1, 0u);
+      for_each_binned(part_begin(slots, p, parts), part_begin(slots, p + 1, parts),
+                      [&](std::size_t, std::uint32_t c) SIGHTLINE_FORCE_INLINE { ++counts[c + 1]; });
+    };
+    run_parts(*tasks, parts, pass);
+    sum_counts(~0u);
+  }
   for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
 
   std::uint32_t shift = 0;
   while (shift < 31 && (std::uint64_t{live} << (shift + 1)) <= std::uint64_t{cells} * kBlockItems) ++shift;
   const std::uint32_t blocks = ((cells - 1) >> shift) + 1;
-  block_cursor_.resize(blocks);  // within the capacity reserved with the cells
-  std::uint32_t* const cursor = block_cursor_.data();
-  for (std::uint32_t b = 0; b < blocks; ++b) cursor[b] = start[b << shift];
   partition_.resize(live);  // within the capacity reserved with the items
   Placed* const partition = partition_.data();
-  for_each_binned([&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
-    partition[cursor[c >> shift]++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
-  });
-
-  place_in_cells(partition, live, binning, start);
+  if (parts == 1) {
+    block_cursor_.resize(blocks);  // within the capacity reserved with the cells
+    std::uint32_t* const cursor = block_cursor_.data();
+    for (std::uint32_t b = 0; b < blocks; ++b) cursor[b] = start[b << shift];
+    for_each_binned(0, slots, [&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
+      partition[cursor[c >> shift]++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
+    });
+    place_in_cells(partition, live, binning, start);
+  } else {
+    // Range p's entities of block b go after those of the ranges before it: its cursor there is
+    // the block's start plus their counts in the block (each range's counts summed over the
+    // block's cells, in part_counts_[p][b] once the cells' counts are spent).
+    auto block_counts = [&](std::uint32_t p) {
+      std::uint32_t* const counts = part_counts_[p].data();
+      for (std::uint32_t b = 0; b < blocks; ++b) {
+        const std::uint32_t last = std::min(cells, (b + 1) << shift);
+        std::uint32_t sum = 0;
+        for (std::uint32_t c = b << shift; c < last; ++c) sum += counts[c + 1];
+        counts[b] = sum;  // b <= c: the cells' counts from b on are not yet read
+      }
+    };
+    run_parts(*tasks, parts, block_counts);
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      std::uint32_t at = start[b << shift];
+      for (std::uint32_t p = 0; p < parts; ++p) {
+        const std::uint32_t count = part_counts_[p][b];
+        part_counts_[p][b] = at;
+        at += count;
+      }
+    }
+    auto scatter = [&](std::uint32_t p) {
+      std::uint32_t* const cursor = part_counts_[p].data();
+      for_each_binned(part_begin(slots, p, parts), part_begin(slots, p + 1, parts),
+                      [&](std::size_t i, std::uint32_t c) SIGHTLINE_FORCE_INLINE {
+                        partition[cursor[c >> shift]++] = {static_cast<std::uint32_t>(i), x[i], z[i]};
+                      });
+    };
+    run_parts(*tasks, parts, scatter);
+    // Each range of blocks into its own cells: the cells' cursors (start) of a block are its
+    // alone. Where each range's entities lie, read before any cursor moves.
+    part_kept_.resize(parts + 1);
+    for (std::uint32_t p = 0; p <= parts; ++p) {
+      part_kept_[p] = start[std::min<std::size_t>(cells, part_begin(blocks, p, parts) << shift)];
+    }
+    auto place = [&](std::uint32_t p) {
+      place_in_cells(partition + part_kept_[p], part_kept_[p + 1] - part_kept_[p], binning, start);
+    };
+    run_parts(*tasks, parts, place);
+  }
   for (std::uint32_t c = cells; c > 0; --c) start[c] = start[c - 1];
   start[0] = 0;
   kept_all_ = all;

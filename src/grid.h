@@ -220,6 +220,10 @@ class Grid {
   std::vector<Survey> part_survey_;
   std::vector<std::vector<CellMove>> part_moved_;
   std::vector<std::size_t> part_moved_count_;
+  // build_partitioned()'s: each range's counts by cell (then by block, then its cursors), and
+  // how many covered entities it kept (or where each range of blocks' entities start).
+  std::vector<std::vector<std::uint32_t>> part_counts_;
+  std::vector<std::uint32_t> part_kept_;
   std::vector<float> spare_x_;
   std::vector<float> spare_z_;
   std::vector<std::uint32_t> spare_cell_;

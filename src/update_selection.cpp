@@ -172,7 +172,7 @@ void ReplicatorImpl::fill_by_priority(ClientSend& s) {
   std::uint64_t written = 0;
   std::uint64_t written_bytes = 0;
   std::uint32_t misfits = 0;
-  // Without deltas, a written update record is every client's as it is (see as_shared below).
+  // Without deltas, a written update record is every client's as it is (the fast path below).
   const bool shared_as_is = def.share_payloads && !def.delta_updates;
   const std::uint64_t ready = 2 * (sends + 1) + 1;  // CachedPayload::state once written this send
   while (begin < candidates.size() && !filler_done(s, def, misfits)) {

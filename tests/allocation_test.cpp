@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <new>
 #include <optional>
@@ -356,12 +357,26 @@ void expect_sends_serialized_ahead_allocate_nothing(std::uint32_t threads) {
     ids.push_back(*world.create_entity({xs.back(), zs.back()}));
   }
   for (std::size_t i = 0; i < ids.size(); i += 8) (void)*world.create_client(ids[i]);
+  // Serialized ahead, a worker writes the updates of its range of slots in slot order: an update
+  // for a lower slot than the one before on the same thread comes about once a send per thread.
+  // Serialized on first need, it comes in the clients' order, thousands of times a send.
+  struct Order {
+    const World* world;
+    std::atomic<std::uint64_t> descents{0};
+  } order{&world};
   ReplicatorDef rdef;
-  rdef.serialize = testing::serialize_steady_state;
-  rdef.serialize_context = &world;
+  rdef.serialize = [](Stream& s, EntityId e, StatePart part, void* context) {
+    auto& o = *static_cast<Order*>(context);
+    thread_local std::uint32_t last = 0;
+    if (part == StatePart::update) {
+      if (e.index < last) ++o.descents;
+      last = e.index;
+    }
+    return testing::serialize_steady_state(s, e, part, const_cast<World*>(o.world));
+  };
+  rdef.serialize_context = &order;
   Replicator replicator = std::move(Replicator::create(world, rdef).value());
   scenarios::Rng rng(5);
-  std::uint64_t updates = 0;
   auto step = [&] {
     for (std::size_t i = 0; i < xs.size(); ++i) {
       xs[i] += rng.uniform(-0.05f, 0.05f);
@@ -370,15 +385,59 @@ void expect_sends_serialized_ahead_allocate_nothing(std::uint32_t threads) {
     if (!world.set_positions(ids, xs, zs).ok()) std::abort();
     world.tick();
     if (!replicator.send().ok()) std::abort();
-    updates = replicator.stats().updates;
   };
   // Tables creep past their early highs while the walk spreads (the last growth here at 47).
   for (int t = 0; t < 60; ++t) step();
   const std::uint64_t before = allocations();
+  order.descents = 0;
   for (int t = 0; t < 30; ++t) step();
   EXPECT_EQ(allocations() - before, 0u)
       << "heap allocations in 30 steady sends on " << threads << " thread(s)";
-  EXPECT_GE(updates, 2 * ids.size()) << "two update records a slot, or the sends did not serialize ahead";
+  EXPECT_LE(order.descents.load(), 30u * (threads + 1)) << "the sends did not serialize ahead, in slot order";
+}
+
+// The grid's passes over the entities run on the World's workers from 32,768 slots: a steady
+// tick of such a world on three threads allocates nothing, with the incremental build (small
+// steps), with the full sort (large ones), and from 131,072 slots with the partitioned sort, of
+// the cells its clients reach (a few clients) or of every cell.
+void expect_large_world_ticks_allocate_nothing(std::uint32_t side, std::uint32_t every_client, float step) {
+  WorldDef def = default_world_def();
+  def.enter_radius = 4.0f;
+  def.leave_radius = 5.0f;
+  def.threads = 3;
+  def.thread_min_work = 0;
+  World world = std::move(World::create(def).value());
+  std::vector<EntityId> ids;
+  std::vector<float> xs, zs;
+  for (std::uint32_t i = 0; i < side * side; ++i) {
+    xs.push_back(static_cast<float>(i % side));
+    zs.push_back(static_cast<float>(i / side));
+    ids.push_back(*world.create_entity({xs.back(), zs.back()}));
+  }
+  for (std::size_t i = 0; i < ids.size(); i += every_client) (void)*world.create_client(ids[i]);
+  const std::vector<float> home_x = xs, home_z = zs;
+  scenarios::Rng rng(9);
+  auto tick = [&] {
+    // Each entity within `step` of its place on the lattice: the world keeps its box.
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      xs[i] = home_x[i] + rng.uniform(-step, step);
+      zs[i] = home_z[i] + rng.uniform(-step, step);
+    }
+    if (!world.set_positions(ids, xs, zs).ok()) std::abort();
+    world.tick();
+  };
+  for (int t = 0; t < 40; ++t) tick();
+  const std::uint64_t before = allocations();
+  for (int t = 0; t < 20; ++t) tick();
+  EXPECT_EQ(allocations() - before, 0u)
+      << "heap allocations in 20 steady ticks of " << ids.size() << " entities";
+}
+
+TEST(AllocationTest, SteadyTicksOfALargeWorldOnThreeThreadsAllocateNothing) {
+  expect_large_world_ticks_allocate_nothing(200, 64, 0.02f);    // 40,000: incremental builds
+  expect_large_world_ticks_allocate_nothing(200, 64, 2.0f);     // most change cell: full sorts
+  expect_large_world_ticks_allocate_nothing(380, 1444, 0.02f);  // 144,400: covered cells only
+  expect_large_world_ticks_allocate_nothing(380, 64, 0.02f);    // clients everywhere: every cell
 }
 
 TEST(AllocationTest, SteadySendsSerializedAheadAllocateNothing) {

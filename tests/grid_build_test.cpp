@@ -211,11 +211,18 @@ TEST(GridBuildTest, PartitionedBuildsSortBySlotWithinCells) {
       std::vector<std::uint8_t> binned(count, 1);
       Grid partitioned;
       partitioned.partition_min_slots = 0;
+      TaskRunner workers(3);
+      Grid split;  // the same on three workers
+      split.partition_min_slots = 0;
+      split.tasks = &workers;
+      split.parallel_min_slots = 0;
       Grid sorted;
       for (int step = 0; step < 3; ++step) {
         if (step == 2 && count > 1) binned[rng.below(count)] = 0;  // a slot left out
         partitioned.build(xs, zs, binned, cell, max_cells);
+        split.build(xs, zs, binned, cell, max_cells);
         sorted.build(xs, zs, binned, cell, max_cells);
+        expect_same(split, partitioned, "partitioned, on three workers");
         ASSERT_EQ(partitioned.cells_x(), sorted.cells_x());
         ASSERT_EQ(partitioned.cells_z(), sorted.cells_z());
         ASSERT_EQ(partitioned.cell_size(), sorted.cell_size());
@@ -276,12 +283,32 @@ TEST(GridBuildTest, CoveredCellsAnswerTheCoversQueries) {
     const Grid::QueryCover cover{qx, qz, radius};
     Grid covered;
     covered.partition_min_slots = 0;
+    TaskRunner workers(3);
+    Grid split;  // the same on three workers
+    split.partition_min_slots = 0;
+    split.tasks = &workers;
+    split.parallel_min_slots = 0;
     Grid full;
     for (int step = 0; step < 3; ++step) {
       if (step == 2) binned[rng.below(count)] = 0;
       covered.build(xs, zs, binned, cell, 1u << 20, &cover);
+      split.build(xs, zs, binned, cell, 1u << 20, &cover);
       full.build(xs, zs, binned, cell, 1u << 20);
       ASSERT_EQ(covered.last_build_covered_only(), trial != 5) << "trial " << trial;
+      ASSERT_EQ(split.last_build_covered_only(), covered.last_build_covered_only());
+      for (std::uint32_t z = 0; z < covered.cells_z(); ++z) {
+        for (std::uint32_t x = 0; x < covered.cells_x(); ++x) {
+          ASSERT_EQ(split.cell_filled(z, x), covered.cell_filled(z, x));
+          if (!covered.cell_filled(z, x)) continue;
+          ASSERT_EQ(split.run_begin(z, x), covered.run_begin(z, x));
+          ASSERT_EQ(split.run_end(z, x), covered.run_end(z, x));
+          for (std::uint32_t k = covered.run_begin(z, x); k < covered.run_end(z, x); ++k) {
+            ASSERT_EQ(split.items()[k], covered.items()[k]) << "trial " << trial << " step " << step;
+            ASSERT_EQ(split.item_x()[k], covered.item_x()[k]);
+            ASSERT_EQ(split.item_z()[k], covered.item_z()[k]);
+          }
+        }
+      }
       ASSERT_EQ(covered.cells_x(), full.cells_x());
       ASSERT_EQ(covered.cells_z(), full.cells_z());
       for (std::uint32_t z = 0; z < full.cells_z(); ++z) {

@@ -56,10 +56,11 @@ using PriorityHook = float (*)(const PriorityInputs& inputs, void* context);
 /// most once a send (with ReplicatorDef::share_payloads), from send()'s workers: several calls
 /// run at once, for different entities, when the World has more than one worker, so the
 /// function must only read what other calls share. A part is serialized when a client's packet
-/// first needs it, except where the last send wrote at least two update records per entity
-/// slot in a world of 16,384 slots or more: then the update part of every entity a client holds is serialized
-/// first, in slot order (the reads of the game's state then stream instead of missing the caches), whether or
-/// not a packet carries it, and a failure is reported for it all the same.
+/// first needs it, except where, with share_payloads, the last send wrote at least two update
+/// records per entity slot in a world of 16,384 slots or more (and the members are at least the
+/// entity slots): then the update part of every entity a client holds is serialized first, in
+/// slot order (the reads of the game's state then stream instead of missing the caches),
+/// whether or not a packet carries it, and a failure is reported for it all the same.
 using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart part, void* context);
 
 /// Writes an event's payload (events.h): what a recipient needs to play it, from the EventDef the

@@ -151,8 +151,9 @@ struct TickTimings {
 ///
 /// Memory: after warm-up (stable entity, client and set counts, a steady event rate) neither a
 /// tick nor emit_event performs heap allocation. Thread safety: use one World from one thread at
-/// a time; with WorldDef::threads > 1, tick() spreads phases 3 and 4 over its own worker threads,
-/// and the records are the same for any thread count.
+/// a time; with WorldDef::threads > 1, tick() spreads phases 3 and 4 over its own worker threads
+/// (and phase 2's passes over the entities, in a world of 32,768 entity slots or more), and the
+/// records are the same for any thread count.
 /// Determinism: the same sequence of calls gives the same records, on any platform.
 class SIGHTLINE_API World {
  public:

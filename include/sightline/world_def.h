@@ -55,7 +55,8 @@ struct WorldDef {
   /// tier's period. See default_distance_tiers() for the documented preset.
   std::vector<DistanceTier> tiers;
 
-  /// Threads for the per-client passes (phases 3 and 4), the calling thread included, in
+  /// Threads for the per-client passes (phases 3 and 4) and, from 32,768 entity slots, the
+  /// grid's passes over the entities (phase 2), the calling thread included, in
   /// 1..kMaxThreads. 1 (the default) starts no thread. With more, clients are split into
   /// contiguous runs of about equal work, each pass writes its own outputs, and they are placed in
   /// slot order: the records, sets and answers are identical whatever the count. Passes of fewer
