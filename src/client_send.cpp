@@ -194,13 +194,13 @@ Status ReplicatorImpl::send() {
   stats.serialize_errors = event_failures;
   stats.messages_dropped = messages_dropped;
   first_error = {};
-  std::uint32_t error_entity = 0;
+  std::uint64_t error_key = 0;
   for (const SendWorker& w : workers) {
     add(stats, w.stats);
     reference_width = std::max(reference_width, w.most_references);
-    if (!w.error.ok() && (first_error.ok() || w.error_entity < error_entity)) {
+    if (!w.error.ok() && (first_error.ok() || w.error_key < error_key)) {
       first_error = w.error;
-      error_entity = w.error_entity;
+      error_key = w.error_key;
     }
   }
   if (first_error.ok()) first_error = event_error;  // an entity's failure is reported first

@@ -17,9 +17,10 @@ namespace sightline {
 
 void ReplicatorImpl::note_error(SendWorker& w, EntityId e, StatePart part, const char* why) {
   ++w.stats.serialize_errors;
-  // Each worker keeps the failure of the lowest entity it met; send() reports the lowest of all.
-  if (!w.error.ok() && w.error_entity <= e.index) return;
-  w.error_entity = e.index;
+  // Each worker keeps the lowest failure it met (failure_key); send() reports the lowest of all.
+  const std::uint64_t key = failure_key(e, part);
+  if (!w.error.ok() && w.error_key <= key) return;
+  w.error_key = key;
   w.error = {ErrorCode::invalid_argument, "serializing the " +
                                               std::string(part == StatePart::full ? "full" : "update") +
                                               " state of " + describe(e) + " failed: " + why};

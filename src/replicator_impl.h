@@ -255,8 +255,8 @@ using ReferenceArena = BlockArena<EntityReference, 1024>;
 /// Clients are shared among workers by range; a worker's results are summed in worker order.
 struct SendWorker {
   SendStats stats;
-  Status error;  // the first serializer failure it met, and its entity
-  std::uint32_t error_entity = 0;
+  Status error;  // the lowest serializer failure it met (failure_key), and its key
+  std::uint64_t error_key = 0;
   PayloadArena payloads;
   ReferenceArena references;
   std::vector<std::uint8_t> measured;  // share_payloads off: each record's payload, measured then written
@@ -451,6 +451,13 @@ class ReplicatorImpl {
   /// the failure noted, when the serializer fails.
   bool serialize(SendWorker& w, EntityId e, StatePart part, Payload& payload);
   void note_error(SendWorker& w, EntityId e, StatePart part, const char* why);
+  /// The order of serializer failures, for the one a send reports: by entity index, then the
+  /// full part before the update part. Each part of an entity is serialized once a send, but by
+  /// whichever worker needs it first: an order over what failed, not over who met it first,
+  /// makes the report the same for any split.
+  [[nodiscard]] static std::uint64_t failure_key(EntityId e, StatePart part) noexcept {
+    return std::uint64_t{e.index} << 1 | (part == StatePart::full ? 0u : 1u);
+  }
 
   // One client's send (client_send.cpp), its phases in order.
   void send_client(SendWorker& w, ClientState& c, const ClientTick& client);

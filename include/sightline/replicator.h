@@ -264,7 +264,8 @@ class SIGHTLINE_API Replicator {
 
   /// Writes this tick's packets for every live client of the World. A serializer failure skips
   /// that record (a spawn stays pending, an update waits) and is reported, naming the failed
-  /// entity of lowest index and its stream's error, once the rest of the send is done.
+  /// entity of lowest index (its full part's failure before its update part's) and its stream's
+  /// error, once the rest of the send is done: the same report whatever the thread count.
   Status send();
 
   /// The client's packets of the last send, in order. Valid until the next send().
