@@ -38,7 +38,7 @@ ClientPass::ClientPass(const WorldImpl& world, ClientSlot& client, PassScratch& 
       origins_(world.origins_of(client, origin_x_.data(), origin_z_.data())),
       old_seen_(nullptr),
       last_tick_(world.ticks == 0 ? 0 : world.ticks - 1),
-      old_members_(out.previous_members + client.members.begin),
+      old_members_(out.old_members(client)),
       old_count_(client.members.count),
       kept_(scratch.kept.data()),
       gaps_(scratch.gaps.data()) {
@@ -53,7 +53,7 @@ ClientPass::ClientPass(const WorldImpl& world, ClientSlot& client, PassScratch& 
   plain_members_ = plain_rule && w_.def.fast_paths;
   note_gaps_ = plain_rule && cap_ == 0 && !attachments_;
   // Last sightings of the old members; where sight did not apply, the last tick counts as one.
-  if (client.sighted) old_seen_ = out.previous_seen + client.seen.begin;
+  if (client.sighted) old_seen_ = out.old_seen(client);
 }
 
 void ClientPass::run() {

@@ -1,6 +1,6 @@
 // The client passes of a tick: in the grid's cell order of the viewers, split into one run of
-// that order per thread, each client by the plain or the general pass, and every thread's outputs
-// placed in the shared arrays.
+// that order per thread, each client by the plain or the general pass, each thread writing its
+// own output part.
 #include <algorithm>
 
 #include "pass_steps.h"
@@ -95,7 +95,16 @@ void WorldImpl::split_shares() {
   for (std::uint32_t s = share + 1; s < n; ++s) shares[s].first = shares[s].last = shares[share].last;
 }
 
-// One share per thread (split_shares), each writing its own outputs; placed in share order after.
+PassOutputs WorldImpl::pass_outputs(std::uint32_t part) noexcept {
+  PassOutputs out{parts[part].out, part};
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    out.previous_members[p] = parts[p].previous_members.data();
+    out.previous_seen[p] = parts[p].previous_seen.data();
+  }
+  return out;
+}
+
+// One share per thread (split_shares), each writing its own output part: nothing to copy after.
 void WorldImpl::parallel_passes(TickStats& stats) {
   const auto n = static_cast<std::uint32_t>(shares.size());
   tasks->run(
@@ -104,63 +113,18 @@ void WorldImpl::parallel_passes(TickStats& stats) {
         for (std::uint32_t s = first; s < last; ++s) static_cast<WorldImpl*>(world)->run_share(s);
       },
       this);
-  // Share 0 wrote straight into the World's outputs; the others are placed after it.
-  TickOutputs::Sizes end = outputs.sizes();
-  add_pass_totals(stats, shares[0].stats);
-  for (std::uint32_t s = 1; s < n; ++s) {
-    WorkerShare& w = shares[s];
-    w.at = end;
-    const TickOutputs::Sizes sizes = w.out.sizes();
-    for (std::size_t k = 0; k < end.size(); ++k) end[k] += sizes[k];
-    add_pass_totals(stats, w.stats);
-  }
-  outputs.resize(end);
-  // Every thread places a part of every share's outputs: one share's copy (half the records on
-  // two threads) no longer waits on one core while the others idle.
-  tasks->run(
-      n, 1,
-      [](std::uint32_t first, std::uint32_t last, std::uint32_t, void* world) {
-        for (std::uint32_t p = first; p < last; ++p) static_cast<WorldImpl*>(world)->place_part(p);
-      },
-      this);
+  for (std::uint32_t s = 0; s < n; ++s) add_pass_totals(stats, shares[s].stats);
 }
 
 void WorldImpl::run_share(std::uint32_t s) {
   WorkerShare& w = shares[s];
-  if (s == 0) {
-    w.stats = TickStats{};
-    PassOutputs shared{outputs, previous_members.data(), previous_seen.data()};
-    run_passes(w.first, w.last, w.scratch, shared, w.stats);
-    return;
-  }
-  // The outputs' growth rule, on this share's part of the sets.
+  // The outputs' growth rule, on this share's part of the sets (the part is this share's alone).
   std::uint64_t old_total = 0;
   for (std::uint32_t i = w.first; i < w.last; ++i) old_total += client_slots[pass_order[i]].members.count;
-  (void)w.out.reserve_for(std::max<std::uint64_t>(old_total, w.stats.members), record_periods);
-  w.out.clear();
+  (void)parts[s].out.reserve_for(old_total, record_periods);
   w.stats = TickStats{};
-  PassOutputs out{w.out, previous_members.data(), previous_seen.data()};
+  PassOutputs out = pass_outputs(s);
   run_passes(w.first, w.last, w.scratch, out, w.stats);
-}
-
-void WorldImpl::place_part(std::uint32_t part) {
-  const auto parts = static_cast<std::uint32_t>(shares.size());
-  for (std::uint32_t s = 1; s < parts; ++s) {  // share 0 wrote in place
-    const WorkerShare& w = shares[s];
-    w.out.copy_part_into(outputs, w.at, part, parts);
-    const std::uint64_t clients = w.last - w.first;
-    const auto first = static_cast<std::uint32_t>(w.first + clients * part / parts);
-    const auto last = static_cast<std::uint32_t>(w.first + clients * (part + 1) / parts);
-    const auto at_members = static_cast<std::uint32_t>(w.at[0]);
-    for (std::uint32_t i = first; i < last; ++i) {
-      ClientSlot& c = client_slots[pass_order[i]];
-      c.members.begin += at_members;
-      if (c.sighted) c.seen.begin += static_cast<std::uint32_t>(w.at[1]);
-      c.spawns.begin += static_cast<std::uint32_t>(w.at[3]);
-      c.updates.begin += c.updates_in_set ? at_members : static_cast<std::uint32_t>(w.at[4]);
-      c.despawns.begin += static_cast<std::uint32_t>(w.at[5]);
-    }
-  }
 }
 
 void WorldImpl::run_passes(std::uint32_t first, std::uint32_t last, PassScratch& pass, PassOutputs& out,
@@ -171,7 +135,11 @@ void WorldImpl::run_passes(std::uint32_t first, std::uint32_t last, PassScratch&
     plain_passes(first, last, pass, out, stats);
     return;
   }
-  for (std::uint32_t i = first; i < last; ++i) client_pass(client_slots[pass_order[i]], pass, out, stats);
+  for (std::uint32_t i = first; i < last; ++i) {
+    ClientSlot& client = client_slots[pass_order[i]];
+    client_pass(client, pass, out, stats);
+    client.part = out.part;
+  }
 }
 
 }  // namespace sightline

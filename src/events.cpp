@@ -52,7 +52,7 @@ void keep_room(std::vector<T>& v, std::size_t n) {
 // (never sent, but the client knows it).
 bool knows(const WorldImpl& w, const ClientSlot& client, EntityId subject) {
   if (subject.index == client.viewer) return w.generation[client.viewer] == subject.generation;
-  const EntityId* const begin = w.outputs.members.data() + client.members.begin;
+  const EntityId* const begin = w.outputs_of(client).members.data() + client.members.begin;
   const EntityId* const end = begin + client.members.count;
   const EntityId* at =
       std::lower_bound(begin, end, subject.index, [](EntityId m, std::uint32_t i) { return m.index < i; });

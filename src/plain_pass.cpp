@@ -79,7 +79,7 @@ SIGHTLINE_FORCE_INLINE inline bool WorldImpl::plain_pass(ClientSlot& client, Pas
   ++stats.plain_passes;
   const float ox = xs[viewer];
   const float oz = zs[viewer];
-  const EntityId* const old_members = out.previous_members + client.members.begin;
+  const EntityId* const old_members = out.old_members(client);
   const std::uint32_t old_count = client.members.count;
 
   // Leave: no member can be dead (plain_world): the leave test (vectorised for a large set,
@@ -120,7 +120,7 @@ SIGHTLINE_FORCE_INLINE inline bool WorldImpl::plain_pass(ClientSlot& client, Pas
 void WorldImpl::change_set(ClientSlot& client, const SpaceSlot& room, std::uint32_t gap_count, bool newcomers,
                            std::uint32_t rows, PassScratch& pass, PassOutputs& out, TickStats& stats) {
   const std::uint32_t viewer = client.viewer;
-  const EntityId* const old_members = out.previous_members + client.members.begin;
+  const EntityId* const old_members = out.old_members(client);
   const std::uint32_t old_count = client.members.count;
   const std::uint32_t* const gaps = pass.gaps.data();
   const auto despawns_begin = static_cast<std::uint32_t>(out.to.despawns.size());
@@ -188,6 +188,7 @@ void WorldImpl::plain_passes(std::uint32_t first, std::uint32_t last, PassScratc
   for (std::uint32_t i = first; i < last; ++i) {
     ClientSlot& client = client_slots[pass_order[i]];
     if (!plain_pass(client, pass, out, stats)) client_pass(client, pass, out, stats);
+    client.part = out.part;
   }
 }
 

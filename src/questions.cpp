@@ -21,7 +21,7 @@ bool any_in_tree(const WorldImpl& w, std::uint32_t e, const F& f) {
 
 // Position of e in the client's set after the last tick, or -1.
 std::int64_t member_at(const WorldImpl& w, const ClientSlot& client, std::uint32_t e) {
-  const EntityId* const begin = w.outputs.members.data() + client.members.begin;
+  const EntityId* const begin = w.outputs_of(client).members.data() + client.members.begin;
   const EntityId* const end = begin + client.members.count;
   const EntityId* at =
       std::lower_bound(begin, end, e, [](EntityId m, std::uint32_t i) { return m.index < i; });
@@ -133,7 +133,7 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
       if (!member) return rule(false, Rule::hidden);
       const std::uint64_t last_tick = w.ticks == 0 ? 0 : w.ticks - 1;
       const std::uint64_t last =
-          c.sighted ? w.outputs.seen[c.seen.begin + static_cast<std::uint32_t>(at)] : last_tick;
+          c.sighted ? w.outputs_of(c).seen[c.seen.begin + static_cast<std::uint32_t>(at)] : last_tick;
       if (last_tick - last > sight.hold_ticks) return rule(false, Rule::hidden);
     }
     d.rank = crowd_rank(best, member ? leave : enter, x);

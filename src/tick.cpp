@@ -14,13 +14,14 @@ namespace sightline {
 // by the old one). On a new high h beyond what the last reserve covers, every array is reserved
 // to 3h: a later tick grows none of them until the total set size passes 3h, and the next reserve
 // comes only once the high passes 2h, so steady ticks never allocate.
-// The outputs' growth rule (TickOutputs::reserve_for), and the same room for the sets and
-// sightings they swap with.
-void WorldImpl::reserve_outputs(std::uint64_t member_total) {
-  const std::size_t capacity = outputs.reserve_for(member_total, record_periods);
-  if (capacity == 0) return;
-  previous_members.reserve(capacity);
-  previous_seen.reserve(capacity);
+// The outputs' growth rule (TickOutputs::reserve_for) for each part's sets of this tick, and the
+// same room for the sets and sightings they swap with.
+void WorldImpl::reserve_outputs() {
+  for (OutputPart& part : parts) {
+    (void)part.out.reserve_for(part.out.members.size(), record_periods);
+    part.previous_members.reserve(part.out.members.capacity());
+    part.previous_seen.reserve(part.out.seen.capacity());
+  }
 }
 
 void WorldImpl::settle_trees() {
@@ -108,13 +109,17 @@ void WorldImpl::index_entities() {
 
 // On the calling thread, or one run of clients per thread when there is work enough.
 void WorldImpl::run_client_passes(TickStats& stats) {
-  std::swap(outputs.members, previous_members);
-  std::swap(outputs.seen, previous_seen);
-  outputs.clear();
+  std::uint64_t previous_total = 0;
+  for (OutputPart& part : parts) {
+    std::swap(part.out.members, part.previous_members);
+    std::swap(part.out.seen, part.previous_seen);
+    part.out.clear();
+    previous_total += part.previous_members.size();
+  }
   plain_tick = plain_world();
   if (plain_tick) settle_plain_spaces();
   // Last tick's sets and clients: the same measure of work as split_shares uses.
-  const std::uint64_t work = previous_members.size() + 16 * static_cast<std::uint64_t>(live_clients.size());
+  const std::uint64_t work = previous_total + 16 * static_cast<std::uint64_t>(live_clients.size());
   const bool threaded =
       tasks->workers() > 1 && live_clients.size() >= 2 * shares.size() && work >= def.thread_min_work;
   order_passes();
@@ -122,8 +127,8 @@ void WorldImpl::run_client_passes(TickStats& stats) {
   if (threaded) {
     parallel_passes(stats);
   } else {
-    PassOutputs shared{outputs, previous_members.data(), previous_seen.data()};
-    run_passes(0, size32(pass_order), scratch, shared, stats);
+    PassOutputs out = pass_outputs(0);
+    run_passes(0, size32(pass_order), scratch, out, stats);
   }
 }
 
@@ -132,16 +137,18 @@ void WorldImpl::run_client_passes(TickStats& stats) {
 // The spawns and despawns arrays hold every live client's records of this tick and nothing else:
 // one loop over each, with no cost per client.
 void WorldImpl::adopt_sets(const TickStats& stats) {
-  for (SpawnRecord& spawn : outputs.spawns) {
-    EntityCold& entity = cold[spawn.entity.index];
-    ++entity.holders;
-    spawn.created = entity.created != 0;
+  for (OutputPart& part : parts) {
+    for (SpawnRecord& spawn : part.out.spawns) {
+      EntityCold& entity = cold[spawn.entity.index];
+      ++entity.holders;
+      spawn.created = entity.created != 0;
+    }
+    for (const DespawnRecord& despawn : part.out.despawns) --cold[despawn.entity.index].holders;
   }
-  for (const DespawnRecord& despawn : outputs.despawns) --cold[despawn.entity.index].holders;
   // Spawns arrive about at random, so a pass finds none with probability near exp(-spawns per
   // pass); the count costs about half the scan it can save, so it pays while that is over half.
   count_enters = stats.spawns * 3 < 2 * static_cast<std::uint64_t>(live_clients.size());
-  reserve_outputs(stats.members);
+  reserve_outputs();
 }
 
 // Slots of entities destroyed before this tick become reusable; teleport marks are cleared.

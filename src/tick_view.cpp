@@ -26,7 +26,7 @@ TickView TickSource::view() const noexcept {
   t.teleported_roots = w.last_teleported_roots;
   t.live_clients = w.live_clients;
   if (w.pass_order_current && w.passes_in_cell_order) t.nearby_order = w.pass_order;
-  t.members = w.outputs.members.size();
+  t.members = w.member_total();
   t.thread_min_work = w.def.thread_min_work;
   t.client_slots = w.client_slots.size();
   t.events = w.events.delivered;
@@ -39,12 +39,12 @@ ClientTick TickSource::client(std::uint32_t client_slot) const noexcept {
   ClientTick c;
   c.viewer = slot.viewer;
   c.origins_changed = slot.origins_changed;
-  c.members = w.outputs.members.span().subspan(slot.members.begin, slot.members.count);
+  const TickOutputs& out = w.outputs_of(slot);
+  c.members = w.members_of(slot);
   // Periods are recorded only at ticks run while requested.
-  if (w.outputs.periods.size() == w.outputs.members.size())
-    c.periods = w.outputs.periods.data() + slot.members.begin;
-  c.spawns = w.outputs.spawns.span().subspan(slot.spawns.begin, slot.spawns.count);
-  c.despawns = w.outputs.despawns.span().subspan(slot.despawns.begin, slot.despawns.count);
+  if (out.periods.size() == out.members.size()) c.periods = out.periods.data() + slot.members.begin;
+  c.spawns = out.spawns.span().subspan(slot.spawns.begin, slot.spawns.count);
+  c.despawns = out.despawns.span().subspan(slot.despawns.begin, slot.despawns.count);
   c.updates = w.updates_of(slot);
   c.events = std::span<const EventRecord>(w.events.records).subspan(slot.events.begin, slot.events.count);
   const SpaceSlot& room = w.space_slots[w.cold[slot.viewer].space];

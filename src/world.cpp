@@ -28,6 +28,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
                                                                      def.finish_task, def.task_user_context)
                                       : std::make_unique<TaskRunner>(def.threads);
   if (def.threads > 1) shares.resize(def.threads);
+  parts.resize(std::max(1u, def.threads));
   grid.tasks = tasks.get();
   for (const DistanceTier& tier : def.tiers) {
     tier_period.push_back(tier.period);
@@ -463,8 +464,7 @@ Status World::destroy_client(ClientId client) {
   }
   slot.extra_origins.clear();
   --w.cold[slot.viewer].viewer_refs;
-  for (std::uint32_t i = 0; i < slot.members.count; ++i)
-    --w.cold[w.outputs.members[slot.members.begin + i].index].holders;
+  for (const EntityId member : w.members_of(slot)) --w.cold[member.index].holders;
   slot.alive = false;
   slot.members = slot.spawns = slot.updates = slot.despawns = slot.events = Slice{};
   if (client.index < w.histories.size() && w.histories[client.index].generation != 0) {
@@ -553,17 +553,16 @@ Result<ClientStream> World::stream(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
   const ClientSlot& slot = w.client_slots[client.index];
-  return ClientStream{w.outputs.spawns.span().subspan(slot.spawns.begin, slot.spawns.count),
-                      w.updates_of(slot),
-                      w.outputs.despawns.span().subspan(slot.despawns.begin, slot.despawns.count),
+  const TickOutputs& out = w.outputs_of(slot);
+  return ClientStream{out.spawns.span().subspan(slot.spawns.begin, slot.spawns.count), w.updates_of(slot),
+                      out.despawns.span().subspan(slot.despawns.begin, slot.despawns.count),
                       std::span(w.events.records).subspan(slot.events.begin, slot.events.count)};
 }
 
 Result<std::span<const EntityId>> World::interest_set(ClientId client) const {
   const WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
-  const Slice members = w.client_slots[client.index].members;
-  return w.outputs.members.span().subspan(members.begin, members.count);
+  return w.members_of(w.client_slots[client.index]);
 }
 
 std::span<const ClientId> World::clients() const noexcept { return impl_->live_clients; }

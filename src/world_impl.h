@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -37,16 +38,17 @@ struct Subscription {
   bool bypass_distance = false;
 };
 
-/// Per-client state. Its set and records live in the World's shared arrays: one array per kind
-/// for all clients grows far less often than one per client, since the totals are much steadier
-/// than any one client's counts (this is what keeps steady ticks allocation-free).
+/// Per-client state. Its set and records live in the World's shared arrays (one output part per
+/// thread): one array per kind for many clients grows far less often than one per client, since the totals
+/// are much steadier than any one client's counts (this is what keeps steady ticks allocation-free).
 struct ClientSlot {
   std::uint32_t generation = 0;
   bool alive = false;
   std::uint32_t viewer = 0;  // entity index
-  Slice members;             // into WorldImpl::outputs.members, sorted by index
+  std::uint32_t part = 0;    // the WorldImpl::parts its slices are in (the share that passed it)
+  Slice members;             // into that part's outputs' members, sorted by index
   Slice spawns;
-  Slice updates;                // into outputs.updates, or into outputs.members when updates_in_set
+  Slice updates;                // into its outputs' updates, or into their members when updates_in_set
   bool updates_in_set = false;  // every member was due: the updates are the set itself
   Slice despawns;
   Slice events;                             // into WorldImpl::events.records
@@ -171,27 +173,43 @@ struct Sight {
   std::uint32_t hold_ticks = 0;
 };
 
-/// Where one run of client passes writes (the World's outputs, or a worker's own), and the last
-/// tick's sets it reads. Those two pointers are copied here, on the running thread's stack: read
-/// through the World they would share a cache line with the headers the first share grows at
-/// every pass, and the line bouncing between cores made two threads slower than one.
+/// Where one run of client passes writes (part `part` of WorldImpl::parts), and the last tick's
+/// sets it reads, a client's in the part it was passed into then (ClientSlot::part). The
+/// pointers are copied here, on the running thread's stack: read through the World they would
+/// share cache lines with the headers other threads grow at every pass, and lines bouncing
+/// between cores made two threads slower than one.
 struct PassOutputs {
   TickOutputs& to;
-  const EntityId* previous_members = nullptr;    // WorldImpl::previous_members.data()
-  const std::uint64_t* previous_seen = nullptr;  // WorldImpl::previous_seen.data()
+  std::uint32_t part = 0;
+  std::array<const EntityId*, kMaxThreads> previous_members{};    // each part's
+  std::array<const std::uint64_t*, kMaxThreads> previous_seen{};  // each part's
+  [[nodiscard]] const EntityId* old_members(const ClientSlot& client) const noexcept {
+    return previous_members[client.part] + client.members.begin;
+  }
+  [[nodiscard]] const std::uint64_t* old_seen(const ClientSlot& client) const noexcept {
+    return previous_seen[client.part] + client.seen.begin;
+  }
 };
 
 /// One worker's share of a threaded tick: a contiguous run of the pass order (a region of the
-/// world), its own
-/// scratch and outputs, copied into the shared arrays at its offset once every worker is done.
-/// Its thread writes all of it: aligned, so no line holds two shares.
+/// world) and its own scratch; it writes into the output part of the same index. Its thread
+/// writes all of it: aligned, so no line holds two shares.
 struct alignas(64) WorkerShare {
   std::uint32_t first = 0;  // into pass_order
   std::uint32_t last = 0;
   PassScratch scratch;
-  TickOutputs out;
   TickStats stats;
-  TickOutputs::Sizes at{};  // where its outputs go in the World's
+};
+
+/// The records of the clients one share passed (all of them where a tick ran on one thread),
+/// and the sets and sightings they had at the tick before, which a tick reads while it writes
+/// the new ones (each pair swaps at the start of every tick). A client's slices stay in the part
+/// it was passed into (ClientSlot::part) until its next pass: nothing is copied between parts.
+/// One thread grows a part while others read the rest: each sits on cache lines of its own.
+struct alignas(64) OutputPart {
+  TickOutputs out;
+  RecordBuffer<EntityId> previous_members;
+  RecordBuffer<std::uint64_t> previous_seen;
 };
 
 struct EventClassSlot {
@@ -319,14 +337,9 @@ class WorldImpl {
   // only while a Replicator asks for it (record_periods, while period_requests != 0).
   bool record_periods = false;
   std::uint32_t period_requests = 0;  // TickSource::request_periods less release_periods
-  // The last tick's outputs (what the readers between ticks see), written anew by every tick.
-  // The first share's passes grow them while other threads read the fields around them: they
-  // sit on cache lines of their own.
-  alignas(64) TickOutputs outputs;
-  // The sets and sightings of the tick before, which a tick reads while it writes the new ones
-  // into `outputs` (the two pairs swap at the start of every tick).
-  alignas(64) RecordBuffer<EntityId> previous_members;
-  RecordBuffer<std::uint64_t> previous_seen;
+  // The last tick's outputs (what the readers between ticks see), written anew by every tick:
+  // one part per thread (OutputPart).
+  std::vector<OutputPart> parts;
 
   alignas(64) Grid grid;
   CrowdIndex crowd_index;  // the grid's dense cells in sub-cells, while a crowd cap is set
@@ -360,8 +373,22 @@ class WorldImpl {
                                        float* origin_z) const noexcept;
   /// The client's updates of the last tick (ClientStream::updates).
   [[nodiscard]] std::span<const EntityId> updates_of(const ClientSlot& client) const noexcept {
-    const RecordBuffer<EntityId>& from = client.updates_in_set ? outputs.members : outputs.updates;
+    const TickOutputs& out = outputs_of(client);
+    const RecordBuffer<EntityId>& from = client.updates_in_set ? out.members : out.updates;
     return from.span().subspan(client.updates.begin, client.updates.count);
+  }
+  /// The outputs the client's slices are in.
+  [[nodiscard]] const TickOutputs& outputs_of(const ClientSlot& client) const noexcept {
+    return parts[client.part].out;
+  }
+  [[nodiscard]] std::span<const EntityId> members_of(const ClientSlot& client) const noexcept {
+    return outputs_of(client).members.span().subspan(client.members.begin, client.members.count);
+  }
+  /// Every live client's set size, summed: the last tick's total.
+  [[nodiscard]] std::uint64_t member_total() const noexcept {
+    std::uint64_t total = 0;
+    for (const OutputPart& part : parts) total += part.out.members.size();
+    return total;
   }
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
     while (cold[e].parent != kNone) e = cold[e].parent;
@@ -382,7 +409,7 @@ class WorldImpl {
   void refresh_binning(std::uint32_t e);  // binned and wide_list from alive, bound, scale and parent
   void set_depths(std::uint32_t e, std::uint8_t d);  // the subtree of e, e at depth d
   void set_radii(float enter, float leave);
-  void reserve_outputs(std::uint64_t member_total);
+  void reserve_outputs();
   void set_entity_key(std::uint32_t index, std::uint64_t stored_key);
   void rebuild_keyed_index();
   void clear_owner(std::uint32_t entity_index);
@@ -420,9 +447,9 @@ class WorldImpl {
   void order_passes();                     // pass_order for this tick
   void split_shares();                     // each thread's run of pass_order
   void parallel_passes(TickStats& stats);  // phases 3 and 4 over the workers
-  void run_share(std::uint32_t share);     // one worker's clients, into its own outputs
-  void place_part(
-      std::uint32_t part);  // a part of every share's outputs into the shared arrays, slices moved
+  void run_share(std::uint32_t share);     // one worker's clients, into its own output part
+  /// Where passes write into part `part`, and every part's last-tick sets.
+  [[nodiscard]] PassOutputs pass_outputs(std::uint32_t part) noexcept;
   // The phases of run_tick that live in tick.cpp.
   void index_entities();                     // 2. the grid and the keyed index
   void run_client_passes(TickStats& stats);  // 3 and 4, on one thread or several

@@ -84,7 +84,6 @@ void WorldImpl::validate_entities() const {
 }
 
 void WorldImpl::validate_clients() const {
-  const RecordBuffer<EntityId>& sets = outputs.members;
   validate_holders.assign(xs.size(), 0);
   std::uint64_t member_total = 0;
   for (std::size_t i = 0; i < live_clients.size(); ++i) {
@@ -93,6 +92,9 @@ void WorldImpl::validate_clients() const {
     const ClientSlot& c = client_slots[id.index];
     SIGHTLINE_ASSERT(c.alive && c.generation == id.generation && alive[c.viewer]);
     SIGHTLINE_ASSERT(sorted_unique(c.owned) && sorted_unique(c.extra_origins));
+    SIGHTLINE_ASSERT(c.part < parts.size());
+    const TickOutputs& outputs = outputs_of(c);
+    const RecordBuffer<EntityId>& sets = outputs.members;
     SIGHTLINE_ASSERT(within(c.members, sets) && within(c.spawns, outputs.spawns) &&
                      within(c.despawns, outputs.despawns));
     SIGHTLINE_ASSERT(c.updates_in_set
@@ -123,8 +125,10 @@ void WorldImpl::validate_clients() const {
     }
     for (const EntityId u : updates_of(c)) SIGHTLINE_ASSERT(holds(u));
   }
-  SIGHTLINE_ASSERT(member_total <= sets.size());
-  SIGHTLINE_ASSERT(!record_periods || outputs.periods.size() == sets.size());
+  SIGHTLINE_ASSERT(member_total <= this->member_total());
+  for (const OutputPart& part : parts) {
+    SIGHTLINE_ASSERT(!record_periods || part.out.periods.size() == part.out.members.size());
+  }
   for (std::size_t e = 0; e < xs.size(); ++e) {
     SIGHTLINE_ASSERT_MSG(cold[e].holders == validate_holders[e],
                          "holder counts equal the sets that hold each entity");

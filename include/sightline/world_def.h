@@ -58,8 +58,8 @@ struct WorldDef {
   /// Threads for the per-client passes (phases 3 and 4) and, from 32,768 entity slots, the
   /// grid's passes over the entities (phase 2), the calling thread included, in
   /// 1..kMaxThreads. 1 (the default) starts no thread. With more, clients are split into
-  /// contiguous runs of about equal work, each pass writes its own outputs, and they are placed in
-  /// slot order: the records, sets and answers are identical whatever the count. Passes of fewer
+  /// contiguous runs of about equal work, each thread writing its own outputs: the records, sets
+  /// and answers are identical whatever the count. Passes of fewer
   /// than 2 clients per thread run on the calling thread. The visibility filter (occlusion.h) is
   /// then called from several threads at once and must be safe for that.
   std::uint32_t threads = 1;
