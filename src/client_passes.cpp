@@ -45,8 +45,8 @@ void size_scratch(PassScratch& scratch, std::size_t entity_slots, std::uint32_t 
 // Within a tick, clients pass in the grid's cell order of their viewers, not in slot order:
 // neighbours share most candidates and members, so each pass finds the positions, items and
 // stamps it reads still in cache from the last one. A counting sort by cell: the order depends on
-// nothing but positions and clients, and only the layout of the shared arrays follows it; every
-// client reads its own slices.
+// nothing but positions and clients, and only which output part a client lands in, and the layout
+// within each part, follow it; every client reads its own slices.
 // Where clients are under a quarter as many as cells, slot order: the sort costs O(cells) (the
 // cursors cleared and summed), more than the whole pass of a client there (callgrind, sparse:
 // 100 instructions a client of 750), and buys little, since such clients rarely share a cell.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "simd.h"
 #include "task_runner.h"
@@ -52,6 +53,11 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
     return;
   }
   if (try_incremental(x, z, slots, live, all, last_cells_x, last_cells_z)) return;
+  if (const std::uint32_t parts = parts_for(slots);
+      parts > 1 && all && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis) {
+    sort_in_parts(x, z, slots, parts);
+    return;
+  }
   bin_and_count(x, z, binned, slots, all);
   place_items(x, z, slots, live, all);
 }
@@ -351,6 +357,72 @@ void Grid::place_items(const float* x, const float* z, std::size_t slots, std::u
   for (std::uint32_t c = cells; c > 0; --c) start[c] = start[c - 1];
   start[0] = 0;
   kept_all_ = all;
+  last_partitioned_ = false;
+}
+
+// bin_and_count() and place_items() on the workers, every slot binned: each slot's cell by
+// ranges of slots; then each range of the scatter order (last build's items where they are this
+// build's order, else the slots) counts its cells and scatters at cursors that follow the ranges
+// before it in every cell: the items one thread's sort gives.
+void Grid::sort_in_parts(const float* x, const float* z, std::size_t slots, std::uint32_t parts) {
+  const std::uint32_t cells = cells_x_ * cells_z_;
+  const bool keep_order = kept_all_ && !last_partitioned_ && items_.size() == slots;
+  cell_of_.resize(slots);
+  cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
+  start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
+  block_cursor_.reserve(static_cast<std::size_t>(cells) + 1);
+  size_items(slots, static_cast<std::uint32_t>(slots));
+  if (part_counts_.size() < parts) part_counts_.resize(parts);
+  for (std::uint32_t p = 0; p < parts; ++p) part_counts_[p].resize(cells);
+  const CellBinning binning{origin_x_, origin_z_, inv_cell_size_, last_x_, last_z_, cells_x_};
+  std::uint32_t* const cell_of = cell_of_.data();
+  const std::uint32_t* const order = keep_order ? previous_items_.data() : nullptr;
+  auto bin = [&](std::uint32_t p) {
+    const std::size_t end = part_begin(slots, p + 1, parts);
+    for (std::size_t i = part_begin(slots, p, parts); i < end; ++i) cell_of[i] = binning.cell(x[i], z[i]);
+  };
+  run_parts(*tasks, parts, bin);
+  auto count = [&](std::uint32_t p) {
+    std::uint32_t* const counts = part_counts_[p].data();
+    std::fill(counts, counts + cells, 0u);
+    const std::size_t end = part_begin(slots, p + 1, parts);
+    for (std::size_t k = part_begin(slots, p, parts); k < end; ++k) {
+      ++counts[cell_of[order != nullptr ? order[k] : k]];
+    }
+  };
+  run_parts(*tasks, parts, count);
+  // By ranges of cells: each range's count becomes its cursor within the cell, and the cell's
+  // total its count in cell_start_ (summed into starts after).
+  std::uint32_t* const start = cell_start_.data();
+  auto cursors = [&](std::uint32_t p) {
+    const std::size_t end = part_begin(cells, p + 1, parts);
+    for (std::size_t c = part_begin(cells, p, parts); c < end; ++c) {
+      std::uint32_t at = 0;
+      for (std::uint32_t q = 0; q < parts; ++q) at += std::exchange(part_counts_[q][c], at);
+      start[c + 1] = at;
+    }
+  };
+  run_parts(*tasks, parts, cursors);
+  for (std::uint32_t c = 0; c < cells; ++c) start[c + 1] += start[c];
+  std::uint32_t* const items = items_.data();
+  float* const item_x = item_x_.data();
+  float* const item_z = item_z_.data();
+  std::uint32_t* const item_cell = item_cell_.data();
+  auto scatter = [&](std::uint32_t p) {
+    std::uint32_t* const cursor = part_counts_[p].data();
+    const std::size_t end = part_begin(slots, p + 1, parts);
+    for (std::size_t k = part_begin(slots, p, parts); k < end; ++k) {
+      const auto e = static_cast<std::uint32_t>(order != nullptr ? order[k] : k);
+      const std::uint32_t c = cell_of[e];
+      const std::uint32_t at = start[c] + cursor[c]++;
+      items[at] = e;
+      item_x[at] = x[e];
+      item_z[at] = z[e];
+      item_cell[at] = c;
+    }
+  };
+  run_parts(*tasks, parts, scatter);
+  kept_all_ = true;
   last_partitioned_ = false;
 }
 

@@ -173,6 +173,8 @@ class Grid {
                                      bool all, std::uint32_t last_cells_x, std::uint32_t last_cells_z);
   void bin_and_count(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots, bool all);
   void place_items(const float* x, const float* z, std::size_t slots, std::uint32_t live, bool all);
+  /// The two above on the workers, in `parts` ranges, every slot binned.
+  void sort_in_parts(const float* x, const float* z, std::size_t slots, std::uint32_t parts);
   void size_items(std::size_t slots, std::uint32_t live);
   void build_partitioned(const float* x, const float* z, const std::uint8_t* binned, std::size_t slots,
                          std::uint32_t live, bool all, const QueryCover* cover);
@@ -220,8 +222,9 @@ class Grid {
   std::vector<Survey> part_survey_;
   std::vector<std::vector<CellMove>> part_moved_;
   std::vector<std::size_t> part_moved_count_;
-  // build_partitioned()'s: each range's counts by cell (then by block, then its cursors), and
-  // how many covered entities it kept (or where each range of blocks' entities start).
+  // build_partitioned()'s and sort_in_parts()': each range's counts by cell (then by block, or
+  // its cursors), and how many covered entities it kept (or where each range of blocks' entities
+  // start).
   std::vector<std::vector<std::uint32_t>> part_counts_;
   std::vector<std::uint32_t> part_kept_;
   std::vector<float> spare_x_;

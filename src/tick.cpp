@@ -10,12 +10,14 @@
 
 namespace sightline {
 
-// Every output array is bounded by a total set size (spawns and updates by the new one, despawns
-// by the old one). On a new high h beyond what the last reserve covers, every array is reserved
-// to 3h: a later tick grows none of them until the total set size passes 3h, and the next reserve
-// comes only once the high passes 2h, so steady ticks never allocate.
-// The outputs' growth rule (TickOutputs::reserve_for) for each part's sets of this tick, and the
-// same room for the sets and sightings they swap with.
+// Every array of an output part is bounded by the total set size of the clients passed into it
+// (spawns and updates by the new one, despawns by the old one). On a new high h beyond what the
+// last reserve covers, every array is reserved to 3h: a later tick grows none of them until that
+// total passes 3h, and the next reserve comes only once the high passes 2h, so steady ticks never
+// allocate. Here the growth rule (TickOutputs::reserve_for) for each part's sets of this tick,
+// and the same room for the sets and sightings they swap with; a share reserves its part again
+// for its clients' last sets before its passes (run_share), and a tick on one thread part 0 for
+// all of them.
 void WorldImpl::reserve_outputs() {
   for (OutputPart& part : parts) {
     (void)part.out.reserve_for(part.out.members.size(), record_periods);
@@ -127,6 +129,8 @@ void WorldImpl::run_client_passes(TickStats& stats) {
   if (threaded) {
     parallel_passes(stats);
   } else {
+    // Every client into part 0, which after threaded ticks held only the first share's.
+    (void)parts[0].out.reserve_for(previous_total, record_periods);
     PassOutputs out = pass_outputs(0);
     run_passes(0, size32(pass_order), scratch, out, stats);
   }

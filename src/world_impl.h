@@ -65,7 +65,7 @@ struct ClientSlot {
   float enter = 0.0f;                        // the radii of the last pass (0 where its space did not cull)
   float leave = 0.0f;
   bool sighted = false;  // sight applied at the last tick: `seen` runs beside `members`
-  Slice seen;            // into WorldImpl::seen[current]: last tick each member was in sight
+  Slice seen;            // into its part's outputs' seen, beside members: last tick each was in sight
 };
 
 /// Per-space state. Settled at the start of every tick (phase 1), read by every client pass.
