@@ -53,7 +53,7 @@ void Grid::build(std::span<const float> xs, std::span<const float> zs, std::span
     return;
   }
   if (try_incremental(x, z, slots, live, all, last_cells_x, last_cells_z)) return;
-  if (const std::uint32_t parts = parts_for(slots);
+  if (const std::uint32_t parts = parts_for_sort(slots);
       parts > 1 && all && cells_x_ <= kExactAxis && cells_z_ <= kExactAxis) {
     sort_in_parts(x, z, slots, parts);
     return;
@@ -123,6 +123,16 @@ Grid::Survey Grid::survey(const float* x, const float* z, const std::uint8_t* bi
 std::uint32_t Grid::parts_for(std::size_t count) const noexcept {
   if (tasks == nullptr || count < parallel_min_slots) return 1;
   return tasks->workers();
+}
+
+// Each range of a sort counts into cells of its own: no more ranges than keep those counters
+// (ranges x cells) within the items sorted, so a sparse world's many cells cost no more than one
+// thread's sort would touch.
+std::uint32_t Grid::parts_for_sort(std::size_t slots) const noexcept {
+  const std::uint32_t parts = parts_for(slots);
+  if (!cap_sort_ranges) return parts;
+  const std::size_t cells = std::size_t{cells_x_} * cells_z_;
+  return static_cast<std::uint32_t>(std::min<std::size_t>(parts, std::max<std::size_t>(1, slots / cells)));
 }
 
 namespace {
@@ -487,7 +497,7 @@ void Grid::build_partitioned(const float* x, const float* z, const std::uint8_t*
                              std::uint32_t live, bool all, const QueryCover* cover) {
   constexpr std::uint32_t kBlockItems = 8192;
   const std::uint32_t cells = cells_x_ * cells_z_;
-  const std::uint32_t parts = parts_for(slots);
+  const std::uint32_t parts = parts_for_sort(slots);
   cell_start_.assign(static_cast<std::size_t>(cells) + 1, 0);
   start_delta_.reserve(static_cast<std::size_t>(cells) + 1);
   block_cursor_.reserve(static_cast<std::size_t>(cells) + 1);

@@ -53,10 +53,15 @@ class Grid {
   /// False makes every build sort all entities (tests compare the two ways).
   bool incremental = true;
   /// Where build() runs its passes over the entities that split by range (the count of the
-  /// binned, their box, and the incremental build's refresh), one range per worker, from
-  /// parallel_min_slots slots on; null: the calling thread. The ranges change nothing built.
+  /// binned and their box, the incremental build's refresh and its moving of those that changed
+  /// cell, the full counting sort where every slot is binned, and the partitioned sort of a large
+  /// world), one range per worker, from parallel_min_slots slots on (a sort in no more ranges
+  /// than have as many slots as there are cells); null: the calling thread. The ranges change
+  /// nothing built.
   TaskRunner* tasks = nullptr;
   std::size_t parallel_min_slots = std::size_t{1} << 15;
+  /// False lifts the cap on a sort's ranges (tests sort small grids on several workers).
+  bool cap_sort_ranges = true;
   /// From this many entity slots on, every build sorts all entities, in slot order and in two
   /// passes that write in cache-sized blocks: there the incremental build's reads of each item's
   /// position, in cell order, miss the caches (entities within a cell are then in slot order).
@@ -161,6 +166,8 @@ class Grid {
                                   std::size_t slots);
   /// How many ranges a pass over `count` items runs in.
   [[nodiscard]] std::uint32_t parts_for(std::size_t count) const noexcept;
+  /// The same for a counting sort of `slots` over this build's cells.
+  [[nodiscard]] std::uint32_t parts_for_sort(std::size_t slots) const noexcept;
   /// How many cells of side `cell` cover `box`.
   [[nodiscard]] static double cells_for_box(const Box& box, double cell) noexcept;
   /// The box of the binned entities within a margin of the bulk of a sample of them (the sample's

@@ -65,6 +65,7 @@ TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
       Grid split;  // its passes in ranges on three workers, whatever the size
       split.tasks = &workers;
       split.parallel_min_slots = 0;
+      split.cap_sort_ranges = false;
       for (int step = 0; step < 40; ++step) {
         // A step moves nothing, a few by a fraction of a cell, many, or one far (a new box).
         const std::uint32_t kind = rng.below(10);
@@ -216,6 +217,7 @@ TEST(GridBuildTest, PartitionedBuildsSortBySlotWithinCells) {
       split.partition_min_slots = 0;
       split.tasks = &workers;
       split.parallel_min_slots = 0;
+      split.cap_sort_ranges = false;
       Grid sorted;
       for (int step = 0; step < 3; ++step) {
         if (step == 2 && count > 1) binned[rng.below(count)] = 0;  // a slot left out
@@ -288,6 +290,7 @@ TEST(GridBuildTest, CoveredCellsAnswerTheCoversQueries) {
     split.partition_min_slots = 0;
     split.tasks = &workers;
     split.parallel_min_slots = 0;
+    split.cap_sort_ranges = false;
     Grid full;
     for (int step = 0; step < 3; ++step) {
       if (step == 2) binned[rng.below(count)] = 0;

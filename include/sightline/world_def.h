@@ -73,7 +73,8 @@ struct WorldDef {
   FinishTaskFunction* finish_task = nullptr;
   /// Passed to enqueue_task and finish_task as their user_context; not used otherwise.
   void* task_user_context = nullptr;
-  /// With threads > 1, the passes of a tick whose work is below this run on the calling thread:
+  /// With threads > 1, the client passes (phases 3 and 4) of a tick whose work is below this run
+  /// on the calling thread (phase 2's passes go by the entity slots alone, world.h):
   /// the work is the last tick's total set size plus 16 per live client (the measure the split
   /// uses). Handing a tick to the pool costs a few microseconds, which a small world does not win
   /// back: the default keeps a world of a hundred clients holding a few dozen members each on
