@@ -11,6 +11,7 @@
 
 #include "alloc_counter.h"
 #include "jitter_walk.h"
+#include "lattice_world.h"
 #include "rng.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
@@ -343,20 +344,11 @@ TEST(AllocationTest, SteadySendsWithEntityReferencesAllocateNothingUnreliable) {
 // serializes every held entity's update ahead of the clients (replicator.h), on one thread and on
 // three, and that allocates nothing either once warm.
 void expect_sends_serialized_ahead_allocate_nothing(std::uint32_t threads) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 4.0f;
-  def.leave_radius = 5.0f;
+  WorldDef def = testing::lattice_world_def();
   def.threads = threads;
   def.thread_min_work = 0;
-  World world = std::move(World::create(def).value());
-  std::vector<EntityId> ids;
-  std::vector<float> xs, zs;
-  for (int i = 0; i < 128 * 128; ++i) {
-    xs.push_back(static_cast<float>(i % 128));
-    zs.push_back(static_cast<float>(i / 128));
-    ids.push_back(*world.create_entity({xs.back(), zs.back()}));
-  }
-  for (std::size_t i = 0; i < ids.size(); i += 8) (void)*world.create_client(ids[i]);
+  testing::LatticeWorld lattice(def, 128, 8);
+  World& world = lattice.world;
   // Serialized ahead, a worker writes the updates of its range of slots in slot order: an update
   // for a lower slot than the one before on the same thread comes about once a send per thread.
   // Serialized on first need, it comes in the clients' order, thousands of times a send.
@@ -378,15 +370,10 @@ void expect_sends_serialized_ahead_allocate_nothing(std::uint32_t threads) {
   Replicator replicator = std::move(Replicator::create(world, rdef).value());
   scenarios::Rng rng(5);
   auto step = [&] {
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      xs[i] += rng.uniform(-0.05f, 0.05f);
-      zs[i] += rng.uniform(-0.05f, 0.05f);
-    }
-    if (!world.set_positions(ids, xs, zs).ok()) std::abort();
-    world.tick();
+    lattice.jitter_and_tick(rng, 0.05f);
     if (!replicator.send().ok()) std::abort();
   };
-  // Tables creep past their early highs while the walk spreads (the last growth here at 47).
+  // Tables creep past their early highs over the first ticks.
   for (int t = 0; t < 60; ++t) step();
   const std::uint64_t before = allocations();
   order.descents = 0;
@@ -401,36 +388,17 @@ void expect_sends_serialized_ahead_allocate_nothing(std::uint32_t threads) {
 // steps), with the full sort (large ones), and from 131,072 slots with the partitioned sort, of
 // the cells its clients reach (a few clients) or of every cell.
 void expect_large_world_ticks_allocate_nothing(std::uint32_t side, std::uint32_t every_client, float step) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 4.0f;
-  def.leave_radius = 5.0f;
+  WorldDef def = testing::lattice_world_def();
   def.threads = 3;
   def.thread_min_work = 0;
-  World world = std::move(World::create(def).value());
-  std::vector<EntityId> ids;
-  std::vector<float> xs, zs;
-  for (std::uint32_t i = 0; i < side * side; ++i) {
-    xs.push_back(static_cast<float>(i % side));
-    zs.push_back(static_cast<float>(i / side));
-    ids.push_back(*world.create_entity({xs.back(), zs.back()}));
-  }
-  for (std::size_t i = 0; i < ids.size(); i += every_client) (void)*world.create_client(ids[i]);
-  const std::vector<float> home_x = xs, home_z = zs;
+  testing::LatticeWorld lattice(def, side, every_client);
   scenarios::Rng rng(9);
-  auto tick = [&] {
-    // Each entity within `step` of its place on the lattice: the world keeps its box.
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      xs[i] = home_x[i] + rng.uniform(-step, step);
-      zs[i] = home_z[i] + rng.uniform(-step, step);
-    }
-    if (!world.set_positions(ids, xs, zs).ok()) std::abort();
-    world.tick();
-  };
+  auto tick = [&] { lattice.jitter_and_tick(rng, step); };
   for (int t = 0; t < 40; ++t) tick();
   const std::uint64_t before = allocations();
   for (int t = 0; t < 20; ++t) tick();
   EXPECT_EQ(allocations() - before, 0u)
-      << "heap allocations in 20 steady ticks of " << ids.size() << " entities";
+      << "heap allocations in 20 steady ticks of " << lattice.ids.size() << " entities";
 }
 
 TEST(AllocationTest, SteadyTicksOfALargeWorldOnThreeThreadsAllocateNothing) {

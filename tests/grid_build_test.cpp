@@ -39,6 +39,13 @@ void expect_same(const Grid& a, const Grid& b, const char* where) {
   ASSERT_TRUE(same(a.item_z(), b.item_z())) << where;
 }
 
+// Puts the grid's passes in ranges on `workers`, whatever the size.
+void on_workers(Grid& grid, TaskRunner& workers) {
+  grid.tasks = &workers;
+  grid.parallel_min_slots = 0;
+  grid.cap_sort_ranges = false;
+}
+
 TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
   scenarios::Rng rng(0x9e1d);
   std::uint64_t incremental = 0;
@@ -63,9 +70,7 @@ TEST(GridBuildTest, IncrementalBuildsEqualFullSorts) {
       full.incremental = false;
       TaskRunner workers(3);
       Grid split;  // its passes in ranges on three workers, whatever the size
-      split.tasks = &workers;
-      split.parallel_min_slots = 0;
-      split.cap_sort_ranges = false;
+      on_workers(split, workers);
       for (int step = 0; step < 40; ++step) {
         // A step moves nothing, a few by a fraction of a cell, many, or one far (a new box).
         const std::uint32_t kind = rng.below(10);
@@ -215,9 +220,7 @@ TEST(GridBuildTest, PartitionedBuildsSortBySlotWithinCells) {
       TaskRunner workers(3);
       Grid split;  // the same on three workers
       split.partition_min_slots = 0;
-      split.tasks = &workers;
-      split.parallel_min_slots = 0;
-      split.cap_sort_ranges = false;
+      on_workers(split, workers);
       Grid sorted;
       for (int step = 0; step < 3; ++step) {
         if (step == 2 && count > 1) binned[rng.below(count)] = 0;  // a slot left out
@@ -288,9 +291,7 @@ TEST(GridBuildTest, CoveredCellsAnswerTheCoversQueries) {
     TaskRunner workers(3);
     Grid split;  // the same on three workers
     split.partition_min_slots = 0;
-    split.tasks = &workers;
-    split.parallel_min_slots = 0;
-    split.cap_sort_ranges = false;
+    on_workers(split, workers);
     Grid full;
     for (int step = 0; step < 3; ++step) {
       if (step == 2) binned[rng.below(count)] = 0;

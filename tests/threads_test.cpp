@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lattice_world.h"
 #include "random_run.h"
 #include "rng.h"
 #include "sightline/replicator.h"
@@ -221,40 +222,24 @@ TEST(ThreadsTest, PacketsAreIdenticalForAnyThreadCount) {
 // the same packets, totals and errors on 1 and 4 threads and on a game's task system (17 s under
 // ThreadSanitizer with eight sends on 1, 2 and 4 threads: five sends, and two thread counts).
 SendPrint large_send_run(std::uint32_t threads, testing::ToyTaskSystem* task_system, std::uint64_t& updates) {
-  WorldDef def = default_world_def();
-  def.enter_radius = 4.0f;
-  def.leave_radius = 5.0f;
+  WorldDef def = testing::lattice_world_def();
   def.threads = threads;
   if (task_system != nullptr) {
     def.enqueue_task = testing::ToyTaskSystem::enqueue;
     def.finish_task = testing::ToyTaskSystem::finish;
     def.task_user_context = task_system;
   }
-  World world = std::move(World::create(def).value());
-  constexpr std::uint32_t kSide = 192;
-  std::vector<EntityId> ids;
-  std::vector<float> home_x, home_z;
-  for (std::uint32_t i = 0; i < kSide * kSide; ++i) {
-    home_x.push_back(static_cast<float>(i % kSide));
-    home_z.push_back(static_cast<float>(i / kSide));
-    ids.push_back(*world.create_entity({home_x.back(), home_z.back()}));
-  }
-  for (std::size_t i = 0; i < ids.size(); i += 16) EXPECT_TRUE(world.create_client(ids[i]).ok());
+  testing::LatticeWorld lattice(def, 192, 16);
+  World& world = lattice.world;
   ReplicatorDef rdef = default_replicator_def();
   rdef.serialize = serialize_position;
   rdef.serialize_context = &world;
   Replicator replicator = std::move(Replicator::create(world, rdef).value());
-  std::vector<float> xs(ids.size()), zs(ids.size());
   scenarios::Rng rng(77);
   SendPrint print;
   updates = ~std::uint64_t{0};  // the fewest of any send after the first
   for (int t = 0; t < 5; ++t) {
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      xs[i] = home_x[i] + rng.uniform(-0.6f, 0.6f);
-      zs[i] = home_z[i] + rng.uniform(-0.6f, 0.6f);
-    }
-    EXPECT_TRUE(world.set_positions(ids, xs, zs).ok());
-    world.tick();
+    lattice.jitter_and_tick(rng, 0.6f);
     print.errors.push_back(replicator.send().message());
     std::uint64_t h = 0;
     for (const ClientId client : world.clients()) {
