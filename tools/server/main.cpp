@@ -92,8 +92,13 @@ int main(int argc, char** argv) {
   app.add_option("--max-connections", server_def.max_connections,
                  "Live connections; more are closed as server full (1013 over WebSocket)")
       ->capture_default_str();
+  app.add_option("--max-http-connections", server_def.max_http_connections,
+                 "Connections not yet WebSockets (HTTP requests, upgrades being read, 10 s each at most); "
+                 "beyond, the oldest is closed")
+      ->capture_default_str();
   app.add_option("--max-frames-per-second", server_def.max_frames_per_second,
-                 "Frames a client may send per second (token bucket of as many)")
+                 "Frames a client may send per second, pings, pongs and continuations included (token bucket "
+                 "of as many)")
       ->capture_default_str();
   app.add_option("--idle-seconds", server_def.idle_seconds,
                  "Close a client that sends nothing, not even a pong to the server's pings, for this long")

@@ -3,7 +3,9 @@
 #include "server.h"
 
 #include <fmt/format.h>
+#include <linux/sockios.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 
 #include <array>
@@ -18,19 +20,22 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "frame_guard.h"
 #include "frames.h"
+#include "guarded_stream.h"
 #include "metrics.h"
 #include "server_pages.h"
 #include "server_stats.h"
 #include "tick_schedule.h"
-#include "token_bucket.h"
 #include "web_files.h"
 
 namespace sightline::demo {
@@ -46,7 +51,9 @@ using namespace std::chrono_literals;
 
 constexpr std::size_t kMaxMessageBytes = 64;
 constexpr std::size_t kMaxCloseReasonBytes = 123;
-constexpr auto kHttpTimeout = 30s;
+// An HTTP request (an upgrade included) must arrive whole within this, counted from the moment
+// the server starts reading it: a silent socket holds a descriptor no longer.
+constexpr auto kHttpTimeout = 10s;
 constexpr auto kHandshakeTimeout = 30s;
 // A close handshake the peer has not finished by then is cut at the TCP level.
 constexpr auto kCloseGrace = 5s;
@@ -81,7 +88,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// "server full", which a browser can show (a refused upgrade reads there as 1006).
   Connection(Server& server, tcp::socket socket, bool full = false);
 
-  void accept(http::request<http::string_body> request);
+  /// Completes the upgrade `request`; `early` holds the bytes the client sent right behind it
+  /// (its first frames), read with the request.
+  void accept(const http::request<http::string_body>& request, std::span<const std::uint8_t> early);
   /// Queues one of the Game's frames (copied).
   void push(std::span<const std::uint8_t> frame);
   /// Starts the close handshake once the frame being written is out; queued frames are dropped.
@@ -95,19 +104,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write();
   void on_write(beast::error_code ec, std::size_t bytes);
   void drop_queued();
+  bool kernel_keeps_up();
+  void refuse_stream();
+  void drain();
   void cut();
   void finish(const std::string& why);
 
   Server& server_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<GuardedStream> ws_;
   net::steady_timer close_deadline_;
-  TokenBucket bucket_;
-  std::uint32_t id_ = 0;  // 0 until the Game has connected it
+  std::string handshake_;  // the upgrade request and the bytes behind it, for Beast to read
+  std::uint32_t id_ = 0;   // 0 until the Game has connected it
   std::array<std::uint8_t, kMaxMessageBytes + 1> message_{};
   std::size_t message_bytes_ = 0;
   std::deque<std::vector<std::uint8_t>> outbound_;  // the front is on the wire while writing_
   std::vector<std::vector<std::uint8_t>> spare_;
   std::size_t queued_ticks_ = 0;
+  // Tick frames handed to the kernel that it may not have delivered yet: where each ends, in
+  // bytes on the wire since the connection opened. Pruned by the socket's unacknowledged bytes.
+  std::deque<std::uint64_t> unconfirmed_ticks_;
+  std::uint64_t wire_bytes_ = 0;
+  std::vector<std::uint8_t> raw_close_;  // a close frame written past Beast, once the guard refused
+  std::array<std::uint8_t, 256> drain_{};
   bool writing_ = false;
   std::optional<websocket::close_reason> close_due_;
   std::string close_why_;  // set once the server decided to close
@@ -119,9 +137,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(Server& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {}
-  void start() { read(); }
+  ~HttpSession() { leave_pending(); }
+  HttpSession(const HttpSession&) = delete;
+  HttpSession& operator=(const HttpSession&) = delete;
+  void start();
+  /// Closed to make room for a newer connection: whatever it was reading or writing ends.
+  void evict();
 
  private:
+  void leave_pending();
   void read();
   void on_read(beast::error_code ec, std::size_t bytes);
   void respond(const http::request<http::string_body>& request);
@@ -136,6 +160,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<std::list<HttpSession*>::iterator> pending_;  // its place among the HTTP connections
 };
 
 class Server {
@@ -175,6 +200,11 @@ class Server {
   /// full"; false when kMaxFullClosing are in flight (the upgrade is then answered 503).
   bool reserve_full_close();
   void full_closed() noexcept { --full_closing_; }
+  /// Lists a connection that is not (yet) a WebSocket; at --max-http-connections the oldest
+  /// listed is closed first, so silent sockets cannot hold every descriptor (they would lock out
+  /// every new client) and a new client always finds room.
+  std::list<HttpSession*>::iterator admit_http(HttpSession& session);
+  void forget_http(std::list<HttpSession*>::iterator place) { pending_http_.erase(place); }
   void opened(std::uint32_t id, std::shared_ptr<Connection> connection);
   /// Every reserved place ends here once, connected or not.
   void closed(std::uint32_t id, const std::string& why);
@@ -187,6 +217,9 @@ class Server {
   void schedule_status();
   void stop();
 
+  // The HTTP connections, oldest first. Before io_: sessions that pending handlers hold leave it
+  // as io_ is destroyed.
+  std::list<HttpSession*> pending_http_;
   // Declared first so that it is destroyed last: pending handlers hold sessions that refer to it.
   net::io_context io_{1};
   ServerDef def_;
@@ -217,13 +250,20 @@ class Server {
 
 Connection::Connection(Server& server, tcp::socket socket, bool full)
     : server_(server),
-      ws_(std::move(socket)),
-      close_deadline_(ws_.get_executor()),
-      bucket_(server.def().max_frames_per_second, server.def().max_frames_per_second, Clock::now()) {
+      ws_(std::move(socket), server.def().max_frames_per_second),
+      close_deadline_(ws_.get_executor()) {
   full_ = full;
 }
 
-void Connection::accept(http::request<http::string_body> request) {
+void Connection::accept(const http::request<http::string_body>& request,
+                        std::span<const std::uint8_t> early) {
+  // Beast reads the request again from these bytes and keeps what follows it for the WebSocket;
+  // the guard sees those frames here, as every later byte as it arrives.
+  std::ostringstream text;
+  text << request;
+  handshake_ = text.str();
+  handshake_.append(early.begin(), early.end());
+  (void)ws_.next_layer().guard().read(early, Clock::now());
   beast::error_code ignored;
   beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
   beast::get_lowest_layer(ws_).expires_never();
@@ -235,12 +275,21 @@ void Connection::accept(http::request<http::string_body> request) {
   // Beast's own limit would close with 1009 and no reason. read_some into message_ bounds memory.
   ws_.read_message_max(0);
   ws_.binary(true);
-  ws_.async_accept(request, beast::bind_front_handler(&Connection::on_accept, shared_from_this()));
+  // A message goes out as one frame in one write: Beast's default cuts it into 4 KB frames, each
+  // its own write, which a late tick loop advances one a turn.
+  ws_.auto_fragment(false);
+  ws_.async_accept(net::buffer(handshake_),
+                   beast::bind_front_handler(&Connection::on_accept, shared_from_this()));
 }
 
 void Connection::on_accept(beast::error_code ec) {
+  handshake_ = std::string();
   if (ec) {
     finish("handshake failed");
+    return;
+  }
+  if (ws_.next_layer().guard().refusal()) {
+    refuse_stream();
     return;
   }
   if (full_) {
@@ -273,7 +322,15 @@ void Connection::read() {
 
 void Connection::on_read(beast::error_code ec, std::size_t bytes) {
   if (ec) {
-    if (ec == websocket::error::closed) {
+    if (ws_.next_layer().guard().refusal()) {
+      if (close_why_.empty()) {
+        refuse_stream();
+      } else {
+        // Refused while the server's own close was under way: nothing more is read from it.
+        cut();
+        finish(close_why_);
+      }
+    } else if (ec == websocket::error::closed) {
       finish(kClosedByClient);
     } else if (ec == beast::error::timeout) {
       finish(kClosedIdle);
@@ -303,12 +360,9 @@ void Connection::on_read(beast::error_code ec, std::size_t bytes) {
   read();
 }
 
+// The frame rate is the guard's: it meters every frame, control frames included.
 void Connection::on_message() {
   ++server_.counters().frames_in;
-  if (!bucket_.take(Clock::now())) {
-    close(websocket::close_code::policy_error, "too many frames", "too many frames");
-    return;
-  }
   const Status status =
       server_.game().receive(id_, std::span<const std::uint8_t>(message_.data(), message_bytes_));
   if (!status) close(websocket::close_code::policy_error, status.message(), "refused frame");
@@ -316,7 +370,8 @@ void Connection::on_message() {
 
 void Connection::push(std::span<const std::uint8_t> frame) {
   if (finished_ || !close_why_.empty() || frame.empty()) return;
-  if (frame[0] == kTickFrame && ++queued_ticks_ > server_.tick_frames_allowed()) {
+  if (frame[0] == kTickFrame && ++queued_ticks_ + unconfirmed_ticks_.size() > server_.tick_frames_allowed() &&
+      !kernel_keeps_up()) {
     close(websocket::close_code::policy_error, "too slow", "too slow");
     return;
   }
@@ -332,6 +387,19 @@ void Connection::push(std::span<const std::uint8_t> frame) {
 
 void Connection::write() {
   if (writing_ || finished_) return;
+  if (!raw_close_.empty()) {
+    // Beast's stream failed on the refused read: the close frame goes on the socket itself, then
+    // the peer's answer is drained until it closes or the close deadline cuts it.
+    writing_ = true;
+    net::async_write(beast::get_lowest_layer(ws_).socket(), net::buffer(raw_close_),
+                     [self = shared_from_this()](beast::error_code, std::size_t) {
+                       beast::error_code ignored;
+                       beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send,
+                                                                            ignored);
+                       self->drain();
+                     });
+    return;
+  }
   if (!outbound_.empty()) {
     writing_ = true;
     ws_.async_write(net::buffer(outbound_.front()),
@@ -350,7 +418,13 @@ void Connection::on_write(beast::error_code ec, std::size_t bytes) {
   writing_ = false;
   std::vector<std::uint8_t> sent = std::move(outbound_.front());
   outbound_.pop_front();
-  if (sent[0] == kTickFrame && queued_ticks_ > 0) --queued_ticks_;
+  // The frame on the wire: its header (2 bytes, 4 with a 16-bit length, 10 with a 64-bit one)
+  // and its payload, as the socket's unacknowledged byte count sees it.
+  wire_bytes_ += bytes + (bytes < 126 ? 2 : bytes < 65536 ? 4 : 10);
+  if (sent[0] == kTickFrame) {
+    if (queued_ticks_ > 0) --queued_ticks_;
+    unconfirmed_ticks_.push_back(wire_bytes_);
+  }
   if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(sent));
   if (ec) {
     cut();  // the pending read then fails and finishes the connection
@@ -380,6 +454,50 @@ void Connection::drop_queued() {
   queued_ticks_ = keep == 1 && outbound_.front()[0] == kTickFrame ? 1 : 0;
 }
 
+// Whether the tick frames not yet delivered, in the server's queue and in the kernel's, are
+// within what a connection may have pending: the kernel's are those past the bytes the peer
+// acknowledged (SIOCOUTQ: bytes the socket has not had acknowledged). A client that does not
+// read fills its receive window, and then the kernel's send queue, long before the server's
+// queue grows: without this it would be kept until the idle timeout.
+bool Connection::kernel_keeps_up() {
+  int unacknowledged = 0;
+  auto& socket = beast::get_lowest_layer(ws_).socket();
+  if (ioctl(socket.native_handle(), SIOCOUTQ, &unacknowledged) == 0 && unacknowledged >= 0) {
+    const std::uint64_t delivered = wire_bytes_ - std::min<std::uint64_t>(wire_bytes_, unacknowledged);
+    while (!unconfirmed_ticks_.empty() && unconfirmed_ticks_.front() <= delivered)
+      unconfirmed_ticks_.pop_front();
+  }
+  return queued_ticks_ + unconfirmed_ticks_.size() <= server_.tick_frames_allowed();
+}
+
+void Connection::refuse_stream() {
+  const FrameRefusal& refusal = *ws_.next_layer().guard().refusal();
+  if (!close_why_.empty() || finished_) return;
+  close_why_ = refusal.kind;
+  const std::string reason = close_reason_text(refusal.reason);
+  raw_close_ = {0x88, static_cast<std::uint8_t>(2 + reason.size()),
+                static_cast<std::uint8_t>(refusal.code >> 8), static_cast<std::uint8_t>(refusal.code & 0xff)};
+  raw_close_.insert(raw_close_.end(), reason.begin(), reason.end());
+  close_due_.reset();
+  drop_queued();
+  close_deadline_.expires_after(kCloseGrace);
+  close_deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->cut();
+  });
+  write();
+}
+
+void Connection::drain() {
+  beast::get_lowest_layer(ws_).socket().async_read_some(
+      net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (ec) {
+          self->finish(self->close_why_);
+          return;
+        }
+        self->drain();
+      });
+}
+
 void Connection::cut() { beast::get_lowest_layer(ws_).close(); }
 
 void Connection::finish(const std::string& why) {
@@ -395,6 +513,22 @@ void Connection::finish(const std::string& why) {
 }
 
 // --- HttpSession -----------------------------------------------------------------------------
+
+void HttpSession::start() {
+  pending_ = server_.admit_http(*this);
+  read();
+}
+
+void HttpSession::evict() {
+  leave_pending();
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
+}
+
+void HttpSession::leave_pending() {
+  if (pending_) server_.forget_http(*pending_);
+  pending_.reset();
+}
 
 void HttpSession::read() {
   parser_.emplace();
@@ -487,6 +621,13 @@ void HttpSession::respond(const http::request<http::string_body>& request) {
 }
 
 void HttpSession::upgrade(http::request<http::string_body> request) {
+  // Beast takes any key of up to 24 characters; RFC 6455 asks for 16 bytes in base64.
+  if (!is_websocket_key(request[http::field::sec_websocket_key])) {
+    ++server_.counters().upgrades_refused;
+    send(text_response(http::status::bad_request, "Sec-WebSocket-Key is not 16 bytes in base64\n", false,
+                       request.version(), false));
+    return;
+  }
   const bool placed = !server_.stopping() && server_.reserve_connection();
   if (!placed && (server_.stopping() || !server_.reserve_full_close())) {
     ++server_.counters().upgrades_refused;
@@ -495,8 +636,11 @@ void HttpSession::upgrade(http::request<http::string_body> request) {
     return;
   }
   if (!placed) ++server_.counters().upgrades_full;
+  leave_pending();
   stream_.expires_never();
-  std::make_shared<Connection>(server_, stream_.release_socket(), !placed)->accept(std::move(request));
+  const auto early = buffer_.cdata();
+  std::make_shared<Connection>(server_, stream_.release_socket(), !placed)
+      ->accept(request, std::span(static_cast<const std::uint8_t*>(early.data()), early.size()));
 }
 
 template <class Body>
@@ -582,7 +726,16 @@ void Server::accept() {
   acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
     if (stopping_) return;
     if (ec) {
-      // Typically out of file descriptors: wait for some to close rather than spin.
+      // Out of file descriptors: the oldest connection that is not yet a WebSocket makes room
+      // (silent sockets would otherwise lock every new client out); with none, wait for some
+      // to close rather than spin.
+      if ((ec == net::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system) &&
+          !pending_http_.empty()) {
+        ++stats_.http_evicted;
+        pending_http_.front()->evict();
+        accept();
+        return;
+      }
       const auto now = Clock::now();
       if (now - last_accept_error_report_ >= kStatusPeriod) {
         spdlog::warn("accept: {} (retrying)", ec.message());
@@ -646,6 +799,14 @@ void Server::schedule_status() {
     spdlog::info("{}", status_line_->next(stats_, connections_.size(), Clock::now()));
     schedule_status();
   });
+}
+
+std::list<HttpSession*>::iterator Server::admit_http(HttpSession& session) {
+  if (pending_http_.size() >= def_.max_http_connections) {
+    ++stats_.http_evicted;
+    pending_http_.front()->evict();
+  }
+  return pending_http_.insert(pending_http_.end(), &session);
 }
 
 bool Server::reserve_connection() {
@@ -745,6 +906,9 @@ Status validate(const ServerDef& def) {
   if (def.max_connections < 1 || def.max_connections > 100000) {
     return bad("--max-connections", std::to_string(def.max_connections), "must be in [1, 100000]");
   }
+  if (def.max_http_connections < 1 || def.max_http_connections > 100000) {
+    return bad("--max-http-connections", std::to_string(def.max_http_connections), "must be in [1, 100000]");
+  }
   if (def.max_frames_per_second < 1 || def.max_frames_per_second > 10000) {
     return bad("--max-frames-per-second", std::to_string(def.max_frames_per_second), "must be in [1, 10000]");
   }
@@ -767,7 +931,7 @@ Status run_server(const ServerDef& def, Game& game) {
   std::error_code ec;
   std::filesystem::path web_root = std::filesystem::canonical(def.web_root, ec);
   if (ec) return bad("--web-root", "\"" + def.web_root + "\"", ec.message());
-  raise_descriptor_limit(def.max_connections);
+  raise_descriptor_limit(def.max_connections + def.max_http_connections);
   Server server(def, game, std::move(web_root));
   if (Status s = server.listen(); !s) return s;
   Status outcome = server.run();

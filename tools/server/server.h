@@ -20,11 +20,17 @@ struct ServerDef {
   std::uint16_t port = 8080;       ///< 0: any free port (the URL printed at start names it).
   /// Live connections; more: "server full". [1, 100000]; [1, kMaxEnetConnections] over ENet.
   std::uint32_t max_connections = 2000;
-  std::uint32_t max_frames_per_second = 60;  ///< Token bucket per connection, also its capacity. [1, 10000]
-  std::uint32_t idle_seconds = 120;          ///< No data nor pong for this long closes. [1, 86400]
-  std::string web_root;                      ///< Directory of the page's files (WebSocket only).
-  double seconds = 0.0;                      ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
-  std::string stats_json;                    ///< Written at exit when not empty.
+  /// TCP connections that are not (yet) WebSockets: HTTP requests, and upgrades until their
+  /// request is read (each within 10 s). At the limit the oldest is closed to make room. WebSocket
+  /// only. [1, 100000]
+  std::uint32_t max_http_connections = 256;
+  /// Frames a connection may send a second, every kind counted (data, continuation, ping, pong,
+  /// close): a token bucket, also its capacity. [1, 10000]
+  std::uint32_t max_frames_per_second = 60;
+  std::uint32_t idle_seconds = 120;  ///< No data nor pong for this long closes. [1, 86400]
+  std::string web_root;              ///< Directory of the page's files (WebSocket only).
+  double seconds = 0.0;              ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
+  std::string stats_json;            ///< Written at exit when not empty.
   /// Answer GET /debug/... (Game::debug) on the HTTP port; refused (404) otherwise.
   bool debug_http = false;
   /// ENet only (WebSocket serves HTTP on its own port): also answer /metrics and /debug/... over

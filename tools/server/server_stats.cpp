@@ -82,6 +82,7 @@ Status write_stats_json(const std::string& path, const ServerStats& stats) {
   out["connections_peak"] = stats.connections_peak;
   out["upgrades_full"] = stats.upgrades_full;
   out["upgrades_refused"] = stats.upgrades_refused;
+  out["http_evicted"] = stats.http_evicted;
   out["http_requests"] = stats.http_requests;
   out["frames_in"] = stats.frames_in;
   out["frames_out"] = stats.frames_out;

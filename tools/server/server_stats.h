@@ -36,9 +36,13 @@ struct ServerStats {
   std::uint64_t ticks_skipped = 0;
   std::uint32_t connections_peak = 0;  ///< Most WebSockets open at once (handshakes done).
   std::uint64_t upgrades_full = 0;     ///< Upgrades beyond --max-connections closed as "server full" (1013).
-  std::uint64_t upgrades_refused =
-      0;  ///< Upgrades answered 503: shutting down, or too many "server full" closes at once.
+  /// Upgrades refused: 400 for a malformed Sec-WebSocket-Key, 503 when shutting down or with too
+  /// many "server full" closes at once.
+  std::uint64_t upgrades_refused = 0;
   std::uint64_t http_requests = 0;
+  /// Connections closed before they became WebSockets to make room for a newer one, at
+  /// --max-http-connections.
+  std::uint64_t http_evicted = 0;
   std::uint64_t frames_in = 0;   ///< Complete client messages read, refused ones included.
   std::uint64_t frames_out = 0;  ///< Frames written to clients.
   std::uint64_t bytes_out = 0;   ///< Their payload bytes.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,8 +24,9 @@ namespace sightline::demo {
 class ServerProcess {
  public:
   // Starts sightline-server on a free port (--port 0) and waits for the line that names it.
-  // SIGHTLINE_SERVER_PATH names the binary.
-  explicit ServerProcess(std::vector<std::string> args) {
+  // SIGHTLINE_SERVER_PATH names the binary. `descriptor_limit`, when not 0, is its file
+  // descriptor limit, soft and hard (so that it cannot raise it).
+  explicit ServerProcess(std::vector<std::string> args, rlim_t descriptor_limit = 0) {
     stats_path_ = std::filesystem::temp_directory_path() /
                   fmt::format("sightline-server-test-{}-{}.json", getpid(), counter_++);
     args.insert(args.begin(), {SIGHTLINE_SERVER_PATH, "--port", "0", "--stats-json", stats_path_.string()});
@@ -32,6 +34,10 @@ class ServerProcess {
     if (pipe(out) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
+      if (descriptor_limit != 0) {
+        const rlimit limit{descriptor_limit, descriptor_limit};
+        if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(126);
+      }
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
