@@ -121,6 +121,8 @@ Status validate(const GameDef& def) {
   if (def.history_capacity > kMaxHistoryEntries) {
     return bad_def("history_capacity", def.history_capacity, "must be at most 65536");
   }
+  if (def.threads < 1 || def.threads > kMaxThreads)
+    return bad_def("threads", def.threads, "must be in [1, 64]");
   if (!(def.shots_per_second >= 0.0f && def.shots_per_second <= 1000.0f)) {
     return bad_def("shots_per_second", def.shots_per_second, "must be in [0, 1000]");
   }
@@ -482,6 +484,7 @@ class GameImpl {
     }
     WorldDef wdef = default_world_def();
     wdef.log = def_.log;
+    wdef.threads = def_.threads;
     wdef.enter_radius = def_.enter_radius;
     wdef.leave_radius = def_.leave_radius;
     // Room for the walkers and a first few dozen viewers before storage grows (and says so).

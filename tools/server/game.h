@@ -45,6 +45,9 @@ struct GameDef {
   /// Transitions each connection's flight recorder keeps (World::set_history_capacity), for the
   /// debug console (Game::debug); 0, the default, keeps none. In [0, kMaxHistoryEntries].
   std::uint32_t history_capacity = 0;
+  /// Threads the library's tick and send use (WorldDef::threads, the calling thread included),
+  /// in [1, 64]: the frames are the same for any count.
+  std::uint32_t threads = 1;
 };
 
 /// An answer of the debug console: an HTTP status and a JSON body ({"error": "..."} unless 200).

@@ -1,12 +1,16 @@
 // The layer under sightline-server's WebSocket streams: a TCP stream whose every received byte
 // passes a FrameGuard before Beast reads it. A refused stream fails the read with
-// kGuardRefused, so Beast never acts on the refused frame (it would answer pings, echo a close
+// guard_refused(), so Beast never acts on the refused frame (it would answer pings, echo a close
 // code, or wait for an impossible payload); the connection answers with its own close frame.
+// Bytes the HTTP layer read past the upgrade request (a client's first frames, sent in the same
+// write) are served first, as if the socket had just received them.
 #pragma once
 
 #include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/teardown.hpp>
 #include <boost/system/errc.hpp>
@@ -14,6 +18,7 @@
 #include <cstddef>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "frame_guard.h"
 
@@ -29,19 +34,31 @@ class GuardedStream {
   using next_layer_type = boost::beast::tcp_stream;
   using executor_type = next_layer_type::executor_type;
 
-  GuardedStream(boost::asio::ip::tcp::socket socket, std::uint32_t frames_per_second)
-      : next_(std::move(socket)), guard_(frames_per_second, FrameGuard::Clock::now()) {}
+  /// `early`: bytes already read from `socket` that follow the upgrade request.
+  GuardedStream(boost::asio::ip::tcp::socket socket, std::uint32_t frames_per_second,
+                std::span<const std::uint8_t> early)
+      : next_(std::move(socket)),
+        guard_(frames_per_second, FrameGuard::Clock::now()),
+        early_(early.begin(), early.end()) {}
 
   executor_type get_executor() noexcept { return next_.get_executor(); }
   next_layer_type& next_layer() noexcept { return next_; }
   const next_layer_type& next_layer() const noexcept { return next_; }
   FrameGuard& guard() noexcept { return guard_; }
 
-  /// Reads as the TCP stream does, then shows the bytes to the guard.
+  /// Reads as the TCP stream does (the early bytes first), then shows the bytes to the guard.
   template <class MutableBuffers, class Handler>
   void async_read_some(const MutableBuffers& buffers, Handler&& handler) {
-    next_.async_read_some(buffers, Inspect<MutableBuffers, std::decay_t<Handler>>{
-                                       this, buffers, std::forward<Handler>(handler)});
+    Inspect<MutableBuffers, std::decay_t<Handler>> inspect{this, buffers, std::forward<Handler>(handler)};
+    if (!early_.empty()) {
+      const std::size_t n = boost::asio::buffer_copy(buffers, boost::asio::buffer(early_));
+      early_.erase(early_.begin(), early_.begin() + static_cast<std::ptrdiff_t>(n));
+      // Completes as a socket read would: later, never inside this call.
+      boost::asio::post(next_.get_executor(),
+                        boost::beast::bind_front_handler(std::move(inspect), boost::beast::error_code{}, n));
+      return;
+    }
+    next_.async_read_some(buffers, std::move(inspect));
   }
 
   template <class ConstBuffers, class Handler>
@@ -95,6 +112,7 @@ class GuardedStream {
 
   next_layer_type next_;
   FrameGuard guard_;
+  std::vector<std::uint8_t> early_;
 };
 
 }  // namespace sightline::demo

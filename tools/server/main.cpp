@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "game.h"
@@ -23,7 +25,8 @@ constexpr std::uint32_t kDebugHistory = 256;
 std::string option_of(std::string_view message) {
   static constexpr std::pair<std::string_view, std::string_view> kOptions[] = {
       {"scenario", "--scenario"},  {"entities", "--entities"},   {"enter_radius", "--radius"},
-      {"leave_radius", "--leave"}, {"tick_rate", "--tick-rate"}, {"max_radius", "--max-radius"}};
+      {"leave_radius", "--leave"}, {"tick_rate", "--tick-rate"}, {"max_radius", "--max-radius"},
+      {"threads", "--threads"}};
   const std::string_view field = message.substr(0, message.find(' '));
   for (const auto& [name, option] : kOptions) {
     if (name == field) return std::string(option);
@@ -84,6 +87,12 @@ int main(int argc, char** argv) {
       "--http-port", server_def.http_port,
       "ENet only: answer /metrics and /debug/ (with --debug-http) over HTTP on this TCP port (0: any "
       "free one)");
+  game_def.threads = std::clamp(std::thread::hardware_concurrency(), 1u, 64u);
+  app.add_option(
+         "--threads", game_def.threads,
+         "Threads for the library's tick and send (default: the machine's cores); frames are the same for "
+         "any count")
+      ->capture_default_str();
   app.add_option("--max-radius", game_def.max_radius, "Largest R a client may ask for (0: 4R)")
       ->capture_default_str();
   app.add_option("--shots-per-second", game_def.shots_per_second,

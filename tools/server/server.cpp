@@ -25,7 +25,6 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,7 +51,8 @@ using namespace std::chrono_literals;
 constexpr std::size_t kMaxMessageBytes = 64;
 constexpr std::size_t kMaxCloseReasonBytes = 123;
 // An HTTP request (an upgrade included) must arrive whole within this, counted from the moment
-// the server starts reading it: a silent socket holds a descriptor no longer.
+// the server starts reading it (a silent socket holds a descriptor no longer), and a response
+// must be written within as long.
 constexpr auto kHttpTimeout = 10s;
 constexpr auto kHandshakeTimeout = 30s;
 // A close handshake the peer has not finished by then is cut at the TCP level.
@@ -86,11 +86,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   /// `full`: the server has no place for it; the handshake completes only to close with 1013
   /// "server full", which a browser can show (a refused upgrade reads there as 1006).
-  Connection(Server& server, tcp::socket socket, bool full = false);
 
-  /// Completes the upgrade `request`; `early` holds the bytes the client sent right behind it
-  /// (its first frames), read with the request.
-  void accept(const http::request<http::string_body>& request, std::span<const std::uint8_t> early);
+  /// `early`: the bytes the client sent right behind the upgrade request (its first frames),
+  /// read with the request.
+  Connection(Server& server, tcp::socket socket, std::span<const std::uint8_t> early, bool full);
+
+  void accept(const http::request<http::string_body>& request);
   /// Queues one of the Game's frames (copied).
   void push(std::span<const std::uint8_t> frame);
   /// Starts the close handshake once the frame being written is out; queued frames are dropped.
@@ -113,8 +114,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Server& server_;
   websocket::stream<GuardedStream> ws_;
   net::steady_timer close_deadline_;
-  std::string handshake_;  // the upgrade request and the bytes behind it, for Beast to read
-  std::uint32_t id_ = 0;   // 0 until the Game has connected it
+
+  std::uint32_t id_ = 0;  // 0 until the Game has connected it
   std::array<std::uint8_t, kMaxMessageBytes + 1> message_{};
   std::size_t message_bytes_ = 0;
   std::deque<std::vector<std::uint8_t>> outbound_;  // the front is on the wire while writing_
@@ -220,7 +221,7 @@ class Server {
   // The HTTP connections, oldest first. Before io_: sessions that pending handlers hold leave it
   // as io_ is destroyed.
   std::list<HttpSession*> pending_http_;
-  // Declared first so that it is destroyed last: pending handlers hold sessions that refer to it.
+  // Destroyed before the members above it: pending handlers hold sessions that refer to them.
   net::io_context io_{1};
   ServerDef def_;
   Game& game_;
@@ -248,22 +249,14 @@ class Server {
 
 // --- Connection ------------------------------------------------------------------------------
 
-Connection::Connection(Server& server, tcp::socket socket, bool full)
+Connection::Connection(Server& server, tcp::socket socket, std::span<const std::uint8_t> early, bool full)
     : server_(server),
-      ws_(std::move(socket), server.def().max_frames_per_second),
+      ws_(std::move(socket), server.def().max_frames_per_second, early),
       close_deadline_(ws_.get_executor()) {
   full_ = full;
 }
 
-void Connection::accept(const http::request<http::string_body>& request,
-                        std::span<const std::uint8_t> early) {
-  // Beast reads the request again from these bytes and keeps what follows it for the WebSocket;
-  // the guard sees those frames here, as every later byte as it arrives.
-  std::ostringstream text;
-  text << request;
-  handshake_ = text.str();
-  handshake_.append(early.begin(), early.end());
-  (void)ws_.next_layer().guard().read(early, Clock::now());
+void Connection::accept(const http::request<http::string_body>& request) {
   beast::error_code ignored;
   beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
   beast::get_lowest_layer(ws_).expires_never();
@@ -278,20 +271,15 @@ void Connection::accept(const http::request<http::string_body>& request,
   // A message goes out as one frame in one write: Beast's default cuts it into 4 KB frames, each
   // its own write, which a late tick loop advances one a turn.
   ws_.auto_fragment(false);
-  ws_.async_accept(net::buffer(handshake_),
-                   beast::bind_front_handler(&Connection::on_accept, shared_from_this()));
+  ws_.async_accept(request, beast::bind_front_handler(&Connection::on_accept, shared_from_this()));
 }
 
 void Connection::on_accept(beast::error_code ec) {
-  handshake_ = std::string();
   if (ec) {
     finish("handshake failed");
     return;
   }
-  if (ws_.next_layer().guard().refusal()) {
-    refuse_stream();
-    return;
-  }
+
   if (full_) {
     close(websocket::close_code::try_again_later, "server full", "server full");
     read();
@@ -426,6 +414,12 @@ void Connection::on_write(beast::error_code ec, std::size_t bytes) {
     unconfirmed_ticks_.push_back(wire_bytes_);
   }
   if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(sent));
+  // Refused while this frame was going out: Beast, failed, reports the write aborted once it is
+  // through, and the close frame follows it.
+  if (!raw_close_.empty()) {
+    write();
+    return;
+  }
   if (ec) {
     cut();  // the pending read then fails and finishes the connection
     return;
@@ -482,7 +476,10 @@ void Connection::refuse_stream() {
   drop_queued();
   close_deadline_.expires_after(kCloseGrace);
   close_deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (!ec) self->cut();
+    if (ec) return;
+    // No Beast operation is left to finish it: whatever the drain is waiting for, it ends here.
+    self->cut();
+    self->finish(self->close_why_);
   });
   write();
 }
@@ -639,13 +636,16 @@ void HttpSession::upgrade(http::request<http::string_body> request) {
   leave_pending();
   stream_.expires_never();
   const auto early = buffer_.cdata();
-  std::make_shared<Connection>(server_, stream_.release_socket(), !placed)
-      ->accept(request, std::span(static_cast<const std::uint8_t*>(early.data()), early.size()));
+  std::make_shared<Connection>(server_, stream_.release_socket(),
+                               std::span(static_cast<const std::uint8_t*>(early.data()), early.size()),
+                               !placed)
+      ->accept(request);
 }
 
 template <class Body>
 void HttpSession::send(http::response<Body>&& response) {
   auto message = std::make_shared<http::response<Body>>(std::move(response));
+  stream_.expires_after(kHttpTimeout);
   http::async_write(stream_, *message,
                     [self = shared_from_this(), message](beast::error_code ec, std::size_t) {
                       if (ec) return;
@@ -875,8 +875,9 @@ void raise_descriptor_limit(std::uint32_t connections) {
   }
   const rlim_t needed = rlim_t{connections} + 64;
   if (limit.rlim_cur < needed) {
-    spdlog::warn("the file descriptor limit is {}, below --max-connections + 64 = {}",
-                 static_cast<std::uint64_t>(limit.rlim_cur), static_cast<std::uint64_t>(needed));
+    spdlog::warn(
+        "the file descriptor limit is {}, below --max-connections + --max-http-connections + 64 = {}",
+        static_cast<std::uint64_t>(limit.rlim_cur), static_cast<std::uint64_t>(needed));
   }
 }
 

@@ -23,7 +23,7 @@ struct ServerDef {
   /// TCP connections that are not (yet) WebSockets: HTTP requests, and upgrades until their
   /// request is read (each within 10 s). At the limit the oldest is closed to make room. WebSocket
   /// only. [1, 100000]
-  std::uint32_t max_http_connections = 256;
+  std::uint32_t max_http_connections = 1024;
   /// Frames a connection may send a second, every kind counted (data, continuation, ping, pong,
   /// close): a token bucket, also its capacity. [1, 10000]
   std::uint32_t max_frames_per_second = 60;

@@ -40,8 +40,8 @@ struct ServerStats {
   /// many "server full" closes at once.
   std::uint64_t upgrades_refused = 0;
   std::uint64_t http_requests = 0;
-  /// Connections closed before they became WebSockets to make room for a newer one, at
-  /// --max-http-connections.
+  /// Connections closed before they became WebSockets to make room for a newer one: at
+  /// --max-http-connections, or when the server ran out of file descriptors.
   std::uint64_t http_evicted = 0;
   std::uint64_t frames_in = 0;   ///< Complete client messages read, refused ones included.
   std::uint64_t frames_out = 0;  ///< Frames written to clients.

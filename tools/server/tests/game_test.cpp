@@ -330,6 +330,39 @@ TEST(Game, RadiusAndHysteresisChangeTheRadiiInTheSameStream) {
   EXPECT_FALSE(h.game->receive(a, encode_radius(std::nanf(""))).ok());
 }
 
+TEST(Game, FramesAreTheSameOnAnyThreadCount) {
+  // The library's tick and send on 1 and 3 threads, fed the same frames: the same bytes out.
+  GameDef def;
+  def.entities = 3000;
+  GameDef threaded = def;
+  threaded.threads = 3;
+  Harness one{def};
+  Harness three{threaded};
+  std::vector<std::uint32_t> ids;
+  for (int c = 0; c < 200; ++c) {
+    ids.push_back(one.connect());
+    EXPECT_EQ(three.connect(), ids.back());
+  }
+  scenarios::Rng rng(5);
+  for (int t = 0; t < 12; ++t) {
+    for (const std::uint32_t id : ids) {
+      const auto frame = rng.uniform(0.0f, 1.0f) < 0.1f
+                             ? encode_radius(rng.uniform(0.4f, 3.0f))
+                             : encode_move(rng.uniform(0.0f, 11.9f), rng.uniform(0.0f, 7.4f));
+      one.send(id, frame);
+      three.send(id, frame);
+    }
+    one.tick();
+    three.tick();
+    ASSERT_EQ(one.frames.size(), three.frames.size());
+    for (std::size_t i = 0; i < one.frames.size(); ++i) {
+      ASSERT_EQ(one.frames[i].first, three.frames[i].first);
+      ASSERT_EQ(one.frames[i].second, three.frames[i].second) << "tick " << t << ", frame " << i;
+    }
+  }
+  EXPECT_GT(three.game->stats().updates, 200u * 12u * 100u);
+}
+
 TEST(Game, RefusedFramesChangeNothing) {
   // Two games fed the same good frames; one also gets every kind of bad frame. Their frames match.
   Harness plain{GameDef{}};

@@ -72,18 +72,18 @@ class RawClient {
     return true;
   }
 
-  static std::string upgrade_request(const std::string& key = kGoodKey) {
+  static std::string upgrade_request(const std::string& key, const std::string& more_headers) {
     return fmt::format(
         "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        "Sec-WebSocket-Key: {}\r\nSec-WebSocket-Version: 13\r\n\r\n",
-        key);
+        "Sec-WebSocket-Key: {}\r\nSec-WebSocket-Version: 13\r\n{}\r\n",
+        key, more_headers);
   }
 
   // Sends the upgrade (and `behind`, in the same write); the response's status code, 0 if none
   // came within the limit.
   int upgrade(const Bytes& behind = {}, const std::string& key = kGoodKey,
-              std::chrono::milliseconds limit = 5s) {
-    std::string request = upgrade_request(key);
+              std::chrono::milliseconds limit = 5s, const std::string& more_headers = "") {
+    std::string request = upgrade_request(key, more_headers);
     request.append(behind.begin(), behind.end());
     if (!send(request)) return 0;
     const auto deadline = Clock::now() + limit;
@@ -232,18 +232,50 @@ TEST(ProtocolAttacks, FramesRightBehindTheUpgradeAreRead) {
   EXPECT_EQ(close_code(*close), 1008);
   EXPECT_NE(close_text(*close).find("frame type 9 is unknown"), std::string::npos) << close_text(*close);
 
-  // And a good frame so sent takes effect: interest off restarts the stream with a reset frame.
-  RawClient good;
-  ASSERT_TRUE(good.connect(server.port()));
-  ASSERT_EQ(good.upgrade(client_frame(0x2, encode_options(kOptionHysteresis))), 101);
-  bool reset = false;
-  for (int i = 0; i < 10 && !reset; ++i) {
-    const auto frame = good.read_frame();
-    ASSERT_TRUE(frame);
-    reset = !frame->payload.empty() && frame->payload[0] == kResetFrame;
+  // And a good frame so sent takes effect (interest off restarts the stream with a reset frame),
+  // behind a request of any size the HTTP limit allows (a browser's cookies for the host).
+  for (const std::size_t cookie : {0, 6000}) {
+    SCOPED_TRACE(cookie);
+    RawClient good;
+    ASSERT_TRUE(good.connect(server.port()));
+    ASSERT_EQ(good.upgrade(client_frame(0x2, encode_options(kOptionHysteresis)), kGoodKey, 5s,
+                           cookie == 0 ? "" : "Cookie: a=" + std::string(cookie, 'x') + "\r\n"),
+              101)
+        << good.response();
+    bool reset = false;
+    for (int i = 0; i < 10 && !reset; ++i) {
+      const auto frame = good.read_frame();
+      ASSERT_TRUE(frame);
+      reset = !frame->payload.empty() && frame->payload[0] == kResetFrame;
+    }
+    EXPECT_TRUE(reset);
   }
-  EXPECT_TRUE(reset);
   EXPECT_EQ(server.stop(nullptr), 0);
+}
+
+// A stream refused while a frame is still going out to its client (one that does not read):
+// the close follows that frame, and the connection's place is freed.
+TEST(ProtocolAttacks, ARefusalWhileAWriteIsPendingFreesThePlace) {
+  ServerProcess server({"--entities", "20000", "--max-connections", "1"});
+  ASSERT_NE(server.port(), 0);
+  {
+    RawClient stuck;
+    ASSERT_TRUE(stuck.connect(server.port(), 2048));
+    ASSERT_EQ(stuck.upgrade(client_frame(0x2, encode_options(kOptionHysteresis))), 101);
+    std::this_thread::sleep_for(1500ms);  // 200 kB frames: the socket's buffers are full, a write waits
+    ASSERT_TRUE(stuck.send(repeat(client_frame(0x9), 100)));
+    // It never reads: within the close grace (5 s) the server cuts it and frees the place.
+    std::this_thread::sleep_for(7s);
+  }
+  RawClient next;
+  ASSERT_TRUE(next.connect(server.port()));
+  ASSERT_EQ(next.upgrade(), 101);
+  std::optional<ServerFrame> welcome = next.read_frame();
+  ASSERT_TRUE(welcome);
+  EXPECT_EQ(welcome->opcode, 0x2) << "closed: " << close_text(*welcome);
+  nlohmann::json stats;
+  EXPECT_EQ(server.stop(&stats), 0);
+  EXPECT_EQ(closes(stats, "too many frames") + closes(stats, "too slow"), 1u) << stats.dump();
 }
 
 // B10: pings, pongs and continuations cost a token each from the frame bucket, as data frames
