@@ -42,6 +42,14 @@ void DelayHistogram::add(double ms) noexcept {
   ++buckets_[bucket];
 }
 
+void DelayHistogram::merge(const DelayHistogram& other) noexcept {
+  if (other.count_ == 0) return;
+  if (count_ == 0 || other.max_ > max_) max_ = other.max_;
+  if (count_ == 0 || other.min_ < min_) min_ = other.min_;
+  count_ += other.count_;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) buckets_[b] += other.buckets_[b];
+}
+
 double DelayHistogram::quantile(double q) const noexcept {
   if (count_ == 0) return 0.0;
   const auto rank =

@@ -56,6 +56,8 @@ class DelayHistogram {
   [[nodiscard]] double max() const noexcept { return count_ == 0 ? 0.0 : max_; }
   /// Below 0 when the two clocks disagree (another machine); 0 when empty.
   [[nodiscard]] double min() const noexcept { return count_ == 0 ? 0.0 : min_; }
+  /// Adds every sample of `other` (the histograms of several threads made one).
+  void merge(const DelayHistogram& other) noexcept;
 
  private:
   static constexpr std::size_t kFine = 10000;   // 0.01 ms up to 100 ms
@@ -124,6 +126,8 @@ class Bot final : private MirrorListener {
   void finish();
 
   [[nodiscard]] bool welcomed() const noexcept { return welcome_.has_value(); }
+  /// The server's tick rate as its welcome said (Hz); 0 before the welcome.
+  [[nodiscard]] std::uint32_t tick_rate() const noexcept { return welcome_ ? welcome_->tick_rate : 0; }
   [[nodiscard]] const BotTotals& totals() const noexcept { return totals_; }
   [[nodiscard]] std::uint64_t problem_count() const noexcept;
   /// The first few problems, each described (at most kMaxNotes).

@@ -323,6 +323,7 @@ void EnetRun::end(std::size_t i, Outcome outcome, std::string error) {
   run.error = std::move(error);
   run.totals = b.bot.totals();
   run.notes = b.bot.notes();
+  run.tick_rate = b.bot.tick_rate();
 }
 
 }  // namespace

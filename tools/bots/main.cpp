@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "report.h"
 #include "run.h"
@@ -39,6 +41,17 @@ int main(int argc, char** argv) {
   app.add_flag("--check-sets", def.check_sets,
                "Ask for the debug view (server --debug-view) and compare each mirror with the server's set "
                "whenever it is complete");
+  def.threads = std::clamp(std::thread::hardware_concurrency(), 1u, 64u);
+  app.add_option("--threads", def.threads, "Threads the WebSocket bots run on (default: the machine's cores)")
+      ->capture_default_str();
+  app.add_option(
+         "--min-tick-share", def.min_tick_share,
+         "Pass only if every bot received tick frames at this share of the server's tick rate or more "
+         "(0: not asked)")
+      ->capture_default_str();
+  app.add_option("--max-delay-ms", def.max_delay_ms,
+                 "Pass only if the tick frames' delivery delay p99 is under this many milliseconds")
+      ->capture_default_str();
   app.add_option("--json", json_path, "Also write the figures to this file as JSON");
   CLI11_PARSE(app, argc, argv);
 
@@ -51,7 +64,7 @@ int main(int argc, char** argv) {
              enet ? "enet" : "ws", def.host, def.port, enet ? "" : "/ws", def.seconds, def.ramp_seconds);
   const sightline::bots::RunResult result =
       enet ? sightline::bots::run_enet_bots(def) : sightline::bots::run_bots(def);
-  const sightline::bots::Summary summary = sightline::bots::summarize(result);
+  const sightline::bots::Summary summary = sightline::bots::summarize(result, def);
   fmt::print("{}", sightline::bots::format_table(summary));
   if (!json_path.empty()) {
     std::ofstream out(json_path);

@@ -1,5 +1,6 @@
 // The bots' network (the only Beast TU): one coroutine per bot connects, walks and closes, and
-// one more reads its frames, all on a single io_context thread.
+// one more reads its frames; the bots are shared out over threads, each running an io_context
+// of its own.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -8,6 +9,8 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "run.h"
 
@@ -25,14 +28,15 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
+// What one thread's bots share. Each bot writes its own BotRun alone.
 struct Shared {
   const RunDef& def;
-  RunResult& result;
-  tcp::resolver::results_type endpoints{};
-  Clock::time_point start{};
-  Clock::time_point end{};
+  std::vector<BotRun>& bots;
+  tcp::resolver::results_type endpoints;
+  Clock::time_point start;
+  Clock::time_point end;
+  DelayHistogram delays;  // this thread's bots' tick frames
   std::uint32_t running = 0;
-  bool spawned = false;  // every bot's coroutine started (or none could: the host did not resolve)
 };
 
 struct Session {
@@ -64,7 +68,7 @@ asio::awaitable<void> read_frames(std::shared_ptr<Session> s, Shared& shared) {
       break;
     }
     const auto data = buffer.cdata();
-    s->bot.on_frame({static_cast<const std::uint8_t*>(data.data()), size}, epoch_ms(), shared.result.delays);
+    s->bot.on_frame({static_cast<const std::uint8_t*>(data.data()), size}, epoch_ms(), shared.delays);
     buffer.consume(size);
   }
   s->reader_done = true;
@@ -73,7 +77,7 @@ asio::awaitable<void> read_frames(std::shared_ptr<Session> s, Shared& shared) {
 
 asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
   const RunDef& def = shared.def;
-  BotRun& run = shared.result.bots[i];
+  BotRun& run = shared.bots[i];
   const auto ex = co_await asio::this_coro::executor;
   auto s = std::make_shared<Session>(ex, WalkDef{.seed = def.seed + i, .speed = def.speed}, def.check_sets);
 
@@ -139,6 +143,7 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
   }
   run.connected_seconds = std::chrono::duration<double>(Clock::now() - connected).count();
   s->bot.finish();
+  run.tick_rate = s->bot.tick_rate();
   run.totals = s->bot.totals();
   run.notes = s->bot.notes();
   if (error.empty()) error = s->reader_error;
@@ -146,27 +151,16 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
   run.error = std::move(error);
 }
 
-asio::awaitable<void> run_all(Shared& shared, asio::io_context& io) {
-  tcp::resolver resolver(io);
-  auto [ec, endpoints] =
-      co_await resolver.async_resolve(shared.def.host, std::to_string(shared.def.port), nothrow);
-  if (ec) {
-    for (BotRun& run : shared.result.bots) {
-      run.outcome = Outcome::failed;
-      run.error = fmt::format("resolve {}: {}", shared.def.host, ec.message());
-    }
-    shared.spawned = true;
-    co_return;
-  }
-  shared.endpoints = endpoints;
-  shared.start = Clock::now();
-  shared.end = shared.start + seconds(shared.def.seconds);
-  for (std::size_t i = 0; i < shared.result.bots.size(); ++i) {
+// Thread `t` of `threads`: bots t, t + threads, ... on an io_context of its own, until they
+// are done or the hard stop (the run, its ramp's slack and the grace time for closing handshakes).
+void run_share(Shared& shared, std::uint32_t t, std::uint32_t threads) {
+  asio::io_context io(1);
+  for (std::size_t i = t; i < shared.bots.size(); i += threads) {
     ++shared.running;
     asio::co_spawn(io, run_bot(shared, i), [&shared, i](std::exception_ptr e) {
       --shared.running;
       if (e) {
-        BotRun& run = shared.result.bots[i];
+        BotRun& run = shared.bots[i];
         run.outcome = Outcome::closed;
         try {
           std::rethrow_exception(e);
@@ -176,7 +170,10 @@ asio::awaitable<void> run_all(Shared& shared, asio::io_context& io) {
       }
     });
   }
-  shared.spawned = true;
+  const RunDef& def = shared.def;
+  asio::steady_timer deadline(io, seconds(def.seconds + def.connect_timeout + def.grace_seconds));
+  deadline.async_wait([&io](boost::system::error_code) { io.stop(); });
+  while (!io.stopped() && shared.running > 0) io.run_for(std::chrono::milliseconds(200));
 }
 
 }  // namespace
@@ -186,17 +183,34 @@ RunResult run_bots(const RunDef& def) {
   result.bots.resize(def.bots);
   const Clock::time_point began = Clock::now();
   const double cpu_began = process_cpu_seconds();
-  {
-    asio::io_context io(1);
-    Shared shared{.def = def, .result = result};
-    asio::co_spawn(io, run_all(shared, io), asio::detached);
-    // The hard stop: the run, its ramp's slack and the grace time for closing handshakes.
-    asio::steady_timer deadline(io, seconds(def.seconds + def.connect_timeout + def.grace_seconds));
-    deadline.async_wait([&io](boost::system::error_code) { io.stop(); });
-    while (!io.stopped()) {
-      io.run_for(std::chrono::milliseconds(200));
-      if (shared.spawned && shared.running == 0) break;
+  asio::io_context resolving(1);
+  tcp::resolver resolver(resolving);
+  boost::system::error_code ec;
+  const tcp::resolver::results_type endpoints = resolver.resolve(def.host, std::to_string(def.port), ec);
+  if (ec) {
+    for (BotRun& run : result.bots) {
+      run.outcome = Outcome::failed;
+      run.error = fmt::format("resolve {}: {}", def.host, ec.message());
     }
+  } else {
+    const std::uint32_t threads = std::min(def.threads, def.bots);
+    std::vector<Shared> shares;
+    shares.reserve(threads);
+    const Clock::time_point start = Clock::now();
+    for (std::uint32_t t = 0; t < threads; ++t) {
+      shares.push_back(Shared{.def = def,
+                              .bots = result.bots,
+                              .endpoints = endpoints,
+                              .start = start,
+                              .end = start + seconds(def.seconds),
+                              .delays = {},
+                              .running = 0});
+    }
+    std::vector<std::thread> workers;
+    for (std::uint32_t t = 0; t < threads; ++t)
+      workers.emplace_back(run_share, std::ref(shares[t]), t, threads);
+    for (std::thread& w : workers) w.join();
+    for (const Shared& share : shares) result.delays.merge(share.delays);
   }
   for (BotRun& run : result.bots) {
     if (run.outcome == Outcome::hung && run.error.empty())

@@ -44,7 +44,7 @@ nlohmann::json to_json(const Spread& s) { return {{"mean", s.mean}, {"min", s.mi
 
 }  // namespace
 
-Summary summarize(const RunResult& result) {
+Summary summarize(const RunResult& result, const RunDef& def) {
   Summary s;
   s.bots = static_cast<std::uint32_t>(result.bots.size());
   s.wall_seconds = result.wall_seconds;
@@ -59,6 +59,7 @@ Summary summarize(const RunResult& result) {
     for (const std::string& note : run.notes) {
       if (s.notes.size() < Summary::kMaxLines) s.notes.push_back(fmt::format("bot {}: {}", i, note));
     }
+    s.tick_rate = std::max(s.tick_rate, run.tick_rate);
   }
   for (const std::uint64_t n : s.totals.problems) s.problems += n;
   s.bytes_per_second = spread(result, [](const BotTotals& t) { return static_cast<double>(t.bytes); });
@@ -69,6 +70,25 @@ Summary summarize(const RunResult& result) {
   s.delay_p99_ms = result.delays.quantile(0.99);
   s.delay_max_ms = result.delays.max();
   s.delay_min_ms = result.delays.min();
+  s.ticks_per_second = spread(result, [](const BotTotals& t) { return static_cast<double>(t.ticks); });
+
+  const std::uint32_t finished = s.outcomes[static_cast<std::size_t>(Outcome::finished)];
+  if (finished == 0 && !s.failures.empty()) {
+    s.verdict.push_back(fmt::format("no bot ran to the end; the first: {}", s.failures.front()));
+  } else if (finished != s.bots) {
+    s.verdict.push_back(fmt::format("{} of {} bots did not run to the end", s.bots - finished, s.bots));
+  }
+  if (s.problems > 0) s.verdict.push_back(fmt::format("{} anomalies", s.problems));
+  const double wanted = def.min_tick_share * s.tick_rate;
+  if (finished > 0 && def.min_tick_share > 0.0 && s.ticks_per_second.min < wanted) {
+    s.verdict.push_back(
+        fmt::format("the slowest bot received {:.2f} tick frames/s, under {:.0f}% of the {} Hz tick rate",
+                    s.ticks_per_second.min, 100.0 * def.min_tick_share, s.tick_rate));
+  }
+  if (s.delay_samples > 0 && s.delay_p99_ms >= def.max_delay_ms) {
+    s.verdict.push_back(
+        fmt::format("delivery delay p99 {:.1f} ms, not under {:.0f} ms", s.delay_p99_ms, def.max_delay_ms));
+  }
   return s;
 }
 
@@ -81,7 +101,8 @@ std::string format_table(const Summary& s) {
     return fmt::format("{:.1f} {} ({:.1f}..{:.1f})", r.mean, unit, r.min, r.max);
   };
   out += fmt::format("sightline-bots: {} bots, {:.1f} s\n", s.bots, s.wall_seconds);
-  row("bots' CPU (of one core)",
+  for (const std::string& line : s.verdict) out += "  FAIL: " + line + "\n";
+  row("bots' CPU, % of one core",
       fmt::format("{:.0f}%", s.wall_seconds > 0.0 ? 100.0 * s.cpu_seconds / s.wall_seconds : 0.0));
   row("connections finished", std::to_string(s.outcomes[static_cast<std::size_t>(Outcome::finished)]));
   row("connections failed", std::to_string(s.outcomes[static_cast<std::size_t>(Outcome::failed)]));
@@ -90,6 +111,8 @@ std::string format_table(const Summary& s) {
   row("bytes/s per client (mean, min..max)", rate(s.bytes_per_second, "B/s"));
   row("frames/s per client", rate(s.frames_per_second, "/s"));
   row("packets/s per client", rate(s.packets_per_second, "/s"));
+  row("tick frames/s per client", rate(s.ticks_per_second, "/s"));
+  row("server tick rate", fmt::format("{} Hz", s.tick_rate));
   row("tick frames, all clients", std::to_string(s.totals.ticks));
   row("spawns / updates / despawns",
       fmt::format("{} / {} / {}", s.totals.spawns, s.totals.updates, s.totals.despawns));
@@ -136,6 +159,11 @@ std::string format_json(const Summary& s, const RunDef& def) {
       {"bytes_per_second_per_client", to_json(s.bytes_per_second)},
       {"frames_per_second_per_client", to_json(s.frames_per_second)},
       {"packets_per_second_per_client", to_json(s.packets_per_second)},
+      {"ticks_per_second_per_client", to_json(s.ticks_per_second)},
+      {"tick_rate", s.tick_rate},
+      {"min_tick_share", def.min_tick_share},
+      {"max_delay_ms", def.max_delay_ms},
+      {"verdict", s.verdict},
       {"totals",
        {{"frames", s.totals.frames},
         {"bytes", s.totals.bytes},

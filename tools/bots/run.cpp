@@ -39,6 +39,11 @@ Status validate(const RunDef& def) {
   if (!(def.idle_timeout > 0.0 && def.idle_timeout <= 600.0)) {
     return bad("idle-timeout", def.idle_timeout, "must be in (0, 600]");
   }
+  if (def.threads < 1 || def.threads > 64) return bad("threads", def.threads, "must be in [1, 64]");
+  if (!(def.min_tick_share >= 0.0 && def.min_tick_share <= 1.0))
+    return bad("min-tick-share", def.min_tick_share, "must be in [0, 1]");
+  if (!(def.max_delay_ms > 0.0 && def.max_delay_ms <= 600000.0))
+    return bad("max-delay-ms", def.max_delay_ms, "must be in (0, 600000]");
   if (!(def.grace_seconds > 0.0 && def.grace_seconds <= 600.0)) {
     return bad("grace-seconds", def.grace_seconds, "must be in (0, 600]");
   }

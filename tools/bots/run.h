@@ -32,6 +32,14 @@ struct RunDef {
   /// Each bot asks for the debug view (the server must run with --debug-view) and compares its
   /// mirror with the server's set at every tick where the mirror is complete (Bot).
   bool check_sets = false;
+  /// Threads the WebSocket bots run on, each with its own share of them (bot i on thread
+  /// i % threads), in [1, 64]. ENet bots run on one.
+  std::uint32_t threads = 1;
+  /// What a pass asks beside no anomaly and every connection finished: every bot received tick
+  /// frames at no less than this share of the server's tick rate, in [0, 1] (0: not asked)...
+  double min_tick_share = 0.95;
+  /// ...and the tick frames' delivery delay p99 (receive time - server time) is under this, ms.
+  double max_delay_ms = 250.0;
 };
 
 /// Checks every field; the message names the first bad one and its value.
@@ -51,6 +59,7 @@ struct BotRun {
   double connected_seconds = 0.0;  ///< From the handshake to the end of its connection.
   BotTotals totals;
   std::vector<std::string> notes;  ///< Its first problems (Bot::notes).
+  std::uint32_t tick_rate = 0;     ///< The server's, from its welcome; 0 if none came.
 };
 
 struct RunResult {
@@ -62,7 +71,7 @@ struct RunResult {
   double cpu_seconds = 0.0;
 };
 
-/// Runs the bots over WebSocket on one thread until the run's end (plus the closing handshakes,
+/// Runs the bots over WebSocket on def.threads threads until the run's end (plus the closing handshakes,
 /// bounded by grace_seconds). `def` must pass validate().
 [[nodiscard]] RunResult run_bots(const RunDef& def);
 /// The same over ENet: one client host, one peer per bot, one thread. Each bot acks every tick
