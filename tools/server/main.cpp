@@ -101,6 +101,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-connections", server_def.max_connections,
                  "Live connections; more are closed as server full (1013 over WebSocket)")
       ->capture_default_str();
+  server_def.io_threads = std::clamp(std::thread::hardware_concurrency(), 1u, 64u);
+  app.add_option(
+         "--io-threads", server_def.io_threads,
+         "Threads for the WebSockets' reads and writes (default: the machine's cores), beside the one "
+         "that ticks")
+      ->capture_default_str();
   app.add_option("--max-http-connections", server_def.max_http_connections,
                  "Connections not yet WebSockets (HTTP requests, upgrades being read, 10 s each at most); "
                  "beyond, the oldest is closed")

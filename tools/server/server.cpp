@@ -1,5 +1,9 @@
-// The Beast layer of sightline-server. Everything runs on one io_context thread, the Game
-// included: no handler here needs a strand or a lock.
+// The Beast layer of sightline-server. The Game, the HTTP connections, the acceptor and the
+// timers run on the main io_context's thread; each WebSocket runs on one of --io-threads I/O
+// threads, an io_context each, so its reads, writes and slowness rule never wait for a tick. The
+// two sides talk by posting handlers: a connection's frames go to the Game on the main thread, and
+// each tick's frames go into the connections' outboxes (under a lock), which one handler a tick
+// per I/O thread flushes.
 #include "server.h"
 
 #include <fmt/format.h>
@@ -7,9 +11,13 @@
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -23,9 +31,11 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "frame_guard.h"
@@ -88,16 +98,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// "server full", which a browser can show (a refused upgrade reads there as 1006).
 
   /// `early`: the bytes the client sent right behind the upgrade request (its first frames),
-  /// read with the request.
-  Connection(Server& server, tcp::socket socket, std::span<const std::uint8_t> early, bool full);
+  /// read with the request. `socket` runs on I/O thread `io`, and so does everything below but
+  /// stage().
+  Connection(Server& server, tcp::socket socket, std::span<const std::uint8_t> early, bool full,
+             std::size_t io);
 
   void accept(const http::request<http::string_body>& request);
-  /// Queues one of the Game's frames (copied).
-  void push(std::span<const std::uint8_t> frame);
+  /// The Game connected it (main thread, posted here): its id and welcome frame; reading starts.
+  void joined(std::uint32_t id, const std::vector<std::uint8_t>& welcome);
+  /// The Game did not: it is closed (and read until its close frame answers).
+  void turned_away(websocket::close_code code, std::string_view reason, std::string why);
+  /// Appends one of the Game's frames to the outbox, from the main thread; true when the outbox
+  /// was empty (the connection is then due a flush).
+  bool stage(std::span<const std::uint8_t> frame);
+  /// Queues what the outbox holds, in order.
+  void flush();
   /// Starts the close handshake once the frame being written is out; queued frames are dropped.
   void close(websocket::close_code code, std::string_view reason, std::string why);
+  [[nodiscard]] std::size_t io() const noexcept { return io_; }
+  [[nodiscard]] net::any_io_executor executor() { return ws_.get_executor(); }
 
  private:
+  void push(std::span<const std::uint8_t> frame);
   void on_accept(beast::error_code ec);
   void read();
   void on_read(beast::error_code ec, std::size_t bytes);
@@ -114,8 +136,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Server& server_;
   websocket::stream<GuardedStream> ws_;
   net::steady_timer close_deadline_;
-
+  std::size_t io_ = 0;
   std::uint32_t id_ = 0;  // 0 until the Game has connected it
+  // The frames the main thread staged since the last flush: their bytes, end to end, and sizes.
+  std::mutex outbox_mutex_;
+  std::vector<std::uint8_t> outbox_bytes_;
+  std::vector<std::uint32_t> outbox_sizes_;
+  std::vector<std::uint8_t> flushing_bytes_;  // the outbox taken by flush(), its buffers kept
+  std::vector<std::uint32_t> flushing_sizes_;
   std::array<std::uint8_t, kMaxMessageBytes + 1> message_{};
   std::size_t message_bytes_ = 0;
   std::deque<std::vector<std::uint8_t>> outbound_;  // the front is on the wire while writing_
@@ -177,41 +205,61 @@ class Server {
         warmup_timer_(io_),
         run_timer_(io_),
         accept_retry_(io_),
-        shutdown_timer_(io_) {}
+        shutdown_timer_(io_),
+        tick_frames_allowed_(std::size_t{2} * game.def().tick_rate) {}
 
   [[nodiscard]] Status listen();
   [[nodiscard]] Status run();
   const ServerStats& stats() const noexcept { return stats_; }
 
-  // For the sessions.
+  // For the sessions, on the main thread.
   /// The /metrics page now.
-  std::string metrics_text() const {
+  std::string metrics_text() {
+    sync_counters();
     return prometheus_text(stats_, game_.stats(), tick_metrics_, connections_.size());
   }
   Game& game() noexcept { return game_; }
   ServerStats& counters() noexcept { return stats_; }
-  const ServerDef& def() const noexcept { return def_; }
   const std::filesystem::path& web_root() const noexcept { return web_root_; }
-  bool stopping() const noexcept { return stopping_; }
+  /// The I/O thread the next WebSocket runs on (round robin) and its io_context.
+  std::size_t next_io() noexcept { return next_io_++ % io_pool_.size(); }
+  net::io_context& io_context(std::size_t io) noexcept { return *io_pool_[io]; }
+
+  // For the connections, from any thread.
+  const ServerDef& def() const noexcept { return def_; }
+  bool stopping() const noexcept { return stopping_.load(std::memory_order_relaxed); }
   /// Tick frames a connection may have queued before it is too slow: about 2 s of them.
-  std::size_t tick_frames_allowed() const noexcept { return std::size_t{2} * game_.def().tick_rate; }
+  std::size_t tick_frames_allowed() const noexcept { return tick_frames_allowed_; }
+  void count_frame_in() noexcept { frames_in_.fetch_add(1, std::memory_order_relaxed); }
+  void count_frame_out(std::size_t bytes) noexcept {
+    frames_out_.fetch_add(1, std::memory_order_relaxed);
+    bytes_out_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  /// Hands the handshaken connection to the Game (posted to the main thread), which answers with
+  /// Connection::joined, or closes it.
+  void join(std::shared_ptr<Connection> connection);
+  /// A client frame for the Game (posted to the main thread); a refusal closes the connection.
+  void receive(std::shared_ptr<Connection> connection, std::uint32_t id, std::span<const std::uint8_t> frame);
   /// Holds a place for a WebSocket; false at --max-connections.
   bool reserve_connection();
   /// Holds one of the few places for a WebSocket that is accepted only to be closed as "server
   /// full"; false when kMaxFullClosing are in flight (the upgrade is then answered 503).
   bool reserve_full_close();
-  void full_closed() noexcept { --full_closing_; }
+  /// A "server full" connection ended (posted to the main thread).
+  void full_closed();
   /// Lists a connection that is not (yet) a WebSocket; at --max-http-connections the oldest
   /// listed is closed first, so silent sockets cannot hold every descriptor (they would lock out
   /// every new client) and a new client always finds room.
   std::list<HttpSession*>::iterator admit_http(HttpSession& session);
   void forget_http(std::list<HttpSession*>::iterator place) { pending_http_.erase(place); }
-  void opened(std::uint32_t id, std::shared_ptr<Connection> connection);
-  /// Every reserved place ends here once, connected or not.
-  void closed(std::uint32_t id, const std::string& why);
+  /// Every reserved place ends here once, connected or not (posted to the main thread).
+  void closed(std::uint32_t id, std::string why);
 
  private:
   static void deliver(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame);
+  void sync_counters();
+  void start_io_threads();
+  void stop_io_threads();
   void accept();
   void schedule_tick();
   void tick();
@@ -223,6 +271,14 @@ class Server {
   std::list<HttpSession*> pending_http_;
   // Destroyed before the members above it: pending handlers hold sessions that refer to them.
   net::io_context io_{1};
+  // The WebSockets' I/O threads, each with its io_context (its handlers hold connections, which
+  // refer to nothing below).
+  std::vector<std::unique_ptr<net::io_context>> io_pool_;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> io_work_;
+  std::vector<std::thread> io_threads_;
+  std::size_t next_io_ = 0;
+  // The connections with frames staged this tick, by I/O thread: each thread flushes its list.
+  std::vector<std::vector<std::shared_ptr<Connection>>> due_;
   ServerDef def_;
   Game& game_;
   std::filesystem::path web_root_;
@@ -238,9 +294,13 @@ class Server {
   std::uint32_t reserved_ = 0;
   std::uint32_t full_closing_ = 0;
   ServerStats stats_;
+  std::atomic<std::uint64_t> frames_in_{0};
+  std::atomic<std::uint64_t> frames_out_{0};
+  std::atomic<std::uint64_t> bytes_out_{0};
+  std::size_t tick_frames_allowed_ = 0;
   TickMetrics tick_metrics_;
   Status failure_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
   Clock::time_point start_;
   std::optional<TickSchedule> schedule_;
   std::optional<StatusLine> status_line_;
@@ -249,10 +309,12 @@ class Server {
 
 // --- Connection ------------------------------------------------------------------------------
 
-Connection::Connection(Server& server, tcp::socket socket, std::span<const std::uint8_t> early, bool full)
+Connection::Connection(Server& server, tcp::socket socket, std::span<const std::uint8_t> early, bool full,
+                       std::size_t io)
     : server_(server),
       ws_(std::move(socket), server.def().max_frames_per_second, early),
-      close_deadline_(ws_.get_executor()) {
+      close_deadline_(ws_.get_executor()),
+      io_(io) {
   full_ = full;
 }
 
@@ -290,17 +352,41 @@ void Connection::on_accept(beast::error_code ec) {
     read();
     return;
   }
-  std::vector<std::uint8_t> welcome;
-  Result<std::uint32_t> id = server_.game().connect(welcome);
-  if (!id) {
-    close(websocket::close_code::try_again_later, id.status().message(), "game refused");
-    read();
-    return;
-  }
-  id_ = *id;
-  server_.opened(id_, shared_from_this());
+  server_.join(shared_from_this());
+}
+
+void Connection::turned_away(websocket::close_code code, std::string_view reason, std::string why) {
+  close(code, reason, std::move(why));
+  read();
+}
+
+void Connection::joined(std::uint32_t id, const std::vector<std::uint8_t>& welcome) {
+  id_ = id;
   push(welcome);
   read();
+}
+
+bool Connection::stage(std::span<const std::uint8_t> frame) {
+  const std::lock_guard lock(outbox_mutex_);
+  const bool was_empty = outbox_sizes_.empty();
+  outbox_bytes_.insert(outbox_bytes_.end(), frame.begin(), frame.end());
+  outbox_sizes_.push_back(static_cast<std::uint32_t>(frame.size()));
+  return was_empty;
+}
+
+void Connection::flush() {
+  {
+    const std::lock_guard lock(outbox_mutex_);
+    flushing_bytes_.swap(outbox_bytes_);
+    flushing_sizes_.swap(outbox_sizes_);
+  }
+  std::size_t at = 0;
+  for (const std::uint32_t size : flushing_sizes_) {
+    push(std::span(flushing_bytes_.data() + at, size));
+    at += size;
+  }
+  flushing_bytes_.clear();
+  flushing_sizes_.clear();
 }
 
 void Connection::read() {
@@ -350,10 +436,8 @@ void Connection::on_read(beast::error_code ec, std::size_t bytes) {
 
 // The frame rate is the guard's: it meters every frame, control frames included.
 void Connection::on_message() {
-  ++server_.counters().frames_in;
-  const Status status =
-      server_.game().receive(id_, std::span<const std::uint8_t>(message_.data(), message_bytes_));
-  if (!status) close(websocket::close_code::policy_error, status.message(), "refused frame");
+  server_.count_frame_in();
+  server_.receive(shared_from_this(), id_, std::span<const std::uint8_t>(message_.data(), message_bytes_));
 }
 
 void Connection::push(std::span<const std::uint8_t> frame) {
@@ -424,8 +508,7 @@ void Connection::on_write(beast::error_code ec, std::size_t bytes) {
     cut();  // the pending read then fails and finishes the connection
     return;
   }
-  ++server_.counters().frames_out;
-  server_.counters().bytes_out += bytes;
+  server_.count_frame_out(bytes);
   write();
 }
 
@@ -636,10 +719,36 @@ void HttpSession::upgrade(http::request<http::string_body> request) {
   leave_pending();
   stream_.expires_never();
   const auto early = buffer_.cdata();
-  std::make_shared<Connection>(server_, stream_.release_socket(),
-                               std::span(static_cast<const std::uint8_t*>(early.data()), early.size()),
-                               !placed)
-      ->accept(request);
+  // The WebSocket goes to an I/O thread: its socket moves to that thread's io_context.
+  const std::size_t io = server_.next_io();
+  tcp::socket here = stream_.release_socket();
+  beast::error_code ec;
+  const tcp::endpoint local = here.local_endpoint(ec);
+  const tcp::socket::native_handle_type handle = here.release(ec);
+  if (ec) {
+    // Not moved (the socket stays here, and closes with this session): its place is given back.
+    if (placed) {
+      server_.closed(0, "handshake failed");
+    } else {
+      server_.full_closed();
+    }
+    return;
+  }
+  tcp::socket there(server_.io_context(io));
+  if (there.assign(local.protocol(), handle, ec); ec) {
+    ::close(handle);
+    if (placed) {
+      server_.closed(0, "handshake failed");
+    } else {
+      server_.full_closed();
+    }
+    return;
+  }
+  auto connection = std::make_shared<Connection>(
+      server_, std::move(there), std::span(static_cast<const std::uint8_t*>(early.data()), early.size()),
+      !placed, io);
+  net::post(connection->executor(),
+            [connection, request = std::move(request)] { connection->accept(request); });
 }
 
 template <class Body>
@@ -715,7 +824,10 @@ Status Server::run() {
       if (!ec) stop();
     });
   }
+  start_io_threads();
   io_.run();
+  stop_io_threads();
+  sync_counters();
   stats_.rss_kb_end = resident_kb();
   // A run shorter than the warm-up has its only figure at the end.
   if (!stats_.rss_kb_after_warmup) stats_.rss_kb_after_warmup = stats_.rss_kb_end;
@@ -772,6 +884,14 @@ void Server::tick() {
   const double now_ms =
       std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
   Status status = game_.tick(now_ms, &Server::deliver, this);
+  // One handler a tick per I/O thread queues the frames of its connections.
+  for (std::size_t io = 0; io < due_.size(); ++io) {
+    if (due_[io].empty()) continue;
+    net::post(*io_pool_[io], [due = std::move(due_[io])] {
+      for (const std::shared_ptr<Connection>& connection : due) connection->flush();
+    });
+    due_[io] = {};
+  }
   const auto took = Clock::now() - began;
   stats_.tick_ms.add(std::chrono::duration<double, std::milli>(took).count());
   tick_metrics_.observe(std::chrono::duration<double>(took).count(), game_.stats());
@@ -789,13 +909,82 @@ void Server::tick() {
 void Server::deliver(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame) {
   Server& server = *static_cast<Server*>(context);
   const auto it = server.connections_.find(connection);
-  if (it != server.connections_.end()) it->second->push(frame);
+  if (it == server.connections_.end()) return;
+  if (it->second->stage(frame)) server.due_[it->second->io()].push_back(it->second);
+}
+
+void Server::sync_counters() {
+  stats_.frames_in = frames_in_.load(std::memory_order_relaxed);
+  stats_.frames_out = frames_out_.load(std::memory_order_relaxed);
+  stats_.bytes_out = bytes_out_.load(std::memory_order_relaxed);
+}
+
+void Server::start_io_threads() {
+  for (std::uint32_t t = 0; t < def_.io_threads; ++t) {
+    io_pool_.push_back(std::make_unique<net::io_context>(1));
+    io_work_.push_back(net::make_work_guard(*io_pool_.back()));
+    // A socket opened once makes the io_context create its reactor now: made lazily, by the
+    // first WebSocket, it could find the descriptors used up (and throw).
+    tcp::socket probe(*io_pool_.back());
+    beast::error_code ignored;
+    probe.open(tcp::v4(), ignored);
+  }
+  due_.resize(io_pool_.size());
+  for (auto& context : io_pool_) io_threads_.emplace_back([&context] { context->run(); });
+}
+
+// After the main loop ended: what the I/O threads still hold is dropped with their io_contexts.
+void Server::stop_io_threads() {
+  io_work_.clear();
+  for (auto& context : io_pool_) context->stop();
+  for (std::thread& thread : io_threads_) thread.join();
+  io_threads_.clear();
+}
+
+void Server::join(std::shared_ptr<Connection> connection) {
+  net::post(io_, [this, connection = std::move(connection)] {
+    const net::any_io_executor there = connection->executor();
+    if (stopping()) {
+      net::post(there, [connection] {
+        connection->turned_away(websocket::close_code::going_away, "server shutting down", kClosedShutdown);
+      });
+      return;
+    }
+    std::vector<std::uint8_t> welcome;
+    Result<std::uint32_t> id = game_.connect(welcome);
+    if (!id) {
+      net::post(there, [connection, why = id.status().message()] {
+        connection->turned_away(websocket::close_code::try_again_later, why, "game refused");
+      });
+      return;
+    }
+    spdlog::debug("connection {} opened", *id);
+    connections_.emplace(*id, connection);
+    stats_.connections_peak =
+        std::max(stats_.connections_peak, static_cast<std::uint32_t>(connections_.size()));
+    net::post(there,
+              [connection, id = *id, welcome = std::move(welcome)] { connection->joined(id, welcome); });
+  });
+}
+
+void Server::receive(std::shared_ptr<Connection> connection, std::uint32_t id,
+                     std::span<const std::uint8_t> frame) {
+  std::array<std::uint8_t, kMaxMessageBytes> bytes{};
+  std::copy(frame.begin(), frame.end(), bytes.begin());
+  net::post(io_, [this, connection = std::move(connection), id, bytes, size = frame.size()]() mutable {
+    const Status status = game_.receive(id, std::span<const std::uint8_t>(bytes.data(), size));
+    if (status) return;
+    net::post(connection->executor(), [connection, why = status.message()] {
+      connection->close(websocket::close_code::policy_error, why, "refused frame");
+    });
+  });
 }
 
 void Server::schedule_status() {
   status_timer_.expires_after(kStatusPeriod);
   status_timer_.async_wait([this](beast::error_code ec) {
     if (ec || stopping_) return;
+    sync_counters();
     spdlog::info("{}", status_line_->next(stats_, connections_.size(), Clock::now()));
     schedule_status();
   });
@@ -821,26 +1010,25 @@ bool Server::reserve_full_close() {
   return true;
 }
 
-void Server::opened(std::uint32_t id, std::shared_ptr<Connection> connection) {
-  spdlog::debug("connection {} opened", id);
-  connections_.emplace(id, std::move(connection));
-  stats_.connections_peak =
-      std::max(stats_.connections_peak, static_cast<std::uint32_t>(connections_.size()));
+void Server::closed(std::uint32_t id, std::string why) {
+  net::post(io_, [this, id, why = std::move(why)] {
+    if (id != 0) {
+      spdlog::debug("connection {} closed: {}", id, why);
+      game_.disconnect(id);
+      connections_.erase(id);
+    }
+    --reserved_;
+    ++stats_.closes[why];
+    if (stopping() && reserved_ == 0) io_.stop();
+  });
 }
 
-void Server::closed(std::uint32_t id, const std::string& why) {
-  if (id != 0) spdlog::debug("connection {} closed: {}", id, why);
-  if (id != 0) {
-    game_.disconnect(id);
-    connections_.erase(id);
-  }
-  --reserved_;
-  ++stats_.closes[why];
-  if (stopping_ && reserved_ == 0) io_.stop();
+void Server::full_closed() {
+  net::post(io_, [this] { --full_closing_; });
 }
 
 void Server::stop() {
-  if (stopping_) return;
+  if (stopping()) return;
   stopping_ = true;
   beast::error_code ignored;
   acceptor_.close(ignored);
@@ -852,8 +1040,11 @@ void Server::stop() {
   accept_retry_.cancel();
   std::vector<std::shared_ptr<Connection>> open;
   for (const auto& [id, connection] : connections_) open.push_back(connection);
-  for (const auto& connection : open)
-    connection->close(websocket::close_code::going_away, "server shutting down", kClosedShutdown);
+  for (const auto& connection : open) {
+    net::post(connection->executor(), [connection] {
+      connection->close(websocket::close_code::going_away, "server shutting down", kClosedShutdown);
+    });
+  }
   if (reserved_ == 0) {
     io_.stop();
     return;
@@ -909,6 +1100,9 @@ Status validate(const ServerDef& def) {
   }
   if (def.max_http_connections < 1 || def.max_http_connections > 100000) {
     return bad("--max-http-connections", std::to_string(def.max_http_connections), "must be in [1, 100000]");
+  }
+  if (def.io_threads < 1 || def.io_threads > 64) {
+    return bad("--io-threads", std::to_string(def.io_threads), "must be in [1, 64]");
   }
   if (def.max_frames_per_second < 1 || def.max_frames_per_second > 10000) {
     return bad("--max-frames-per-second", std::to_string(def.max_frames_per_second), "must be in [1, 10000]");

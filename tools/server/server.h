@@ -20,6 +20,9 @@ struct ServerDef {
   std::uint16_t port = 8080;       ///< 0: any free port (the URL printed at start names it).
   /// Live connections; more: "server full". [1, 100000]; [1, kMaxEnetConnections] over ENet.
   std::uint32_t max_connections = 2000;
+  /// Threads the WebSockets' reads and writes run on, each connection on one of them, beside the
+  /// thread that runs the Game, the HTTP requests and the timers. [1, 64]; WebSocket only.
+  std::uint32_t io_threads = 1;
   /// TCP connections that are not (yet) WebSockets: HTTP requests, and upgrades until their
   /// request is read (each within 10 s). At the limit the oldest is closed to make room. WebSocket
   /// only. [1, 100000]
@@ -49,7 +52,8 @@ inline constexpr std::uint32_t kMaxEnetConnections = 4095 - 64;
 /// `game` at its tick rate and serves until def.seconds pass or SIGINT/SIGTERM arrives: then
 /// every WebSocket is closed with 1001 (going away) and the stats file written. Returns ok after
 /// such a stop; an error when it cannot listen, a tick fails or the stats cannot be written.
-/// Everything, `game` included, runs on the calling thread.
+/// `game`, the HTTP requests and the timers run on the calling thread; the WebSockets on
+/// def.io_threads more.
 [[nodiscard]] Status run_server(const ServerDef& def, Game& game);
 
 /// run_server over ENet (def.transport "enet"; `game` made with Delivery::unreliable): prints
