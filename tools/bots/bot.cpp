@@ -235,6 +235,17 @@ std::optional<std::vector<std::uint8_t>> Bot::take_options() {
   return demo::encode_options(demo::kDefaultOptions | demo::kOptionDebug);
 }
 
+std::optional<std::vector<std::uint8_t>> Bot::take_radius(double share) {
+  if (!welcome_) return std::nullopt;
+  const double r = welcome_->enter_radius;
+  const double low = r / 4.0;
+  const double high = std::min(2.0 * r, static_cast<double>(welcome_->max_radius)) - r / 16.0;
+  radius_flip_ = !radius_flip_;
+  const double radius = low + share * std::max(0.0, high - low) + (radius_flip_ ? r / 16.0 : 0.0);
+  ++totals_.radius_changes;
+  return demo::encode_radius(static_cast<float>(radius));
+}
+
 std::optional<std::vector<std::uint8_t>> Bot::take_ack() {
   if (!ack_due_ || !mirror_ || (welcome_->server_flags & demo::kServerUnreliable) == 0) return std::nullopt;
   ack_due_ = false;

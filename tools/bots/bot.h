@@ -79,8 +79,9 @@ struct BotTotals {
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;
   std::uint64_t despawns = 0;
-  std::uint64_t checked = 0;  ///< Held entities whose distance to the viewer was checked.
-  std::uint64_t acks = 0;     ///< Ack frames the bot sent (unreliable delivery).
+  std::uint64_t checked = 0;         ///< Held entities whose distance to the viewer was checked.
+  std::uint64_t acks = 0;            ///< Ack frames the bot sent (unreliable delivery).
+  std::uint64_t radius_changes = 0;  ///< Radius frames the bot sent (RunDef::radius_churn).
   /// Checking sets: ticks at which the mirror was complete (pending 0) and was compared with the
   /// server's set, entity by entity.
   std::uint64_t set_checks = 0;
@@ -117,6 +118,10 @@ class Bot final : private MirrorListener {
 
   /// The `options` frame turning the debug view on, once, after the welcome, when checking sets.
   [[nodiscard]] std::optional<std::vector<std::uint8_t>> take_options();
+  /// A `radius` frame for the churn of RunDef::radius_churn, once welcomed: the enter radius at
+  /// `share` (in [0, 1), each bot its own) of the way from R/4 to the lesser of 2R and the largest
+  /// radius offered, and a sixteenth of R more every other call.
+  [[nodiscard]] std::optional<std::vector<std::uint8_t>> take_radius(double share);
   /// Under unreliable delivery (the welcome's server flag), an `ack` frame after each tick frame
   /// received since the last one; nothing otherwise.
   [[nodiscard]] std::optional<std::vector<std::uint8_t>> take_ack();
@@ -169,6 +174,7 @@ class Bot final : private MirrorListener {
   std::uint32_t newest_state_tick_ = 0;     // of the states the latest tick frame brought
   bool check_sets_ = false;
   bool options_sent_ = false;
+  bool radius_flip_ = false;
   bool ack_due_ = false;
   std::uint32_t stream_ = 0;  // the tick of the last reset frame: what acks name
   // The tick frame (counted from 1) last compared, or of the first debug frame before any.

@@ -18,6 +18,9 @@
 #     share of datagrams each way, duplicating 1%, reordering 2%, delaying 2 ms + up to 2 ms
 #     (seeded with SEED, default 1). ENet only (WebSocket runs over TCP).
 #   CHECK_SETS=1: the server runs with --debug-view and the bots with --check-sets.
+#   RADIUS_CHURN=1: every bot asks for an enter radius of its own, flipping between two values
+#     with each move, 20 moves a second (sightline-bots --radius-churn; tools/bots/radius_churn.sh).
+#   SERVER_ARGS: more sightline-server options, e.g. "--entities 20000 --width 100 --height 100".
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -93,6 +96,10 @@ if [ "${CHECK_SETS:-0}" = 1 ]; then
   server_flags+=(--debug-view)
   bot_flags+=(--check-sets)
 fi
+churn="${RADIUS_CHURN:-0}"
+[ "$churn" = 1 ] && bot_flags+=(--radius-churn --move-hz 20)
+# shellcheck disable=SC2206 # SERVER_ARGS is a list of words
+[ -n "${SERVER_ARGS:-}" ] && server_flags+=(${SERVER_ARGS})
 start_on_free_port "$out/server.log" 's|^sightline-server: [a-z]*://[0-9.]*:\([0-9]*\).*|\1|p' \
   "$server" "${server_flags[@]}" || exit 1
 server_pid=$started_pid
@@ -148,9 +155,9 @@ failed=0
 [ -s "$out/server.json" ] || { echo "load: FAIL: the server wrote no $out/server.json"; exit 1; }
 
 # The server's figures and the checks, read with node (preinstalled, like the page's tests).
-node - "$out/server.json" "$out/bots.json" "$out/relay.json" <<'EOF' || failed=1
+node - "$out/server.json" "$out/bots.json" "$out/relay.json" "$churn" <<'EOF' || failed=1
 const fs = require('fs');
-const [serverPath, botsPath, relayPath] = process.argv.slice(2);
+const [serverPath, botsPath, relayPath, churn] = process.argv.slice(2);
 const server = JSON.parse(fs.readFileSync(serverPath, 'utf8'));
 const bots = fs.existsSync(botsPath) ? JSON.parse(fs.readFileSync(botsPath, 'utf8')) : null;
 const need = (o, key) => {
@@ -162,6 +169,11 @@ const warm = need(server, 'rss_kb_after_warmup');
 const end = need(server, 'rss_kb_end');
 const memoryLimit = warm * 1.10 + 4096;
 console.log(`load: server tick p50 ${server.tick_ms_p50} ms, p99 ${p99} ms, max ${server.tick_ms_max} ms`);
+if (server.io_threads !== undefined) {
+  console.log(`load: of which the Worlds' ticks p50 ${server.world_ms_p50.toFixed(2)} ms, p99 ${server.world_ms_p99.toFixed(2)} ms; ` +
+              `the sends p50 ${server.send_ms_p50.toFixed(2)} ms, p99 ${server.send_ms_p99.toFixed(2)} ms; ` +
+              `${server.io_threads} I/O threads used ${server.io_cpu_seconds.toFixed(1)} s of CPU`);
+}
 console.log(`load: server RSS after warm-up ${warm} kB, at the end ${end} kB (limit ${memoryLimit.toFixed(0)} kB)`);
 if (bots) {
   const b = bots.bytes_per_second_per_client;
@@ -185,6 +197,7 @@ if (bots && bots.totals.set_checks > 0) {
 let ok = true;
 if (!(p99 <= 50)) { console.log(`load: FAIL: tick p99 ${p99} ms > 50 ms`); ok = false; }
 if (!(end <= memoryLimit)) { console.log(`load: FAIL: RSS grew from ${warm} kB to ${end} kB`); ok = false; }
+if (churn === '1') console.log(`load: ${bots ? bots.totals.radius_changes : 0} radius changes sent`);
 process.exit(ok ? 0 : 1);
 EOF
 

@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-delay-ms", def.max_delay_ms,
                  "Pass only if the tick frames' delivery delay p99 is under this many milliseconds")
       ->capture_default_str();
+  app.add_flag(
+      "--radius-churn", def.radius_churn,
+      "With each move, ask for another enter radius: each bot its own, flipping between two (WebSocket)");
   app.add_option("--json", json_path, "Also write the figures to this file as JSON");
   CLI11_PARSE(app, argc, argv);
 

@@ -129,6 +129,13 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
       error = "write: " + ec.message();
       break;
     }
+    if (!def.radius_churn) continue;
+    const auto radius = s->bot.take_radius((static_cast<double>(i) + 0.5) / static_cast<double>(def.bots));
+    if (!radius) continue;
+    if (auto [ec, n] = co_await s->ws.async_write(asio::buffer(*radius), nothrow); ec) {
+      error = "write: " + ec.message();
+      break;
+    }
   }
   if (!s->reader_done && error.empty()) {
     s->closing = true;

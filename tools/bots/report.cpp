@@ -20,6 +20,7 @@ void add(BotTotals& sum, const BotTotals& t) {
   sum.despawns += t.despawns;
   sum.checked += t.checked;
   sum.acks += t.acks;
+  sum.radius_changes += t.radius_changes;
   sum.set_checks += t.set_checks;
   for (std::size_t k = 0; k < kProblemKinds; ++k) sum.problems[k] += t.problems[k];
 }
@@ -120,6 +121,7 @@ std::string format_table(const Summary& s) {
   row("moves sent", std::to_string(s.totals.moves));
   row("held entities checked against L", std::to_string(s.totals.checked));
   row("acks sent", std::to_string(s.totals.acks));
+  row("radius changes sent", std::to_string(s.totals.radius_changes));
   row("sets compared with the server's", std::to_string(s.totals.set_checks));
   row("delivery delay p50 / p99 / max",
       fmt::format("{:.2f} / {:.2f} / {:.2f} ms", s.delay_p50_ms, s.delay_p99_ms, s.delay_max_ms));
@@ -176,6 +178,7 @@ std::string format_json(const Summary& s, const RunDef& def) {
         {"despawns", s.totals.despawns},
         {"checked", s.totals.checked},
         {"acks", s.totals.acks},
+        {"radius_changes", s.totals.radius_changes},
         {"set_checks", s.totals.set_checks}}},
       {"delay_ms",
        {{"samples", s.delay_samples},

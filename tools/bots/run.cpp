@@ -39,6 +39,9 @@ Status validate(const RunDef& def) {
   if (!(def.idle_timeout > 0.0 && def.idle_timeout <= 600.0)) {
     return bad("idle-timeout", def.idle_timeout, "must be in (0, 600]");
   }
+  if (enet && def.radius_churn) {
+    return {ErrorCode::invalid_argument, "radius-churn is on: the ENet bots do not churn (WebSocket only)"};
+  }
   if (def.threads < 1 || def.threads > 64) return bad("threads", def.threads, "must be in [1, 64]");
   if (!(def.min_tick_share >= 0.0 && def.min_tick_share <= 1.0))
     return bad("min-tick-share", def.min_tick_share, "must be in [0, 1]");

@@ -32,6 +32,9 @@ struct RunDef {
   /// Each bot asks for the debug view (the server must run with --debug-view) and compares its
   /// mirror with the server's set at every tick where the mirror is complete (Bot).
   bool check_sets = false;
+  /// With each move, each bot also asks for another enter radius (Bot::take_radius): every bot
+  /// its own, flipping between two values. WebSocket only.
+  bool radius_churn = false;
   /// Threads the WebSocket bots run on, each with its own share of them (bot i on thread
   /// i % threads), in [1, 64]. ENet bots run on one.
   std::uint32_t threads = 1;

@@ -96,7 +96,8 @@ class GameImpl;
 /// Turning interest on or off moves the connection to the other World: its stream restarts,
 /// announced by a `reset` frame.
 ///
-/// Thread safety: none; call everything from one thread (the server's I/O thread).
+/// Thread safety: none; call everything from one thread (the server's main thread). tick() runs
+/// the library's work on GameDef::threads threads and returns when it is done.
 class Game {
  public:
   [[nodiscard]] static Result<std::unique_ptr<Game>> create(const GameDef& def);

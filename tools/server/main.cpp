@@ -26,7 +26,7 @@ std::string option_of(std::string_view message) {
   static constexpr std::pair<std::string_view, std::string_view> kOptions[] = {
       {"scenario", "--scenario"},  {"entities", "--entities"},   {"enter_radius", "--radius"},
       {"leave_radius", "--leave"}, {"tick_rate", "--tick-rate"}, {"max_radius", "--max-radius"},
-      {"threads", "--threads"}};
+      {"threads", "--threads"},    {"width", "--width"},         {"height", "--height"}};
   const std::string_view field = message.substr(0, message.find(' '));
   for (const auto& [name, option] : kOptions) {
     if (name == field) return std::string(option);
@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   app.add_option("--scenario", game_def.scenario, "reference (walkers spread out) or crowd (4 hotspots)")
       ->capture_default_str();
   app.add_option("--entities", game_def.entities, "Walkers, viewers not counted")->capture_default_str();
+  app.add_option("--width", game_def.width, "World width (world units): walkers and viewers in [0, width]")
+      ->capture_default_str();
+  app.add_option("--height", game_def.height, "World height (world units)")->capture_default_str();
   app.add_option("--radius", game_def.enter_radius, "Enter radius R (world units)")->capture_default_str();
   app.add_option("--leave", game_def.leave_radius, "Leave radius L, in [R, 4R]")->capture_default_str();
   app.add_option("--tick-rate", game_def.tick_rate, "Ticks per second")->capture_default_str();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <linux/sockios.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <list>
@@ -33,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -99,7 +102,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// `early`: the bytes the client sent right behind the upgrade request (its first frames),
   /// read with the request. `socket` runs on I/O thread `io`, and so does everything below but
-  /// stage().
+  /// stage(), io() and executor(), which the main thread calls.
   Connection(Server& server, tcp::socket socket, std::span<const std::uint8_t> early, bool full,
              std::size_t io);
 
@@ -142,6 +145,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::mutex outbox_mutex_;
   std::vector<std::uint8_t> outbox_bytes_;
   std::vector<std::uint32_t> outbox_sizes_;
+  std::size_t outbox_ticks_ = 0;
+  bool outbox_overflow_ = false;              // more tick frames staged than a connection may have pending
   std::vector<std::uint8_t> flushing_bytes_;  // the outbox taken by flush(), its buffers kept
   std::vector<std::uint32_t> flushing_sizes_;
   std::array<std::uint8_t, kMaxMessageBytes + 1> message_{};
@@ -194,6 +199,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
 class Server {
  public:
+  ~Server() {
+    if (!io_threads_.empty()) stop_io_threads();
+  }
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
   Server(const ServerDef& def, Game& game, std::filesystem::path web_root)
       : def_(def),
         game_(game),
@@ -269,13 +279,13 @@ class Server {
   // The HTTP connections, oldest first. Before io_: sessions that pending handlers hold leave it
   // as io_ is destroyed.
   std::list<HttpSession*> pending_http_;
-  // Destroyed before the members above it: pending handlers hold sessions that refer to them.
-  net::io_context io_{1};
-  // The WebSockets' I/O threads, each with its io_context (its handlers hold connections, which
-  // refer to nothing below).
+  // The WebSockets' I/O threads, each with its io_context. Before io_: the main thread's handlers
+  // may hold the last reference to a connection, whose socket and timers belong to one of these.
   std::vector<std::unique_ptr<net::io_context>> io_pool_;
   std::vector<net::executor_work_guard<net::io_context::executor_type>> io_work_;
   std::vector<std::thread> io_threads_;
+  // Destroyed before the members above it: pending handlers hold sessions that refer to them.
+  net::io_context io_{1};
   std::size_t next_io_ = 0;
   // The connections with frames staged this tick, by I/O thread: each thread flushes its list.
   std::vector<std::vector<std::shared_ptr<Connection>>> due_;
@@ -291,6 +301,9 @@ class Server {
   net::steady_timer accept_retry_;
   net::steady_timer shutdown_timer_;
   std::map<std::uint32_t, std::shared_ptr<Connection>> connections_;
+  // Connections whose frame the Game refused: the frames they sent after it, read before the
+  // close reached them, are dropped.
+  std::set<std::uint32_t> refused_;
   std::uint32_t reserved_ = 0;
   std::uint32_t full_closing_ = 0;
   ServerStats stats_;
@@ -366,19 +379,36 @@ void Connection::joined(std::uint32_t id, const std::vector<std::uint8_t>& welco
   read();
 }
 
+// The outbox counts as the server's queue: a connection whose I/O thread lags so far that more tick
+// frames wait there than it may have pending is closed as too slow at the next flush, and the
+// outbox stops growing.
 bool Connection::stage(std::span<const std::uint8_t> frame) {
   const std::lock_guard lock(outbox_mutex_);
   const bool was_empty = outbox_sizes_.empty();
+  if (outbox_overflow_) return false;
+  if (!frame.empty() && frame[0] == kTickFrame && ++outbox_ticks_ > server_.tick_frames_allowed()) {
+    outbox_overflow_ = true;
+    return was_empty;
+  }
   outbox_bytes_.insert(outbox_bytes_.end(), frame.begin(), frame.end());
   outbox_sizes_.push_back(static_cast<std::uint32_t>(frame.size()));
   return was_empty;
 }
 
 void Connection::flush() {
+  bool overflow = false;
   {
     const std::lock_guard lock(outbox_mutex_);
     flushing_bytes_.swap(outbox_bytes_);
     flushing_sizes_.swap(outbox_sizes_);
+    outbox_ticks_ = 0;
+    overflow = outbox_overflow_;
+  }
+  if (overflow) {
+    flushing_bytes_.clear();
+    flushing_sizes_.clear();
+    close(websocket::close_code::policy_error, "too slow", "too slow");
+    return;
   }
   std::size_t at = 0;
   for (const std::uint32_t size : flushing_sizes_) {
@@ -724,7 +754,8 @@ void HttpSession::upgrade(http::request<http::string_body> request) {
   tcp::socket here = stream_.release_socket();
   beast::error_code ec;
   const tcp::endpoint local = here.local_endpoint(ec);
-  const tcp::socket::native_handle_type handle = here.release(ec);
+  tcp::socket::native_handle_type handle = -1;
+  if (!ec) handle = here.release(ec);
   if (ec) {
     // Not moved (the socket stays here, and closes with this session): its place is given back.
     if (placed) {
@@ -806,6 +837,7 @@ Status Server::run() {
     if (!ec) stop();
   });
   start_ = Clock::now();
+  stats_.rss_kb_start = resident_kb();
   schedule_.emplace(start_, game_.def().tick_rate);
   status_line_.emplace(start_);
   accept();
@@ -894,6 +926,11 @@ void Server::tick() {
   }
   const auto took = Clock::now() - began;
   stats_.tick_ms.add(std::chrono::duration<double, std::milli>(took).count());
+  const GameStats game = game_.stats();
+  const TickTimings& phases = game.last_phases;
+  stats_.world_ms.add(1e-6 * static_cast<double>(phases.spaces_ns + phases.index_ns + phases.relevance_ns +
+                                                 phases.events_ns + phases.release_ns));
+  stats_.send_ms.add(1e-6 * static_cast<double>(game.last_send_ns));
   tick_metrics_.observe(std::chrono::duration<double>(took).count(), game_.stats());
   ++stats_.ticks;
   if (!status) {
@@ -936,6 +973,13 @@ void Server::start_io_threads() {
 // After the main loop ended: what the I/O threads still hold is dropped with their io_contexts.
 void Server::stop_io_threads() {
   io_work_.clear();
+  stats_.io_threads = static_cast<std::uint32_t>(io_threads_.size());
+  for (std::thread& thread : io_threads_) {
+    clockid_t clock{};
+    timespec used{};
+    if (pthread_getcpuclockid(thread.native_handle(), &clock) == 0 && clock_gettime(clock, &used) == 0)
+      stats_.io_cpu_seconds += static_cast<double>(used.tv_sec) + 1e-9 * static_cast<double>(used.tv_nsec);
+  }
   for (auto& context : io_pool_) context->stop();
   for (std::thread& thread : io_threads_) thread.join();
   io_threads_.clear();
@@ -972,8 +1016,10 @@ void Server::receive(std::shared_ptr<Connection> connection, std::uint32_t id,
   std::array<std::uint8_t, kMaxMessageBytes> bytes{};
   std::copy(frame.begin(), frame.end(), bytes.begin());
   net::post(io_, [this, connection = std::move(connection), id, bytes, size = frame.size()]() mutable {
+    if (refused_.count(id) != 0) return;
     const Status status = game_.receive(id, std::span<const std::uint8_t>(bytes.data(), size));
     if (status) return;
+    refused_.insert(id);
     net::post(connection->executor(), [connection, why = status.message()] {
       connection->close(websocket::close_code::policy_error, why, "refused frame");
     });
@@ -1016,6 +1062,7 @@ void Server::closed(std::uint32_t id, std::string why) {
       spdlog::debug("connection {} closed: {}", id, why);
       game_.disconnect(id);
       connections_.erase(id);
+      refused_.erase(id);
     }
     --reserved_;
     ++stats_.closes[why];
@@ -1126,10 +1173,17 @@ Status run_server(const ServerDef& def, Game& game) {
   std::error_code ec;
   std::filesystem::path web_root = std::filesystem::canonical(def.web_root, ec);
   if (ec) return bad("--web-root", "\"" + def.web_root + "\"", ec.message());
-  raise_descriptor_limit(def.max_connections + def.max_http_connections);
+  // Each I/O thread's io_context holds 3 (epoll, eventfd, timerfd).
+  raise_descriptor_limit(def.max_connections + def.max_http_connections + 3 * def.io_threads);
   Server server(def, game, std::move(web_root));
   if (Status s = server.listen(); !s) return s;
-  Status outcome = server.run();
+  Status outcome;
+  try {
+    outcome = server.run();
+  } catch (const std::exception& e) {
+    // Out of descriptors or threads as the I/O threads start, say: the run ends with the reason.
+    return {ErrorCode::invalid_argument, std::string("the server stopped: ") + e.what()};
+  }
   if (!def.stats_json.empty()) {
     if (Status s = write_stats_json(def.stats_json, server.stats()); !s && outcome) outcome = s;
   }

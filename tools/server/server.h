@@ -1,6 +1,6 @@
-// sightline-server's network layers around one Game ticked on the same single thread: one TCP
-// port with HTTP for the page's files and WebSocket for the demo's frames (docs/demo_protocol.md),
-// or one UDP port speaking ENet with the same frames.
+// sightline-server's network layers around one Game: one TCP port with HTTP for the page's files
+// and WebSocket for the demo's frames (docs/demo_protocol.md), the WebSockets on I/O threads of
+// their own; or one UDP port speaking ENet with the same frames, on one thread.
 #pragma once
 
 #include <cstdint>

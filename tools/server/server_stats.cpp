@@ -79,6 +79,12 @@ Status write_stats_json(const std::string& path, const ServerStats& stats) {
   out["tick_ms_p50"] = stats.tick_ms.percentile(0.50);
   out["tick_ms_p99"] = stats.tick_ms.percentile(0.99);
   out["tick_ms_max"] = stats.tick_ms.max();
+  out["world_ms_p50"] = stats.world_ms.percentile(0.50);
+  out["world_ms_p99"] = stats.world_ms.percentile(0.99);
+  out["send_ms_p50"] = stats.send_ms.percentile(0.50);
+  out["send_ms_p99"] = stats.send_ms.percentile(0.99);
+  out["io_threads"] = stats.io_threads;
+  out["io_cpu_seconds"] = stats.io_cpu_seconds;
   out["connections_peak"] = stats.connections_peak;
   out["upgrades_full"] = stats.upgrades_full;
   out["upgrades_refused"] = stats.upgrades_refused;
@@ -87,6 +93,7 @@ Status write_stats_json(const std::string& path, const ServerStats& stats) {
   out["frames_in"] = stats.frames_in;
   out["frames_out"] = stats.frames_out;
   out["bytes_out"] = stats.bytes_out;
+  out["rss_kb_start"] = stats.rss_kb_start ? nlohmann::ordered_json(*stats.rss_kb_start) : nullptr;
   out["rss_kb_after_warmup"] =
       stats.rss_kb_after_warmup ? nlohmann::ordered_json(*stats.rss_kb_after_warmup) : nullptr;
   out["rss_kb_end"] = stats.rss_kb_end ? nlohmann::ordered_json(*stats.rss_kb_end) : nullptr;

@@ -30,7 +30,14 @@ class TickTimes {
 };
 
 struct ServerStats {
-  TickTimes tick_ms;
+  TickTimes tick_ms;  ///< Each tick's wall time on the main thread: the Game's tick, frames staged.
+  /// Its parts: the Worlds' ticks (World::tick) and the Replicators' sends (Replicator::send),
+  /// summed over the Worlds; the rest of tick_ms is building and staging the frames.
+  TickTimes world_ms;
+  TickTimes send_ms;
+  /// CPU time the I/O threads (reads, writes, the WebSocket protocol) used over the run.
+  double io_cpu_seconds = 0.0;
+  std::uint32_t io_threads = 0;
   std::uint64_t ticks = 0;
   /// Ticks the schedule skipped because a tick ran later than one period behind.
   std::uint64_t ticks_skipped = 0;
@@ -43,9 +50,10 @@ struct ServerStats {
   /// Connections closed before they became WebSockets to make room for a newer one: at
   /// --max-http-connections, or when the server ran out of file descriptors.
   std::uint64_t http_evicted = 0;
-  std::uint64_t frames_in = 0;   ///< Complete client messages read, refused ones included.
-  std::uint64_t frames_out = 0;  ///< Frames written to clients.
-  std::uint64_t bytes_out = 0;   ///< Their payload bytes.
+  std::uint64_t frames_in = 0;               ///< Complete client messages read, refused ones included.
+  std::uint64_t frames_out = 0;              ///< Frames written to clients.
+  std::uint64_t bytes_out = 0;               ///< Their payload bytes.
+  std::optional<std::int64_t> rss_kb_start;  ///< As it starts listening: the idle server's.
   std::optional<std::int64_t> rss_kb_after_warmup;
   std::optional<std::int64_t> rss_kb_end;
   /// Closed connections by why (e.g. "client", "idle", "too many frames", "shutdown").
