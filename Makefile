@@ -60,15 +60,22 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS) -LE no-sanitizer
 
-# The threaded tick under ThreadSanitizer: the determinism test runs 1 to 4 threads.
+# The threaded tick under ThreadSanitizer: the determinism test runs 1 to 4 threads. And the
+# server, whose WebSockets run on I/O threads beside the Game's: the release build's end-to-end
+# tests drive the ThreadSanitizer build's binary (SIGHTLINE_SERVER), which exits 66 on a race
+# (all but the slow-reader test, whose 40,000 walkers tick too slowly under TSan to fill 2 s).
 $(TSAN_BUILD)/CMakeCache.txt: Makefile | deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIGHTLINE_SANITIZE=thread \
-	  $(SANITIZER_FLAGS) -DSIGHTLINE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
+	  $(SANITIZER_FLAGS) -DSIGHTLINE_BUILD_TOOLS=ON -DSIGHTLINE_BUILD_NETWORK=ON $(CMAKE_FLAGS)
 
-test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
-	cmake --build $(TSAN_BUILD) -j$(JOBS) --target threads_test plain_pass_test
+test-tsan: deps build $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target threads_test plain_pass_test sightline-server
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/threads_test
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/bin/plain_pass_test --gtest_filter=*Mixed*
+	SIGHTLINE_SERVER=$(abspath $(TSAN_BUILD))/bin/sightline-server TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	  $(BUILD)/bin/sightline-protocol-attacks-test
+	SIGHTLINE_SERVER=$(abspath $(TSAN_BUILD))/bin/sightline-server TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	  $(BUILD)/bin/sightline-server-test --gtest_filter=-*TooSlow*
 
 # The C API as WebAssembly (Debian's emscripten; its tools need Debian's node modules) and the
 # Node binding's quickstart under node --test. The library as a unity build (SIGHTLINE_UNITY_BUILD):

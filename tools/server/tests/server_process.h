@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -24,12 +25,15 @@ namespace sightline::demo {
 class ServerProcess {
  public:
   // Starts sightline-server on a free port (--port 0) and waits for the line that names it.
-  // SIGHTLINE_SERVER_PATH names the binary. `descriptor_limit`, when not 0, is its file
-  // descriptor limit, soft and hard (so that it cannot raise it).
+  // SIGHTLINE_SERVER_PATH names the binary, unless the environment variable SIGHTLINE_SERVER
+  // names another (the ThreadSanitizer build's, in make test). `descriptor_limit`, when not 0, is
+  // its file descriptor limit, soft and hard (so that it cannot raise it).
   explicit ServerProcess(std::vector<std::string> args, rlim_t descriptor_limit = 0) {
     stats_path_ = std::filesystem::temp_directory_path() /
                   fmt::format("sightline-server-test-{}-{}.json", getpid(), counter_++);
-    args.insert(args.begin(), {SIGHTLINE_SERVER_PATH, "--port", "0", "--stats-json", stats_path_.string()});
+    const char* other = std::getenv("SIGHTLINE_SERVER");
+    args.insert(args.begin(), {other != nullptr && *other != '\0' ? other : SIGHTLINE_SERVER_PATH, "--port", "0",
+                               "--stats-json", stats_path_.string()});
     int out[2];
     if (pipe(out) != 0) return;
     pid_ = fork();
