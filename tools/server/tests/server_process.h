@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -32,8 +32,8 @@ class ServerProcess {
     stats_path_ = std::filesystem::temp_directory_path() /
                   fmt::format("sightline-server-test-{}-{}.json", getpid(), counter_++);
     const char* other = std::getenv("SIGHTLINE_SERVER");
-    args.insert(args.begin(), {other != nullptr && *other != '\0' ? other : SIGHTLINE_SERVER_PATH, "--port", "0",
-                               "--stats-json", stats_path_.string()});
+    args.insert(args.begin(), {other != nullptr && *other != '\0' ? other : SIGHTLINE_SERVER_PATH, "--port",
+                               "0", "--stats-json", stats_path_.string()});
     int out[2];
     if (pipe(out) != 0) return;
     pid_ = fork();
