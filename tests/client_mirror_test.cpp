@@ -102,6 +102,30 @@ TEST(ClientMirrorTest, AppliesSpawnsUpdatesAndDespawnsInOrder) {
   EXPECT_EQ(m.stats().exits, 2u);
 }
 
+TEST(ClientMirrorTest, HistoryKeepsShortAndLongStatesExactly) {
+  // States of every length around the mirror's in-slot size (24 bytes), in one ring, each read
+  // back byte for byte as the ring wraps.
+  ClientMirror m = make(Delivery::reliable, 3);
+  auto state = [](std::uint32_t t) {
+    std::vector<std::uint8_t> bytes((t * 7) % 61);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(t * 31 + i);
+    return bytes;
+  };
+  ASSERT_TRUE(m.receive(Packet(0, 1, 1).spawn(0, a, state(1)).bytes()).ok());
+  for (std::uint32_t t = 2; t <= 40; ++t) {
+    ASSERT_TRUE(m.receive(Packet(t - 1, t, 1).update(a, state(t)).bytes()).ok()) << t;
+    const auto h = *m.history(a);
+    ASSERT_EQ(h.size(), std::min<std::size_t>(t, 3));
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      const std::uint32_t tick = t + 1 - static_cast<std::uint32_t>(h.size() - k);
+      EXPECT_EQ(h[k].tick, tick);
+      const auto want = state(tick);
+      EXPECT_TRUE(std::equal(h[k].payload.begin(), h[k].payload.end(), want.begin(), want.end()))
+          << t << " " << k;
+    }
+  }
+}
+
 TEST(ClientMirrorTest, HistoryRestartsOnArrivalAndKeepsTheLatest) {
   ClientMirror m = make(Delivery::reliable, 3);
   ASSERT_TRUE(m.receive(Packet(0, 1, 1).spawn(0, a, {1}).bytes()).ok());
