@@ -11,6 +11,7 @@
 
 #include "frames.h"
 #include "game.h"
+#include "report.h"
 #include "sightline/protocol.h"
 #include "sightline/serialize.h"
 
@@ -373,6 +374,80 @@ TEST(EntityPayload, ReadsTheDemoLayoutExactly) {
   // As an update the kind's bits are left over: refused.
   EXPECT_FALSE(read_entity_payload(full, StatePart::update, 12.0f, 7.5f, x, z, kind));
   EXPECT_FALSE(read_entity_payload(full.first(full.size() - 1), StatePart::full, 12.0f, 7.5f, x, z, kind));
+}
+
+}  // namespace
+}  // namespace sightline::bots
+
+namespace sightline::bots {
+namespace {
+
+// A run of `bots` that each connected for 10 s and got `ticks` tick frames of a 20 Hz server, and
+// a delay sample of `delay_ms` per tick frame.
+RunResult run_of(std::uint32_t bots, std::uint64_t ticks, double delay_ms) {
+  RunResult result;
+  result.bots.resize(bots);
+  for (BotRun& run : result.bots) {
+    run.outcome = Outcome::finished;
+    run.connected_seconds = 10.0;
+    run.tick_rate = 20;
+    run.totals.ticks = ticks;
+    run.totals.frames = ticks;
+  }
+  for (std::uint64_t i = 0; i < bots * ticks; ++i) result.delays.add(delay_ms);
+  return result;
+}
+
+TEST(Verdict, PassesOnlyOnTimeAndAtTheTickRate) {
+  const RunDef def;  // 95% of the tick rate, p99 under 250 ms
+  EXPECT_TRUE(summarize(run_of(4, 199, 20.0), def).passed());
+
+  RunResult slow = run_of(4, 199, 20.0);
+  slow.bots[2].totals.ticks = 150;  // 15 a second of 20
+  const Summary s = summarize(slow, def);
+  ASSERT_FALSE(s.passed());
+  ASSERT_EQ(s.verdict.size(), 1u);
+  EXPECT_NE(
+      s.verdict[0].find("the slowest bot received 15.00 tick frames/s, under 95% of the 20 Hz tick rate"),
+      std::string::npos)
+      << s.verdict[0];
+  RunDef lenient;
+  lenient.min_tick_share = 0.0;
+  EXPECT_TRUE(summarize(slow, lenient).passed());
+
+  const Summary late = summarize(run_of(4, 199, 300.0), def);
+  ASSERT_EQ(late.verdict.size(), 1u);
+  EXPECT_NE(late.verdict[0].find("delivery delay p99"), std::string::npos) << late.verdict[0];
+
+  // None connected: the first line says why, with the first bot's error.
+  RunResult refused = run_of(3, 0, 0.0);
+  refused.delays = DelayHistogram{};
+  for (BotRun& run : refused.bots) {
+    run = BotRun{};
+    run.outcome = Outcome::failed;
+    run.error = "connect: Connection refused";
+  }
+  const Summary none = summarize(refused, def);
+  ASSERT_FALSE(none.verdict.empty());
+  EXPECT_EQ(none.verdict[0], "no bot ran to the end; the first: bot 0: failed: connect: Connection refused");
+  EXPECT_EQ(format_table(none).find("sightline-bots: 3 bots"), 0u);
+  EXPECT_NE(format_table(none).find("\n  FAIL: no bot ran to the end"), std::string::npos);
+}
+
+TEST(Verdict, DelayHistogramsMergeAsOne) {
+  DelayHistogram a;
+  DelayHistogram b;
+  DelayHistogram both;
+  for (int i = 0; i < 1000; ++i) {
+    const double ms = 0.37 * i;
+    (i % 3 == 0 ? a : b).add(ms);
+    both.add(ms);
+  }
+  a.merge(b);
+  EXPECT_EQ(a.count(), both.count());
+  EXPECT_EQ(a.max(), both.max());
+  EXPECT_EQ(a.min(), both.min());
+  for (const double q : {0.0, 0.5, 0.9, 0.99, 1.0}) EXPECT_EQ(a.quantile(q), both.quantile(q)) << q;
 }
 
 }  // namespace
