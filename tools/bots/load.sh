@@ -19,7 +19,8 @@
 #     (seeded with SEED, default 1). ENet only (WebSocket runs over TCP).
 #   CHECK_SETS=1: the server runs with --debug-view and the bots with --check-sets.
 #   RADIUS_CHURN=1: every bot asks for an enter radius of its own, flipping between two values
-#     with each move, 20 moves a second (sightline-bots --radius-churn; tools/bots/radius_churn.sh).
+#     with each move (sightline-bots --radius-churn; tools/bots/radius_churn.sh).
+#   MOVE_HZ: the bots' moves a second (sightline-bots --move-hz; 10 by default).
 #   SERVER_ARGS: more sightline-server options, e.g. "--entities 20000 --width 100 --height 100".
 set -euo pipefail
 
@@ -97,9 +98,13 @@ if [ "${CHECK_SETS:-0}" = 1 ]; then
   bot_flags+=(--check-sets)
 fi
 churn="${RADIUS_CHURN:-0}"
-[ "$churn" = 1 ] && bot_flags+=(--radius-churn --move-hz 20)
-# shellcheck disable=SC2206 # SERVER_ARGS is a list of words
+[ "$churn" = 1 ] && bot_flags+=(--radius-churn)
+[ -n "${MOVE_HZ:-}" ] && bot_flags+=(--move-hz "$MOVE_HZ")
+# SERVER_ARGS is a list of words, split on blanks and never expanded as file names.
+set -f
+# shellcheck disable=SC2206
 [ -n "${SERVER_ARGS:-}" ] && server_flags+=(${SERVER_ARGS})
+set +f
 start_on_free_port "$out/server.log" 's|^sightline-server: [a-z]*://[0-9.]*:\([0-9]*\).*|\1|p' \
   "$server" "${server_flags[@]}" || exit 1
 server_pid=$started_pid
@@ -169,7 +174,7 @@ const warm = need(server, 'rss_kb_after_warmup');
 const end = need(server, 'rss_kb_end');
 const memoryLimit = warm * 1.10 + 4096;
 console.log(`load: server tick p50 ${server.tick_ms_p50} ms, p99 ${p99} ms, max ${server.tick_ms_max} ms`);
-if (server.io_threads !== undefined) {
+if (server.io_threads > 0) {
   console.log(`load: of which the Worlds' ticks p50 ${server.world_ms_p50.toFixed(2)} ms, p99 ${server.world_ms_p99.toFixed(2)} ms; ` +
               `the sends p50 ${server.send_ms_p50.toFixed(2)} ms, p99 ${server.send_ms_p99.toFixed(2)} ms; ` +
               `${server.io_threads} I/O threads used ${server.io_cpu_seconds.toFixed(1)} s of CPU`);

@@ -154,6 +154,7 @@ asio::awaitable<void> run_bot(Shared& shared, std::size_t i) {
   run.totals = s->bot.totals();
   run.notes = s->bot.notes();
   if (error.empty()) error = s->reader_error;
+  if (error.empty() && !s->bot.welcomed()) error = "no welcome frame came";
   run.outcome = error.empty() ? Outcome::finished : Outcome::closed;
   run.error = std::move(error);
 }

@@ -16,6 +16,8 @@ if [ $# -ne 3 ]; then
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 export SERVER_ARGS="${SERVER_ARGS:---entities 20000 --width 100 --height 100}"
+# Both runs' bots move 20 times a second: the churning ones send a radius frame with each move.
+export MOVE_HZ=20
 RADIUS_CHURN=0 "$here/load.sh" "$1" "$2" "$3/baseline" | sed 's/^/baseline: /'
 RADIUS_CHURN=1 "$here/load.sh" "$1" "$2" "$3/churn" | sed 's/^/churn: /'
 node - "$3/baseline/server.json" "$3/churn/server.json" <<'JS'

@@ -346,9 +346,11 @@ TEST(Game, FramesAreTheSameOnAnyThreadCount) {
   scenarios::Rng rng(5);
   for (int t = 0; t < 12; ++t) {
     for (const std::uint32_t id : ids) {
-      const auto frame = rng.uniform(0.0f, 1.0f) < 0.1f
-                             ? encode_radius(rng.uniform(0.4f, 3.0f))
-                             : encode_move(rng.uniform(0.0f, 11.9f), rng.uniform(0.0f, 7.4f));
+      const float draw = rng.uniform(0.0f, 1.0f);
+      // Now and then interest off or on again: the send-everything World on threads too.
+      const auto frame = draw < 0.1f    ? encode_radius(rng.uniform(0.4f, 3.0f))
+                         : draw < 0.13f ? encode_options(draw < 0.115f ? kOptionHysteresis : kDefaultOptions)
+                                        : encode_move(rng.uniform(0.0f, 11.9f), rng.uniform(0.0f, 7.4f));
       one.send(id, frame);
       three.send(id, frame);
     }
