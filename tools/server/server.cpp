@@ -756,18 +756,10 @@ void HttpSession::upgrade(http::request<http::string_body> request) {
   const tcp::endpoint local = here.local_endpoint(ec);
   tcp::socket::native_handle_type handle = -1;
   if (!ec) handle = here.release(ec);
-  if (ec) {
-    // Not moved (the socket stays here, and closes with this session): its place is given back.
-    if (placed) {
-      server_.closed(0, "handshake failed");
-    } else {
-      server_.full_closed();
-    }
-    return;
-  }
   tcp::socket there(server_.io_context(io));
-  if (there.assign(local.protocol(), handle, ec); ec) {
-    ::close(handle);
+  if (!ec && (there.assign(local.protocol(), handle, ec), ec)) ::close(handle);
+  if (ec) {
+    // Not moved: the socket is closed, and its place given back.
     if (placed) {
       server_.closed(0, "handshake failed");
     } else {

@@ -210,11 +210,6 @@ class GoodClient {
   std::string problems_;
 };
 
-std::uint64_t closes(const nlohmann::json& stats, const std::string& why) {
-  if (!stats.contains("closes") || !stats["closes"].contains(why)) return 0;
-  return stats["closes"][why].get<std::uint64_t>();
-}
-
 // --- Bad frames --------------------------------------------------------------------------------
 
 struct BadFrame {

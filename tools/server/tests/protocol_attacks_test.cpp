@@ -168,11 +168,6 @@ std::string close_text(const ServerFrame& close) {
                                   : std::string();
 }
 
-std::uint64_t closes(const nlohmann::json& stats, const std::string& why) {
-  if (!stats.contains("closes") || !stats["closes"].contains(why)) return 0;
-  return stats["closes"][why].get<std::uint64_t>();
-}
-
 // Upgrades, reads the welcome, sends `attack`, and returns the server's close frame.
 std::optional<ServerFrame> close_after(std::uint16_t port, const Bytes& attack,
                                        std::size_t* pongs = nullptr) {

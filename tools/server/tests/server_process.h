@@ -22,6 +22,12 @@
 
 namespace sightline::demo {
 
+/// The connections the server's stats file counts as closed for `why` ("too slow", ...).
+inline std::uint64_t closes(const nlohmann::json& stats, const std::string& why) {
+  if (!stats.contains("closes") || !stats["closes"].contains(why)) return 0;
+  return stats["closes"][why].get<std::uint64_t>();
+}
+
 class ServerProcess {
  public:
   // Starts sightline-server on a free port (--port 0) and waits for the line that names it.
