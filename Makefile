@@ -116,9 +116,10 @@ test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 # time against entity count and its log-log plot ($(BUILD)/scaling.svg).
 bench: build
 	cmake --build $(BUILD) -j$(JOBS) --target sightline-bench sightline-bench-send sightline-bench-scan \
-	  sightline-bench-profile sightline-bench-threads
+	  sightline-bench-profile sightline-bench-threads sightline-bench-mirror
 	$(BUILD)/bin/sightline-bench --json $(BUILD)/bench.json
 	$(BUILD)/bin/sightline-bench-send
+	$(BUILD)/bin/sightline-bench-mirror
 	$(BUILD)/bin/sightline-bench-scan
 	$(BUILD)/bin/sightline-bench-threads --threads $(JOBS) --scenarios arena,mmo,observers
 	$(BUILD)/bin/sightline-bench --scaling --csv $(BUILD)/scaling.csv --json $(BUILD)/scaling.json

@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "format_value.h"
+#include "index_map.h"
+#include "sightline_assert.h"
 
 namespace sightline {
 
@@ -35,12 +39,6 @@ void MirrorListener::on_message(std::span<const std::uint8_t>, std::uint32_t) {}
 
 namespace {
 
-struct Stored {
-  std::uint32_t tick = 0;
-  StatePart part = StatePart::full;
-  std::vector<std::uint8_t> payload;
-};
-
 /// A state a delta update asked the mirror to keep, named by the tick of its packet.
 struct Kept {
   bool valid = false;
@@ -48,23 +46,55 @@ struct Kept {
   std::vector<std::uint8_t> bytes;
 };
 
-struct Held {
-  std::uint32_t generation = 0;
-  std::uint32_t tick = 0;  // of its latest state
-  SpawnReason reason = SpawnReason::near;
-  std::vector<Stored> ring;  // at most MirrorDef::history, oldest at `first`
-  std::uint32_t first = 0;
-  std::uint32_t count = 0;
-  // The two newest kept states. The server names only the last it saw confirmed, and asks for a
-  // new one only once that is confirmed or given up, so two are enough.
+// The two newest kept states of a held entity. The server names only the last it saw confirmed,
+// and asks for a new one only once that is confirmed or given up, so two are enough.
+struct KeptPair {
   std::array<Kept, 2> kept;
 
-  [[nodiscard]] const Kept* kept_at(std::uint32_t kept_tick) const noexcept {
+  [[nodiscard]] const Kept* at(std::uint32_t kept_tick) const noexcept {
     for (const Kept& k : kept) {
       if (k.valid && k.tick == kept_tick) return &k;
     }
     return nullptr;
   }
+};
+
+// Each slot of a snapshot ring starts with its tick and its payload's size, the top bit of which
+// says the state is an update part.
+constexpr std::size_t kSlotHeader = 8;
+constexpr std::uint32_t kUpdatePartBit = 0x80000000u;
+
+// One held entity. Its snapshots live in one buffer (`history` slots of kSlotHeader bytes and
+// then `stride` payload bytes each), so that applying an update writes to one place.
+struct Held {
+  std::uint32_t index = 0;
+  std::uint32_t generation = 0;
+  std::uint32_t tick = 0;  // of its latest state
+  SpawnReason reason = SpawnReason::near;
+  std::uint8_t first = 0;    // the oldest snapshot's slot
+  std::uint8_t count = 0;    // snapshots kept, <= MirrorDef::history
+  std::uint32_t stride = 0;  // payload bytes a slot has room for, a multiple of 8
+  std::vector<std::uint8_t> ring;
+
+  [[nodiscard]] std::size_t slot_offset(std::uint32_t slot) const noexcept {
+    return slot * (kSlotHeader + stride);
+  }
+  [[nodiscard]] Snapshot snapshot(std::uint32_t slot) const noexcept {
+    const std::uint8_t* at = ring.data() + slot_offset(slot);
+    std::uint32_t tick_of = 0;
+    std::uint32_t size = 0;
+    std::memcpy(&tick_of, at, 4);
+    std::memcpy(&size, at + 4, 4);
+    return {tick_of,
+            (size & kUpdatePartBit) != 0 ? StatePart::update : StatePart::full,
+            {at + kSlotHeader, size & ~kUpdatePartBit}};
+  }
+};
+
+// A despawned entity's ring, for the next spawn.
+struct SpareRing {
+  std::uint32_t stride = 0;
+  std::vector<std::uint8_t> ring;
 };
 
 /// A reliable record that arrived ahead of a missing one (unreliable delivery): the record as
@@ -89,7 +119,11 @@ class MirrorImpl {
   Status receive(std::span<const std::uint8_t> bytes, MirrorListener* listener);
 
   MirrorDef def;
-  std::unordered_map<std::uint32_t, Held> table;       // by entity index: indices are untrusted
+  // The held entities, in no order, and where each is by entity index. Indices are untrusted:
+  // nothing is sized by them.
+  std::vector<Held> held;
+  std::vector<KeptPair> kept;  // beside `held`
+  IndexMap slots;
   std::unordered_map<std::uint32_t, Waiting> waiting;  // by reliable id
   std::uint32_t next_reliable = 0;
   bool any_packet = false;
@@ -103,12 +137,19 @@ class MirrorImpl {
   std::vector<std::uint64_t> seen;  // sequence + 1 per slot, 0 for none
   // Per slot of `seen`: every state its packet asked to keep was kept (ack().received).
   std::vector<std::uint8_t> complete;
-  bool packet_complete = true;                   // of the packet being applied
-  std::vector<std::uint8_t> rebuilt;             // a delta update's state
-  std::vector<std::vector<Stored>> spare_rings;  // of despawned entities, for the next spawns
+  bool packet_complete = true;         // of the packet being applied
+  std::vector<std::uint8_t> rebuilt;   // a delta update's state
+  std::vector<SpareRing> spare_rings;  // at most the table's high-water mark of them
   std::vector<Anomaly> anomalies;
   MirrorStats stats;
   DecodedPacket packet;
+
+  /// The held entity at `index` with that generation, else null.
+  [[nodiscard]] const Held* find(EntityId e) const noexcept {
+    const std::uint32_t slot = slots.find(e.index);
+    return slot != IndexMap::kNone && held[slot].generation == e.generation ? &held[slot] : nullptr;
+  }
+  [[nodiscard]] Held* find(EntityId e) noexcept { return const_cast<Held*>(std::as_const(*this).find(e)); }
 
  private:
   void anomaly(AnomalyKind kind, EntityId entity) {
@@ -120,18 +161,63 @@ class MirrorImpl {
     any_packet = true;
   }
   void push_state(Held& h, std::uint32_t tick, StatePart part, std::span<const std::uint8_t> payload) {
+    SIGHTLINE_ASSERT(payload.size() < kUpdatePartBit);
+    if (payload.size() > h.stride || h.ring.empty()) widen_ring(h, payload.size());
     const std::uint32_t slot = (h.first + h.count) % def.history;
-    if (h.ring.size() < def.history) h.ring.resize(def.history);
-    Stored& s = h.ring[slot];
-    s.tick = tick;
-    s.part = part;
-    s.payload.assign(payload.begin(), payload.end());
+    std::uint8_t* at = h.ring.data() + h.slot_offset(slot);
+    const std::uint32_t size =
+        static_cast<std::uint32_t>(payload.size()) | (part == StatePart::update ? kUpdatePartBit : 0u);
+    std::memcpy(at, &tick, 4);
+    std::memcpy(at + 4, &size, 4);
+    if (!payload.empty()) std::memcpy(at + kSlotHeader, payload.data(), payload.size());
     if (h.count < def.history) {
       ++h.count;
     } else {
-      h.first = (h.first + 1) % def.history;
+      h.first = static_cast<std::uint8_t>((h.first + 1) % def.history);
     }
     h.tick = tick;
+  }
+  /// Gives the ring room for payloads of `size` bytes, keeping its snapshots.
+  void widen_ring(Held& h, std::size_t size) {
+    const auto stride =
+        static_cast<std::uint32_t>(std::max<std::size_t>((size + 7) & ~std::size_t{7}, h.stride));
+    std::vector<std::uint8_t> ring(def.history * (kSlotHeader + stride));
+    for (std::uint32_t slot = 0; slot < def.history && !h.ring.empty(); ++slot) {
+      std::memcpy(ring.data() + slot * (kSlotHeader + stride), h.ring.data() + h.slot_offset(slot),
+                  kSlotHeader + h.stride);
+    }
+    h.ring = std::move(ring);
+    h.stride = stride;
+  }
+  /// The slot for a new held entity, its snapshots and kept states empty.
+  Held& add(EntityId e) {
+    slots.insert(e.index, static_cast<std::uint32_t>(held.size()));
+    Held& h = held.emplace_back();
+    kept.emplace_back();
+    h.index = e.index;
+    h.generation = e.generation;
+    if (!spare_rings.empty()) {
+      h.stride = spare_rings.back().stride;
+      h.ring = std::move(spare_rings.back().ring);
+      spare_rings.pop_back();
+    }
+    return h;
+  }
+  /// Removes a held entity; the last one takes its slot, and its ring serves the next spawn.
+  void remove(Held& h) {
+    const std::uint32_t slot = slots.find(h.index);
+    spare_rings.push_back({h.stride, std::move(h.ring)});
+    slots.erase(h.index);
+    if (slot + 1 != held.size()) {
+      held[slot] = std::move(held.back());
+      kept[slot] = std::move(kept.back());
+      slots.assign(held[slot].index, slot);
+    }
+    held.pop_back();
+    kept.pop_back();
+  }
+  [[nodiscard]] KeptPair& kept_of(const Held& h) noexcept {
+    return kept[static_cast<std::size_t>(&h - held.data())];
   }
   void take_status(const PacketHeader& h) {
     if (status_any && def.delivery == Delivery::unreliable && h.sequence < status_sequence) return;
@@ -149,6 +235,7 @@ class MirrorImpl {
                     MirrorListener* listener);
   void apply_delta_update(const WireRecord& r, std::uint32_t tick, bool should_hold,
                           MirrorListener* listener);
+  [[nodiscard]] AnomalyKind missing(EntityId e, AnomalyKind not_held) const noexcept;
   /// A delta update's state: its payload, or rebuilt into `rebuilt` from the state it names.
   /// False where the entity is not held at that generation or the state named is not kept.
   bool state_of(const WireRecord& r, std::uint32_t packet_tick, std::span<const std::uint8_t>& state) {
@@ -156,9 +243,9 @@ class MirrorImpl {
       state = r.payload;
       return true;
     }
-    const auto at = table.find(r.entity.index);
-    if (at == table.end() || at->second.generation != r.entity.generation) return false;
-    const Kept* base = at->second.kept_at(packet_tick - r.base_age);
+    const Held* h = find(r.entity);
+    if (h == nullptr) return false;
+    const Kept* base = kept_of(*h).at(packet_tick - r.base_age);
     // Bytes past the runs come from the base: a longer state cannot be rebuilt, and is refused
     // before anything is allocated for it.
     if (base == nullptr || r.state_size > base->bytes.size() + r.payload.size()) return false;
@@ -175,9 +262,7 @@ class MirrorImpl {
   void apply_event(ReceivedEvent event, MirrorListener* listener) {
     ++stats.events;
     if (listener == nullptr) return;
-    const auto at = table.find(event.subject.index);
-    event.subject_held =
-        !event.subject.is_null() && at != table.end() && at->second.generation == event.subject.generation;
+    event.subject_held = !event.subject.is_null() && find(event.subject) != nullptr;
     listener->on_event(event);
   }
   static ReceivedEvent event_of(const WireRecord& r, std::uint32_t packet_tick) {
@@ -206,23 +291,17 @@ class MirrorImpl {
 
 void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, bool created, std::uint32_t tick,
                              std::span<const std::uint8_t> payload, MirrorListener* listener) {
-  const auto at = table.find(e.index);
-  if (at != table.end()) {
+  if (const std::uint32_t slot = slots.find(e.index); slot != IndexMap::kNone) {
     anomaly(
-        at->second.generation == e.generation ? AnomalyKind::spawn_held : AnomalyKind::generation_mismatch,
+        held[slot].generation == e.generation ? AnomalyKind::spawn_held : AnomalyKind::generation_mismatch,
         e);
     return;
   }
-  if (table.size() >= def.max_entities) {
+  if (held.size() >= def.max_entities) {
     anomaly(AnomalyKind::too_many, e);
     return;
   }
-  Held& h = table[e.index];
-  if (!spare_rings.empty()) {
-    h.ring = std::move(spare_rings.back());
-    spare_rings.pop_back();
-  }
-  h.generation = e.generation;
+  Held& h = add(e);
   h.reason = reason;
   push_state(h, tick, StatePart::full, payload);
   ++stats.enters;
@@ -230,47 +309,49 @@ void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, bool created, std::
 }
 
 void MirrorImpl::apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener) {
-  const auto at = table.find(e.index);
-  if (at == table.end()) {
+  const std::uint32_t slot = slots.find(e.index);
+  if (slot == IndexMap::kNone) {
     anomaly(AnomalyKind::despawn_unknown, e);
     return;
   }
-  if (at->second.generation != e.generation) {
+  if (held[slot].generation != e.generation) {
     anomaly(AnomalyKind::generation_mismatch, e);
     return;
   }
-  // The ring and its payload buffers serve the next spawn: at most the table's high-water mark
-  // of them is kept.
-  spare_rings.push_back(std::move(at->second.ring));
-  table.erase(at);
+  remove(held[slot]);
   ++stats.exits;
   if (listener != nullptr) {
     listener->on_exit(e, reason == DespawnReason::destroyed ? ExitKind::destroy : ExitKind::leave, reason);
   }
 }
 
+/// Why a record names an entity the mirror does not hold at that generation: not at all, or at
+/// another generation.
+AnomalyKind MirrorImpl::missing(EntityId e, AnomalyKind not_held) const noexcept {
+  return slots.find(e.index) == IndexMap::kNone ? not_held : AnomalyKind::generation_mismatch;
+}
+
 void MirrorImpl::apply_refresh(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
                                MirrorListener* listener) {
-  const auto at = table.find(e.index);
-  if (at == table.end() || at->second.generation != e.generation) {
-    anomaly(at == table.end() ? AnomalyKind::refresh_unknown : AnomalyKind::generation_mismatch, e);
+  Held* h = find(e);
+  if (h == nullptr) {
+    anomaly(missing(e, AnomalyKind::refresh_unknown), e);
     return;
   }
   // A late copy under unreliable delivery may carry a state older than the last one applied: the
   // game still hears it (its references are what matter), but the history stays in tick order
   // and the tick an update is tested against never goes back.
-  if (tick >= at->second.tick) push_state(at->second, tick, StatePart::full, payload);
+  if (tick >= h->tick) push_state(*h, tick, StatePart::full, payload);
   ++stats.refreshes;
   if (listener != nullptr) listener->on_refresh(e, payload, tick);
 }
 
 void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
                               bool should_hold, MirrorListener* listener) {
-  const auto at = table.find(e.index);
-  const bool held = at != table.end() && at->second.generation == e.generation;
-  if (!held) {
+  Held* h = find(e);
+  if (h == nullptr) {
     if (should_hold) {
-      anomaly(at == table.end() ? AnomalyKind::update_unknown : AnomalyKind::generation_mismatch, e);
+      anomaly(missing(e, AnomalyKind::update_unknown), e);
     } else {
       ++stats.stale_updates;
     }
@@ -278,11 +359,11 @@ void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const st
   }
   // Reliable delivery keeps order, so an update is never older than what is held; unreliable
   // drops one that is not newer (a duplicate, or overtaken by a later state).
-  if (def.delivery == Delivery::unreliable && tick <= at->second.tick) {
+  if (def.delivery == Delivery::unreliable && tick <= h->tick) {
     ++stats.stale_updates;
     return;
   }
-  push_state(at->second, tick, StatePart::update, payload);
+  push_state(*h, tick, StatePart::update, payload);
   ++stats.updates;
   if (listener != nullptr) listener->on_update(e, payload, tick);
 }
@@ -290,15 +371,14 @@ void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const st
 void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, bool should_hold,
                                     MirrorListener* listener) {
   const EntityId e = r.entity;
-  const auto at = table.find(e.index);
-  const bool held = at != table.end() && at->second.generation == e.generation;
+  Held* h = find(e);
   std::span<const std::uint8_t> state;
-  if (!held || !state_of(r, tick, state)) {
+  if (h == nullptr || !state_of(r, tick, state)) {
     if (r.keep) packet_complete = false;
-    if (held && (def.delivery == Delivery::reliable || tick > at->second.tick)) {
+    if (h != nullptr && (def.delivery == Delivery::reliable || tick > h->tick)) {
       anomaly(AnomalyKind::baseline_missing, e);
-    } else if (!held && should_hold) {
-      anomaly(at == table.end() ? AnomalyKind::update_unknown : AnomalyKind::generation_mismatch, e);
+    } else if (h == nullptr && should_hold) {
+      anomaly(missing(e, AnomalyKind::update_unknown), e);
     } else {
       // Overtaken by a newer state: whatever it was written against may be gone, and it adds
       // nothing.
@@ -306,22 +386,23 @@ void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, boo
     }
     return;
   }
-  Held& h = at->second;
   if (r.keep) {
+    KeptPair& pair = kept_of(*h);
     // Into the older of the two, unless both are newer (a late copy of an older packet).
-    Kept& older =
-        !h.kept[0].valid || (h.kept[1].valid && h.kept[0].tick < h.kept[1].tick) ? h.kept[0] : h.kept[1];
-    if (h.kept_at(tick) == nullptr && (!older.valid || older.tick < tick)) {
+    Kept& older = !pair.kept[0].valid || (pair.kept[1].valid && pair.kept[0].tick < pair.kept[1].tick)
+                      ? pair.kept[0]
+                      : pair.kept[1];
+    if (pair.at(tick) == nullptr && (!older.valid || older.tick < tick)) {
       older.bytes.assign(state.begin(), state.end());
       older.tick = tick;
       older.valid = true;
     }
   }
-  if (def.delivery == Delivery::unreliable && tick <= h.tick) {
+  if (def.delivery == Delivery::unreliable && tick <= h->tick) {
     ++stats.stale_updates;
     return;
   }
-  push_state(h, tick, StatePart::update, state);
+  push_state(*h, tick, StatePart::update, state);
   ++stats.updates;
   if (r.base_age != 0) ++stats.deltas;
   if (listener != nullptr) listener->on_update(e, state, tick);
@@ -500,16 +581,15 @@ Status ClientMirror::receive(std::span<const std::uint8_t> bytes, MirrorListener
 }
 
 bool ClientMirror::holds(EntityId entity) const noexcept {
-  const auto at = impl_->table.find(entity.index);
-  return at != impl_->table.end() && at->second.generation == entity.generation && !entity.is_null();
+  return !entity.is_null() && std::as_const(*impl_).find(entity) != nullptr;
 }
 
-std::size_t ClientMirror::held_count() const noexcept { return impl_->table.size(); }
+std::size_t ClientMirror::held_count() const noexcept { return impl_->held.size(); }
 
 std::vector<EntityId> ClientMirror::held() const {
   std::vector<EntityId> out;
-  out.reserve(impl_->table.size());
-  for (const auto& [index, h] : impl_->table) out.push_back({index, h.generation});
+  out.reserve(impl_->held.size());
+  for (const Held& h : impl_->held) out.push_back({h.index, h.generation});
   std::sort(out.begin(), out.end(), [](EntityId a, EntityId b) { return a.index < b.index; });
   return out;
 }
@@ -517,19 +597,16 @@ std::vector<EntityId> ClientMirror::held() const {
 Result<std::vector<Snapshot>> ClientMirror::history(EntityId entity) const {
   if (!holds(entity))
     return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
-  const Held& h = impl_->table.at(entity.index);
+  const Held& h = *std::as_const(*impl_).find(entity);
   std::vector<Snapshot> out;
-  for (std::uint32_t i = 0; i < h.count; ++i) {
-    const Stored& s = h.ring[(h.first + i) % impl_->def.history];
-    out.push_back({s.tick, s.part, s.payload});
-  }
+  for (std::uint32_t i = 0; i < h.count; ++i) out.push_back(h.snapshot((h.first + i) % impl_->def.history));
   return out;
 }
 
 Result<std::uint32_t> ClientMirror::state_tick(EntityId entity) const {
   if (!holds(entity))
     return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};
-  return impl_->table.at(entity.index).tick;
+  return std::as_const(*impl_).find(entity)->tick;
 }
 
 InterestStatus ClientMirror::interest() const noexcept {

@@ -99,7 +99,6 @@ void Bot::restart_mirror() {
   def.check = &Bot::check_payload;
   def.check_context = this;
   mirror_.emplace(std::move(ClientMirror::create(def)).value());
-  held_.clear();
   last_tick_.reset();
   ack_due_ = false;
 }
@@ -157,7 +156,6 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
   ++totals_.ticks;
   ++tick_frames_;
   last_tick_ = tick->tick;
-  newest_state_tick_ = 0;
   ack_due_ = true;
   delays.add(receive_ms - tick->server_time_ms);
   if (!placed_) {
@@ -165,6 +163,7 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
     z_ = tick->viewer_z;
     placed_ = true;
   }
+  frame_states_.clear();
   for (std::size_t i = 0; i < tick->packets.size(); ++i) {
     ++totals_.packets;
     if (const Status s = mirror_->receive(tick->packets[i], this); !s) {
@@ -178,20 +177,21 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
     }
   }
   if ((tick->options & demo::kOptionInterest) == 0) return;  // the send-everything baseline: no radius
-  // Only states of this tick: an entity the server did not update may have walked on since, and
-  // a spawn sent again may carry the state it first went with.
+  // Only states of the newest tick the frame brought: an entity the server did not update may
+  // have walked on since, and a spawn sent again may carry the state it first went with.
+  std::uint32_t newest = 0;
+  for (const FrameState& f : frame_states_) newest = std::max(newest, f.tick);
   const double limit = static_cast<double>(tick->leave_radius) + kPositionTolerance;
-  for (const auto& [index, held] : held_) {
-    if (held.frame != tick_frames_ || held.tick != newest_state_tick_) continue;
+  for (const FrameState& f : frame_states_) {
+    if (f.tick != newest) continue;
     ++totals_.checked;
-    const double dx = static_cast<double>(held.x) - tick->viewer_x;
-    const double dz = static_cast<double>(held.z) - tick->viewer_z;
+    const double dx = static_cast<double>(f.x) - tick->viewer_x;
+    const double dz = static_cast<double>(f.z) - tick->viewer_z;
     if (dx * dx + dz * dz > limit * limit) {
-      problem(
-          Problem::out_of_radius,
-          fmt::format("tick {}: entity index {} at ({}, {}) is {:.4f} from the viewer ({}, {}), beyond L {}",
-                      tick->tick, index, held.x, held.z, std::hypot(dx, dz), tick->viewer_x, tick->viewer_z,
-                      tick->leave_radius));
+      problem(Problem::out_of_radius,
+              fmt::format("tick {}: {} at ({}, {}) is {:.4f} from the viewer ({}, {}), beyond L {}",
+                          tick->tick, describe(f.entity), f.x, f.z, std::hypot(dx, dz), tick->viewer_x,
+                          tick->viewer_z, tick->leave_radius));
     }
   }
 }
@@ -216,16 +216,22 @@ void Bot::on_debug(std::span<const std::uint8_t> frame) {
   if (mirror_->interest().pending != 0) return;
   ++totals_.set_checks;
   last_set_check_frame_ = tick_frames_;
+  const std::vector<EntityId> held = mirror_->held();  // sorted by index
+  const auto holds = [&](std::uint32_t index) {
+    const auto at = std::lower_bound(held.begin(), held.end(), index,
+                                     [](EntityId e, std::uint32_t i) { return e.index < i; });
+    return at != held.end() && at->index == index;
+  };
   for (const demo::DebugEntry& e : *hidden) {
-    if (held_.count(e.index) != 0) {
+    if (holds(e.index)) {
       problem(Problem::set_mismatch,
               fmt::format("tick {}: holds entity index {}, outside the server's set", tick, e.index));
       return;
     }
   }
-  if (held_.size() != members) {
+  if (held.size() != members) {
     problem(Problem::set_mismatch,
-            fmt::format("tick {}: holds {} entities, the server's set has {}", tick, held_.size(), members));
+            fmt::format("tick {}: holds {} entities, the server's set has {}", tick, held.size(), members));
   }
 }
 
@@ -275,13 +281,12 @@ bool Bot::check_payload(EntityId, StatePart part, std::span<const std::uint8_t> 
 }
 
 void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick) {
-  Held& h = held_[entity.index];
+  FrameState& f = frame_states_.emplace_back();
+  f.entity = entity;
+  f.tick = tick;
   std::uint32_t kind = 0;
   // The mirror's check has read this payload already.
-  (void)read_entity_payload(payload, part, welcome_->width, welcome_->height, h.x, h.z, kind);
-  h.frame = tick_frames_;
-  h.tick = tick;
-  newest_state_tick_ = std::max(newest_state_tick_, tick);
+  (void)read_entity_payload(payload, part, welcome_->width, welcome_->height, f.x, f.z, kind);
 }
 
 void Bot::on_enter(EntityId entity, SpawnReason, bool, std::span<const std::uint8_t> full_state,
@@ -295,10 +300,7 @@ void Bot::on_update(EntityId entity, std::span<const std::uint8_t> update_state,
   record(entity, update_state, StatePart::update, tick);
 }
 
-void Bot::on_exit(EntityId entity, ExitKind, DespawnReason) {
-  ++totals_.despawns;
-  held_.erase(entity.index);
-}
+void Bot::on_exit(EntityId, ExitKind, DespawnReason) { ++totals_.despawns; }
 
 std::optional<std::vector<std::uint8_t>> Bot::next_move(double seconds) {
   if (!placed_ || !welcome_) return std::nullopt;

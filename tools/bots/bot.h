@@ -9,7 +9,6 @@
 #include <random>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "frames.h"
@@ -142,11 +141,13 @@ class Bot final : private MirrorListener {
   [[nodiscard]] std::size_t held_count() const noexcept { return mirror_ ? mirror_->held_count() : 0; }
 
  private:
-  struct Held {
+  // A state the tick frame being applied brought: where its entity stood at `tick` (older than
+  // the packet's for a spawn sent again).
+  struct FrameState {
+    EntityId entity;
     float x = 0.0f;
     float z = 0.0f;
-    std::uint64_t frame = 0;  // the tick frame (counted from 1) of its latest state
-    std::uint32_t tick = 0;   // the state's own tick (older than the packet's for a late spawn)
+    std::uint32_t tick = 0;
   };
 
   void on_welcome(std::span<const std::uint8_t> frame);
@@ -168,10 +169,9 @@ class Bot final : private MirrorListener {
   std::mt19937_64 rng_;
   std::optional<demo::Welcome> welcome_;
   std::optional<ClientMirror> mirror_;
-  std::unordered_map<std::uint32_t, Held> held_;  // by entity index
+  std::vector<FrameState> frame_states_;  // of the tick frame being applied, checked against L after it
   std::uint64_t tick_frames_ = 0;
   std::optional<std::uint32_t> last_tick_;  // the latest tick frame's tick
-  std::uint32_t newest_state_tick_ = 0;     // of the states the latest tick frame brought
   bool check_sets_ = false;
   bool options_sent_ = false;
   bool radius_flip_ = false;
