@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -63,24 +64,31 @@ struct KeptPair {
 // says the state is an update part.
 constexpr std::size_t kSlotHeader = 8;
 constexpr std::uint32_t kUpdatePartBit = 0x80000000u;
+// Room for a snapshot ring inside a Held: a history of 1 with states of up to 8 bytes needs no
+// buffer of its own, and its update touches one place fewer.
+constexpr std::size_t kInlineRing = 16;
 
-// One held entity. Its snapshots live in one buffer (`history` slots of kSlotHeader bytes and
-// then `stride` payload bytes each), so that applying an update writes to one place.
+// One held entity. Its snapshots live in one ring (`history` slots of kSlotHeader bytes and then
+// `stride` payload bytes each), in the Held while it fits, so that applying an update writes to
+// one place.
 struct Held {
   std::uint32_t index = 0;
   std::uint32_t generation = 0;
-  std::uint32_t tick = 0;  // of its latest state
-  SpawnReason reason = SpawnReason::near;
-  std::uint8_t first = 0;    // the oldest snapshot's slot
-  std::uint8_t count = 0;    // snapshots kept, <= MirrorDef::history
+  std::uint32_t tick = 0;    // of its latest state
   std::uint32_t stride = 0;  // payload bytes a slot has room for, a multiple of 8
-  std::vector<std::uint8_t> ring;
+  SpawnReason reason = SpawnReason::near;
+  std::uint8_t first = 0;                // the oldest snapshot's slot
+  std::uint8_t count = 0;                // snapshots kept, <= MirrorDef::history
+  std::unique_ptr<std::uint8_t[]> heap;  // the ring once it outgrows inline_ring
+  std::array<std::uint8_t, kInlineRing> inline_ring{};
 
+  [[nodiscard]] const std::uint8_t* ring() const noexcept { return heap ? heap.get() : inline_ring.data(); }
+  [[nodiscard]] std::uint8_t* ring() noexcept { return heap ? heap.get() : inline_ring.data(); }
   [[nodiscard]] std::size_t slot_offset(std::uint32_t slot) const noexcept {
     return slot * (kSlotHeader + stride);
   }
   [[nodiscard]] Snapshot snapshot(std::uint32_t slot) const noexcept {
-    const std::uint8_t* at = ring.data() + slot_offset(slot);
+    const std::uint8_t* at = ring() + slot_offset(slot);
     std::uint32_t tick_of = 0;
     std::uint32_t size = 0;
     std::memcpy(&tick_of, at, 4);
@@ -91,10 +99,10 @@ struct Held {
   }
 };
 
-// A despawned entity's ring, for the next spawn.
+// A despawned entity's ring buffer, for the next ring that needs one.
 struct SpareRing {
   std::uint32_t stride = 0;
-  std::vector<std::uint8_t> ring;
+  std::unique_ptr<std::uint8_t[]> ring;
 };
 
 /// A reliable record that arrived ahead of a missing one (unreliable delivery): the record as
@@ -122,7 +130,7 @@ class MirrorImpl {
   // The held entities, in no order, and where each is by entity index. Indices are untrusted:
   // nothing is sized by them.
   std::vector<Held> held;
-  std::vector<KeptPair> kept;  // beside `held`
+  std::vector<std::unique_ptr<KeptPair>> kept;  // beside `held`, made at an entity's first kept state
   IndexMap slots;
   std::unordered_map<std::uint32_t, Waiting> waiting;  // by reliable id
   std::uint32_t next_reliable = 0;
@@ -139,7 +147,7 @@ class MirrorImpl {
   std::vector<std::uint8_t> complete;
   bool packet_complete = true;         // of the packet being applied
   std::vector<std::uint8_t> rebuilt;   // a delta update's state
-  std::vector<SpareRing> spare_rings;  // at most the table's high-water mark of them
+  std::vector<SpareRing> spare_rings;  // at most as many as entities have left
   std::vector<Anomaly> anomalies;
   MirrorStats stats;
   DecodedPacket packet;
@@ -162,9 +170,9 @@ class MirrorImpl {
   }
   void push_state(Held& h, std::uint32_t tick, StatePart part, std::span<const std::uint8_t> payload) {
     SIGHTLINE_ASSERT(payload.size() < kUpdatePartBit);
-    if (payload.size() > h.stride || h.ring.empty()) widen_ring(h, payload.size());
+    if (payload.size() > h.stride) widen_ring(h, payload.size());
     const std::uint32_t slot = (h.first + h.count) % def.history;
-    std::uint8_t* at = h.ring.data() + h.slot_offset(slot);
+    std::uint8_t* at = h.ring() + h.slot_offset(slot);
     const std::uint32_t size =
         static_cast<std::uint32_t>(payload.size()) | (part == StatePart::update ? kUpdatePartBit : 0u);
     std::memcpy(at, &tick, 4);
@@ -177,36 +185,51 @@ class MirrorImpl {
     }
     h.tick = tick;
   }
-  /// Gives the ring room for payloads of `size` bytes, keeping its snapshots.
+  [[nodiscard]] std::size_t ring_bytes(std::uint32_t stride) const noexcept {
+    return def.history * (kSlotHeader + stride);
+  }
+  /// Gives the ring room for payloads of `size` bytes, keeping its snapshots: in the Held while
+  /// it fits, else in a buffer of its own (the last spare one where it is large enough).
   void widen_ring(Held& h, std::size_t size) {
     const auto stride =
         static_cast<std::uint32_t>(std::max<std::size_t>((size + 7) & ~std::size_t{7}, h.stride));
-    std::vector<std::uint8_t> ring(def.history * (kSlotHeader + stride));
-    for (std::uint32_t slot = 0; slot < def.history && !h.ring.empty(); ++slot) {
-      std::memcpy(ring.data() + slot * (kSlotHeader + stride), h.ring.data() + h.slot_offset(slot),
-                  kSlotHeader + h.stride);
-    }
-    h.ring = std::move(ring);
+    const std::array<std::uint8_t, kInlineRing> old_inline = h.inline_ring;
+    const std::unique_ptr<std::uint8_t[]> old_heap = std::move(h.heap);
+    const std::uint8_t* old = old_heap ? old_heap.get() : old_inline.data();
+    const std::uint32_t old_stride = h.stride;
     h.stride = stride;
+    if (old_heap || ring_bytes(stride) > kInlineRing) {
+      // A spare too small is dropped rather than kept, so that spares never outnumber the
+      // entities that let them go.
+      if (!spare_rings.empty()) {
+        if (spare_rings.back().stride >= stride) {
+          h.heap = std::move(spare_rings.back().ring);
+          h.stride = spare_rings.back().stride;
+        }
+        spare_rings.pop_back();
+      }
+      if (!h.heap) h.heap = std::make_unique<std::uint8_t[]>(ring_bytes(stride));
+    }
+    for (std::uint32_t i = 0; i < h.count; ++i) {
+      const std::uint32_t slot = (h.first + i) % def.history;
+      std::memcpy(h.ring() + h.slot_offset(slot), old + slot * (kSlotHeader + old_stride),
+                  kSlotHeader + old_stride);
+    }
   }
-  /// The slot for a new held entity, its snapshots and kept states empty.
+  /// The slot for a new held entity, with no snapshot and no kept state yet.
   Held& add(EntityId e) {
     slots.insert(e.index, static_cast<std::uint32_t>(held.size()));
     Held& h = held.emplace_back();
     kept.emplace_back();
     h.index = e.index;
     h.generation = e.generation;
-    if (!spare_rings.empty()) {
-      h.stride = spare_rings.back().stride;
-      h.ring = std::move(spare_rings.back().ring);
-      spare_rings.pop_back();
-    }
+    if (ring_bytes(0) > kInlineRing) widen_ring(h, 0);
     return h;
   }
-  /// Removes a held entity; the last one takes its slot, and its ring serves the next spawn.
+  /// Removes a held entity; the last one takes its slot, and its ring's buffer serves a later one.
   void remove(Held& h) {
     const std::uint32_t slot = slots.find(h.index);
-    spare_rings.push_back({h.stride, std::move(h.ring)});
+    if (h.heap) spare_rings.push_back({h.stride, std::move(h.heap)});
     slots.erase(h.index);
     if (slot + 1 != held.size()) {
       held[slot] = std::move(held.back());
@@ -216,8 +239,9 @@ class MirrorImpl {
     held.pop_back();
     kept.pop_back();
   }
-  [[nodiscard]] KeptPair& kept_of(const Held& h) noexcept {
-    return kept[static_cast<std::size_t>(&h - held.data())];
+  /// The entity's kept states, or null before it has kept one.
+  [[nodiscard]] KeptPair* kept_of(const Held& h) noexcept {
+    return kept[static_cast<std::size_t>(&h - held.data())].get();
   }
   void take_status(const PacketHeader& h) {
     if (status_any && def.delivery == Delivery::unreliable && h.sequence < status_sequence) return;
@@ -245,7 +269,8 @@ class MirrorImpl {
     }
     const Held* h = find(r.entity);
     if (h == nullptr) return false;
-    const Kept* base = kept_of(*h).at(packet_tick - r.base_age);
+    const KeptPair* pair = kept_of(*h);
+    const Kept* base = pair != nullptr ? pair->at(packet_tick - r.base_age) : nullptr;
     // Bytes past the runs come from the base: a longer state cannot be rebuilt, and is refused
     // before anything is allocated for it.
     if (base == nullptr || r.state_size > base->bytes.size() + r.payload.size()) return false;
@@ -387,7 +412,9 @@ void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, boo
     return;
   }
   if (r.keep) {
-    KeptPair& pair = kept_of(*h);
+    std::unique_ptr<KeptPair>& made = kept[static_cast<std::size_t>(h - held.data())];
+    if (!made) made = std::make_unique<KeptPair>();
+    KeptPair& pair = *made;
     // Into the older of the two, unless both are newer (a late copy of an older packet).
     Kept& older = !pair.kept[0].valid || (pair.kept[1].valid && pair.kept[0].tick < pair.kept[1].tick)
                       ? pair.kept[0]
