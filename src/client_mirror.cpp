@@ -65,27 +65,59 @@ struct KeptPair {
 constexpr std::size_t kSlotHeader = 8;
 constexpr std::uint32_t kUpdatePartBit = 0x80000000u;
 // Room for a snapshot ring inside a Held: a history of 1 with states of up to 8 bytes needs no
-// buffer of its own, and its update touches one place fewer.
+// buffer of its own.
 constexpr std::size_t kInlineRing = 16;
 
-// One held entity. Its snapshots live in one ring (`history` slots of kSlotHeader bytes and then
-// `stride` payload bytes each), in the Held while it fits, so that applying an update writes to
-// one place.
-struct Held {
+// One held entity, in 32 bytes. A mirror's table is mostly read cold, so its size is what an
+// update costs: two Helds share a cache line, and a small ring lives inside one. The ring holds
+// `history` slots of kSlotHeader bytes and then stride() payload bytes each: in the Held while it
+// fits in kInlineRing bytes, else in a buffer the Held owns.
+class alignas(32) Held {
+ public:
+  Held() noexcept = default;
+  Held(Held&& other) noexcept { take(other); }
+  Held& operator=(Held&& other) noexcept {
+    if (this != &other) {
+      release();
+      take(other);
+    }
+    return *this;
+  }
+  Held(const Held&) = delete;
+  Held& operator=(const Held&) = delete;
+  ~Held() { release(); }
+
   std::uint32_t index = 0;
   std::uint32_t generation = 0;
-  std::uint32_t tick = 0;    // of its latest state
-  std::uint32_t stride = 0;  // payload bytes a slot has room for, a multiple of 8
-  SpawnReason reason = SpawnReason::near;
-  std::uint8_t first = 0;                // the oldest snapshot's slot
-  std::uint8_t count = 0;                // snapshots kept, <= MirrorDef::history
-  std::unique_ptr<std::uint8_t[]> heap;  // the ring once it outgrows inline_ring
-  std::array<std::uint8_t, kInlineRing> inline_ring{};
+  std::uint32_t tick = 0;  // of its latest state
+  std::uint8_t first = 0;  // the oldest snapshot's slot
+  std::uint8_t count = 0;  // snapshots kept, <= MirrorDef::history
 
-  [[nodiscard]] const std::uint8_t* ring() const noexcept { return heap ? heap.get() : inline_ring.data(); }
-  [[nodiscard]] std::uint8_t* ring() noexcept { return heap ? heap.get() : inline_ring.data(); }
+  /// Payload bytes a slot has room for, a multiple of 8.
+  [[nodiscard]] std::uint32_t stride() const noexcept { return (units_ & kStrideUnits) * 8u; }
+  [[nodiscard]] bool owns_buffer() const noexcept { return (units_ & kOwnsBuffer) != 0; }
+  [[nodiscard]] const std::uint8_t* ring() const noexcept { return owns_buffer() ? buffer_ : inline_.data(); }
+  [[nodiscard]] std::uint8_t* ring() noexcept { return owns_buffer() ? buffer_ : inline_.data(); }
   [[nodiscard]] std::size_t slot_offset(std::uint32_t slot) const noexcept {
-    return slot * (kSlotHeader + stride);
+    return slot * (kSlotHeader + stride());
+  }
+  /// The ring inside the Held, `stride` bytes a slot (it must fit in kInlineRing bytes).
+  void use_inline(std::uint32_t stride) noexcept {
+    release();
+    units_ = static_cast<std::uint16_t>(stride / 8);
+  }
+  /// The ring in `buffer`, `stride` bytes a slot.
+  void use_buffer(std::unique_ptr<std::uint8_t[]> buffer, std::uint32_t stride) noexcept {
+    SIGHTLINE_ASSERT(stride % 8 == 0 && stride / 8 <= kStrideUnits);
+    release();
+    buffer_ = buffer.release();
+    units_ = static_cast<std::uint16_t>(stride / 8) | kOwnsBuffer;
+  }
+  /// Its buffer, given up (null where the ring is inside the Held); the ring is then empty.
+  std::unique_ptr<std::uint8_t[]> take_buffer() noexcept {
+    std::unique_ptr<std::uint8_t[]> out(owns_buffer() ? buffer_ : nullptr);
+    units_ = 0;
+    return out;
   }
   [[nodiscard]] Snapshot snapshot(std::uint32_t slot) const noexcept {
     const std::uint8_t* at = ring() + slot_offset(slot);
@@ -97,7 +129,33 @@ struct Held {
             (size & kUpdatePartBit) != 0 ? StatePart::update : StatePart::full,
             {at + kSlotHeader, size & ~kUpdatePartBit}};
   }
+
+ private:
+  static constexpr std::uint16_t kOwnsBuffer = 0x8000;
+  static constexpr std::uint16_t kStrideUnits = 0x7fff;  // of 8 bytes: up to 262,136, beyond any packet
+
+  void release() noexcept {
+    if (owns_buffer()) delete[] buffer_;
+    units_ = 0;
+  }
+  void take(Held& other) noexcept {
+    index = other.index;
+    generation = other.generation;
+    tick = other.tick;
+    first = other.first;
+    count = other.count;
+    units_ = other.units_;
+    std::memcpy(inline_.data(), other.inline_.data(), kInlineRing);  // the ring, or the buffer's address
+    other.units_ = 0;
+  }
+
+  std::uint16_t units_ = 0;  // stride() / 8, and kOwnsBuffer
+  union {
+    std::array<std::uint8_t, kInlineRing> inline_{};
+    std::uint8_t* buffer_;
+  };
 };
+static_assert(sizeof(Held) == 32, "two Helds to a cache line");
 
 // A despawned entity's ring buffer, for the next ring that needs one.
 struct SpareRing {
@@ -170,7 +228,7 @@ class MirrorImpl {
   }
   void push_state(Held& h, std::uint32_t tick, StatePart part, std::span<const std::uint8_t> payload) {
     SIGHTLINE_ASSERT(payload.size() < kUpdatePartBit);
-    if (payload.size() > h.stride) widen_ring(h, payload.size());
+    if (payload.size() > h.stride()) widen_ring(h, payload.size());
     const std::uint32_t slot = (h.first + h.count) % def.history;
     std::uint8_t* at = h.ring() + h.slot_offset(slot);
     const std::uint32_t size =
@@ -192,23 +250,28 @@ class MirrorImpl {
   /// it fits, else in a buffer of its own (the last spare one where it is large enough).
   void widen_ring(Held& h, std::size_t size) {
     const auto stride =
-        static_cast<std::uint32_t>(std::max<std::size_t>((size + 7) & ~std::size_t{7}, h.stride));
-    const std::array<std::uint8_t, kInlineRing> old_inline = h.inline_ring;
-    const std::unique_ptr<std::uint8_t[]> old_heap = std::move(h.heap);
-    const std::uint8_t* old = old_heap ? old_heap.get() : old_inline.data();
-    const std::uint32_t old_stride = h.stride;
-    h.stride = stride;
-    if (old_heap || ring_bytes(stride) > kInlineRing) {
+        static_cast<std::uint32_t>(std::max<std::size_t>((size + 7) & ~std::size_t{7}, h.stride()));
+    const std::uint32_t old_stride = h.stride();
+    std::array<std::uint8_t, kInlineRing> old_inline{};
+    if (!h.owns_buffer()) std::memcpy(old_inline.data(), h.ring(), kInlineRing);
+    const std::unique_ptr<std::uint8_t[]> old_buffer = h.take_buffer();
+    const std::uint8_t* old = old_buffer ? old_buffer.get() : old_inline.data();
+    if (!old_buffer && ring_bytes(stride) <= kInlineRing) {
+      h.use_inline(stride);
+    } else {
       // A spare too small is dropped rather than kept, so that spares never outnumber the
       // entities that let them go.
+      std::unique_ptr<std::uint8_t[]> buffer;
+      std::uint32_t room = stride;
       if (!spare_rings.empty()) {
         if (spare_rings.back().stride >= stride) {
-          h.heap = std::move(spare_rings.back().ring);
-          h.stride = spare_rings.back().stride;
+          buffer = std::move(spare_rings.back().ring);
+          room = spare_rings.back().stride;
         }
         spare_rings.pop_back();
       }
-      if (!h.heap) h.heap = std::make_unique<std::uint8_t[]>(ring_bytes(stride));
+      if (!buffer) buffer = std::make_unique<std::uint8_t[]>(ring_bytes(stride));
+      h.use_buffer(std::move(buffer), room);
     }
     for (std::uint32_t i = 0; i < h.count; ++i) {
       const std::uint32_t slot = (h.first + i) % def.history;
@@ -229,7 +292,10 @@ class MirrorImpl {
   /// Removes a held entity; the last one takes its slot, and its ring's buffer serves a later one.
   void remove(Held& h) {
     const std::uint32_t slot = slots.find(h.index);
-    if (h.heap) spare_rings.push_back({h.stride, std::move(h.heap)});
+    if (h.owns_buffer()) {
+      const std::uint32_t stride = h.stride();
+      spare_rings.push_back({stride, h.take_buffer()});
+    }
     slots.erase(h.index);
     if (slot + 1 != held.size()) {
       held[slot] = std::move(held.back());
@@ -327,7 +393,6 @@ void MirrorImpl::apply_spawn(EntityId e, SpawnReason reason, bool created, std::
     return;
   }
   Held& h = add(e);
-  h.reason = reason;
   push_state(h, tick, StatePart::full, payload);
   ++stats.enters;
   if (listener != nullptr) listener->on_enter(e, reason, created, payload, tick);

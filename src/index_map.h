@@ -26,10 +26,10 @@ class IndexMap {
   }
 
   /// Adds a key that is not in the map. Allocates only when the map grows (it doubles once it is
-  /// half full, and never shrinks).
+  /// three quarters full, and never shrinks).
   void insert(std::uint32_t key, std::uint32_t value) {
     SIGHTLINE_ASSERT(value != kNone && find(key) == kNone);
-    if (2 * (size_ + 1) > entries_.size()) grow();
+    if (4 * (size_ + 1) > 3 * entries_.size()) grow();
     place(key, value);
     ++size_;
   }
