@@ -51,7 +51,6 @@ constexpr std::size_t kMaxQueuedBytes = std::size_t{4} << 20;
 constexpr auto kCloseGrace = 5s;
 constexpr auto kShutdownGrace = 2s;
 constexpr auto kStatusPeriod = 5s;
-constexpr auto kWarmup = 5s;
 constexpr auto kMaxWait = 50ms;  // the longest wait in enet_host_service: the stop flag's latency
 
 constexpr const char* kClosedByClient = "client";
@@ -196,9 +195,7 @@ Status EnetServer::run() {
   TickSchedule schedule(start, game_.def().tick_rate);
   StatusLine status_line(start);
   Clock::time_point next_status = start + kStatusPeriod;
-  const auto tenth =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(def_.seconds / 10.0));
-  std::optional<Clock::time_point> warmup = start + std::max<Clock::duration>(kWarmup, tenth);
+  std::optional<Clock::time_point> warmup = start + warmup_after(def_);
   const std::optional<Clock::time_point> end =
       def_.seconds > 0.0 ? std::optional(start + std::chrono::duration_cast<Clock::duration>(
                                                      std::chrono::duration<double>(def_.seconds)))

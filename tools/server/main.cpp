@@ -127,6 +127,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seconds", server_def.seconds, "Stop after this many seconds (0: at SIGINT or SIGTERM)")
       ->capture_default_str();
+  app.add_option("--warmup-seconds", server_def.warmup_seconds,
+                 "When the stats' memory after warm-up is read, seconds from the start (0: a tenth of "
+                 "--seconds, at least 5)")
+      ->capture_default_str();
   app.add_option("--stats-json", server_def.stats_json,
                  "Write tick times, connections, frames and memory here at exit");
   std::string log_level = "info";

@@ -75,7 +75,6 @@ constexpr auto kCloseGrace = 5s;
 constexpr std::uint32_t kMaxFullClosing = 64;
 constexpr auto kShutdownGrace = 2s;
 constexpr auto kStatusPeriod = 5s;
-constexpr auto kWarmup = 5s;
 constexpr auto kAcceptRetry = 100ms;
 constexpr int kAcceptBatch = 64;
 constexpr std::size_t kSpareBuffers = 4;
@@ -835,9 +834,7 @@ Status Server::run() {
   accept();
   schedule_tick();
   schedule_status();
-  const auto tenth =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(def_.seconds / 10.0));
-  warmup_timer_.expires_after(std::max<Clock::duration>(kWarmup, tenth));
+  warmup_timer_.expires_after(warmup_after(def_));
   warmup_timer_.async_wait([this](beast::error_code ec) {
     if (!ec) stats_.rss_kb_after_warmup = resident_kb();
   });
@@ -1117,6 +1114,12 @@ Status bad(const std::string& option, const std::string& value, const std::strin
 
 }  // namespace
 
+std::chrono::steady_clock::duration warmup_after(const ServerDef& def) {
+  using std::chrono::duration;
+  const double seconds = def.warmup_seconds > 0.0 ? def.warmup_seconds : std::max(5.0, def.seconds / 10.0);
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(duration<double>(seconds));
+}
+
 Status validate(const ServerDef& def) {
   const bool enet = def.transport == "enet";
   if (!enet && def.transport != "websocket") {
@@ -1148,6 +1151,9 @@ Status validate(const ServerDef& def) {
   }
   if (def.idle_seconds < 1 || def.idle_seconds > 86400) {
     return bad("--idle-seconds", std::to_string(def.idle_seconds), "must be in [1, 86400]");
+  }
+  if (!(def.warmup_seconds >= 0.0 && def.warmup_seconds <= 1e7)) {
+    return bad("--warmup-seconds", fmt::format("{}", def.warmup_seconds), "must be in [0, 1e7]");
   }
   if (!(def.seconds >= 0.0 && def.seconds <= 1e7)) {
     return bad("--seconds", fmt::format("{}", def.seconds),

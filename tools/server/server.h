@@ -3,6 +3,7 @@
 // their own; or one UDP port speaking ENet with the same frames, on one thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,7 +34,10 @@ struct ServerDef {
   std::uint32_t idle_seconds = 120;  ///< No data nor pong for this long closes. [1, 86400]
   std::string web_root;              ///< Directory of the page's files (WebSocket only).
   double seconds = 0.0;              ///< Stop after this long; 0: at SIGINT/SIGTERM. [0, 1e7]
-  std::string stats_json;            ///< Written at exit when not empty.
+  /// When the stats' rss_kb_after_warmup is read, seconds from the start; 0: a tenth of `seconds`,
+  /// at least 5 s. [0, 1e7]
+  double warmup_seconds = 0.0;
+  std::string stats_json;  ///< Written at exit when not empty.
   /// Answer GET /debug/... (Game::debug) on the HTTP port; refused (404) otherwise.
   bool debug_http = false;
   /// ENet only (WebSocket serves HTTP on its own port): also answer /metrics and /debug/... over
@@ -47,6 +51,9 @@ inline constexpr std::uint32_t kMaxEnetConnections = 4095 - 64;
 
 /// Checks every field; the message names the command-line option and its value.
 [[nodiscard]] Status validate(const ServerDef& def);
+
+/// When the stats' rss_kb_after_warmup is read, from the start (ServerDef::warmup_seconds).
+[[nodiscard]] std::chrono::steady_clock::duration warmup_after(const ServerDef& def);
 
 /// Listens, prints "sightline-server: http://HOST:PORT/ (Ctrl-C to stop)" on stdout, then ticks
 /// `game` at its tick rate and serves until def.seconds pass or SIGINT/SIGTERM arrives: then
