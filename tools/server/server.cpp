@@ -961,14 +961,15 @@ void Server::start_io_threads() {
 
 // After the main loop ended: what the I/O threads still hold is dropped with their io_contexts.
 void Server::stop_io_threads() {
-  io_work_.clear();
   stats_.io_threads = static_cast<std::uint32_t>(io_threads_.size());
+  // Read while the threads still run: one that has run out of work and ended has no clock.
   for (std::thread& thread : io_threads_) {
     clockid_t clock{};
     timespec used{};
     if (pthread_getcpuclockid(thread.native_handle(), &clock) == 0 && clock_gettime(clock, &used) == 0)
       stats_.io_cpu_seconds += static_cast<double>(used.tv_sec) + 1e-9 * static_cast<double>(used.tv_nsec);
   }
+  io_work_.clear();
   for (auto& context : io_pool_) context->stop();
   for (std::thread& thread : io_threads_) thread.join();
   io_threads_.clear();
