@@ -3,8 +3,30 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+
+#include "format_value.h"
 
 namespace sightline {
+
+Result<QuantizedRange> QuantizedRange::make(float min, float max, float resolution) {
+  const auto bad = [](const char* what, float value, const char* rule) {
+    return Status{ErrorCode::invalid_argument,
+                  std::string("QuantizedRange ") + what + " is " + format_value(value) + ": " + rule};
+  };
+  if (!std::isfinite(min)) return bad("min", min, "must be finite");
+  if (!std::isfinite(max)) return bad("max", max, "must be finite");
+  if (!(min < max)) return bad("max", max, ("must be above min (" + format_value(min) + ")").c_str());
+  if (!(std::isfinite(resolution) && resolution > 0.0f))
+    return bad("resolution", resolution, "must be finite and > 0");
+  const double steps = Stream::quantized_steps(min, max, resolution);
+  if (steps > 4294967295.0) {
+    return bad(
+        "resolution", resolution,
+        ("makes more than 2^32 - 1 steps of [" + format_value(min) + ", " + format_value(max) + "]").c_str());
+  }
+  return QuantizedRange(min, max, resolution, steps);
+}
 
 Stream Stream::writer(std::span<std::uint8_t> buffer) noexcept {
   return Stream(Mode::write, buffer.data(), nullptr, buffer.size());

@@ -609,6 +609,86 @@ TEST(StreamTest, AQuantizedRangeNotAWholeNumberOfStepsKeepsHalfAStepAtTheTop) {
   EXPECT_EQ(m.bits(), 8u);
 }
 
+// A QuantizedRange against the same range passed each call: the same bits written, the same
+// float read back, the same refusals, on random ranges, resolutions and values.
+RC_GTEST_PROP(QuantizedRangeTest, WritesAndReadsWhatThePlainCallDoes, ()) {
+  const float min =
+      *rc::gen::map(rc::gen::inRange(-200000, 200000), [](int v) { return static_cast<float>(v) / 64.0f; });
+  const float width =
+      *rc::gen::map(rc::gen::inRange(1, 400000), [](int v) { return static_cast<float>(v) / 128.0f; });
+  const float max = min + width;
+  RC_PRE(min < max);
+  const float resolution =
+      *rc::gen::element(0.01f, 0.1f, 1.0f / 256.0f, 0.001f, 0.3f, 1.0f, 2.5f, 1.0f / 3.0f, 0.07f);
+  const Result<QuantizedRange> range = QuantizedRange::make(min, max, resolution);
+  RC_ASSERT(range.ok());
+  RC_ASSERT(range->min() == min && range->max() == max && range->resolution() == resolution);
+  const int choice = *rc::gen::inRange(0, 5);
+  const float v = choice == 0   ? max
+                  : choice == 1 ? min
+                  : choice == 2 ? std::nextafter(max, min)
+                  : choice == 3 ? max + width  // refused by both
+                                : min + width * *rc::gen::map(rc::gen::inRange(0, 1000000), [](int f) {
+                                          return static_cast<float>(f) / 1e6f;
+                                        });
+  std::array<std::uint8_t, 8> plain{};
+  std::array<std::uint8_t, 8> ranged{};
+  float a = v;
+  float b = v;
+  Stream wa = Stream::writer(plain);
+  Stream wb = Stream::writer(ranged);
+  const bool wrote = wa.serialize_quantized(a, min, max, resolution);
+  RC_ASSERT(wb.serialize_quantized(b, *range) == wrote);
+  RC_ASSERT(wa.bits() == wb.bits());
+  RC_ASSERT(plain == ranged);
+  if (!wrote) {
+    RC_ASSERT(std::string(wa.error()) == wb.error());
+    return;
+  }
+  RC_ASSERT(wb.bits() == static_cast<std::size_t>(bits_required(range->top_step())));
+  float back_a = 0.0f;
+  float back_b = 0.0f;
+  Stream ra = Stream::reader(plain);
+  Stream rb = Stream::reader(ranged);
+  RC_ASSERT(ra.serialize_quantized(back_a, min, max, resolution));
+  RC_ASSERT(rb.serialize_quantized(back_b, *range));
+  RC_ASSERT(back_a == back_b);
+  // A step above the top is refused by both readers alike.
+  std::array<std::uint8_t, 8> all_ones{};
+  all_ones.fill(0xff);
+  Stream oa = Stream::reader(all_ones);
+  Stream ob = Stream::reader(all_ones);
+  const bool read_a = oa.serialize_quantized(back_a, min, max, resolution);
+  RC_ASSERT(ob.serialize_quantized(back_b, *range) == read_a);
+}
+
+TEST(QuantizedRangeTest, RefusesWhatSerializeQuantizedRefusesNamingTheArgument) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto message = [](const Result<QuantizedRange>& r) {
+    EXPECT_EQ(r.status().code(), ErrorCode::invalid_argument);
+    return r.status().message();
+  };
+  EXPECT_EQ(message(QuantizedRange::make(nan, 1.0f, 0.1f)), "QuantizedRange min is nan: must be finite");
+  EXPECT_EQ(message(QuantizedRange::make(0.0f, inf, 0.1f)), "QuantizedRange max is inf: must be finite");
+  EXPECT_EQ(message(QuantizedRange::make(2.0f, 2.0f, 0.1f)),
+            "QuantizedRange max is 2: must be above min (2)");
+  EXPECT_EQ(message(QuantizedRange::make(0.0f, 1.0f, 0.0f)),
+            "QuantizedRange resolution is 0: must be finite and > 0");
+  EXPECT_EQ(message(QuantizedRange::make(0.0f, 1e6f, 1e-6f)),
+            "QuantizedRange resolution is 1e-06: makes more than 2^32 - 1 steps of [0, 1e+06]");
+  // A stream that failed before stays failed.
+  const Result<QuantizedRange> range = QuantizedRange::make(0.0f, 1.0f, 0.25f);
+  ASSERT_TRUE(range.ok());
+  std::array<std::uint8_t, 1> bytes{};
+  Stream w = Stream::writer(bytes);
+  float outside = 2.0f;
+  EXPECT_FALSE(w.serialize_quantized(outside, *range));
+  float inside = 0.5f;
+  EXPECT_FALSE(w.serialize_quantized(inside, *range));
+  EXPECT_STREQ(w.error(), "value outside its range");
+}
+
 // The quantized float as docs/protocol.md spells it out for a decoder in another language, step
 // by step in double, against the Stream: the same bits, and the same float read back.
 RC_GTEST_PROP(ProtocolDocTest, TheQuantizedFloatFollowsTheDocumentedArithmetic, ()) {

@@ -22,6 +22,7 @@
 #include "sightline/export.h"
 #include "sightline/handles.h"
 #include "sightline/limits.h"
+#include "sightline/status.h"
 
 namespace sightline {
 
@@ -43,6 +44,35 @@ inline constexpr int kEntityReferenceBits = 64;
 
 /// Bits needed to hold any value in [0, range]: 0 for range 0, 32 for 0xffffffff.
 [[nodiscard]] constexpr int bits_required(std::uint32_t range) noexcept { return std::bit_width(range); }
+
+/// A quantized range (Stream::serialize_quantized) whose checks and arithmetic are done once,
+/// for a range known only at run time (a level's bounds, a setting): serialize_quantized(value,
+/// range) writes and reads exactly the bits serialize_quantized(value, min, max, resolution)
+/// does, without a division and a ceil per call. With constant arguments the compiler folds that
+/// work away anyway. Copyable; make one per range and keep it.
+class SIGHTLINE_API QuantizedRange {
+ public:
+  /// Refuses (invalid_argument, naming the argument and its value) what serialize_quantized
+  /// refuses: min or max not finite, min >= max, resolution not finite or <= 0, or a range of
+  /// more than 2^32 - 1 steps.
+  [[nodiscard]] static Result<QuantizedRange> make(float min, float max, float resolution);
+
+  [[nodiscard]] float min() const noexcept { return min_; }
+  [[nodiscard]] float max() const noexcept { return max_; }
+  [[nodiscard]] float resolution() const noexcept { return resolution_; }
+  /// The top step: values take bits_required(top_step()) bits.
+  [[nodiscard]] std::uint32_t top_step() const noexcept { return static_cast<std::uint32_t>(steps_); }
+
+ private:
+  friend class Stream;
+  QuantizedRange(float min, float max, float resolution, double steps) noexcept
+      : min_(min), max_(max), resolution_(resolution), steps_(steps) {}
+
+  float min_;
+  float max_;
+  float resolution_;
+  double steps_;  // the top step, as serialize_quantized's arithmetic uses it
+};
 
 /// A bit stream that writes into a caller's buffer, reads from caller's bytes, or only counts.
 ///
@@ -89,6 +119,8 @@ class SIGHTLINE_API Stream {
   /// finite. Requires min < max, resolution > 0. The exact arithmetic, for a decoder in another
   /// language, is in docs/protocol.md's payload table.
   bool serialize_quantized(float& value, float min, float max, float resolution) noexcept;
+  /// The same, with the range's checks and arithmetic done once (QuantizedRange).
+  bool serialize_quantized(float& value, const QuantizedRange& range) noexcept;
   /// `count` raw bytes (byte-aligned or not).
   bool serialize_bytes(std::uint8_t* data, std::size_t count) noexcept;
   /// A reference to another entity (a target, a mount, a leader), in kEntityReferenceBits bits:
@@ -128,8 +160,11 @@ class SIGHTLINE_API Stream {
   // serialize_bits past its checks: bits in 1..32, room for them, value within them (writing).
   void write_bits(std::uint32_t value, int bits) noexcept;
   [[nodiscard]] std::uint32_t read_bits(int bits) noexcept;
-  // serialize_quantized's top step and bit count for a checked range.
+  // serialize_quantized's top step for a checked range.
   [[nodiscard]] static double quantized_steps(float min, float max, float resolution) noexcept;
+  // serialize_quantized past its range checks: steps 0..steps (a whole number below 2^32).
+  bool serialize_steps(float& value, float min, float max, float resolution, double steps) noexcept;
+  friend class QuantizedRange;
 
   Mode mode_;
   std::uint8_t* out_ = nullptr;
@@ -220,6 +255,16 @@ inline bool Stream::serialize_quantized(float& value, float min, float max, floa
   if (!(std::isfinite(resolution) && resolution > 0.0f)) return fail("quantized resolution not positive");
   const double steps = quantized_steps(min, max, resolution);
   if (steps > 4294967295.0) return fail("quantized range needs more than 32 bits");
+  return serialize_steps(value, min, max, resolution, steps);
+}
+
+inline bool Stream::serialize_quantized(float& value, const QuantizedRange& range) noexcept {
+  if (!ok()) return false;
+  return serialize_steps(value, range.min_, range.max_, range.resolution_, range.steps_);
+}
+
+inline bool Stream::serialize_steps(float& value, float min, float max, float resolution,
+                                    double steps) noexcept {
   const auto top = static_cast<std::uint32_t>(steps);
   std::uint32_t step = 0;
   if (mode_ != Mode::read) {

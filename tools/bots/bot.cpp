@@ -11,8 +11,6 @@
 namespace sightline::bots {
 namespace {
 
-constexpr float kStep = 1.0f / 256.0f;
-
 std::string describe(EntityId e) { return fmt::format("entity {}:{}", e.index, e.generation); }
 
 }  // namespace
@@ -66,12 +64,19 @@ double DelayHistogram::quantile(double q) const noexcept {
   return max_;
 }
 
-bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part, float width, float height,
+Result<PayloadRanges> payload_ranges(float width, float height) {
+  Result<QuantizedRange> x = QuantizedRange::make(0.0f, width, demo::kPositionStep);
+  if (!x) return x.status();
+  Result<QuantizedRange> z = QuantizedRange::make(0.0f, height, demo::kPositionStep);
+  if (!z) return z.status();
+  return PayloadRanges{*x, *z};
+}
+
+bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part, const PayloadRanges& ranges,
                          float& x, float& z, std::uint32_t& kind) {
   Stream s = Stream::reader(payload);
   kind = 0;
-  if (!s.serialize_quantized(x, 0.0f, width, kStep) || !s.serialize_quantized(z, 0.0f, height, kStep))
-    return false;
+  if (!s.serialize_quantized(x, ranges.x) || !s.serialize_quantized(z, ranges.z)) return false;
   if (part == StatePart::full && !s.serialize_uint(kind, 0, 3)) return false;
   return s.rest_is_zero();
 }
@@ -132,7 +137,13 @@ void Bot::on_welcome(std::span<const std::uint8_t> frame) {
     problem(Problem::malformed_frame, w.status().message());
     return;
   }
+  Result<PayloadRanges> ranges = payload_ranges(w->width, w->height);
+  if (!ranges) {
+    problem(Problem::malformed_frame, "welcome: " + ranges.status().message());
+    return;
+  }
   welcome_ = *w;
+  ranges_ = *ranges;
   restart_mirror();
 }
 
@@ -277,7 +288,7 @@ bool Bot::check_payload(EntityId, StatePart part, std::span<const std::uint8_t> 
   float x = 0.0f;
   float z = 0.0f;
   std::uint32_t kind = 0;
-  return read_entity_payload(payload, part, bot.welcome_->width, bot.welcome_->height, x, z, kind);
+  return read_entity_payload(payload, part, *bot.ranges_, x, z, kind);
 }
 
 void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick) {
@@ -286,7 +297,7 @@ void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePa
   f.tick = tick;
   std::uint32_t kind = 0;
   // The mirror's check has read this payload already.
-  (void)read_entity_payload(payload, part, welcome_->width, welcome_->height, f.x, f.z, kind);
+  (void)read_entity_payload(payload, part, *ranges_, f.x, f.z, kind);
 }
 
 void Bot::on_enter(EntityId entity, SpawnReason, bool, std::span<const std::uint8_t> full_state,

@@ -98,6 +98,14 @@ struct WalkDef {
 /// complete and equal to the server's set (Problem::not_converged otherwise).
 inline constexpr double kConvergeSeconds = 2.0;
 
+/// The ranges of a demo entity payload's coordinates in a world of `width` x `height` (the
+/// welcome's); refused where the welcome's size makes no range.
+struct PayloadRanges {
+  QuantizedRange x;
+  QuantizedRange z;
+};
+[[nodiscard]] Result<PayloadRanges> payload_ranges(float width, float height);
+
 /// The bot's side of one connection. Not thread-safe; single-threaded use.
 class Bot final : private MirrorListener {
  public:
@@ -168,6 +176,7 @@ class Bot final : private MirrorListener {
   WalkDef walk_;
   std::mt19937_64 rng_;
   std::optional<demo::Welcome> welcome_;
+  std::optional<PayloadRanges> ranges_;  // the welcome's
   std::optional<ClientMirror> mirror_;
   std::vector<FrameState> frame_states_;  // of the tick frame being applied, checked against L after it
   std::uint64_t tick_frames_ = 0;
@@ -189,10 +198,10 @@ class Bot final : private MirrorListener {
   std::vector<std::string> notes_;
 };
 
-/// Reads a demo entity payload (docs/demo_protocol.md, "Entity payload") of `part` for a world
-/// of `width` x `height`: x, z and, for a full state, the kind. False when it does not read
-/// exactly (too short, out of range, non-zero padding).
-[[nodiscard]] bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part, float width,
-                                       float height, float& x, float& z, std::uint32_t& kind);
+/// Reads a demo entity payload (docs/demo_protocol.md, "Entity payload") of `part`: x, z and,
+/// for a full state, the kind. False when it does not read exactly (too short, out of range,
+/// non-zero padding).
+[[nodiscard]] bool read_entity_payload(std::span<const std::uint8_t> payload, StatePart part,
+                                       const PayloadRanges& ranges, float& x, float& z, std::uint32_t& kind);
 
 }  // namespace sightline::bots

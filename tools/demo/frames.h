@@ -77,6 +77,10 @@ inline constexpr std::uint8_t kServerDebugViewAllowed = 1;
 inline constexpr std::uint8_t kServerUnreliable = 2;
 inline constexpr std::uint8_t kServerFlagBits = kServerDebugViewAllowed | kServerUnreliable;
 
+/// An entity payload's coordinates: x in [0, width] and z in [0, height] (the welcome's), each
+/// quantized to this step (docs/demo_protocol.md, "Entity payload").
+inline constexpr float kPositionStep = 1.0f / 256.0f;
+
 /// Entity kinds in a spawn's full state.
 inline constexpr std::uint32_t kKindWalker = 0;
 inline constexpr std::uint32_t kKindViewer = 1;

@@ -73,8 +73,9 @@ struct Group {
   std::vector<EntityId> handle;        // by game slot; null for a free slot
   std::vector<std::uint32_t> slot_of;  // by World entity index
   const std::vector<std::uint32_t>* kinds = nullptr;
-  float width = 0.0f;
-  float height = 0.0f;
+  // The payload's coordinates: [0, width] and [0, height] at 1/256.
+  std::optional<QuantizedRange> x_range;
+  std::optional<QuantizedRange> z_range;
   std::uint32_t connections = 0;
 };
 
@@ -84,8 +85,8 @@ bool serialize_entity(Stream& s, EntityId e, StatePart part, void* context) {
   if (!p) return false;
   float x = p->x;
   float z = p->z;
-  if (!s.serialize_quantized(x, 0.0f, g.width, 1.0f / 256.0f)) return false;
-  if (!s.serialize_quantized(z, 0.0f, g.height, 1.0f / 256.0f)) return false;
+  if (!s.serialize_quantized(x, *g.x_range)) return false;
+  if (!s.serialize_quantized(z, *g.z_range)) return false;
   if (part == StatePart::update) return true;
   std::uint32_t kind = (*g.kinds)[g.slot_of[e.index]];
   return s.serialize_uint(kind, 0, 3);
@@ -500,8 +501,12 @@ class GameImpl {
     if (!shot) return shot.status();
     g->shot = *shot;
     g->kinds = &kinds_;
-    g->width = def_.width;
-    g->height = def_.height;
+    Result<QuantizedRange> x_range = QuantizedRange::make(0.0f, def_.width, kPositionStep);
+    if (!x_range) return x_range.status();
+    Result<QuantizedRange> z_range = QuantizedRange::make(0.0f, def_.height, kPositionStep);
+    if (!z_range) return z_range.status();
+    g->x_range = *x_range;
+    g->z_range = *z_range;
     SpaceDef space = *g->world->space_def(g->world->default_space());
     if (setting.interest) {
       // Each connection's radius frame sets its own radii, within what the welcome offers.

@@ -367,13 +367,14 @@ TEST(EntityPayload, ReadsTheDemoLayoutExactly) {
   ASSERT_TRUE(s.serialize_quantized(wx, 0.0f, 12.0f, 1.0f / 256.0f) &&
               s.serialize_quantized(wz, 0.0f, 7.5f, 1.0f / 256.0f) && s.serialize_uint(wkind, 0, 3));
   const std::span<const std::uint8_t> full(buffer.data(), s.bytes());
-  ASSERT_TRUE(read_entity_payload(full, StatePart::full, 12.0f, 7.5f, x, z, kind));
+  const PayloadRanges ranges = payload_ranges(12.0f, 7.5f).value();
+  ASSERT_TRUE(read_entity_payload(full, StatePart::full, ranges, x, z, kind));
   EXPECT_EQ(x, 3.0f);
   EXPECT_EQ(z, 7.5f);
   EXPECT_EQ(kind, demo::kKindViewer);
   // As an update the kind's bits are left over: refused.
-  EXPECT_FALSE(read_entity_payload(full, StatePart::update, 12.0f, 7.5f, x, z, kind));
-  EXPECT_FALSE(read_entity_payload(full.first(full.size() - 1), StatePart::full, 12.0f, 7.5f, x, z, kind));
+  EXPECT_FALSE(read_entity_payload(full, StatePart::update, ranges, x, z, kind));
+  EXPECT_FALSE(read_entity_payload(full.first(full.size() - 1), StatePart::full, ranges, x, z, kind));
 }
 
 }  // namespace
