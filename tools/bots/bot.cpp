@@ -188,13 +188,12 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
     }
   }
   if ((tick->options & demo::kOptionInterest) == 0) return;  // the send-everything baseline: no radius
-  // Only states of the newest tick the frame brought: an entity the server did not update may
-  // have walked on since, and a spawn sent again may carry the state it first went with.
-  std::uint32_t newest = 0;
-  for (const FrameState& f : frame_states_) newest = std::max(newest, f.tick);
+  // Only states of the frame's own tick, where the viewer stood as the frame says (the server's
+  // Worlds tick with it, so its packets' states are of its tick): a spawn sent again may carry
+  // the state it first went with, from where the viewer stood then.
   const double limit = static_cast<double>(tick->leave_radius) + kPositionTolerance;
   for (const FrameState& f : frame_states_) {
-    if (f.tick != newest) continue;
+    if (f.tick != tick->tick) continue;
     ++totals_.checked;
     const double dx = static_cast<double>(f.x) - tick->viewer_x;
     const double dz = static_cast<double>(f.z) - tick->viewer_z;

@@ -1,4 +1,5 @@
-// The bots over ENet (UDP): one client host with a peer per bot, served on one thread. Each bot
+// The bots over ENet (UDP): the bots shared out over threads, each thread serving one client host
+// (a UDP socket of its own) with a peer per bot of its share. Each bot
 // acks every tick frame (the stream is Delivery::unreliable) and sends its moves unreliably (a
 // lost move is overtaken by the next), its options reliably; the server's `close` frame says why
 // it ended a connection.
@@ -10,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "run.h"
@@ -31,6 +33,8 @@ constexpr auto kWelcomeWait = 5s;
 // A goodbye ENet has not seen acknowledged after this many milliseconds ends the connection
 // anyway (the server's acknowledgement may be what was lost; it has the goodbye or will time out).
 constexpr enet_uint32 kGoodbyeTimeoutMs = 3000;
+// Bytes of a share's UDP receive buffer (the kernel caps it at net.core.rmem_max).
+constexpr int kReceiveBuffer = 4 << 20;
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
@@ -56,17 +60,21 @@ struct EnetBot {
   std::string server_reason;  // the server's close frame, when one came
 };
 
+// One thread's share: bots t, t + threads, ... of the run, on a host of their own.
 class EnetRun {
  public:
-  EnetRun(const RunDef& def, RunResult& result) : def_(def), result_(result) {}
+  EnetRun(const RunDef& def, RunResult& result, std::uint32_t t, std::uint32_t threads,
+          Clock::time_point start)
+      : def_(def), result_(result), share_(t), threads_(threads), start_(start) {}
   ~EnetRun() {
     if (host_ != nullptr) enet_host_destroy(host_);
-    if (initialized_) enet_deinitialize();
   }
   EnetRun(const EnetRun&) = delete;
   EnetRun& operator=(const EnetRun&) = delete;
 
   void run();
+  /// Its bots' delivery delays.
+  [[nodiscard]] const DelayHistogram& delays() const noexcept { return delays_; }
 
  private:
   bool open();
@@ -74,14 +82,17 @@ class EnetRun {
   void step(Clock::time_point now);
   void connect(EnetBot& b, Clock::time_point now);
   void service();
-  void on_receive(std::size_t i, std::span<const std::uint8_t> frame);
-  void on_disconnect(std::size_t i);
+  void on_receive(EnetBot& b, std::span<const std::uint8_t> frame);
+  void on_disconnect(EnetBot& b);
   bool send(EnetBot& b, std::span<const std::uint8_t> frame, bool reliable);
-  void end(std::size_t i, Outcome outcome, std::string error);
+  void end(EnetBot& b, Outcome outcome, std::string error);
 
   const RunDef& def_;
-  RunResult& result_;
-  bool initialized_ = false;
+  RunResult& result_;  // each share writes only its own bots' entries
+  std::uint32_t share_;
+  std::uint32_t threads_;
+  Clock::time_point start_;
+  DelayHistogram delays_;
   ENetHost* host_ = nullptr;
   ENetAddress address_{};
   std::vector<std::unique_ptr<EnetBot>> bots_;
@@ -90,41 +101,39 @@ class EnetRun {
 };
 
 void EnetRun::fail_all(const std::string& error) {
-  for (BotRun& run : result_.bots) {
-    run.outcome = Outcome::failed;
-    run.error = error;
+  for (std::size_t i = share_; i < result_.bots.size(); i += threads_) {
+    result_.bots[i].outcome = Outcome::failed;
+    result_.bots[i].error = error;
   }
 }
 
 bool EnetRun::open() {
-  if (enet_initialize() != 0) {
-    fail_all("enet_initialize failed");
-    return false;
-  }
-  initialized_ = true;
   if (enet_address_set_host(&address_, def_.host.c_str()) != 0) {
     fail_all(fmt::format("resolve {}: no IPv4 address", def_.host));
     return false;
   }
   address_.port = def_.port;
-  host_ = enet_host_create(nullptr, def_.bots, demo::kEnetChannels, 0, 0);
+  const std::size_t peers = (def_.bots - share_ + threads_ - 1) / threads_;
+  host_ = enet_host_create(nullptr, peers, demo::kEnetChannels, 0, 0);
   if (host_ == nullptr) {
     fail_all("enet_host_create failed (no UDP socket)");
     return false;
   }
+  // A tick's frames for every bot of the share arrive in one burst: ENet's 256 KB receive buffer
+  // overflows from about 250 bots a socket, and the kernel drops what does not fit.
+  (void)enet_socket_set_option(host_->socket, ENET_SOCKOPT_RCVBUF, kReceiveBuffer);
   return true;
 }
 
 void EnetRun::run() {
   if (!open()) return;
-  const Clock::time_point start = Clock::now();
-  end_ = start + seconds(def_.seconds);
+  end_ = start_ + seconds(def_.seconds);
   const Clock::time_point hard_stop = end_ + seconds(def_.connect_timeout + def_.grace_seconds);
-  for (std::uint32_t i = 0; i < def_.bots; ++i) {
+  for (std::uint32_t i = share_; i < def_.bots; i += threads_) {
     auto b =
         std::make_unique<EnetBot>(i, WalkDef{.seed = def_.seed + i, .speed = def_.speed}, def_.check_sets);
     b->start_at =
-        start + seconds(def_.ramp_seconds * static_cast<double>(i) / static_cast<double>(def_.bots));
+        start_ + seconds(def_.ramp_seconds * static_cast<double>(i) / static_cast<double>(def_.bots));
     bots_.push_back(std::move(b));
   }
   open_ = bots_.size();
@@ -132,16 +141,16 @@ void EnetRun::run() {
     step(Clock::now());
     service();
   }
-  for (std::size_t i = 0; i < bots_.size(); ++i) {
-    if (bots_[i]->phase != Phase::done) end(i, Outcome::hung, "still open when the grace time ran out");
+  for (const auto& b : bots_) {
+    if (b->phase != Phase::done) end(*b, Outcome::hung, "still open when the grace time ran out");
   }
 }
 
 // Starts connections as the ramp says, sends what is due, and gives up on what timed out.
 void EnetRun::step(Clock::time_point now) {
   const Clock::duration move_period = seconds(1.0 / def_.move_hz);
-  for (std::size_t i = 0; i < bots_.size(); ++i) {
-    EnetBot& b = *bots_[i];
+  for (const auto& bot : bots_) {
+    EnetBot& b = *bot;
     switch (b.phase) {
       case Phase::waiting:
         if (now < b.start_at) break;
@@ -151,7 +160,7 @@ void EnetRun::step(Clock::time_point now) {
       case Phase::connecting:
         if (now >= b.deadline) {
           enet_peer_reset(b.peer);
-          end(i, Outcome::failed, "connect: timed out");
+          end(b, Outcome::failed, "connect: timed out");
         } else if (now >= b.retry_at) {
           b.peer->data = nullptr;
           enet_peer_reset(b.peer);
@@ -178,24 +187,24 @@ void EnetRun::step(Clock::time_point now) {
         }
         if (now - b.last_frame > seconds(def_.idle_timeout)) {
           enet_peer_reset(b.peer);
-          end(i, Outcome::closed, fmt::format("no server frame for {} s", def_.idle_timeout));
+          end(b, Outcome::closed, fmt::format("no server frame for {} s", def_.idle_timeout));
           break;
         }
         if (const auto options = b.bot.take_options(); options && !send(b, *options, true)) {
-          end(i, Outcome::closed, "send: cannot queue the options frame");
+          end(b, Outcome::closed, "send: cannot queue the options frame");
           break;
         }
         if (now - b.last_move >= move_period) {
           const auto move = b.bot.next_move(std::chrono::duration<double>(now - b.last_move).count());
           b.last_move = now;
-          if (move && !send(b, *move, false)) end(i, Outcome::closed, "send: cannot queue a move frame");
+          if (move && !send(b, *move, false)) end(b, Outcome::closed, "send: cannot queue a move frame");
         }
         break;
       }
       case Phase::closing:
         if (now >= b.deadline) {
           enet_peer_reset(b.peer);
-          end(i, Outcome::hung, "the disconnect was not acknowledged in the grace time");
+          end(b, Outcome::hung, "the disconnect was not acknowledged in the grace time");
         }
         break;
       case Phase::done: break;
@@ -206,7 +215,7 @@ void EnetRun::step(Clock::time_point now) {
 void EnetRun::connect(EnetBot& b, Clock::time_point now) {
   b.peer = enet_host_connect(host_, &address_, demo::kEnetChannels, 0);
   if (b.peer == nullptr) {
-    end(b.index, Outcome::failed, "connect: no free ENet peer");
+    end(b, Outcome::failed, "connect: no free ENet peer");
     return;
   }
   b.peer->data = &b;
@@ -228,15 +237,14 @@ void EnetRun::service() {
   while (got > 0) {
     // A peer the run has ended (reset) has no bot any more.
     if (auto* bot = static_cast<EnetBot*>(event.peer->data); bot != nullptr) {
-      const std::size_t i = bot->index;
       EnetBot& b = *bot;
       switch (event.type) {
         case ENET_EVENT_TYPE_CONNECT:
           b.phase = Phase::connected;
           b.connected = b.last_move = b.last_frame = Clock::now();
           break;
-        case ENET_EVENT_TYPE_RECEIVE: on_receive(i, {event.packet->data, event.packet->dataLength}); break;
-        case ENET_EVENT_TYPE_DISCONNECT: on_disconnect(i); break;
+        case ENET_EVENT_TYPE_RECEIVE: on_receive(b, {event.packet->data, event.packet->dataLength}); break;
+        case ENET_EVENT_TYPE_DISCONNECT: on_disconnect(b); break;
         case ENET_EVENT_TYPE_NONE: break;
       }
     }
@@ -245,8 +253,7 @@ void EnetRun::service() {
   }
 }
 
-void EnetRun::on_receive(std::size_t i, std::span<const std::uint8_t> frame) {
-  EnetBot& b = *bots_[i];
+void EnetRun::on_receive(EnetBot& b, std::span<const std::uint8_t> frame) {
   if (b.phase != Phase::connected && b.phase != Phase::closing) return;
   b.last_frame = Clock::now();
   if (demo::frame_type(frame) == demo::kCloseFrame) {
@@ -254,12 +261,11 @@ void EnetRun::on_receive(std::size_t i, std::span<const std::uint8_t> frame) {
     b.server_reason = reason ? *reason : reason.status().message();
     return;
   }
-  b.bot.on_frame(frame, epoch_ms(), result_.delays);
+  b.bot.on_frame(frame, epoch_ms(), delays_);
   if (const auto ack = b.bot.take_ack(); ack && b.phase == Phase::connected) (void)send(b, *ack, false);
 }
 
-void EnetRun::on_disconnect(std::size_t i) {
-  EnetBot& b = *bots_[i];
+void EnetRun::on_disconnect(EnetBot& b) {
   switch (b.phase) {
     case Phase::connecting:
       // ENet gave this attempt up: another, while the connect's time lasts.
@@ -267,18 +273,18 @@ void EnetRun::on_disconnect(std::size_t i) {
       if (const Clock::time_point now = Clock::now(); now < b.deadline) {
         connect(b, now);
       } else {
-        end(i, Outcome::failed, "connect: refused or timed out");
+        end(b, Outcome::failed, "connect: refused or timed out");
       }
       break;
     case Phase::closing:
       if (b.server_reason.empty()) {
-        end(i, Outcome::finished, {});
+        end(b, Outcome::finished, {});
       } else {
-        end(i, Outcome::closed, fmt::format("closed by the server: \"{}\"", b.server_reason));
+        end(b, Outcome::closed, fmt::format("closed by the server: \"{}\"", b.server_reason));
       }
       break;
     case Phase::connected:
-      end(i, Outcome::closed,
+      end(b, Outcome::closed,
           b.server_reason.empty() ? "disconnected: the server timed out or left"
                                   : fmt::format("closed by the server: \"{}\"", b.server_reason));
       break;
@@ -298,10 +304,9 @@ bool EnetRun::send(EnetBot& b, std::span<const std::uint8_t> frame, bool reliabl
   return true;
 }
 
-void EnetRun::end(std::size_t i, Outcome outcome, std::string error) {
-  EnetBot& b = *bots_[i];
+void EnetRun::end(EnetBot& b, Outcome outcome, std::string error) {
   if (b.phase == Phase::done) return;
-  BotRun& run = result_.bots[i];
+  BotRun& run = result_.bots[b.index];
   if (outcome == Outcome::finished && !b.bot.welcomed()) {
     outcome = Outcome::failed;
     error = fmt::format(
@@ -333,9 +338,23 @@ RunResult run_enet_bots(const RunDef& def) {
   result.bots.resize(def.bots);
   const Clock::time_point began = Clock::now();
   const double cpu_began = process_cpu_seconds();
-  {
-    EnetRun run(def, result);
-    run.run();
+  if (enet_initialize() != 0) {
+    for (BotRun& run : result.bots) {
+      run.outcome = Outcome::failed;
+      run.error = "enet_initialize failed";
+    }
+  } else {
+    const std::uint32_t threads = std::min(def.threads, def.bots);
+    const Clock::time_point start = Clock::now();
+    std::vector<std::unique_ptr<EnetRun>> shares;
+    for (std::uint32_t t = 0; t < threads; ++t)
+      shares.push_back(std::make_unique<EnetRun>(def, result, t, threads, start));
+    std::vector<std::thread> workers;
+    for (const auto& share : shares) workers.emplace_back([&share] { share->run(); });
+    for (std::thread& w : workers) w.join();
+    for (const auto& share : shares) result.delays.merge(share->delays());
+    shares.clear();
+    enet_deinitialize();
   }
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - began).count();
   result.cpu_seconds = process_cpu_seconds() - cpu_began;

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
                "Ask for the debug view (server --debug-view) and compare each mirror with the server's set "
                "whenever it is complete");
   def.threads = std::clamp(std::thread::hardware_concurrency(), 1u, 64u);
-  app.add_option("--threads", def.threads, "Threads the WebSocket bots run on (default: the machine's cores)")
+  app.add_option("--threads", def.threads,
+                 "Threads the bots run on, bot i on thread i % threads (default: the machine's cores)")
       ->capture_default_str();
   app.add_option(
          "--min-tick-share", def.min_tick_share,

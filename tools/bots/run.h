@@ -35,8 +35,8 @@ struct RunDef {
   /// With each move, each bot also asks for another enter radius (Bot::take_radius): every bot
   /// its own, flipping between two values. WebSocket only.
   bool radius_churn = false;
-  /// Threads the WebSocket bots run on, each with its own share of them (bot i on thread
-  /// i % threads), in [1, 64]. ENet bots run on one.
+  /// Threads the bots run on, each with its own share of them (bot i on thread i % threads), in
+  /// [1, 64]; over ENet each thread serves a UDP socket of its own.
   std::uint32_t threads = 1;
   /// What a pass asks beside no anomaly and every connection finished: every bot received tick
   /// frames at no less than this share of the server's tick rate, in [0, 1] (0: not asked)...
@@ -77,8 +77,9 @@ struct RunResult {
 /// Runs the bots over WebSocket on def.threads threads until the run's end (plus the closing handshakes,
 /// bounded by grace_seconds). `def` must pass validate().
 [[nodiscard]] RunResult run_bots(const RunDef& def);
-/// The same over ENet: one client host, one peer per bot, one thread. Each bot acks every tick
-/// frame and sends its moves unreliably, its options reliably; it leaves with kClientGoodbye.
+/// The same over ENet: on each thread one client host with a peer per bot of its share. Each bot
+/// acks every tick frame and sends its moves unreliably, its options reliably; it leaves with
+/// kClientGoodbye.
 [[nodiscard]] RunResult run_enet_bots(const RunDef& def);
 
 /// Milliseconds since the Unix epoch (the clock the server stamps tick frames with).

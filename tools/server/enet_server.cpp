@@ -51,7 +51,8 @@ constexpr std::size_t kMaxQueuedBytes = std::size_t{4} << 20;
 constexpr auto kCloseGrace = 5s;
 constexpr auto kShutdownGrace = 2s;
 constexpr auto kStatusPeriod = 5s;
-constexpr auto kMaxWait = 50ms;  // the longest wait in enet_host_service: the stop flag's latency
+constexpr auto kMaxWait = 50ms;
+constexpr int kSocketBufferBytes = 4 << 20;  // the longest wait in enet_host_service: the stop flag's latency
 
 constexpr const char* kClosedByClient = "client";
 constexpr const char* kClosedTimeout = "idle";
@@ -166,6 +167,11 @@ Status EnetServer::listen() {
   }
   host_->maximumPacketSize = kMaxReceivedBytes;
   host_->maximumWaitingData = kMaxWaitingBytes;
+  // Every client's tick frame leaves in one burst a tick, and their acks come back in one: ENet's
+  // 256 KB buffers overflow from a few hundred clients, and the kernel drops what does not fit
+  // (the kernel caps these at net.core.rmem_max and wmem_max).
+  (void)enet_socket_set_option(host_->socket, ENET_SOCKOPT_RCVBUF, kSocketBufferBytes);
+  (void)enet_socket_set_option(host_->socket, ENET_SOCKOPT_SNDBUF, kSocketBufferBytes);
   for (std::size_t i = 0; i < host_->peerCount; ++i) host_->peers[i].roundTripTime = kEnetFirstRoundTripMs;
   slots_.resize(host_->peerCount);
   ENetAddress bound{};

@@ -228,12 +228,13 @@ class HandStream : public ::testing::Test {
     return Bytes(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(s.bytes()));
   }
 
-  // A packet spawning entity 5:1 at (x, z), with `sequence` and reliable id `reliable`.
+  // A packet spawning entity 5:1 at (x, z), with `sequence` and reliable id `reliable`, of tick
+  // sequence + 1: the tick frame it comes in when each comes in its own, from the first.
   static Bytes spawn_packet(std::uint32_t sequence, std::uint32_t reliable, float x, float z) {
     std::array<std::uint8_t, 256> buffer{};
     PacketWriter w(
         buffer,
-        PacketHeader{.sequence = sequence, .tick = sequence, .reliable_next = reliable, .interest = {}});
+        PacketHeader{.sequence = sequence, .tick = sequence + 1, .reliable_next = reliable, .interest = {}});
     EXPECT_TRUE(w.add_spawn(reliable, EntityId{5, 1}, SpawnReason::near, false, payload(x, z, true)));
     const auto bytes = w.finish();
     return Bytes(bytes.begin(), bytes.end());
@@ -275,6 +276,19 @@ TEST_F(HandStream, AnEntityBeyondLIsReported) {
   EXPECT_EQ(count(bot, Problem::out_of_radius), 1u) << notes(bot);
   ASSERT_EQ(bot.notes().size(), 1u);
   EXPECT_NE(bot.notes()[0].find("beyond L 2"), std::string::npos) << bot.notes()[0];
+}
+
+TEST_F(HandStream, AStateOfAnEarlierTickIsNotHeldToTheFramesViewer) {
+  // A spawn sent with the state it first went with, a tick older than the frame, stood where the
+  // viewer was then: not compared with where the viewer is now.
+  std::array<std::uint8_t, 256> buffer{};
+  PacketWriter w(buffer, PacketHeader{.sequence = 0, .tick = 1, .reliable_next = 0, .interest = {}});
+  ASSERT_TRUE(w.add_spawn(0, EntityId{5, 1}, SpawnReason::near, false, payload(11.0f, 4.0f, true), 1));
+  const auto bytes = w.finish();
+  tick({Bytes(bytes.begin(), bytes.end())});
+  EXPECT_EQ(bot.problem_count(), 0u) << notes(bot);
+  EXPECT_EQ(bot.totals().checked, 0u);
+  EXPECT_EQ(bot.held_count(), 1u);
 }
 
 TEST_F(HandStream, ASequenceGapAndASecondSpawnAreMirrorAnomalies) {
