@@ -96,8 +96,10 @@ class alignas(32) Held {
   /// Payload bytes a slot has room for, a multiple of 8.
   [[nodiscard]] std::uint32_t stride() const noexcept { return (units_ & kStrideUnits) * 8u; }
   [[nodiscard]] bool owns_buffer() const noexcept { return (units_ & kOwnsBuffer) != 0; }
-  [[nodiscard]] const std::uint8_t* ring() const noexcept { return owns_buffer() ? buffer_ : inline_.data(); }
-  [[nodiscard]] std::uint8_t* ring() noexcept { return owns_buffer() ? buffer_ : inline_.data(); }
+  [[nodiscard]] const std::uint8_t* ring() const noexcept {
+    return owns_buffer() ? buffer() : storage_.data();
+  }
+  [[nodiscard]] std::uint8_t* ring() noexcept { return owns_buffer() ? buffer() : storage_.data(); }
   [[nodiscard]] std::size_t slot_offset(std::uint32_t slot) const noexcept {
     return slot * (kSlotHeader + stride());
   }
@@ -110,12 +112,13 @@ class alignas(32) Held {
   void use_buffer(std::unique_ptr<std::uint8_t[]> buffer, std::uint32_t stride) noexcept {
     SIGHTLINE_ASSERT(stride % 8 == 0 && stride / 8 <= kStrideUnits);
     release();
-    buffer_ = buffer.release();
+    std::uint8_t* const address = buffer.release();
+    std::memcpy(storage_.data(), &address, sizeof address);
     units_ = static_cast<std::uint16_t>(stride / 8) | kOwnsBuffer;
   }
   /// Its buffer, given up (null where the ring is inside the Held); the ring is then empty.
   std::unique_ptr<std::uint8_t[]> take_buffer() noexcept {
-    std::unique_ptr<std::uint8_t[]> out(owns_buffer() ? buffer_ : nullptr);
+    std::unique_ptr<std::uint8_t[]> out(owns_buffer() ? buffer() : nullptr);
     units_ = 0;
     return out;
   }
@@ -132,10 +135,11 @@ class alignas(32) Held {
 
  private:
   static constexpr std::uint16_t kOwnsBuffer = 0x8000;
-  static constexpr std::uint16_t kStrideUnits = 0x7fff;  // of 8 bytes: up to 262,136, beyond any packet
+  // Of 8 bytes: up to 262,136, beyond any packet receive() takes (kMaxPacketBytes).
+  static constexpr std::uint16_t kStrideUnits = 0x7fff;
 
   void release() noexcept {
-    if (owns_buffer()) delete[] buffer_;
+    if (owns_buffer()) delete[] buffer();
     units_ = 0;
   }
   void take(Held& other) noexcept {
@@ -145,15 +149,19 @@ class alignas(32) Held {
     first = other.first;
     count = other.count;
     units_ = other.units_;
-    std::memcpy(inline_.data(), other.inline_.data(), kInlineRing);  // the ring, or the buffer's address
+    storage_ = other.storage_;  // the ring, or the buffer's address
     other.units_ = 0;
   }
 
   std::uint16_t units_ = 0;  // stride() / 8, and kOwnsBuffer
-  union {
-    std::array<std::uint8_t, kInlineRing> inline_{};
-    std::uint8_t* buffer_;
-  };
+  // The ring itself, or the address of the buffer that holds it (copied in and out).
+  alignas(8) std::array<std::uint8_t, kInlineRing> storage_{};
+
+  [[nodiscard]] std::uint8_t* buffer() const noexcept {
+    std::uint8_t* address = nullptr;
+    std::memcpy(&address, storage_.data(), sizeof address);
+    return address;
+  }
 };
 static_assert(sizeof(Held) == 32, "two Helds to a cache line");
 
@@ -501,6 +509,15 @@ void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, boo
 }
 
 Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* listener) {
+  // No Replicator writes more (ReplicatorDef::max_packet_bytes), and a held state's size must
+  // fit the ring's slot stride.
+  if (bytes.size() > kMaxPacketBytes) {
+    ++stats.rejected;
+    anomalies.clear();
+    return {ErrorCode::malformed_packet, "packet is " + std::to_string(bytes.size()) +
+                                             " bytes: more than kMaxPacketBytes (" +
+                                             std::to_string(kMaxPacketBytes) + ")"};
+  }
   // Check everything first: nothing below may fail once the first record is applied.
   if (Status s = decode_packet(bytes, packet); !s) {
     ++stats.rejected;

@@ -258,6 +258,24 @@ TEST(ClientMirrorTest, MalformedBytesChangeNothing) {
   EXPECT_TRUE(m.holds(b));
 }
 
+TEST(ClientMirrorTest, APacketLongerThanAnyReplicatorWritesIsRefused) {
+  ClientMirror m = make();
+  ASSERT_TRUE(m.receive(Packet(0, 1, 0).spawn(0, a).bytes()).ok());
+  // A packet whose one spawn carries a state of 70,000 bytes: well formed but for its length.
+  std::vector<std::uint8_t> buffer(80000);
+  PacketWriter w(buffer, PacketHeader{Delivery::reliable, 1, 2, 1, {}});
+  ASSERT_TRUE(w.add_spawn(1, b, SpawnReason::near, false, std::vector<std::uint8_t>(70000, 7)));
+  const auto bytes = w.finish();
+  ASSERT_GT(bytes.size(), kMaxPacketBytes);
+  const Status s = m.receive(bytes);
+  EXPECT_EQ(s.code(), ErrorCode::malformed_packet);
+  EXPECT_NE(s.message().find("more than kMaxPacketBytes (65535)"), std::string::npos) << s.message();
+  EXPECT_EQ(m.held(), std::vector<EntityId>{a});
+  EXPECT_EQ(m.stats().rejected, 1u);
+  EXPECT_TRUE(m.receive(Packet(1, 2, 1).update(a).bytes()).ok());
+  EXPECT_TRUE(m.anomalies().empty());
+}
+
 TEST(ClientMirrorTest, APayloadTheGameRefusesRejectsThePacketWhole) {
   MirrorDef def;
   def.check = [](EntityId e, StatePart, std::span<const std::uint8_t> payload, void*) {

@@ -161,8 +161,9 @@ class MirrorImpl;
 /// Applies one client's state packets (docs/protocol.md).
 ///
 /// receive() decodes and checks the whole packet before it changes anything: bytes that do not
-/// decode, or a payload MirrorDef::check refuses, are rejected with malformed_packet naming the
-/// byte or entity and the reason, and the mirror is exactly as it was. A well-formed packet is
+/// decode, a packet longer than kMaxPacketBytes (no Replicator writes one), or a payload
+/// MirrorDef::check refuses, are rejected with malformed_packet naming the byte or entity and the
+/// reason, and the mirror is exactly as it was. A well-formed packet is
 /// then applied; records that contradict the table are skipped and reported as anomalies.
 ///
 /// Under unreliable delivery, spawns and despawns are applied once each, in reliable-id order

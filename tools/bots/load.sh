@@ -23,7 +23,7 @@
 #   MOVE_HZ: the bots' moves a second (sightline-bots --move-hz; 10 by default).
 #   SCALE_WORLD=1: the world grows with the bots, so that each sees about as many entities as
 #     1,000 bots see in the server's default world (12 x 7.5 with 120 walkers): both sides scaled
-#     by sqrt((BOTS + 120) / 1120).
+#     by sqrt((BOTS + 120) / 1120), unless SERVER_ARGS gives --width or --height.
 #   SERVER_ARGS: more sightline-server options, e.g. "--entities 20000 --width 100 --height 100".
 # The server's memory after warm-up is read halfway between the end of the ramp and the end of
 # the run (--warmup-seconds), once every bot's tables have grown to the sets it meets. The server
@@ -98,12 +98,14 @@ start_on_free_port() {
 warmup="$(awk -v r="$ramp" -v s="$seconds" 'BEGIN { printf "%.2f", r + (s - r) / 2 }')"
 server_flags=(--transport "$transport" --host 127.0.0.1 --port 0 --seconds "$backstop" --warmup-seconds "$warmup"
               --stats-json "$out/server.json")
-if [ "${SCALE_WORLD:-0}" = 1 ]; then
+# SERVER_ARGS comes last, and the server takes each option once: what it names is left to it.
+server_args=" ${SERVER_ARGS:-} "
+if [ "${SCALE_WORLD:-0}" = 1 ] && [[ "$server_args" != *" --width"[\ =]* ]] && [[ "$server_args" != *" --height"[\ =]* ]]; then
   scale="$(awk -v b="$bots" 'BEGIN { printf "%.4f", sqrt((b + 120) / 1120) }')"
   server_flags+=(--width "$(awk -v k="$scale" 'BEGIN { printf "%.2f", 12 * k }')"
                  --height "$(awk -v k="$scale" 'BEGIN { printf "%.2f", 7.5 * k }')")
 fi
-if [[ " ${SERVER_ARGS:-} " != *" --io-threads "* ]] && [ "$transport" = websocket ]; then
+if [[ "$server_args" != *" --io-threads"[\ =]* ]] && [ "$transport" = websocket ]; then
   cores="$(nproc 2>/dev/null || echo 2)"
   server_flags+=(--io-threads "$(( cores / 2 > 1 ? cores / 2 : 1 ))")
 fi

@@ -51,8 +51,8 @@ constexpr std::size_t kMaxQueuedBytes = std::size_t{4} << 20;
 constexpr auto kCloseGrace = 5s;
 constexpr auto kShutdownGrace = 2s;
 constexpr auto kStatusPeriod = 5s;
-constexpr auto kMaxWait = 50ms;
-constexpr int kSocketBufferBytes = 4 << 20;  // the longest wait in enet_host_service: the stop flag's latency
+constexpr auto kMaxWait = 50ms;  // the longest wait in enet_host_service: the stop flag's latency
+constexpr int kSocketBufferBytes = 4 << 20;
 
 constexpr const char* kClosedByClient = "client";
 constexpr const char* kClosedTimeout = "idle";
