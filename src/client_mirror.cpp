@@ -703,6 +703,19 @@ std::vector<EntityId> ClientMirror::held() const {
   return out;
 }
 
+EntityId ClientMirror::held_at(std::size_t i) const noexcept {
+  if (i >= impl_->held.size()) return {};
+  const Held& h = impl_->held[i];
+  return {h.index, h.generation};
+}
+
+std::optional<Snapshot> ClientMirror::snapshot(EntityId entity, std::uint32_t back) const noexcept {
+  if (entity.is_null()) return std::nullopt;
+  const Held* h = std::as_const(*impl_).find(entity);
+  if (h == nullptr || back >= h->count) return std::nullopt;
+  return h->snapshot((h->first + h->count - 1 - back) % impl_->def.history);
+}
+
 Result<std::vector<Snapshot>> ClientMirror::history(EntityId entity) const {
   if (!holds(entity))
     return Status{ErrorCode::stale_handle, describe(entity) + " is not held by this mirror"};

@@ -13,6 +13,7 @@
 #include "jitter_walk.h"
 #include "lattice_world.h"
 #include "rng.h"
+#include "sightline/client_mirror.h"
 #include "sightline/protocol.h"
 #include "sightline/replicator.h"
 #include "sightline/world.h"
@@ -28,6 +29,48 @@ using testing::SteadyWorld;
 using testing::SteadyWorldDef;
 
 std::uint64_t allocations() { return support::allocation_count(); }
+
+// A client's frame: the mirror applies a packet of updates for the 300 entities it holds (one
+// larger than its ring had room for), and the game walks them for their latest states.
+TEST(AllocationTest, AMirrorsSteadyPacketsAndItsWalkAllocateNothing) {
+  MirrorDef def = default_mirror_def();
+  def.history = 4;
+  ClientMirror mirror = std::move(ClientMirror::create(def).value());
+  std::vector<std::uint8_t> buffer(kMaxPacketBytes);
+  std::vector<std::uint8_t> state(12, 1);
+  std::vector<std::vector<std::uint8_t>> packets;
+  {
+    PacketWriter w(buffer, PacketHeader{Delivery::reliable, 0, 1, 0, {}});
+    for (std::uint32_t i = 0; i < 300; ++i)
+      ASSERT_TRUE(w.add_spawn(i, {i * 7, 1}, SpawnReason::near, false, state));
+    const auto bytes = w.finish();
+    packets.emplace_back(bytes.begin(), bytes.end());
+  }
+  for (std::uint32_t sequence = 1; sequence <= 40; ++sequence) {
+    PacketWriter w(buffer, PacketHeader{Delivery::reliable, sequence, 1 + sequence, 300, {}});
+    for (std::uint32_t i = 0; i < 300; ++i) {
+      state.assign(i == 0 && sequence == 30 ? 40 : 12, static_cast<std::uint8_t>(sequence));
+      ASSERT_TRUE(w.add_update({i * 7, 1}, state));
+    }
+    const auto bytes = w.finish();
+    packets.emplace_back(bytes.begin(), bytes.end());
+  }
+  for (std::size_t p = 0; p < 10; ++p) ASSERT_TRUE(mirror.receive(packets[p]).ok());  // warm-up
+  std::uint64_t walked = 0;
+  const std::uint64_t before = allocations();
+  for (std::size_t p = 10; p < packets.size(); ++p) {
+    if (!mirror.receive(packets[p]).ok() || !mirror.anomalies().empty()) ADD_FAILURE() << "packet " << p;
+    for (std::size_t i = 0; i < mirror.held_count(); ++i) {
+      const std::optional<Snapshot> latest = mirror.snapshot(mirror.held_at(i));
+      const std::optional<Snapshot> before_it = mirror.snapshot(mirror.held_at(i), 1);
+      if (latest && before_it) walked += latest->payload.size() + before_it->payload.size();
+    }
+  }
+  const std::uint64_t allocated = allocations() - before;
+  // 31 packets, 12 + 12 bytes an entity, and the 40-byte state walked twice (latest, then before).
+  EXPECT_EQ(walked, 31u * 300u * 24u + 2u * 28u);
+  EXPECT_EQ(allocated, 1u) << "only the ring that had to grow for its 40-byte state";
+}
 
 TEST(AllocationTest, CounterSeesEveryFormOfNew) {
   struct alignas(64) Wide {

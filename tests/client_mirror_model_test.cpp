@@ -6,7 +6,9 @@
 // exactly the model's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -41,7 +43,24 @@ void expect_same(const ClientMirror& mirror, const testing::PlainMirror& model, 
     }
     ASSERT_EQ(mirror.state_tick(id).value(), e.history.back().tick) << where;
     ASSERT_FALSE(mirror.holds({index, e.generation + 1})) << where;
+    // The same snapshots one at a time, newest first, without allocating.
+    for (std::uint32_t back = 0; back < e.history.size(); ++back) {
+      const std::optional<Snapshot> got = mirror.snapshot(id, back);
+      ASSERT_TRUE(got.has_value()) << where;
+      const testing::PlainSnapshot& want = e.history[e.history.size() - 1 - back];
+      ASSERT_EQ(got->tick, want.tick) << where;
+      ASSERT_EQ(got->part, want.part) << where;
+      ASSERT_EQ(std::vector<std::uint8_t>(got->payload.begin(), got->payload.end()), want.payload) << where;
+    }
+    ASSERT_FALSE(mirror.snapshot(id, static_cast<std::uint32_t>(e.history.size())).has_value()) << where;
+    ASSERT_FALSE(mirror.snapshot({index, e.generation + 1}).has_value()) << where;
   }
+  // held_at walks the same set.
+  std::vector<EntityId> walked;
+  for (std::size_t at = 0; at < mirror.held_count(); ++at) walked.push_back(mirror.held_at(at));
+  ASSERT_TRUE(mirror.held_at(mirror.held_count()).is_null()) << where;
+  std::sort(walked.begin(), walked.end(), [](EntityId a, EntityId b) { return a.index < b.index; });
+  ASSERT_EQ(walked, held) << where;
 }
 
 TEST(ClientMirrorModelTest, MatchesThePlainModelOnRandomStreams) {

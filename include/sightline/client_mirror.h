@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -211,9 +212,16 @@ class SIGHTLINE_API ClientMirror {
   [[nodiscard]] std::size_t held_count() const noexcept;
   /// Every held entity, sorted by index. Allocates.
   [[nodiscard]] std::vector<EntityId> held() const;
+  /// The i-th held entity, i < held_count(), for walking them every frame without allocating:
+  /// in no particular order, which receive() changes. Null for i >= held_count().
+  [[nodiscard]] EntityId held_at(std::size_t i) const noexcept;
   /// The entity's snapshots, oldest first (a spawn starts it), at most MirrorDef::history.
   /// Allocates. stale_handle when the entity is not held.
   [[nodiscard]] Result<std::vector<Snapshot>> history(EntityId entity) const;
+  /// One of the entity's snapshots without allocating: `back` 0 is the latest, 1 the one before
+  /// it, up to the number history() returns less one. Nothing when the entity is not held or
+  /// has no snapshot that far back. Its payload is valid until the next receive().
+  [[nodiscard]] std::optional<Snapshot> snapshot(EntityId entity, std::uint32_t back = 0) const noexcept;
   /// The latest tick applied to the entity. stale_handle when not held.
   [[nodiscard]] Result<std::uint32_t> state_tick(EntityId entity) const;
 
