@@ -865,17 +865,17 @@ sl_status sl_mirror_state(const sl_mirror* mirror, sl_entity entity, const uint8
     SL_NEED(mirror, "sl_mirror_state");
     SL_NEED(bytes, "sl_mirror_state");
     SL_NEED(size, "sl_mirror_state");
-    Result<std::vector<Snapshot>> history = mirror->mirror.history(entity_of(entity));
-    if (!history) return from(history.status());
-    if (history->empty()) {
+    const EntityId e = entity_of(entity);
+    if (!mirror->mirror.holds(e)) return from(mirror->mirror.history(e).status());  // not held: its error
+    const std::optional<Snapshot> latest = mirror->mirror.snapshot(e);
+    if (!latest) {
       return fail(SL_ERR_INVALID_ARGUMENT, "sl_mirror_state: the mirror holds no state of entity " +
                                                std::to_string(SL_HANDLE_INDEX(entity)));
     }
-    const Snapshot& latest = history->back();
-    *bytes = latest.payload.data();
-    *size = latest.payload.size();
-    if (part != nullptr) *part = latest.part == StatePart::full ? SL_PART_FULL : SL_PART_UPDATE;
-    if (tick != nullptr) *tick = latest.tick;
+    *bytes = latest->payload.data();
+    *size = latest->payload.size();
+    if (part != nullptr) *part = latest->part == StatePart::full ? SL_PART_FULL : SL_PART_UPDATE;
+    if (tick != nullptr) *tick = latest->tick;
     return done();
   });
 }
