@@ -313,9 +313,9 @@ class MirrorImpl {
     held.pop_back();
     kept.pop_back();
   }
-  /// The entity's kept states, or null before it has kept one.
-  [[nodiscard]] KeptPair* kept_of(const Held& h) noexcept {
-    return kept[static_cast<std::size_t>(&h - held.data())].get();
+  /// The entity's kept states, null before it has kept one.
+  [[nodiscard]] std::unique_ptr<KeptPair>& kept_of(const Held& h) noexcept {
+    return kept[static_cast<std::size_t>(&h - held.data())];
   }
   void take_status(const PacketHeader& h) {
     if (status_any && def.delivery == Delivery::unreliable && h.sequence < status_sequence) return;
@@ -343,8 +343,8 @@ class MirrorImpl {
     }
     const Held* h = find(r.entity);
     if (h == nullptr) return false;
-    const KeptPair* pair = kept_of(*h);
-    const Kept* base = pair != nullptr ? pair->at(packet_tick - r.base_age) : nullptr;
+    const std::unique_ptr<KeptPair>& pair = kept_of(*h);
+    const Kept* base = pair ? pair->at(packet_tick - r.base_age) : nullptr;
     // Bytes past the runs come from the base: a longer state cannot be rebuilt, and is refused
     // before anything is allocated for it.
     if (base == nullptr || r.state_size > base->bytes.size() + r.payload.size()) return false;
@@ -485,7 +485,7 @@ void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, boo
     return;
   }
   if (r.keep) {
-    std::unique_ptr<KeptPair>& made = kept[static_cast<std::size_t>(h - held.data())];
+    std::unique_ptr<KeptPair>& made = kept_of(*h);
     if (!made) made = std::make_unique<KeptPair>();
     KeptPair& pair = *made;
     // Into the older of the two, unless both are newer (a late copy of an older packet).

@@ -57,12 +57,6 @@ class IndexMap {
     --size_;
   }
 
-  /// Removes every key and keeps the memory.
-  void clear() noexcept {
-    for (Entry& e : entries_) e.value = kNone;
-    size_ = 0;
-  }
-
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
  private:

@@ -609,17 +609,30 @@ TEST(StreamTest, AQuantizedRangeNotAWholeNumberOfStepsKeepsHalfAStepAtTheTop) {
   EXPECT_EQ(m.bits(), 8u);
 }
 
+// A random quantized range for the property tests below: min and max on a 1/64 and 1/128 grid
+// over +-3125, and one of a set of resolutions, round and not.
+struct QuantizedArgs {
+  float min = 0.0f;
+  float max = 0.0f;
+  float width = 0.0f;
+  float resolution = 0.0f;
+};
+QuantizedArgs random_quantized_args() {
+  QuantizedArgs a;
+  a.min =
+      *rc::gen::map(rc::gen::inRange(-200000, 200000), [](int v) { return static_cast<float>(v) / 64.0f; });
+  a.width = *rc::gen::map(rc::gen::inRange(1, 400000), [](int v) { return static_cast<float>(v) / 128.0f; });
+  a.max = a.min + a.width;
+  a.resolution = *rc::gen::element(0.01f, 0.1f, 1.0f / 64.0f, 1.0f / 256.0f, 0.001f, 0.3f, 1.0f, 2.5f,
+                                   1.0f / 3.0f, 0.07f);
+  return a;
+}
+
 // A QuantizedRange against the same range passed each call: the same bits written, the same
 // float read back, the same refusals, on random ranges, resolutions and values.
 RC_GTEST_PROP(QuantizedRangeTest, WritesAndReadsWhatThePlainCallDoes, ()) {
-  const float min =
-      *rc::gen::map(rc::gen::inRange(-200000, 200000), [](int v) { return static_cast<float>(v) / 64.0f; });
-  const float width =
-      *rc::gen::map(rc::gen::inRange(1, 400000), [](int v) { return static_cast<float>(v) / 128.0f; });
-  const float max = min + width;
+  const auto [min, max, width, resolution] = random_quantized_args();
   RC_PRE(min < max);
-  const float resolution =
-      *rc::gen::element(0.01f, 0.1f, 1.0f / 256.0f, 0.001f, 0.3f, 1.0f, 2.5f, 1.0f / 3.0f, 0.07f);
   const Result<QuantizedRange> range = QuantizedRange::make(min, max, resolution);
   RC_ASSERT(range.ok());
   RC_ASSERT(range->min() == min && range->max() == max && range->resolution() == resolution);
@@ -692,14 +705,8 @@ TEST(QuantizedRangeTest, RefusesWhatSerializeQuantizedRefusesNamingTheArgument) 
 // The quantized float as docs/protocol.md spells it out for a decoder in another language, step
 // by step in double, against the Stream: the same bits, and the same float read back.
 RC_GTEST_PROP(ProtocolDocTest, TheQuantizedFloatFollowsTheDocumentedArithmetic, ()) {
-  const float min =
-      *rc::gen::map(rc::gen::inRange(-200000, 200000), [](int v) { return static_cast<float>(v) / 64.0f; });
-  const float width =
-      *rc::gen::map(rc::gen::inRange(1, 400000), [](int v) { return static_cast<float>(v) / 128.0f; });
-  const float max = min + width;
+  const auto [min, max, width, resolution] = random_quantized_args();
   RC_PRE(min < max);
-  const float resolution =
-      *rc::gen::element(0.01f, 0.1f, 1.0f / 64.0f, 0.001f, 0.3f, 1.0f, 2.5f, 1.0f / 3.0f, 0.07f);
   const int choice = *rc::gen::inRange(0, 4);
   const float v = choice == 0 ? max
                   : choice == 1
