@@ -12,6 +12,7 @@
 #include "format_value.h"
 #include "index_map.h"
 #include "sightline_assert.h"
+#include "simd.h"
 
 namespace sightline {
 
@@ -183,6 +184,8 @@ struct Waiting {
 // packet older than the window is not recognised as a duplicate and is applied again, which is
 // harmless: its reliable records dedupe by id and its updates by tick.
 constexpr std::uint32_t kSequenceWindow = 1024;
+// Below this many records a packet's lookups are few enough to leave to the out-of-order core.
+constexpr std::size_t kPrefetchRecords = 8;
 
 }  // namespace
 
@@ -198,6 +201,7 @@ class MirrorImpl {
   std::vector<Held> held;
   std::vector<std::unique_ptr<KeptPair>> kept;  // beside `held`, made at an entity's first kept state
   IndexMap slots;
+  std::vector<std::uint32_t> held_slots;               // per record of the packet: see prefetch_held
   std::unordered_map<std::uint32_t, Waiting> waiting;  // by reliable id
   std::uint32_t next_reliable = 0;
   bool any_packet = false;
@@ -225,6 +229,40 @@ class MirrorImpl {
   }
   [[nodiscard]] Held* find(EntityId e) noexcept { return const_cast<Held*>(std::as_const(*this).find(e)); }
 
+  /// Whether a record's entity is looked up among the held ones in the usual case.
+  static bool names_held(const WireRecord& r) noexcept {
+    return r.type == RecordType::update || r.type == RecordType::delta_update ||
+           r.type == RecordType::despawn;
+  }
+  /// Each update or despawn of the packet costs a lookup in the index and then a read of the
+  /// entity's entry: in a mirror among many (a bots process; a game whose other work evicts it)
+  /// two cache misses, one behind the other. receive()'s check of the records asks for their
+  /// index lines; this asks for their entries, keeping the slots found per record (held_slots)
+  /// for the updates to start from, so the misses wait together.
+  /// Inlined: GCC takes a function of prefetches and reads alone for one without effects.
+  SIGHTLINE_FORCE_INLINE void prefetch_held() {
+    held_slots.clear();
+    if (packet.records.size() < kPrefetchRecords) return;
+    held_slots.resize(packet.records.size());
+    for (std::size_t i = 0; i < packet.records.size(); ++i) {
+      const WireRecord& r = packet.records[i];
+      const std::uint32_t slot = names_held(r) ? slots.find(r.entity.index) : IndexMap::kNone;
+      if (slot != IndexMap::kNone) __builtin_prefetch(&held[slot]);
+      held_slots[i] = slot;
+    }
+  }
+  /// find(), starting from the slot prefetch_held found for record `i`: the entity's slot still
+  /// where no earlier record of the packet moved it (a despawn moves the last entry into its gap).
+  [[nodiscard]] Held* find_held(EntityId e, std::size_t i) noexcept {
+    if (i < held_slots.size()) {
+      const std::uint32_t slot = held_slots[i];
+      if (slot < held.size() && held[slot].index == e.index) {
+        return held[slot].generation == e.generation ? &held[slot] : nullptr;
+      }
+    }
+    return find(e);
+  }
+
  private:
   void anomaly(AnomalyKind kind, EntityId entity) {
     anomalies.push_back({kind, entity, packet.header.sequence, packet.header.tick});
@@ -237,7 +275,9 @@ class MirrorImpl {
   void push_state(Held& h, std::uint32_t tick, StatePart part, std::span<const std::uint8_t> payload) {
     SIGHTLINE_ASSERT(payload.size() < kUpdatePartBit);
     if (payload.size() > h.stride()) widen_ring(h, payload.size());
-    const std::uint32_t slot = (h.first + h.count) % def.history;
+    // first < history and count <= history: one subtraction wraps it.
+    std::uint32_t slot = std::uint32_t{h.first} + h.count;
+    if (slot >= def.history) slot -= def.history;
     std::uint8_t* at = h.ring() + h.slot_offset(slot);
     const std::uint32_t size =
         static_cast<std::uint32_t>(payload.size()) | (part == StatePart::update ? kUpdatePartBit : 0u);
@@ -247,7 +287,7 @@ class MirrorImpl {
     if (h.count < def.history) {
       ++h.count;
     } else {
-      h.first = static_cast<std::uint8_t>((h.first + 1) % def.history);
+      h.first = static_cast<std::uint8_t>(h.first + 1u == def.history ? 0u : h.first + 1u);
     }
     h.tick = tick;
   }
@@ -329,10 +369,8 @@ class MirrorImpl {
   void apply_despawn(EntityId e, DespawnReason reason, MirrorListener* listener);
   void apply_refresh(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
                      MirrorListener* listener);
-  void apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload, bool should_hold,
-                    MirrorListener* listener);
-  void apply_delta_update(const WireRecord& r, std::uint32_t tick, bool should_hold,
-                          MirrorListener* listener);
+  void apply_update(std::size_t record, std::uint32_t tick, bool should_hold, MirrorListener* listener);
+  void apply_delta_update(std::size_t record, std::uint32_t tick, bool should_hold, MirrorListener* listener);
   [[nodiscard]] AnomalyKind missing(EntityId e, AnomalyKind not_held) const noexcept;
   /// A delta update's state: its payload, or rebuilt into `rebuilt` from the state it names.
   /// False where the entity is not held at that generation or the state named is not kept.
@@ -444,9 +482,11 @@ void MirrorImpl::apply_refresh(EntityId e, std::uint32_t tick, std::span<const s
   if (listener != nullptr) listener->on_refresh(e, payload, tick);
 }
 
-void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const std::uint8_t> payload,
-                              bool should_hold, MirrorListener* listener) {
-  Held* h = find(e);
+void MirrorImpl::apply_update(std::size_t record, std::uint32_t tick, bool should_hold,
+                              MirrorListener* listener) {
+  const EntityId e = packet.records[record].entity;
+  const std::span<const std::uint8_t> payload = packet.records[record].payload;
+  Held* h = find_held(e, record);
   if (h == nullptr) {
     if (should_hold) {
       anomaly(missing(e, AnomalyKind::update_unknown), e);
@@ -466,10 +506,11 @@ void MirrorImpl::apply_update(EntityId e, std::uint32_t tick, std::span<const st
   if (listener != nullptr) listener->on_update(e, payload, tick);
 }
 
-void MirrorImpl::apply_delta_update(const WireRecord& r, std::uint32_t tick, bool should_hold,
+void MirrorImpl::apply_delta_update(std::size_t record, std::uint32_t tick, bool should_hold,
                                     MirrorListener* listener) {
+  const WireRecord& r = packet.records[record];
   const EntityId e = r.entity;
-  Held* h = find(e);
+  Held* h = find_held(e, record);
   std::span<const std::uint8_t> state;
   if (h == nullptr || !state_of(r, tick, state)) {
     if (r.keep) packet_complete = false;
@@ -526,6 +567,8 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   }
   for (std::size_t i = 0; i < packet.records.size(); ++i) {
     const WireRecord& r = packet.records[i];
+    // The first of prefetch_held's two steps, here where every record is read anyway.
+    if (names_held(r)) slots.prefetch(r.entity.index);
     if (r.type == RecordType::event) {
       if (def.check_event != nullptr && !def.check_event(r.event_class, r.payload, def.check_event_context)) {
         ++stats.rejected;
@@ -572,13 +615,15 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
     expected_sequence = h.sequence + 1;
     note_sequence(h.sequence);
     take_status(h);
-    for (const WireRecord& r : packet.records) {
+    prefetch_held();
+    for (std::size_t i = 0; i < packet.records.size(); ++i) {
+      const WireRecord& r = packet.records[i];
       if (r.type == RecordType::update) {
-        apply_update(r.entity, h.tick, r.payload, true, listener);
+        apply_update(i, h.tick, true, listener);
         continue;
       }
       if (r.type == RecordType::delta_update) {
-        apply_delta_update(r, h.tick, true, listener);
+        apply_delta_update(i, h.tick, true, listener);
         continue;
       }
       if (r.type == RecordType::event && !r.reliable) {
@@ -653,9 +698,10 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   // The packet's updates were chosen against the reliable records below reliable_next: having
   // applied exactly those, the mirror must hold every entity updated.
   const bool exact = next_reliable == h.reliable_next;
-  for (const WireRecord& r : packet.records) {
-    if (r.type == RecordType::update) apply_update(r.entity, h.tick, r.payload, exact, listener);
-    if (r.type == RecordType::delta_update) apply_delta_update(r, h.tick, exact, listener);
+  prefetch_held();
+  for (std::size_t i = 0; i < packet.records.size(); ++i) {
+    if (packet.records[i].type == RecordType::update) apply_update(i, h.tick, exact, listener);
+    if (packet.records[i].type == RecordType::delta_update) apply_delta_update(i, h.tick, exact, listener);
   }
   note_seen(h.sequence);
   return {};
