@@ -100,6 +100,22 @@ void server_frames(std::span<const std::uint8_t> bytes) {
   } else {
     check(!answer.status().message().empty());
   }
+  // A bundle read is written back byte for byte, and each frame in it is a server frame again.
+  std::vector<std::span<const std::uint8_t>> frames;
+  if (const Status s = read_bundle(bytes, frames); s) {
+    check(!frames.empty());
+    Bytes out;
+    begin_bundle(out);
+    for (const auto frame : frames) {
+      check(!frame.empty() && frame_type(frame) != kBundleFrame);
+      append_to_bundle(out, frame);
+    }
+    same(out, bytes);
+    for (const auto frame : frames) server_frames(frame);
+  } else {
+    check(frames.empty() || !s.message().empty());
+    check(!s.message().empty());
+  }
   std::uint32_t at_tick = 0;
   std::uint32_t members = 0;
   if (const auto debug = read_debug(bytes, &at_tick, &members)) {

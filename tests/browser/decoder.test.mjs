@@ -11,9 +11,11 @@ import { BitReader, StreamError, bitsRequired, quantizedTop } from '../../tools/
 import { applyDeltaRuns, decodePacket, MalformedPacket } from '../../tools/server/web/js/wire.js';
 import { readEntityState } from '../../tools/server/web/js/state.js';
 import { Mirror, decodeTickPackets } from '../../tools/server/web/js/mirror.js';
-import { decodeServerFrame, FrameError, encodeMove, encodeOptions, encodeRadius } from '../../tools/server/web/js/frames.js';
+import {
+  decodeServerFrame, FRAME_BUNDLE, FRAME_VERSION, FrameError, encodeMove, encodeOptions, encodeRadius, splitBundle,
+} from '../../tools/server/web/js/frames.js';
 import { Counters } from '../../tools/server/web/js/counters.js';
-import { BitWriter, debugFrame, deltaRuns, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame } from './lib/encode.mjs';
+import { BitWriter, bundleFrame, debugFrame, deltaRuns, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame } from './lib/encode.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const corpusDir = path.join(root, 'fuzz/corpus/packet');
@@ -473,6 +475,84 @@ test('server frames decode, and any other size is refused', () => {
   badWelcome[1] = 1;  // the frame version before the tick frame stated the library's grid
   bad.push(badWelcome);
   for (const b of bad) assert.throws(() => decodeServerFrame(b), FrameError, `${[...b]}`);
+});
+
+test('the welcome states frame version 4; a version 3 welcome is refused', () => {
+  assert.equal(FRAME_VERSION, 4);
+  const w = welcomeFrame(world);
+  assert.equal(w[1], 4);
+  assert.equal(decodeServerFrame(w).version, 4);
+  assert.throws(() => decodeServerFrame(welcomeFrame({ ...world, version: 3 })),
+    { name: 'FrameError', message: 'welcome: frame version at byte 1 is 3, expected 4' });
+  assert.throws(() => decodeServerFrame(welcomeFrame({ ...world, version: 5 })),
+    { name: 'FrameError', message: 'welcome: frame version at byte 1 is 5, expected 4' });
+});
+
+test('a bundle splits into views of its frames, in order', () => {
+  assert.equal(FRAME_BUNDLE, 7);
+  const w = welcomeFrame(world);
+  const packet = encodePacket({ delivery: 'reliable', sequence: 0, tick: 9, reliableNext: 0, records: [] });
+  const t = tickFrame({ tick: 9, viewerX: 1, viewerZ: 2, enterRadius: 1.6, leaveRadius: 2, options: 3 }, [packet]);
+  const r = resetFrame(8);
+  const b = bundleFrame([w, t, r]);
+  assert.equal(b.length, 1 + 4 + 37 + 4 + t.length + 4 + 5);
+  const parts = splitBundle(b);
+  assert.deepEqual(parts.map((p) => [p.byteOffset, p.length]), [[5, 37], [46, t.length], [50 + t.length, 5]]);
+  for (const p of parts) assert.equal(p.buffer, b.buffer, 'a view, not a copy');
+  assert.deepEqual(parts.map((p) => [...p]), [[...w], [...t], [...r]]);
+  assert.equal(decodeServerFrame(parts[0]).connectionId, 3);
+  assert.deepEqual(decodeServerFrame(parts[1]).packets[0], packet);
+  assert.deepEqual(decodeServerFrame(parts[2]), { type: 'reset', tick: 8 });
+  // One frame is a bundle too; a bundle inside a larger buffer splits at its own offsets.
+  assert.deepEqual(splitBundle(bundleFrame([r])).map((p) => [...p]), [[...r]]);
+  const shifted = new Uint8Array(b.length + 9);
+  shifted.set(b, 9);
+  assert.deepEqual(splitBundle(shifted.subarray(9)).map((p) => [p.byteOffset, p.length]),
+    [[14, 37], [55, t.length], [59 + t.length, 5]]);
+  // decodeServerFrame does not take a bundle whole.
+  assert.throws(() => decodeServerFrame(b), { name: 'FrameError', message: /split it with splitBundle/ });
+});
+
+test('each malformed bundle is refused, naming the byte', () => {
+  const r = resetFrame(8);  // 5 bytes
+  const refusal = (bytes) => {
+    try {
+      splitBundle(bytes);
+    } catch (e) {
+      assert.ok(e instanceof FrameError, `${e}`);
+      return e.message;
+    }
+    return assert.fail(`split: ${[...bytes]}`);
+  };
+  // Shorter than the type, one length and one frame byte.
+  assert.equal(refusal(Uint8Array.of(7)), 'bundle is 1 bytes: the type, a length at byte 1 and a frame need at least 6');
+  assert.equal(refusal(Uint8Array.of(7, 1, 0, 0, 0)), 'bundle is 5 bytes: the type, a length at byte 1 and a frame need at least 6');
+  // Not a bundle at all.
+  assert.equal(refusal(welcomeFrame(world)), 'bundle: frame type at byte 0 is 1, expected 7');
+  // A length of 0, first or after a frame.
+  assert.equal(refusal(Uint8Array.of(7, 0, 0, 0, 0, 3)), 'bundle: length at byte 1 is 0: each entry holds a whole frame');
+  assert.equal(refusal(Uint8Array.from([...bundleFrame([r]), 0, 0, 0, 0])),
+    'bundle: length at byte 10 is 0: each entry holds a whole frame');
+  // A length past the end: the last frame cut by a byte, or a length far too large.
+  assert.equal(refusal(bundleFrame([welcomeFrame(world), r]).subarray(0, 50)),
+    'bundle: length at byte 42 is 5, but 4 bytes are left after it');
+  assert.equal(refusal(Uint8Array.of(7, 0xff, 0xff, 0xff, 0xff, 3)),
+    'bundle: length at byte 1 is 4294967295, but 1 bytes are left after it');
+  // A bundle inside a bundle, however well formed.
+  assert.equal(refusal(bundleFrame([r, bundleFrame([r])])), 'bundle: frame 1 at byte 14 is a bundle: bundles do not nest');
+  assert.equal(refusal(bundleFrame([bundleFrame([r])])), 'bundle: frame 0 at byte 5 is a bundle: bundles do not nest');
+  // Trailing bytes too few for a length.
+  for (let n = 1; n <= 3; ++n) {
+    assert.equal(refusal(Uint8Array.from([...bundleFrame([r]), ...new Array(n).fill(1)])),
+      `bundle: ${n} bytes at byte 10, after frame 0, cannot hold a length`);
+  }
+  // Every cut of a good bundle is refused, but the one between its entries (a bundle of the welcome).
+  const good = bundleFrame([welcomeFrame(world), r]);
+  for (let n = 0; n < good.length; ++n) {
+    if (n === 42) assert.equal(splitBundle(good.subarray(0, n)).length, 1);
+    else assert.throws(() => splitBundle(good.subarray(0, n)), FrameError, `prefix of ${n}`);
+  }
+  assert.equal(splitBundle(good).length, 2);
 });
 
 test('client frames have the contract\'s sizes', () => {

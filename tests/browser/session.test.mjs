@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 
 import { Session, TRANSITIONS_PER_ENTITY } from '../../tools/server/web/js/session.js';
 import { decodeServerFrame, encodeWhy, RULE_NAMES } from '../../tools/server/web/js/frames.js';
-import { debugFrame, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame, whyAnswerFrame } from './lib/encode.mjs';
+import { bundleFrame, debugFrame, encodePacket, entityPayload, resetFrame, tickFrame, welcomeFrame, whyAnswerFrame } from './lib/encode.mjs';
 
 const world = { connectionId: 5, width: 12, height: 7.5, enterRadius: 1.6, leaveRadius: 2, cellSize: 1.6,
   tickRate: 20, serverFlags: 1, maxRadius: 6, entityCount: 121 };
@@ -234,4 +234,102 @@ test('why frames: the bytes of a question, the checks of an answer, the rule nam
   const body = header.slice(header.indexOf('enum class Rule'), header.indexOf('};', header.indexOf('enum class Rule')));
   const rules = [...body.matchAll(/^\s*(\w+) = (\d+),/gm)].map((m) => [m[1], Number(m[2])]);
   assert.deepEqual(rules, RULE_NAMES.map((name, value) => [name, value]));
+});
+
+test('a bundle of a welcome and two ticks is taken as the three apart', () => {
+  const frames = [
+    welcomeFrame(world),
+    tick(1, [packet(0, 1, [spawn(0, 10, 6.5, 4), spawn(1, 11, 5, 4)]), packet(1, 1, [update(12, 1, 1)])]),
+    tick(2, [packet(2, 2, [update(10, 6.6, 4), despawn(2, 11)])], 7),
+  ];
+  const apart = new Session();
+  for (const f of frames) assert.equal(apart.receive(f, 100), null);
+  const together = new Session();
+  const bundle = bundleFrame(frames);
+  assert.equal(together.receive(bundle, 100), null);
+  const seen = (s) => ({
+    welcome: { ...s.welcome }, held: [...s.mirror.held.keys()], totals: { ...s.counters.totals },
+    rates: s.counters.perSecond(100), frames: s.frames, packets: s.packets, ticksSeen: s.ticksSeen, lastTick: s.lastTick,
+    viewer: s.viewer, options: s.options, anomalies: s.anomalies, markers: s.markers.map((m) => m.kind),
+    transitions: [...s.transitions.entries()], error: s.error,
+  });
+  assert.deepEqual(seen(together), seen(apart));
+  // The values themselves: the frames count, not the message; the bundle's 13 own bytes count nowhere.
+  assert.equal(together.frames, 3);
+  assert.equal(together.bundles, 1);
+  assert.equal(apart.bundles, 0);
+  assert.equal(together.welcome.connectionId, 5);
+  assert.equal(together.ticksSeen, 2);
+  assert.equal(together.lastTick, 2);
+  assert.equal(together.packets, 3);
+  assert.deepEqual([...together.mirror.held.keys()], [10]);
+  assert.equal(together.anomalies, 1, 'the update of 12 is update_unknown');
+  assert.equal(together.options.debug, true);
+  assert.deepEqual(together.markers.map((m) => m.kind), ['enter', 'enter', 'leave']);
+  assert.deepEqual(together.counters.totals, { spawns: 2, despawns: 1, updates: 2, records: 5,
+    bytes: frames[0].length + frames[1].length + frames[2].length });
+  assert.equal(together.counters.totals.bytes, bundle.length - 1 - 3 * 4);
+
+  // A bundle after the welcome: a debug frame counted apart, then a reset, then a tick of the new stream.
+  const d = debugFrame(2, [{ index: 3, x: 1, z: 1 }]);
+  assert.equal(together.receive(bundleFrame([d, resetFrame(3), tick(3, [packet(0, 3, [spawn(0, 11, 5, 4)])])]), 150), null);
+  assert.equal(together.debugBytes, d.length);
+  assert.equal(together.resets, 1);
+  assert.deepEqual([...together.mirror.held.keys()], [11]);
+  assert.equal(together.frames, 6);
+  assert.equal(together.bundles, 2);
+});
+
+test('a frame of a bundle that fails ends the session there; a bundle that does not split applies nothing', () => {
+  const w = welcomeFrame(world);  // 37 bytes: the bundle's frames start at bytes 5, 46, 111 and 176
+  const empty = tick(1, []);
+  assert.equal(empty.length, 61);
+
+  // The welcome and a tick are taken, the second welcome ends the session, the tick after it is not taken.
+  const s = new Session();
+  const error = s.receive(bundleFrame([w, empty, w, tick(2, [])]), 0);
+  assert.equal(error, 'malformed frame: bundle frame 2 of 4 at byte 111: a second welcome');
+  assert.equal(s.error, error);
+  assert.equal(s.frames, 2);
+  assert.equal(s.ticksSeen, 1);
+  assert.equal(s.lastTick, 1);
+  assert.equal(s.receive(tick(3, []), 50), error, 'nothing after it is taken');
+  assert.equal(s.ticksSeen, 1);
+
+  // Welcome first, inside a bundle as outside one.
+  const early = new Session();
+  assert.equal(early.receive(bundleFrame([empty, w]), 0), 'malformed frame: bundle frame 0 of 2 at byte 5: a tick frame before the welcome');
+  assert.equal(early.welcome, null);
+  assert.equal(early.frames, 0);
+
+  // A malformed packet: the frames before it stay applied, nothing of its frame is.
+  const p = new Session();
+  const bad = packet(1, 2, [update(10, 1, 1)]);
+  bad[bad.length - 1] ^= 0x80;  // a padding bit of the last payload
+  const cut = p.receive(bundleFrame([w, tick(1, [packet(0, 1, [spawn(0, 10, 6.5, 4)])]), tick(2, [bad])]), 0);
+  assert.match(cut, /^malformed packet: bundle frame 2 of 3 at byte \d+: packet 0 of the tick, record 0 \(update of 10:1\): its payload fails/);
+  assert.equal(p.ticksSeen, 1);
+  assert.equal(p.mirror.held.size, 1);
+
+  // A bundle inside a bundle: refused before any of its frames is taken.
+  const nested = new Session();
+  nested.receive(w, 0);
+  assert.equal(nested.receive(bundleFrame([empty, bundleFrame([tick(2, [])])]), 50),
+    'malformed frame: bundle: frame 1 at byte 70 is a bundle: bundles do not nest');
+  assert.equal(nested.ticksSeen, 0, 'the tick before it was not taken');
+  assert.equal(nested.frames, 1);
+  assert.equal(nested.bundles, 0);
+
+  // A bundle that runs past its end: nothing of it taken.
+  const short = new Session();
+  short.receive(w, 0);
+  assert.equal(short.receive(bundleFrame([empty, empty]).subarray(0, 130), 50),
+    'malformed frame: bundle: length at byte 66 is 61, but 60 bytes are left after it');
+  assert.equal(short.ticksSeen, 0);
+
+  // A version 3 welcome, alone or bundled.
+  const old = welcomeFrame({ ...world, version: 3 });
+  assert.equal(new Session().receive(old, 0), 'malformed frame: welcome: frame version at byte 1 is 3, expected 4');
+  assert.equal(new Session().receive(bundleFrame([old, empty]), 0),
+    'malformed frame: bundle frame 0 of 2 at byte 5: welcome: frame version at byte 1 is 3, expected 4');
 });

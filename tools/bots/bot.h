@@ -70,7 +70,7 @@ class DelayHistogram {
 /// Totals of one bot since it connected.
 struct BotTotals {
   std::uint64_t frames = 0;   ///< Server frames received, all types.
-  std::uint64_t bytes = 0;    ///< Their bytes (WebSocket payloads).
+  std::uint64_t bytes = 0;    ///< Their bytes (a bundle's own length fields not counted).
   std::uint64_t ticks = 0;    ///< Tick frames.
   std::uint64_t packets = 0;  ///< State packets in them.
   std::uint64_t resets = 0;
@@ -118,6 +118,9 @@ class Bot final : private MirrorListener {
   /// One server frame, received at `receive_ms` (milliseconds since the Unix epoch, the clock
   /// the server stamps tick frames with); a tick frame's delay goes to `delays`.
   void on_frame(std::span<const std::uint8_t> frame, double receive_ms, DelayHistogram& delays);
+  /// One WebSocket message: a frame, or a bundle of them (demo::kBundleFrame), each then taken
+  /// as on_frame takes it.
+  void on_message(std::span<const std::uint8_t> message, double receive_ms, DelayHistogram& delays);
 
   /// The next move frame after `seconds` of walking since the last one, or nothing before the
   /// first tick frame (the bot does not know where its viewer stands yet).
@@ -158,6 +161,16 @@ class Bot final : private MirrorListener {
     std::uint32_t tick = 0;
   };
 
+  // A state the mirror's check read, kept for the listener's call that follows so that a payload is
+  // read once, not twice. Known by its bytes: a rebuilt delta state reuses one buffer.
+  struct Checked {
+    StatePart part = StatePart::full;
+    std::uint8_t size = 0;
+    std::array<std::uint8_t, 16> bytes{};
+    float x = 0.0f;
+    float z = 0.0f;
+  };
+
   void on_welcome(std::span<const std::uint8_t> frame);
   void on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayHistogram& delays);
   void on_reset(std::span<const std::uint8_t> frame);
@@ -178,6 +191,9 @@ class Bot final : private MirrorListener {
   std::optional<demo::Welcome> welcome_;
   std::optional<PayloadRanges> ranges_;  // the welcome's
   std::optional<ClientMirror> mirror_;
+  std::vector<std::span<const std::uint8_t>> bundled_;  // the frames of the bundle being taken
+  std::vector<Checked> checked_;                        // of the packet being received, in the order checked
+  std::size_t checked_next_ = 0;          // the first of them not yet matched to a listener call
   std::vector<FrameState> frame_states_;  // of the tick frame being applied, checked against L after it
   std::uint64_t tick_frames_ = 0;
   std::optional<std::uint32_t> last_tick_;  // the latest tick frame's tick

@@ -68,7 +68,7 @@ asio::awaitable<void> read_frames(std::shared_ptr<Session> s, Shared& shared) {
       break;
     }
     const auto data = buffer.cdata();
-    s->bot.on_frame({static_cast<const std::uint8_t*>(data.data()), size}, epoch_ms(), shared.delays);
+    s->bot.on_message({static_cast<const std::uint8_t*>(data.data()), size}, epoch_ms(), shared.delays);
     buffer.consume(size);
   }
   s->reader_done = true;

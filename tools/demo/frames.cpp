@@ -4,6 +4,7 @@
 #include "frames.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "frame_stream.h"
 
@@ -356,6 +357,18 @@ void write_close(std::vector<std::uint8_t>& out, std::string_view reason) {
   out.insert(out.end(), reason.begin(), reason.end());
 }
 
+void begin_bundle(std::vector<std::uint8_t>& out) {
+  out.clear();
+  out.push_back(kBundleFrame);
+}
+
+void append_to_bundle(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> frame) {
+  assert(!frame.empty() && frame[0] != kBundleFrame && frame.size() <= 0xffffffffu);
+  FrameWriter writer(out);
+  writer.value(static_cast<std::uint32_t>(frame.size()), "length");
+  out.insert(out.end(), frame.begin(), frame.end());
+}
+
 std::uint8_t frame_type(std::span<const std::uint8_t> frame) noexcept { return frame.empty() ? 0 : frame[0]; }
 
 Result<Welcome> read_welcome(std::span<const std::uint8_t> frame) {
@@ -431,6 +444,41 @@ Result<std::string> read_close(std::span<const std::uint8_t> frame) {
     return in.status();
   }
   return std::string(frame.begin() + 1, frame.end());
+}
+
+Status read_bundle(std::span<const std::uint8_t> bundle, std::vector<std::span<const std::uint8_t>>& frames) {
+  frames.clear();
+  FrameReader in(bundle, "bundle");
+  const auto refused = [&] {
+    frames.clear();
+    return in.status();
+  };
+  if (!serialize_type(in, kBundleFrame)) return refused();
+  if (in.remaining() == 0) {
+    in.refuse_frame("holds no frame");
+    return refused();
+  }
+  while (in.remaining() != 0) {
+    std::uint32_t length = 0;
+    std::span<const std::uint8_t> frame;
+    if (!in.value(length, "length")) return refused();
+    if (length == 0) {
+      in.refuse_last("length", "is 0: a frame has a type byte");
+      return refused();
+    }
+    if (length > in.remaining()) {
+      in.refuse_last(
+          "length", "is " + std::to_string(length) + ": " + std::to_string(in.remaining()) + " bytes follow");
+      return refused();
+    }
+    if (!in.bytes(frame, length, "frame")) return refused();
+    if (frame[0] == kBundleFrame) {
+      in.refuse_at(in.pos() - length, "frame", "is a bundle: bundles do not nest");
+      return refused();
+    }
+    frames.push_back(frame);
+  }
+  return {};
 }
 
 Result<ClientFrame> read_client_frame(std::span<const std::uint8_t> frame, const ClientLimits& limits) {

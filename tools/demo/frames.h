@@ -15,7 +15,7 @@
 
 namespace sightline::demo {
 
-inline constexpr std::uint8_t kFrameVersion = 3;
+inline constexpr std::uint8_t kFrameVersion = 4;
 
 // Server to client.
 inline constexpr std::uint8_t kWelcomeFrame = 1;
@@ -25,6 +25,11 @@ inline constexpr std::uint8_t kDebugFrame = 4;
 inline constexpr std::uint8_t kWhyAnswerFrame = 5;
 /// UDP transports only (WebSocket has its own close frame): why the server ends the connection.
 inline constexpr std::uint8_t kCloseFrame = 6;
+/// WebSocket only: frames due to a connection at once, in one message so that they go out in
+/// one write (read_bundle). Never inside another bundle.
+inline constexpr std::uint8_t kBundleFrame = 7;
+/// The bytes of a bundle's length field before each frame in it.
+inline constexpr std::size_t kBundleLengthBytes = 4;
 // Over ENet: the server's frames and the client's reliable ones (options, radius, why) on one
 // channel (ENet delivers a channel's unreliable packets in order behind its reliable ones, so a
 // tick frame never overtakes the reset before it); the client's unreliable inputs (acks, moves)
@@ -175,6 +180,10 @@ void append_debug_entry(std::vector<std::uint8_t>& out, const DebugEntry& entry)
 void write_why_answer(std::vector<std::uint8_t>& out, const WhyAnswer& answer);
 /// A close frame: the reason's first kMaxCloseReasonBytes bytes.
 void write_close(std::vector<std::uint8_t>& out, std::string_view reason);
+/// Starts a bundle in `out`, which it clears; append its frames with append_to_bundle.
+void begin_bundle(std::vector<std::uint8_t>& out);
+/// Appends one whole frame, not a bundle, to the bundle in `out`.
+void append_to_bundle(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> frame);
 
 // --- Reading (bots, tests) ----------------------------------------------------------------
 // Each checks the whole frame: its type, its exact size, finite floats, known bits; a refusal is
@@ -195,6 +204,11 @@ void write_close(std::vector<std::uint8_t>& out, std::string_view reason);
 [[nodiscard]] Result<WhyAnswer> read_why_answer(std::span<const std::uint8_t> frame);
 /// The reason of a close frame; refused above kMaxCloseReasonBytes.
 [[nodiscard]] Result<std::string> read_close(std::span<const std::uint8_t> frame);
+/// The frames of a bundle, in order, into `frames` (cleared first; they view `bundle`, which must
+/// outlive them). Refused without a frame, for a length of 0 or past the end, and for a bundle
+/// inside it; each frame is still to be read by its own type.
+[[nodiscard]] Status read_bundle(std::span<const std::uint8_t> bundle,
+                                 std::vector<std::span<const std::uint8_t>>& frames);
 
 // --- Client frames --------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
@@ -78,6 +79,9 @@ constexpr auto kStatusPeriod = 5s;
 constexpr auto kAcceptRetry = 100ms;
 constexpr int kAcceptBatch = 64;
 constexpr std::size_t kSpareBuffers = 4;
+// A bundle of the frames due to a connection holds at most this much: a late connection's
+// backlog goes out in writes of this size, not in one write of all of it.
+constexpr std::size_t kMaxBundleBytes = 256 * 1024;
 constexpr std::uint32_t kHttpHeaderLimit = 16 * 1024;
 constexpr std::uint64_t kHttpBodyLimit = 16 * 1024;
 
@@ -122,6 +126,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void push(std::span<const std::uint8_t> frame);
+  [[nodiscard]] std::span<const std::uint8_t> next_message();
   void on_accept(beast::error_code ec);
   void read();
   void on_read(beast::error_code ec, std::size_t bytes);
@@ -150,7 +155,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::uint32_t> flushing_sizes_;
   std::array<std::uint8_t, kMaxMessageBytes + 1> message_{};
   std::size_t message_bytes_ = 0;
-  std::deque<std::vector<std::uint8_t>> outbound_;  // the front is on the wire while writing_
+  std::deque<std::vector<std::uint8_t>> outbound_;  // the first in_flight_ are on the wire while writing_
+  std::size_t in_flight_ = 0;
+  std::vector<std::uint8_t> bundle_;  // where several are due: them, in one message
   std::vector<std::vector<std::uint8_t>> spare_;
   std::size_t queued_ticks_ = 0;
   // Tick frames handed to the kernel that it may not have delivered yet: where each ends, in
@@ -240,8 +247,8 @@ class Server {
   /// Tick frames a connection may have queued before it is too slow: about 2 s of them.
   std::size_t tick_frames_allowed() const noexcept { return tick_frames_allowed_; }
   void count_frame_in() noexcept { frames_in_.fetch_add(1, std::memory_order_relaxed); }
-  void count_frame_out(std::size_t bytes) noexcept {
-    frames_out_.fetch_add(1, std::memory_order_relaxed);
+  void count_frames_out(std::size_t frames, std::size_t bytes) noexcept {
+    frames_out_.fetch_add(frames, std::memory_order_relaxed);
     bytes_out_.fetch_add(bytes, std::memory_order_relaxed);
   }
   /// Hands the handshaken connection to the Game (posted to the main thread), which answers with
@@ -375,6 +382,7 @@ void Connection::turned_away(websocket::close_code code, std::string_view reason
 void Connection::joined(std::uint32_t id, const std::vector<std::uint8_t>& welcome) {
   id_ = id;
   push(welcome);
+  write();
   read();
 }
 
@@ -416,6 +424,7 @@ void Connection::flush() {
   }
   flushing_bytes_.clear();
   flushing_sizes_.clear();
+  write();
 }
 
 void Connection::read() {
@@ -483,7 +492,23 @@ void Connection::push(std::span<const std::uint8_t> frame) {
   }
   buffer.assign(frame.begin(), frame.end());
   outbound_.push_back(std::move(buffer));
-  write();
+}
+
+// The message for the next write: the first frame queued, or, where several are, a bundle of as
+// many as kMaxBundleBytes holds (in_flight_ says how many). A late connection catches up in one
+// write rather than one a frame.
+std::span<const std::uint8_t> Connection::next_message() {
+  std::size_t bytes = 1 + kBundleLengthBytes + outbound_.front().size();
+  in_flight_ = 1;
+  while (in_flight_ < outbound_.size() &&
+         bytes + kBundleLengthBytes + outbound_[in_flight_].size() <= kMaxBundleBytes) {
+    bytes += kBundleLengthBytes + outbound_[in_flight_].size();
+    ++in_flight_;
+  }
+  if (in_flight_ == 1) return outbound_.front();
+  begin_bundle(bundle_);
+  for (std::size_t i = 0; i < in_flight_; ++i) append_to_bundle(bundle_, outbound_[i]);
+  return bundle_;
 }
 
 void Connection::write() {
@@ -503,7 +528,8 @@ void Connection::write() {
   }
   if (!outbound_.empty()) {
     writing_ = true;
-    ws_.async_write(net::buffer(outbound_.front()),
+    const std::span<const std::uint8_t> message = next_message();
+    ws_.async_write(net::buffer(message.data(), message.size()),
                     beast::bind_front_handler(&Connection::on_write, shared_from_this()));
     return;
   }
@@ -517,16 +543,25 @@ void Connection::write() {
 
 void Connection::on_write(beast::error_code ec, std::size_t bytes) {
   writing_ = false;
-  std::vector<std::uint8_t> sent = std::move(outbound_.front());
-  outbound_.pop_front();
-  // The frame on the wire: its header (2 bytes, 4 with a 16-bit length, 10 with a 64-bit one)
-  // and its payload, as the socket's unacknowledged byte count sees it.
-  wire_bytes_ += bytes + (bytes < 126 ? 2 : bytes < 65536 ? 4 : 10);
-  if (sent[0] == kTickFrame) {
-    if (queued_ticks_ > 0) --queued_ticks_;
-    unconfirmed_ticks_.push_back(wire_bytes_);
+  // The message on the wire: its header (2 bytes, 4 with a 16-bit length, 10 with a 64-bit one)
+  // and its payload, as the socket's unacknowledged byte count sees it; a tick frame in it is
+  // delivered once the byte where it ends is.
+  const std::uint64_t payload_at = wire_bytes_ + (bytes < 126 ? 2 : bytes < 65536 ? 4 : 10);
+  const std::size_t sent = in_flight_;
+  const bool bundled = sent > 1;
+  std::uint64_t end = payload_at + (bundled ? 1 : 0);
+  for (std::size_t i = 0; i < sent; ++i) {
+    std::vector<std::uint8_t> frame = std::move(outbound_.front());
+    outbound_.pop_front();
+    end += (bundled ? kBundleLengthBytes : 0) + frame.size();
+    if (frame[0] == kTickFrame) {
+      if (queued_ticks_ > 0) --queued_ticks_;
+      unconfirmed_ticks_.push_back(end);
+    }
+    if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(frame));
   }
-  if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(sent));
+  in_flight_ = 0;
+  wire_bytes_ = payload_at + bytes;
   // Refused while this frame was going out: Beast, failed, reports the write aborted once it is
   // through, and the close frame follows it.
   if (!raw_close_.empty()) {
@@ -537,7 +572,7 @@ void Connection::on_write(beast::error_code ec, std::size_t bytes) {
     cut();  // the pending read then fails and finishes the connection
     return;
   }
-  server_.count_frame_out(bytes);
+  server_.count_frames_out(sent, bytes);
   write();
 }
 
@@ -554,10 +589,12 @@ void Connection::close(websocket::close_code code, std::string_view reason, std:
 }
 
 void Connection::drop_queued() {
-  // The front stays while Beast is writing it.
-  const std::size_t keep = writing_ && !outbound_.empty() ? 1 : 0;
+  // What Beast is writing stays.
+  const std::size_t keep = writing_ ? in_flight_ : 0;
   outbound_.erase(outbound_.begin() + static_cast<std::ptrdiff_t>(keep), outbound_.end());
-  queued_ticks_ = keep == 1 && outbound_.front()[0] == kTickFrame ? 1 : 0;
+  queued_ticks_ = static_cast<std::size_t>(
+      std::count_if(outbound_.begin(), outbound_.end(),
+                    [](const std::vector<std::uint8_t>& f) { return f[0] == kTickFrame; }));
 }
 
 // Whether the tick frames not yet delivered, in the server's queue and in the kernel's, are

@@ -118,8 +118,9 @@ export function entityPayload(world, x, z, kind) {
   return w.bytes();
 }
 
+/** A welcome frame; `version` (default 4, the page's FRAME_VERSION) only to write another one. */
 export function welcomeFrame(w) {
-  return Uint8Array.from([1, 3, ...u32(w.connectionId ?? 7), ...f32(w.width), ...f32(w.height), ...f32(w.enterRadius),
+  return Uint8Array.from([1, w.version ?? 4, ...u32(w.connectionId ?? 7), ...f32(w.width), ...f32(w.height), ...f32(w.enterRadius),
     ...f32(w.leaveRadius), ...f32(w.cellSize), ...u16(w.tickRate), w.serverFlags ?? 0, ...f32(w.maxRadius),
     ...u32(w.entityCount)]);
 }
@@ -147,4 +148,11 @@ export function debugFrame(tick, entities, members = 0) {
 export function whyAnswerFrame(a) {
   return Uint8Array.from([5, ...u32(a.tick), ...u32(a.index), ...u32(a.generation), a.answer ?? 0, a.held ? 1 : 0,
     a.rule ?? 0, ...u32(a.root?.index ?? 0), ...u32(a.root?.generation ?? 0)]);
+}
+
+/** A bundle frame: type 7, then each frame after its u32 length. */
+export function bundleFrame(frames) {
+  const out = [7];
+  for (const f of frames) out.push(...u32(f.length), ...f);
+  return Uint8Array.from(out);
 }

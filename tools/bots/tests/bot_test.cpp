@@ -79,6 +79,76 @@ TEST(Bot, FollowsTheGameWithoutAProblem) {
   EXPECT_NEAR(delays.quantile(0.5), 1.5, 0.011);
 }
 
+// A connection's frames kept, as a server queues them for a connection whose writes are late.
+struct Queue {
+  std::uint32_t connection = 0;
+  std::vector<Bytes> frames;
+  static void sink(void* context, std::uint32_t connection, std::span<const std::uint8_t> frame) {
+    auto& q = *static_cast<Queue*>(context);
+    if (connection == q.connection) q.frames.emplace_back(frame.begin(), frame.end());
+  }
+};
+
+// The same stream, frame by frame or in bundles of several ticks' frames (a late connection's
+// backlog, and a reset with the tick behind it): the bot sees the same.
+TEST(Bot, BundledFramesAreTakenAsTheFramesInThem) {
+  demo::GameDef def;
+  def.entities = 120;
+  auto game = demo::Game::create(def);
+  ASSERT_TRUE(game.ok()) << game.status().message();
+  Bot single(WalkDef{.seed = 7, .speed = 3.0});
+  Bot bundled(WalkDef{.seed = 7, .speed = 3.0});
+  DelayHistogram single_delays;
+  DelayHistogram bundled_delays;
+  Bytes welcome;
+  const auto id = (*game)->connect(welcome);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  Queue queue;
+  queue.connection = *id;
+  queue.frames.push_back(welcome);
+  std::uint64_t bundles = 0;
+  for (int t = 0; t < 120; ++t) {
+    ASSERT_TRUE((*game)->tick(1000.0 + 50.0 * t, &Queue::sink, &queue).ok());
+    if (t == 60) {
+      ASSERT_TRUE((*game)->receive(*id, demo::encode_options(0)).ok());  // a reset
+    }
+    if (t % 3 != 2) continue;
+    Bytes bundle;
+    demo::begin_bundle(bundle);
+    for (const Bytes& frame : queue.frames) {
+      single.on_message(frame, 2000.0, single_delays);
+      demo::append_to_bundle(bundle, frame);
+    }
+    bundled.on_message(bundle, 2000.0, bundled_delays);
+    bundles += queue.frames.size() > 1 ? 1 : 0;
+    queue.frames.clear();
+  }
+  EXPECT_EQ(bundles, 40u);
+  EXPECT_EQ(single.problem_count(), 0u) << notes(single);
+  EXPECT_EQ(bundled.problem_count(), 0u) << notes(bundled);
+  const BotTotals& a = single.totals();
+  const BotTotals& b = bundled.totals();
+  EXPECT_EQ(b.frames, a.frames);
+  EXPECT_EQ(b.bytes, a.bytes);
+  EXPECT_EQ(b.ticks, 120u);
+  EXPECT_EQ(b.ticks, a.ticks);
+  EXPECT_EQ(b.resets, 1u);
+  EXPECT_EQ(b.spawns, a.spawns);
+  EXPECT_EQ(b.updates, a.updates);
+  EXPECT_EQ(b.checked, a.checked);
+  EXPECT_GT(b.checked, 120u);
+  EXPECT_EQ(bundled_delays.count(), single_delays.count());
+
+  // A bundle that does not read is one malformed frame, and none of its frames is taken.
+  Bytes broken;
+  demo::begin_bundle(broken);
+  broken.push_back(200);
+  DelayHistogram delays;
+  bundled.on_message(broken, 0.0, delays);
+  EXPECT_EQ(count(bundled, Problem::malformed_frame), 1u);
+  EXPECT_EQ(bundled.totals().frames, b.frames);
+}
+
 // One connection's frames of a Game tick over a lossy network: each tick and debug frame is lost
 // with probability `loss` (seeded); `members_lie` adds to every debug frame's member count;
 // `debug_until` drops debug frames from that tick on.

@@ -115,7 +115,7 @@ TEST(DemoFrames, WelcomeRoundTrips) {
 TEST(DemoFrames, WelcomeLayoutIsLittleEndianAtTheDocumentedOffsets) {
   const Bytes b = welcome_bytes(sample_welcome());
   EXPECT_EQ(b[0], 1);
-  EXPECT_EQ(b[1], 3);   // frame version
+  EXPECT_EQ(b[1], 4);   // frame version
   EXPECT_EQ(b[2], 42);  // connection id, low byte first
   EXPECT_EQ(b[3], 0);
   EXPECT_EQ(b[26], 20);  // tick rate
@@ -178,6 +178,59 @@ TEST(DemoFrames, ResetRoundTrips) {
   const auto r = read_reset(bytes);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r, 0xdeadbeefu);
+}
+
+TEST(DemoFrames, BundleRoundTripsItsFramesInOrder) {
+  Bytes reset;
+  write_reset(reset, 7);
+  Bytes tick;
+  TickFrame t;
+  t.tick = 8;
+  ASSERT_TRUE(write_tick_header(tick, t, 0).ok());
+  Bytes bundle;
+  begin_bundle(bundle);
+  append_to_bundle(bundle, reset);
+  append_to_bundle(bundle, tick);
+  ASSERT_EQ(bundle.size(), 1 + 2 * kBundleLengthBytes + kResetBytes + kTickHeaderBytes);
+  EXPECT_EQ(frame_type(bundle), kBundleFrame);
+  EXPECT_EQ(bundle[1], kResetBytes);  // little-endian u32 lengths before each frame
+  EXPECT_EQ(bundle[1 + kBundleLengthBytes + kResetBytes], kTickHeaderBytes);
+  std::vector<std::span<const std::uint8_t>> frames;
+  ASSERT_TRUE(read_bundle(bundle, frames).ok());
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_TRUE(std::equal(frames[0].begin(), frames[0].end(), reset.begin(), reset.end()));
+  EXPECT_TRUE(std::equal(frames[1].begin(), frames[1].end(), tick.begin(), tick.end()));
+  EXPECT_EQ(read_reset(frames[0]).value(), 7u);
+  EXPECT_EQ(read_tick(frames[1]).value().tick, 8u);
+}
+
+TEST(DemoFrames, BundlesAreRefusedWithTheirOffset) {
+  Bytes reset;
+  write_reset(reset, 7);
+  Bytes good;
+  begin_bundle(good);
+  append_to_bundle(good, reset);
+  const auto refusal = [](const Bytes& bytes) {
+    std::vector<std::span<const std::uint8_t>> frames{std::span<const std::uint8_t>()};
+    const Status s = read_bundle(bytes, frames);
+    EXPECT_EQ(frames.empty(), !s.ok());  // a refusal leaves nothing half-read
+    return s.ok() ? std::string("accepted") : s.message();
+  };
+  EXPECT_EQ(refusal({kBundleFrame}), "bundle frame holds no frame");
+  EXPECT_EQ(refusal({kResetFrame}), "bundle frame: type at byte 0 is 3, expected 7");
+  EXPECT_EQ(refusal({kBundleFrame, 0, 0, 0, 0, kResetFrame}),
+            "bundle frame: length at byte 1 is 0: a frame has a type byte");
+  Bytes short_one = good;
+  short_one.pop_back();
+  EXPECT_EQ(refusal(short_one), "bundle frame: length at byte 1 is 5: 4 bytes follow");
+  Bytes two = good;
+  two.push_back(1);
+  EXPECT_EQ(refusal(two), "bundle frame: length at byte 10 ends before it");
+  Bytes nested = good;
+  nested.insert(nested.end(), {static_cast<std::uint8_t>(good.size()), 0, 0, 0});
+  nested.insert(nested.end(), good.begin(), good.end());
+  EXPECT_EQ(refusal(nested), "bundle frame: frame at byte 14 is a bundle: bundles do not nest");
+  EXPECT_EQ(refusal(good), "accepted");
 }
 
 TEST(DemoFrames, DebugRoundTrips) {

@@ -1,6 +1,7 @@
 // The demo's WebSocket frames (docs/demo_protocol.md): a type byte, then fixed little-endian
 // fields. Server frames are decoded and checked completely (a FrameError names the frame, the
-// byte and the reason); client frames are encoded at their fixed sizes.
+// byte and the reason); client frames are encoded at their fixed sizes. A bundle carries several
+// server frames in one message: splitBundle cuts it into them, each then decoded on its own.
 
 import { ByteReader, MalformedPacket } from './wire.js';
 
@@ -9,6 +10,11 @@ export const FRAME_TICK = 2;
 export const FRAME_RESET = 3;
 export const FRAME_DEBUG = 4;
 export const FRAME_WHY_ANSWER = 5;
+/** Several whole server frames in one message, each after its u32 length (never a bundle). */
+export const FRAME_BUNDLE = 7;
+
+/** The frame version the welcome states, and the only one this page reads. */
+export const FRAME_VERSION = 4;
 
 export const WELCOME_BYTES = 37;
 export const TICK_HEADER_BYTES = 61;
@@ -16,6 +22,8 @@ export const RESET_BYTES = 5;
 export const DEBUG_HEADER_BYTES = 13;
 export const WHY_ANSWER_BYTES = 24;
 export const WHY_BYTES = 9;
+/** A bundle's least: the type byte, one u32 length and a frame of at least its type byte. */
+export const BUNDLE_MIN_BYTES = 1 + 4 + 1;
 
 /** include/sightline/relevance.h's Rule by value, as rule_name spells each. */
 export const RULE_NAMES = [
@@ -51,7 +59,9 @@ function exactSize(bytes, size, frame) {
 function decodeWelcome(input, bytes) {
   exactSize(bytes, WELCOME_BYTES, 'welcome');
   const version = input.u8('frame version');
-  if (version !== 3) throw new FrameError(`welcome: frame version at byte 1 is ${version}, expected 3`);
+  if (version !== FRAME_VERSION) {
+    throw new FrameError(`welcome: frame version at byte 1 is ${version}, expected ${FRAME_VERSION}`);
+  }
   const w = {
     type: 'welcome',
     version,
@@ -180,12 +190,47 @@ export function decodeServerFrame(bytes) {
         return { type: 'reset', tick: input.u32('tick') };
       case FRAME_DEBUG: return decodeDebug(input, bytes);
       case FRAME_WHY_ANSWER: return decodeWhyAnswer(input, bytes);
+      case FRAME_BUNDLE: throw new FrameError('a bundle frame holds other frames: split it with splitBundle, then decode each');
       default: throw new FrameError(`frame type ${type} is unknown`);
     }
   } catch (e) {
     if (e instanceof MalformedPacket) throw new FrameError(`frame: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * Cuts a bundle message (u8 type 7, then entries of a u32 length >= 1 and that many bytes of one
+ * whole server frame, filling the message exactly) into its frames, in order: views into
+ * `bytes`, not copies, each still to be decoded by decodeServerFrame. Checks only the bundle's own
+ * structure, all of it before returning any frame; a FrameError names the byte and the reason.
+ * @param {Uint8Array} bytes
+ * @returns {Uint8Array[]}
+ */
+export function splitBundle(bytes) {
+  if (bytes.length < BUNDLE_MIN_BYTES) {
+    throw new FrameError(`bundle is ${bytes.length} bytes: the type, a length at byte 1 and a frame need at least ${BUNDLE_MIN_BYTES}`);
+  }
+  if (bytes[0] !== FRAME_BUNDLE) throw new FrameError(`bundle: frame type at byte 0 is ${bytes[0]}, expected ${FRAME_BUNDLE}`);
+  const input = new ByteReader(bytes);
+  input.pos = 1;
+  const frames = [];
+  while (input.remaining > 0) {
+    const at = input.pos;
+    if (input.remaining < 4) {
+      throw new FrameError(`bundle: ${input.remaining} bytes at byte ${at}, after frame ${frames.length - 1}, cannot hold a length`);
+    }
+    const length = input.u32('length');
+    if (length === 0) throw new FrameError(`bundle: length at byte ${at} is 0: each entry holds a whole frame`);
+    if (length > input.remaining) {
+      throw new FrameError(`bundle: length at byte ${at} is ${length}, but ${input.remaining} bytes are left after it`);
+    }
+    if (bytes[input.pos] === FRAME_BUNDLE) {
+      throw new FrameError(`bundle: frame ${frames.length} at byte ${input.pos} is a bundle: bundles do not nest`);
+    }
+    frames.push(input.take(length, `frame ${frames.length}`));
+  }
+  return frames;
 }
 
 export function encodeMove(x, z) {

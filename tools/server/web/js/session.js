@@ -1,9 +1,12 @@
 // One connection's state, fed one WebSocket message at a time: the welcome, the mirror, the
 // viewer, the counters, the enter and leave marks, the debug view with its why question and
 // answer, and each entity's last transitions. No DOM and no socket, so node can test it. A frame or packet that does not decode stops the session: nothing of that
-// frame is applied, and the caller closes the connection.
+// frame is applied, and the caller closes the connection. A bundle message is taken as its
+// frames, one after another, each as if it had come as its own message.
 
-import { decodeServerFrame, FrameError, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_INTEREST } from './frames.js';
+import {
+  decodeServerFrame, FRAME_BUNDLE, FrameError, OPTION_DEBUG, OPTION_HYSTERESIS, OPTION_INTEREST, splitBundle,
+} from './frames.js';
 import { DESPAWN_REASONS, MalformedPacket, SPAWN_REASONS } from './wire.js';
 import { Mirror, decodeTickPackets } from './mirror.js';
 import { Counters } from './counters.js';
@@ -42,7 +45,10 @@ export class Session {
     this.ticksSeen = 0;
     this.lastTick = null;
     this.resets = 0;
+    /** Frames taken: those inside a bundle each count, the bundle itself does not. */
     this.frames = 0;
+    /** Bundle messages taken (their frames count in `frames`). */
+    this.bundles = 0;
     this.packets = 0;
     this.debugFrames = 0;
     this.debugBytes = 0;
@@ -57,11 +63,42 @@ export class Session {
   /**
    * Takes one message. Returns null, or the error (a string) that ends the session; after an
    * error every further message is ignored.
+   *
+   * A bundle is split whole first (a bundle that does not split applies none of its frames),
+   * then its frames are taken in order exactly as separate messages would be: the frames before
+   * one that fails stay applied, that one and those after it are not, and the error names the
+   * failing frame's place in the bundle. Byte counters get each frame's own length, so they read
+   * as if the frames had come apart; the bundle's type byte and lengths are counted nowhere.
    * @param {Uint8Array} bytes
    * @param {number} now milliseconds
    */
   receive(bytes, now) {
     if (this.error !== null) return this.error;
+    if (bytes.length === 0 || bytes[0] !== FRAME_BUNDLE) return this.takeFrame(bytes, now, '');
+    let frames;
+    try {
+      frames = splitBundle(bytes);
+    } catch (e) {
+      if (!(e instanceof FrameError)) throw e;
+      this.error = `malformed frame: ${e.message}`;
+      return this.error;
+    }
+    ++this.bundles;
+    for (let i = 0; i < frames.length; ++i) {
+      const at = frames[i].byteOffset - bytes.byteOffset;
+      const error = this.takeFrame(frames[i], now, `bundle frame ${i} of ${frames.length} at byte ${at}: `);
+      if (error !== null) return error;
+    }
+    return null;
+  }
+
+  /**
+   * Takes one frame, a message's or a bundle's: receive's work for a message that is no bundle.
+   * @param {Uint8Array} bytes
+   * @param {number} now milliseconds
+   * @param {string} where put before an error's reason: '' for a message, the place in a bundle
+   */
+  takeFrame(bytes, now, where) {
     let frame;
     let packets = null;
     try {
@@ -71,7 +108,7 @@ export class Session {
       if (frame.type === 'tick') packets = decodeTickPackets(frame.packets, this.welcome, this.mirror);
     } catch (e) {
       if (!(e instanceof FrameError || e instanceof MalformedPacket)) throw e;
-      this.error = `${e instanceof MalformedPacket ? 'malformed packet' : 'malformed frame'}: ${e.message}`;
+      this.error = `${e instanceof MalformedPacket ? 'malformed packet' : 'malformed frame'}: ${where}${e.message}`;
       return this.error;
     }
     ++this.frames;
