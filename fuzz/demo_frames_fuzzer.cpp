@@ -102,7 +102,7 @@ void server_frames(std::span<const std::uint8_t> bytes) {
   }
   // A bundle read is written back byte for byte, and each frame in it is a server frame again.
   std::vector<std::span<const std::uint8_t>> frames;
-  if (const Status s = read_bundle(bytes, frames); s) {
+  if (const sightline::Status s = read_bundle(bytes, frames); s) {
     check(!frames.empty());
     Bytes out;
     begin_bundle(out);
