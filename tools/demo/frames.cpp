@@ -363,10 +363,15 @@ void begin_bundle(std::vector<std::uint8_t>& out) {
 }
 
 void append_to_bundle(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> frame) {
-  assert(!frame.empty() && frame[0] != kBundleFrame && frame.size() <= 0xffffffffu);
-  FrameWriter writer(out);
-  writer.value(static_cast<std::uint32_t>(frame.size()), "length");
+  assert(!frame.empty() && frame[0] != kBundleFrame);
+  append_bundle_length(out, frame.size());
   out.insert(out.end(), frame.begin(), frame.end());
+}
+
+void append_bundle_length(std::vector<std::uint8_t>& out, std::size_t size) {
+  assert(size >= 1 && size <= 0xffffffffu);
+  FrameWriter writer(out);
+  writer.value(static_cast<std::uint32_t>(size), "length");
 }
 
 std::uint8_t frame_type(std::span<const std::uint8_t> frame) noexcept { return frame.empty() ? 0 : frame[0]; }

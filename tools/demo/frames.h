@@ -184,6 +184,10 @@ void write_close(std::vector<std::uint8_t>& out, std::string_view reason);
 void begin_bundle(std::vector<std::uint8_t>& out);
 /// Appends one whole frame, not a bundle, to the bundle in `out`.
 void append_to_bundle(std::vector<std::uint8_t>& out, std::span<const std::uint8_t> frame);
+/// Appends the length field that goes before a frame of `size` bytes in a bundle: for a writer
+/// that gathers the frames from where they lie (the bundle is then begin_bundle's byte, and each
+/// frame behind its length field).
+void append_bundle_length(std::vector<std::uint8_t>& out, std::size_t size);
 
 // --- Reading (bots, tests) ----------------------------------------------------------------
 // Each checks the whole frame: its type, its exact size, finite floats, known bits; a refusal is

@@ -126,7 +126,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void push(std::span<const std::uint8_t> frame);
-  [[nodiscard]] std::span<const std::uint8_t> next_message();
+  void gather_next_message();
   void on_accept(beast::error_code ec);
   void read();
   void on_read(beast::error_code ec, std::size_t bytes);
@@ -157,7 +157,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t message_bytes_ = 0;
   std::deque<std::vector<std::uint8_t>> outbound_;  // the first in_flight_ are on the wire while writing_
   std::size_t in_flight_ = 0;
-  std::vector<std::uint8_t> bundle_;  // where several are due: them, in one message
+  // The next message, gathered from where its frames lie: one frame, or where several are due a
+  // bundle of them, its type byte and length fields in bundle_fields_.
+  std::vector<net::const_buffer> message_buffers_;
+  std::vector<std::uint8_t> bundle_fields_;
   std::vector<std::vector<std::uint8_t>> spare_;
   std::size_t queued_ticks_ = 0;
   // Tick frames handed to the kernel that it may not have delivered yet: where each ends, in
@@ -495,9 +498,10 @@ void Connection::push(std::span<const std::uint8_t> frame) {
 }
 
 // The message for the next write: the first frame queued, or, where several are, a bundle of as
-// many as kMaxBundleBytes holds (in_flight_ says how many). A late connection catches up in one
-// write rather than one a frame.
-std::span<const std::uint8_t> Connection::next_message() {
+// many as kMaxBundleBytes holds (in_flight_ says how many), gathered in place. A late connection
+// catches up in one write rather than one a frame.
+void Connection::gather_next_message() {
+  message_buffers_.clear();
   std::size_t bytes = 1 + kBundleLengthBytes + outbound_.front().size();
   in_flight_ = 1;
   while (in_flight_ < outbound_.size() &&
@@ -505,10 +509,19 @@ std::span<const std::uint8_t> Connection::next_message() {
     bytes += kBundleLengthBytes + outbound_[in_flight_].size();
     ++in_flight_;
   }
-  if (in_flight_ == 1) return outbound_.front();
-  begin_bundle(bundle_);
-  for (std::size_t i = 0; i < in_flight_; ++i) append_to_bundle(bundle_, outbound_[i]);
-  return bundle_;
+  if (in_flight_ == 1) {
+    message_buffers_.emplace_back(outbound_.front().data(), outbound_.front().size());
+    return;
+  }
+  begin_bundle(bundle_fields_);
+  for (std::size_t i = 0; i < in_flight_; ++i) append_bundle_length(bundle_fields_, outbound_[i].size());
+  const std::uint8_t* field = bundle_fields_.data();
+  for (std::size_t i = 0; i < in_flight_; ++i) {
+    const std::size_t field_bytes = (i == 0 ? 1 : 0) + kBundleLengthBytes;
+    message_buffers_.emplace_back(field, field_bytes);
+    field += field_bytes;
+    message_buffers_.emplace_back(outbound_[i].data(), outbound_[i].size());
+  }
 }
 
 void Connection::write() {
@@ -528,8 +541,9 @@ void Connection::write() {
   }
   if (!outbound_.empty()) {
     writing_ = true;
-    const std::span<const std::uint8_t> message = next_message();
-    ws_.async_write(net::buffer(message.data(), message.size()),
+    gather_next_message();
+    // A span, so that the operation's copy of the buffer sequence does not allocate.
+    ws_.async_write(std::span<const net::const_buffer>(message_buffers_),
                     beast::bind_front_handler(&Connection::on_write, shared_from_this()));
     return;
   }
