@@ -629,6 +629,25 @@ bool sl_stream_quantized(sl_stream* stream, float* value, float min, float max, 
          stream_of(stream).serialize_quantized(*value, min, max, resolution);
 }
 
+sl_status sl_quantized_range_create(float min, float max, float resolution, sl_quantized_range** out) {
+  return guarded([&] {
+    SL_NEED(out, "sl_quantized_range_create");
+    Result<QuantizedRange> range = QuantizedRange::make(min, max, resolution);
+    if (!range) return from(range.status());
+    *out = reinterpret_cast<sl_quantized_range*>(new QuantizedRange(*range));
+    return done();
+  });
+}
+
+void sl_quantized_range_destroy(sl_quantized_range* range) {
+  delete reinterpret_cast<QuantizedRange*>(range);
+}
+
+bool sl_stream_quantized_range(sl_stream* stream, float* value, const sl_quantized_range* range) {
+  return stream != nullptr && value != nullptr && range != nullptr &&
+         stream_of(stream).serialize_quantized(*value, *reinterpret_cast<const QuantizedRange*>(range));
+}
+
 bool sl_stream_bytes(sl_stream* stream, uint8_t* data, size_t count) {
   return stream != nullptr && (data != nullptr || count == 0) &&
          stream_of(stream).serialize_bytes(data, count);

@@ -146,6 +146,10 @@ static void recording_and_replay(void) {
 }
 static const float kWorldSize = 100.0f;
 
+/* The world's z range, made once (x is written with the per-call form: the reader below reads
+ * both with it, so the two forms must write the same bits). */
+static sl_quantized_range* z_range = NULL;
+
 /* The game's state: the update part is the position, quantized to 1/64; the full part adds the
  * entity's index as its "kind". */
 static bool serialize_entity_state(sl_stream* s, sl_entity entity, int part, void* context) {
@@ -158,7 +162,40 @@ static bool serialize_entity_state(sl_stream* s, sl_entity entity, int part, voi
     if (!sl_stream_bits(s, &kind, 16)) return false;
   }
   return sl_stream_quantized(s, &x, 0.0f, kWorldSize, 1.0f / 64.0f) &&
-         sl_stream_quantized(s, &z, 0.0f, kWorldSize, 1.0f / 64.0f);
+         sl_stream_quantized_range(s, &z, z_range);
+}
+
+/* A range made once reads what the per-call form reads, and is refused as that form fails. */
+static void quantized_ranges(void) {
+  sl_quantized_range* range = NULL;
+  /* 255 steps: every 8 bits read is a value. */
+  OK(sl_quantized_range_create(-8.0f, 7.9375f, 1.0f / 16.0f, &range));
+  const uint8_t bytes[] = {0x5a, 0xc3, 0x17, 0xe8, 0x01};
+  sl_stream* a = NULL;
+  sl_stream* b = NULL;
+  OK(sl_stream_reader_create(bytes, sizeof bytes, &a));
+  OK(sl_stream_reader_create(bytes, sizeof bytes, &b));
+  for (int i = 0; i < 4; ++i) {
+    float per_call = 0.0f;
+    float made = 0.0f;
+    CHECK(sl_stream_quantized(a, &per_call, -8.0f, 7.9375f, 1.0f / 16.0f));
+    CHECK(sl_stream_quantized_range(b, &made, range));
+    CHECK(per_call == made && made >= -8.0f && made <= 7.9375f);
+  }
+  CHECK(!sl_stream_quantized_range(NULL, NULL, range) && !sl_stream_quantized_range(b, NULL, NULL));
+  sl_stream_destroy(a);
+  sl_stream_destroy(b);
+  sl_quantized_range_destroy(range);
+  sl_quantized_range_destroy(NULL);
+
+  sl_quantized_range* refused = NULL;
+  CHECK(sl_quantized_range_create(1.0f, 1.0f, 0.5f, &refused) == SL_ERR_INVALID_ARGUMENT);
+  CHECK(refused == NULL && strstr(sl_last_error(), "max") != NULL);
+  CHECK(sl_quantized_range_create(0.0f, 1.0f, 0.0f, &refused) == SL_ERR_INVALID_ARGUMENT);
+  CHECK(refused == NULL && strstr(sl_last_error(), "resolution") != NULL);
+  CHECK(sl_quantized_range_create(0.0f, 1e30f, 1e-6f, &refused) == SL_ERR_INVALID_ARGUMENT);
+  CHECK(refused == NULL);
+  CHECK(sl_quantized_range_create(0.0f, 1.0f, 0.5f, NULL) == SL_ERR_INVALID_ARGUMENT);
 }
 
 struct Heard {
@@ -210,6 +247,8 @@ static void place(int i, int tick, float* x, float* z) {
 
 int main(void) {
   CHECK(strlen(sl_version()) >= 5);
+  quantized_ranges();
+  OK(sl_quantized_range_create(0.0f, kWorldSize, 1.0f / 64.0f, &z_range));
 
   /* A def out of range is refused, naming the field and its value. */
   sl_world_def def;
@@ -374,6 +413,7 @@ int main(void) {
   for (int c = 0; c < kClients; ++c) sl_mirror_destroy(mirrors[c]);
   sl_replicator_destroy(replicator);
   sl_world_destroy(world);
+  sl_quantized_range_destroy(z_range);
   recording_and_replay();
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);

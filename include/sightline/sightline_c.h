@@ -249,6 +249,16 @@ SL_API bool sl_stream_bool(sl_stream* stream, bool* value);
 SL_API bool sl_stream_float(sl_stream* stream, float* value);
 /* value in [min, max] to within `resolution`; the reader gets the quantized value. */
 SL_API bool sl_stream_quantized(sl_stream* stream, float* value, float min, float max, float resolution);
+/* A quantized range checked and divided once, for a range known only at run time (a level's
+ * bounds): sl_stream_quantized_range writes and reads exactly the bits sl_stream_quantized does
+ * with the same min, max and resolution, without its division per call. Refused
+ * (SL_ERR_INVALID_ARGUMENT, naming the argument and its value) for what sl_stream_quantized
+ * fails on: min or max not finite, min >= max, resolution not finite or <= 0, more than
+ * 2^32 - 1 steps. Immutable once made: any thread may use one. */
+typedef struct sl_quantized_range sl_quantized_range;
+SL_API sl_status sl_quantized_range_create(float min, float max, float resolution, sl_quantized_range** out);
+SL_API void sl_quantized_range_destroy(sl_quantized_range* range); /* NULL is ignored */
+SL_API bool sl_stream_quantized_range(sl_stream* stream, float* value, const sl_quantized_range* range);
 SL_API bool sl_stream_bytes(sl_stream* stream, uint8_t* data, size_t count);
 /* A reference to another entity: a client reads null for one it does not hold yet, and hears the
  * referrer's full state again (a refresh) once it does. */
