@@ -239,7 +239,8 @@ class MirrorImpl {
   /// two cache misses, one behind the other. receive()'s check of the records asks for their
   /// index lines; this asks for their entries, keeping the slots found per record (held_slots)
   /// for the updates to start from, so the misses wait together.
-  /// Inlined: GCC takes a function of prefetches and reads alone for one without effects.
+  /// Inlined: GCC took an earlier form, of prefetches and reads alone, for a function without
+  /// effects and dropped its calls. Called before any record is applied (its vector may grow).
   SIGHTLINE_FORCE_INLINE void prefetch_held() {
     held_slots.clear();
     if (packet.records.size() < kPrefetchRecords) return;
@@ -650,6 +651,8 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
       any_packet && latest_sequence >= kSequenceWindow && h.sequence <= latest_sequence - kSequenceWindow;
   note_sequence(h.sequence);
   take_status(h);
+  // The slots it finds may move as the reliable records below apply: find_held checks each.
+  prefetch_held();
 
   for (const WireRecord& r : packet.records) {
     if (r.type == RecordType::update || r.type == RecordType::delta_update ||
@@ -698,7 +701,6 @@ Status MirrorImpl::receive(std::span<const std::uint8_t> bytes, MirrorListener* 
   // The packet's updates were chosen against the reliable records below reliable_next: having
   // applied exactly those, the mirror must hold every entity updated.
   const bool exact = next_reliable == h.reliable_next;
-  prefetch_held();
   for (std::size_t i = 0; i < packet.records.size(); ++i) {
     if (packet.records[i].type == RecordType::update) apply_update(i, h.tick, exact, listener);
     if (packet.records[i].type == RecordType::delta_update) apply_delta_update(i, h.tick, exact, listener);

@@ -632,6 +632,7 @@ bool sl_stream_quantized(sl_stream* stream, float* value, float min, float max, 
 sl_status sl_quantized_range_create(float min, float max, float resolution, sl_quantized_range** out) {
   return guarded([&] {
     SL_NEED(out, "sl_quantized_range_create");
+    *out = nullptr;
     Result<QuantizedRange> range = QuantizedRange::make(min, max, resolution);
     if (!range) return from(range.status());
     *out = reinterpret_cast<sl_quantized_range*>(new QuantizedRange(*range));

@@ -188,11 +188,15 @@ static void quantized_ranges(void) {
   sl_quantized_range_destroy(range);
   sl_quantized_range_destroy(NULL);
 
-  sl_quantized_range* refused = NULL;
+  /* A refusal sets *out to NULL: each starts from a value that is not. */
+  sl_quantized_range* const kNotNull = (sl_quantized_range*)&failures;
+  sl_quantized_range* refused = kNotNull;
   CHECK(sl_quantized_range_create(1.0f, 1.0f, 0.5f, &refused) == SL_ERR_INVALID_ARGUMENT);
   CHECK(refused == NULL && strstr(sl_last_error(), "max") != NULL);
+  refused = kNotNull;
   CHECK(sl_quantized_range_create(0.0f, 1.0f, 0.0f, &refused) == SL_ERR_INVALID_ARGUMENT);
   CHECK(refused == NULL && strstr(sl_last_error(), "resolution") != NULL);
+  refused = kNotNull;
   CHECK(sl_quantized_range_create(0.0f, 1e30f, 1e-6f, &refused) == SL_ERR_INVALID_ARGUMENT);
   CHECK(refused == NULL);
   CHECK(sl_quantized_range_create(0.0f, 1.0f, 0.5f, NULL) == SL_ERR_INVALID_ARGUMENT);

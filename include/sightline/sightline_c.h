@@ -254,7 +254,7 @@ SL_API bool sl_stream_quantized(sl_stream* stream, float* value, float min, floa
  * with the same min, max and resolution, without its division per call. Refused
  * (SL_ERR_INVALID_ARGUMENT, naming the argument and its value) for what sl_stream_quantized
  * fails on: min or max not finite, min >= max, resolution not finite or <= 0, more than
- * 2^32 - 1 steps. Immutable once made: any thread may use one. */
+ * 2^32 - 1 steps, with *out set to NULL. Immutable once made: any thread may use one. */
 typedef struct sl_quantized_range sl_quantized_range;
 SL_API sl_status sl_quantized_range_create(float min, float max, float resolution, sl_quantized_range** out);
 SL_API void sl_quantized_range_destroy(sl_quantized_range* range); /* NULL is ignored */

@@ -80,8 +80,9 @@ constexpr auto kAcceptRetry = 100ms;
 constexpr int kAcceptBatch = 64;
 constexpr std::size_t kSpareBuffers = 4;
 // A bundle of the frames due to a connection holds at most this much: a late connection's
-// backlog goes out in writes of this size, not in one write of all of it.
-constexpr std::size_t kMaxBundleBytes = 256 * 1024;
+// backlog goes out in writes of this size, not in one write of all of it (a close waits for the
+// message on the wire), and a few of the largest tick frames still fit one.
+constexpr std::size_t kMaxBundleBytes = 1024 * 1024;
 constexpr std::uint32_t kHttpHeaderLimit = 16 * 1024;
 constexpr std::uint64_t kHttpBodyLimit = 16 * 1024;
 

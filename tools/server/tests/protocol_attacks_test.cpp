@@ -139,9 +139,13 @@ class RawClient {
       if (frames == nullptr) continue;
       // The demo's frames, those of a bundle each counted.
       std::vector<std::span<const std::uint8_t>> bundled;
-      *frames += frame_type(frame->payload) == kBundleFrame && read_bundle(frame->payload, bundled)
-                     ? bundled.size()
-                     : 1;
+      if (frame_type(frame->payload) != kBundleFrame) {
+        ++*frames;
+      } else if (const Status s = read_bundle(frame->payload, bundled); s) {
+        *frames += bundled.size();
+      } else {
+        ADD_FAILURE() << s.message();
+      }
     }
     return std::nullopt;
   }
