@@ -189,8 +189,6 @@ void Bot::on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayH
   frame_states_.clear();
   for (std::size_t i = 0; i < tick->packets.size(); ++i) {
     ++totals_.packets;
-    checked_.clear();
-    checked_next_ = 0;
     if (const Status s = mirror_->receive(tick->packets[i], this); !s) {
       problem(Problem::malformed_packet, fmt::format("tick {} packet {}: {}", tick->tick, i, s.message()));
       continue;
@@ -297,42 +295,19 @@ void Bot::finish() {
 }
 
 bool Bot::check_payload(EntityId, StatePart part, std::span<const std::uint8_t> payload, void* context) {
-  Bot& bot = *static_cast<Bot*>(context);
+  const Bot& bot = *static_cast<const Bot*>(context);
   float x = 0.0f;
   float z = 0.0f;
   std::uint32_t kind = 0;
-  if (!read_entity_payload(payload, part, *bot.ranges_, x, z, kind)) return false;
-  Checked c;
-  if (payload.size() <= c.bytes.size()) {
-    c.part = part;
-    c.size = static_cast<std::uint8_t>(payload.size());
-    std::copy(payload.begin(), payload.end(), c.bytes.begin());
-    c.x = x;
-    c.z = z;
-    bot.checked_.push_back(c);
-  }
-  return true;
+  return read_entity_payload(payload, part, *bot.ranges_, x, z, kind);
 }
 
 void Bot::record(EntityId entity, std::span<const std::uint8_t> payload, StatePart part, std::uint32_t tick) {
   FrameState& f = frame_states_.emplace_back();
   f.entity = entity;
   f.tick = tick;
-  // The mirror checks a packet's states in record order and then applies them in the same order,
-  // leaving some out (a stale update): the state is the next checked one, or one of the few after.
-  constexpr std::size_t kLookAhead = 4;
-  const std::size_t end = std::min(checked_.size(), checked_next_ + kLookAhead);
-  for (std::size_t i = checked_next_; i < end; ++i) {
-    const Checked& c = checked_[i];
-    if (c.part == part && c.size == payload.size() &&
-        std::equal(payload.begin(), payload.end(), c.bytes.begin())) {
-      f.x = c.x;
-      f.z = c.z;
-      checked_next_ = i + 1;
-      return;
-    }
-  }
   std::uint32_t kind = 0;
+  // The mirror's check has read this payload already.
   (void)read_entity_payload(payload, part, *ranges_, f.x, f.z, kind);
 }
 

@@ -161,16 +161,6 @@ class Bot final : private MirrorListener {
     std::uint32_t tick = 0;
   };
 
-  // A state the mirror's check read, kept for the listener's call that follows so that a payload is
-  // read once, not twice. Known by its bytes: a rebuilt delta state reuses one buffer.
-  struct Checked {
-    StatePart part = StatePart::full;
-    std::uint8_t size = 0;
-    std::array<std::uint8_t, 16> bytes{};
-    float x = 0.0f;
-    float z = 0.0f;
-  };
-
   void on_welcome(std::span<const std::uint8_t> frame);
   void on_tick(std::span<const std::uint8_t> frame, double receive_ms, DelayHistogram& delays);
   void on_reset(std::span<const std::uint8_t> frame);
@@ -192,8 +182,6 @@ class Bot final : private MirrorListener {
   std::optional<PayloadRanges> ranges_;  // the welcome's
   std::optional<ClientMirror> mirror_;
   std::vector<std::span<const std::uint8_t>> bundled_;  // the frames of the bundle being taken
-  std::vector<Checked> checked_;                        // of the packet being received, in the order checked
-  std::size_t checked_next_ = 0;          // the first of them not yet matched to a listener call
   std::vector<FrameState> frame_states_;  // of the tick frame being applied, checked against L after it
   std::uint64_t tick_frames_ = 0;
   std::optional<std::uint32_t> last_tick_;  // the latest tick frame's tick
