@@ -2,8 +2,9 @@
 # Builds and runs the consumer of packaging/consumer with Sightline as a part of its build, through
 # add_subdirectory and through FetchContent from the checkout, each with nothing but a compiler
 # and CMake: the configure must not look for GoogleTest, Boost or anything else, nor build more
-# than the library. No build type (no optimisation, no debug information), so that the library
-# builds quickly. Usage: check_subproject.sh SRC_DIR
+# than the library. No build type (no optimisation, no debug information) and a unity build
+# (SIGHTLINE_UNITY_BUILD: 26 s here against 57 s file by file, which make test's release build
+# already does), so that the library builds quickly. Usage: check_subproject.sh SRC_DIR
 set -euo pipefail
 src_dir=$1
 work=$(mktemp -d)
@@ -14,7 +15,7 @@ for how in subdirectory fetchcontent; do
   shared=OFF
   [ "$how" = fetchcontent ] && shared=ON
   cmake -S "$src_dir/packaging/consumer" -B "$work/$how" -DCMAKE_BUILD_TYPE= -DBUILD_SHARED_LIBS=$shared \
-    -DSIGHTLINE_CONSUME="$how" -DSIGHTLINE_SOURCE_DIR="$src_dir" > "$work/$how.log" 2>&1 ||
+    -DSIGHTLINE_CONSUME="$how" -DSIGHTLINE_SOURCE_DIR="$src_dir" -DSIGHTLINE_UNITY_BUILD=ON > "$work/$how.log" 2>&1 ||
     { cat "$work/$how.log"; exit 1; }
   cmake --build "$work/$how" -j2 > "$work/$how-build.log" 2>&1 || { cat "$work/$how-build.log"; exit 1; }
   "$work/$how/consumer"
