@@ -200,6 +200,10 @@ if (server.io_threads > 0) {
               `${server.io_threads} I/O threads used ${server.io_cpu_seconds.toFixed(1)} s of CPU`);
 }
 console.log(`load: server RSS after warm-up ${warm} kB, at the end ${end} kB (limit ${memoryLimit.toFixed(0)} kB)`);
+if (typeof server.heap_kb_after_warmup === 'number' && typeof server.heap_kb_end === 'number') {
+  console.log(`load: server heap in use after warm-up ${server.heap_kb_after_warmup} kB, at the end ${server.heap_kb_end} kB ` +
+              `(the connections closed; RSS keeps what the allocator holds)`);
+}
 if (bots) {
   const b = bots.bytes_per_second_per_client;
   console.log(`load: per client ${b.mean.toFixed(0)} B/s (${b.min.toFixed(0)}..${b.max.toFixed(0)}), ` +

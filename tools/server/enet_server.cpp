@@ -198,6 +198,8 @@ Status EnetServer::listen() {
 Status EnetServer::run() {
   const StopSignals signals;
   const Clock::time_point start = Clock::now();
+  stats_.rss_kb_start = resident_kb();
+  stats_.heap_kb_start = heap_in_use_kb();
   TickSchedule schedule(start, game_.def().tick_rate);
   StatusLine status_line(start);
   Clock::time_point next_status = start + kStatusPeriod;
@@ -212,6 +214,7 @@ Status EnetServer::run() {
     if (stopping_ && (live_ + full_closing_ == 0 || now >= stop_deadline_)) break;
     if (warmup && now >= *warmup) {
       stats_.rss_kb_after_warmup = resident_kb();
+      stats_.heap_kb_after_warmup = heap_in_use_kb();
       warmup.reset();
     }
     if (!stopping_ && now >= next_status) {
@@ -240,7 +243,9 @@ Status EnetServer::run() {
     }
   }
   stats_.rss_kb_end = resident_kb();
+  stats_.heap_kb_end = heap_in_use_kb();
   if (!stats_.rss_kb_after_warmup) stats_.rss_kb_after_warmup = stats_.rss_kb_end;
+  if (!stats_.heap_kb_after_warmup) stats_.heap_kb_after_warmup = stats_.heap_kb_end;
   return failure_;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "frames.h"
 #include "game_debug.h"
@@ -209,10 +210,8 @@ class GameImpl {
       return s;
     }
     connections_.at(id).reset_due = false;  // a first stream needs no reset
-    if (Status s = announce("connection " + std::to_string(id) + " joined"); !s) {
-      drop(id);
-      return s;
-    }
+    ++presence_.joined;
+    presence_.last_joined = id;
 
     Welcome w;
     w.connection = id;
@@ -235,7 +234,8 @@ class GameImpl {
   void disconnect(std::uint32_t id) {
     if (connections_.count(id) == 0) return;
     drop(id);
-    (void)announce("connection " + std::to_string(id) + " left");
+    ++presence_.left;
+    presence_.last_left = id;
   }
 
   Status receive(std::uint32_t id, std::span<const std::uint8_t> bytes) {
@@ -289,6 +289,7 @@ class GameImpl {
     std::copy(walk_->xs().begin(), walk_->xs().end(), xs_.begin());
     std::copy(walk_->zs().begin(), walk_->zs().end(), zs_.begin());
     choose_shooters();
+    if (Status s = announce_presence(); !s) return s;
     for (auto& [id, c] : connections_) {
       if (c.move) {
         xs_[c.viewer_slot] = c.move->first;
@@ -454,8 +455,28 @@ class GameImpl {
     stats_.shots += shooters_.size();
   }
 
-  // A server message to every connection, reliable and in order with its state (the library's
-  // messages): who joined or left, and how many are here.
+  // Who joined or left since the last tick, and how many are here, as one server message to
+  // every connection (the library's messages: reliable, in order with the state). One message a
+  // tick at most: a message for each of N connections arriving or leaving would cost every client
+  // N messages (N^2 bytes in the Replicators' queues during a wave of connections).
+  Status announce_presence() {
+    const Presence p = std::exchange(presence_, Presence{});
+    if (p.joined + p.left == 0) return {};
+    std::string what;
+    if (p.joined + p.left == 1) {
+      what = p.joined == 1 ? "connection " + std::to_string(p.last_joined) + " joined"
+                           : "connection " + std::to_string(p.last_left) + " left";
+    } else {
+      const auto count = [](std::uint64_t n, const char* verb) {
+        return std::to_string(n) + (n == 1 ? " connection " : " connections ") + verb;
+      };
+      what = p.joined == 0 ? count(p.left, "left")
+             : p.left == 0 ? count(p.joined, "joined")
+                           : count(p.joined, "joined") + ", " + std::to_string(p.left) + " left";
+    }
+    return announce(what);
+  }
+
   Status announce(const std::string& what) {
     const std::string text = what + " (" + std::to_string(connections_.size()) + " online)";
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
@@ -649,6 +670,14 @@ class GameImpl {
   std::vector<std::unique_ptr<Group>> groups_;
   std::map<std::uint32_t, Connection> connections_;
   std::uint32_t next_id_ = 1;
+  // Joins and leaves since the last tick's message (announce_presence).
+  struct Presence {
+    std::uint64_t joined = 0;
+    std::uint64_t left = 0;
+    std::uint32_t last_joined = 0;
+    std::uint32_t last_left = 0;
+  };
+  Presence presence_;
   GameStats stats_;
   // Reused between ticks.
   std::vector<EntityId> ids_;

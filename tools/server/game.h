@@ -67,7 +67,8 @@ struct GameStats {
   std::uint64_t frames_in = 0;    ///< Client frames accepted.
   std::uint64_t why_answers = 0;  ///< `why_answer` frames sent (at most one a tick per connection).
   std::uint64_t shots = 0;        ///< Events emitted (each in both Worlds).
-  std::uint64_t messages = 0;     ///< Server messages sent to every connection (joins, leaves).
+  /// Server messages sent to every connection: at most one a tick, who joined or left since the last.
+  std::uint64_t messages = 0;
   std::uint64_t bytes_out = 0;    ///< Frame bytes produced, all connections, all ticks.
   double last_tick_ms = 0.0;      ///< Wall time of the last tick(), frames included.
   std::uint32_t entities = 0;     ///< Walkers and viewers now.

@@ -881,6 +881,7 @@ Status Server::run() {
   });
   start_ = Clock::now();
   stats_.rss_kb_start = resident_kb();
+  stats_.heap_kb_start = heap_in_use_kb();
   schedule_.emplace(start_, game_.def().tick_rate);
   status_line_.emplace(start_);
   accept();
@@ -888,7 +889,9 @@ Status Server::run() {
   schedule_status();
   warmup_timer_.expires_after(warmup_after(def_));
   warmup_timer_.async_wait([this](beast::error_code ec) {
-    if (!ec) stats_.rss_kb_after_warmup = resident_kb();
+    if (ec) return;
+    stats_.rss_kb_after_warmup = resident_kb();
+    stats_.heap_kb_after_warmup = heap_in_use_kb();
   });
   if (def_.seconds > 0.0) {
     run_timer_.expires_after(
@@ -902,8 +905,10 @@ Status Server::run() {
   stop_io_threads();
   sync_counters();
   stats_.rss_kb_end = resident_kb();
-  // A run shorter than the warm-up has its only figure at the end.
+  stats_.heap_kb_end = heap_in_use_kb();
+  // A run shorter than the warm-up has its only figures at the end.
   if (!stats_.rss_kb_after_warmup) stats_.rss_kb_after_warmup = stats_.rss_kb_end;
+  if (!stats_.heap_kb_after_warmup) stats_.heap_kb_after_warmup = stats_.heap_kb_end;
   return failure_;
 }
 

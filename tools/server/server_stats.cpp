@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <nlohmann/json.hpp>
 
 namespace sightline::demo {
@@ -25,13 +28,19 @@ std::string StatusLine::next(const ServerStats& stats, std::size_t connections, 
   last_ = now;
   last_bytes_ = stats.bytes_out;
   last_frames_in_ = stats.frames_in;
-  char line[256];
-  std::snprintf(
+  char line[320];
+  int used = std::snprintf(
       line, sizeof line,
       "%zu connections, %llu ticks (%llu skipped), tick p99 %.3f ms, %.1f kB/s out, %.1f frames/s in",
       connections, static_cast<unsigned long long>(stats.ticks),
       static_cast<unsigned long long>(stats.ticks_skipped), stats.tick_ms.percentile(0.99),
       bytes_per_second / 1000.0, frames_in_per_second);
+  const std::optional<std::int64_t> rss = resident_kb();
+  const std::optional<std::int64_t> heap = heap_in_use_kb();
+  if (rss && heap && used > 0 && static_cast<std::size_t>(used) < sizeof line) {
+    std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), ", RSS %.1f MB, heap %.1f MB",
+                  static_cast<double>(*rss) / 1024.0, static_cast<double>(*heap) / 1024.0);
+  }
   return line;
 }
 
@@ -72,6 +81,15 @@ std::optional<std::int64_t> resident_kb() {
   return std::nullopt;
 }
 
+std::optional<std::int64_t> heap_in_use_kb() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<std::int64_t>((info.uordblks + info.hblkhd) / 1024);
+#else
+  return std::nullopt;
+#endif
+}
+
 Status write_stats_json(const std::string& path, const ServerStats& stats) {
   nlohmann::ordered_json out;
   out["ticks"] = stats.ticks;
@@ -97,6 +115,10 @@ Status write_stats_json(const std::string& path, const ServerStats& stats) {
   out["rss_kb_after_warmup"] =
       stats.rss_kb_after_warmup ? nlohmann::ordered_json(*stats.rss_kb_after_warmup) : nullptr;
   out["rss_kb_end"] = stats.rss_kb_end ? nlohmann::ordered_json(*stats.rss_kb_end) : nullptr;
+  out["heap_kb_start"] = stats.heap_kb_start ? nlohmann::ordered_json(*stats.heap_kb_start) : nullptr;
+  out["heap_kb_after_warmup"] =
+      stats.heap_kb_after_warmup ? nlohmann::ordered_json(*stats.heap_kb_after_warmup) : nullptr;
+  out["heap_kb_end"] = stats.heap_kb_end ? nlohmann::ordered_json(*stats.heap_kb_end) : nullptr;
   out["closes"] = stats.closes;
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << out.dump(2) << '\n';

@@ -56,6 +56,11 @@ struct ServerStats {
   std::optional<std::int64_t> rss_kb_start;  ///< As it starts listening: the idle server's.
   std::optional<std::int64_t> rss_kb_after_warmup;
   std::optional<std::int64_t> rss_kb_end;
+  /// The heap in use at the same three marks (heap_in_use_kb): what the program holds, where RSS
+  /// also counts what the allocator keeps after a free.
+  std::optional<std::int64_t> heap_kb_start;
+  std::optional<std::int64_t> heap_kb_after_warmup;
+  std::optional<std::int64_t> heap_kb_end;
   /// Closed connections by why (e.g. "client", "idle", "too many frames", "shutdown").
   std::map<std::string, std::uint64_t> closes;
 };
@@ -77,8 +82,13 @@ class StatusLine {
 /// VmRSS of /proc/self/status in kB; nullopt where it cannot be read.
 [[nodiscard]] std::optional<std::int64_t> resident_kb();
 
+/// The heap in use, kB: what the C library's allocator has handed out and not had back (glibc's
+/// mallinfo2, its arenas' allocated chunks and its mapped blocks); nullopt with another C library.
+/// It locks each arena in turn: read it every few seconds, not in a loop.
+[[nodiscard]] std::optional<std::int64_t> heap_in_use_kb();
+
 /// Writes the stats as one JSON object (flat keys: ticks, tick_ms_p50, tick_ms_p99, tick_ms_max,
-/// connections_peak, frames_in, frames_out, bytes_out, rss_kb_after_warmup, rss_kb_end, closes...).
+/// connections_peak, frames_in, frames_out, bytes_out, rss_kb_after_warmup, rss_kb_end, heap_kb_*, closes...).
 [[nodiscard]] Status write_stats_json(const std::string& path, const ServerStats& stats);
 
 }  // namespace sightline::demo

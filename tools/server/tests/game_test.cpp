@@ -276,6 +276,27 @@ TEST(Game, OthersSeeAViewerComeAndGo) {
   for (const auto& [index, held] : r.held) EXPECT_EQ(held.kind, kKindWalker);
 }
 
+TEST(Game, JoinsAndLeavesOfOneTickAreOneMessage) {
+  Harness h{GameDef{}};
+  const std::uint32_t first = h.connect();
+  for (int i = 0; i < 4; ++i) (void)h.connect();
+  h.tick();
+  h.game->disconnect(first + 1);
+  h.receivers.erase(first + 1);
+  h.game->disconnect(first + 2);
+  h.receivers.erase(first + 2);
+  (void)h.connect();
+  h.tick();
+  h.game->disconnect(first + 3);
+  h.receivers.erase(first + 3);
+  h.tick();
+  h.tick();  // nothing new: no message
+  EXPECT_EQ(h.receivers.at(first).messages,
+            (std::vector<std::string>{"5 connections joined (5 online)", "1 connection joined, 2 left (4 online)",
+                                      "connection 4 left (3 online)"}));
+  EXPECT_EQ(h.game->stats().messages, 3u);
+}
+
 TEST(Game, OptionsRestartTheStreamAndChangeWhatIsSent) {
   Harness h{GameDef{}};
   const std::uint32_t id = h.connect();

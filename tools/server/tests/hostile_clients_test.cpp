@@ -597,6 +597,7 @@ TEST(HostileClients, MetricsAreScrapedInThePrometheusFormat) {
         << phase;
   }
   EXPECT_GT(at("process_resident_memory_bytes"), 0.0);
+  EXPECT_GT(at("process_heap_in_use_bytes"), 0.0);
 }
 
 // Reads frames until `ticks` tick frames came; the last one's fields.
