@@ -92,22 +92,29 @@ void sort_highest_first(Candidate* first, Candidate* last, Candidate* scratch) n
     radix_sort_highest_first(first, last, scratch);
     return;
   }
-  auto digits = [](Candidate c) { return static_cast<std::uint32_t>(~c >> 32); };
+  // The accumulator's bits, complemented (ascending is highest first), each computed once.
+  std::array<std::uint32_t, kBucketed> digit;
   std::uint32_t lo = 0xFFFFFFFFu;
   std::uint32_t hi = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    lo = std::min(lo, digits(first[i]));
-    hi = std::max(hi, digits(first[i]));
+    const auto d = static_cast<std::uint32_t>(~first[i] >> 32);
+    digit[i] = d;
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
   }
-  // Bucket of d: (d - lo) * (buckets - 1) / (hi - lo), by a multiply (the product fits 64 bits).
+  // Bucket of d: (d - lo) * (buckets - 1) / (hi - lo), by a multiply (the product fits 64 bits),
+  // kept in place of its digit for the scatter.
   const std::size_t buckets = 2 * n;
   const std::uint64_t scale = hi == lo ? 0 : (std::uint64_t{buckets - 1} << 32) / (hi - lo);
-  auto bucket = [&](Candidate c) { return static_cast<std::size_t>((digits(c) - lo) * scale >> 32); };
   std::array<std::uint32_t, 2 * kBucketed + 1> at;
   std::fill(at.begin(), at.begin() + static_cast<std::ptrdiff_t>(buckets + 1), 0u);
-  for (std::size_t i = 0; i < n; ++i) ++at[bucket(first[i]) + 1];
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<std::uint32_t>((digit[i] - lo) * scale >> 32);
+    digit[i] = b;
+    ++at[b + 1];
+  }
   for (std::size_t b = 1; b <= buckets; ++b) at[b] += at[b - 1];
-  for (std::size_t i = 0; i < n; ++i) scratch[at[bucket(first[i])]++] = first[i];
+  for (std::size_t i = 0; i < n; ++i) scratch[at[digit[i]]++] = first[i];
   std::size_t moves = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const Candidate x = scratch[i];
