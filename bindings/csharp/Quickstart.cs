@@ -49,13 +49,16 @@ static class Quickstart
             heading[i] = random.NextDouble() * 2.0 * Math.PI;
             entities[i] = world.CreateEntity(xs[i], zs[i]);
         }
+        // z's range, made once (x is written with the per-call form; the reader below reads both
+        // with it, so the two forms must write the same bits).
+        var zRange = new QuantizedRange(0.0f, Size, 0.01f);
         // The game's state: its position to a centimetre; a spawn also carries its kind.
         Serializer serialize = (s, e, part) =>
         {
             var (x, z) = world.Position(e);
             uint kind = (uint)(e & 0xffff);
             if (part == Part.Full && !s.Bits(ref kind, 16)) return false;
-            return s.Quantized(ref x, 0.0f, Size, 0.01f) && s.Quantized(ref z, 0.0f, Size, 0.01f);
+            return s.Quantized(ref x, 0.0f, Size, 0.01f) && s.QuantizedRange(ref z, zRange);
         };
         var replicator = new Replicator(world, Delivery.Unreliable, serialize);
         var clients = new ulong[Players];
@@ -96,12 +99,20 @@ static class Quickstart
             var state = latest.state;
             var part = latest.part;
             bool read;
+            float x = 0.0f, z = 0.0f;
             using (var reader = Stream.Reader(state))
             {
                 uint kind = 0;
-                float x = 0.0f, z = 0.0f;
                 read = (part != Part.Full || reader.Bits(ref kind, 16)) && reader.Quantized(ref x, 0.0f, Size, 0.01f) &&
                        reader.Quantized(ref z, 0.0f, Size, 0.01f) && reader.RestIsZero() && x >= 0.0f && z <= Size;
+            }
+            // The same bytes read through the range made once.
+            using (var again = Stream.Reader(state))
+            {
+                uint kind = 0;
+                float x2 = 0.0f, z2 = 0.0f;
+                read &= (part != Part.Full || again.Bits(ref kind, 16)) && again.QuantizedRange(ref x2, zRange) &&
+                        again.QuantizedRange(ref z2, zRange) && again.RestIsZero() && x2 == x && z2 == z;
             }
             bool ok = held.SequenceEqual(wanted) && replicator.Pending(clients[p]) == 0 && mirrors[p].Anomalies == 0 &&
                       read && counts[p].Enters >= wanted.Length && world.Why(clients[p], wanted[0]).held;
@@ -123,13 +134,61 @@ static class Quickstart
             Console.WriteLine($"refused as expected: {e.Code}");
             failed |= e.Code != "stale_handle";
         }
+        failed |= !QuantizedRanges();
         failed |= !CallbacksComeBack();
         failed |= !ReplayKeepsTheHistory();
         Console.WriteLine($"sightline {Library.Version}");
         foreach (var m in mirrors) m.Dispose();
         replicator.Dispose();
         world.Dispose();
+        zRange.Dispose();
         return failed ? 1 : 0;
+    }
+
+    // A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and
+    // is refused as that form fails, naming the argument.
+    static bool QuantizedRanges()
+    {
+        bool ok = true;
+        var payload = new byte[] { 0x5a, 0xc3, 0x17, 0xe8 };
+        var seen = new System.Collections.Generic.HashSet<float>();
+        using (var eighths = new QuantizedRange(-8.0f, 7.9375f, 1.0f / 16.0f))
+        using (var perCall = Stream.Reader(payload))
+        using (var made = Stream.Reader(payload))
+        {
+            for (int i = 0; i < payload.Length; ++i)
+            {
+                float a = 0.0f, b = 0.0f;
+                bool read = perCall.Quantized(ref a, -8.0f, 7.9375f, 1.0f / 16.0f) &&
+                            made.QuantizedRange(ref b, eighths);
+                if (!read || a != b)
+                {
+                    Console.WriteLine($"the range made once reads {b}, the per-call form {a}");
+                    ok = false;
+                }
+                seen.Add(b);
+            }
+        }
+        ok &= seen.Count == payload.Length;
+        var refusals = new (float min, float max, float resolution, string argument)[]
+        {
+            (1.0f, 1.0f, 0.5f, "max"), (0.0f, 1.0f, 0.0f, "resolution"), (0.0f, 1.0f, -0.5f, "resolution"),
+        };
+        foreach (var bad in refusals)
+        {
+            try
+            {
+                new QuantizedRange(bad.min, bad.max, bad.resolution).Dispose();
+                Console.WriteLine($"QuantizedRange({bad.min}, {bad.max}, {bad.resolution}) was made");
+                ok = false;
+            }
+            catch (SightlineException e)
+            {
+                Console.WriteLine($"QuantizedRange({bad.min}, {bad.max}, {bad.resolution}) refused: {e.Message}");
+                ok &= e.Code == "invalid_argument" && e.Message.Contains(bad.argument);
+            }
+        }
+        return ok;
     }
 
     // Recorded, then replayed: the replay keeps the same history of a walker that left.

@@ -148,6 +148,9 @@ namespace Sightline
         [DllImport(Lib)] internal static extern IntPtr sl_replay_world(IntPtr replay);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_bits(IntPtr stream, ref uint value, int bits);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_quantized(IntPtr stream, ref float value, float min, float max, float resolution);
+        [DllImport(Lib)] internal static extern int sl_quantized_range_create(float min, float max, float resolution, out IntPtr range);
+        [DllImport(Lib)] internal static extern void sl_quantized_range_destroy(IntPtr range);
+        [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_quantized_range(IntPtr stream, ref float value, IntPtr range);
         [DllImport(Lib)] [return: MarshalAs(UnmanagedType.U1)] internal static extern bool sl_stream_rest_is_zero(IntPtr stream);
         [DllImport(Lib)] internal static extern int sl_stream_reader_create(IntPtr bytes, UIntPtr size, out IntPtr stream);
         [DllImport(Lib)] internal static extern void sl_stream_destroy(IntPtr stream);
@@ -319,6 +322,34 @@ namespace Sightline
         }
     }
 
+    /// <summary>A quantized range checked and divided once, for a range known only at run time:
+    /// Stream.QuantizedRange writes and reads exactly the bits Stream.Quantized does with the same
+    /// min, max and resolution. Immutable: a serializer on the World's workers may share one.</summary>
+    public sealed class QuantizedRange : IDisposable
+    {
+        internal IntPtr Handle;
+
+        /// <summary>Throws SightlineException (naming the argument) for what Quantized fails on: min or
+        /// max not finite, min >= max, resolution not finite or <= 0, more than 2^32 - 1 steps.</summary>
+        public QuantizedRange(float min, float max, float resolution)
+        {
+            Native.Check(Native.sl_quantized_range_create(min, max, resolution, out Handle));
+            Min = min;
+            Max = max;
+            Resolution = resolution;
+        }
+
+        public float Min { get; }
+        public float Max { get; }
+        public float Resolution { get; }
+
+        public void Dispose()
+        {
+            if (Handle != IntPtr.Zero) Native.sl_quantized_range_destroy(Handle);
+            Handle = IntPtr.Zero;
+        }
+    }
+
     /// <summary>A payload being written (in a serializer) or read (Stream.Reader).</summary>
     public sealed class Stream : IDisposable
     {
@@ -347,6 +378,12 @@ namespace Sightline
         public bool Bits(ref uint value, int bits) => Native.sl_stream_bits(handle, ref value, bits);
         public bool Quantized(ref float value, float min, float max, float resolution) =>
             Native.sl_stream_quantized(handle, ref value, min, max, resolution);
+        /// <summary>Quantized(ref value, range.Min, range.Max, range.Resolution), with a range made once.</summary>
+        public bool QuantizedRange(ref float value, QuantizedRange range)
+        {
+            if (range.Handle == IntPtr.Zero) throw new ObjectDisposedException(nameof(QuantizedRange));
+            return Native.sl_stream_quantized_range(handle, ref value, range.Handle);
+        }
         public bool RestIsZero() => Native.sl_stream_rest_is_zero(handle);
     }
 

@@ -37,12 +37,15 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
     heading[i] = rand() * 2 * Math.PI;
     entities[i] = world.createEntity(xs[i], zs[i]);
   }
+  // z's range, made once (x is written with the per-call form; the reader below reads both with
+  // it, so the two forms must write the same bits).
+  const zRange = new sl.QuantizedRange(0, SIZE, 0.01);
   // The game's state: its position to a centimetre; a spawn also carries its kind.
   const serialize = (stream, entity, part) => {
     const [x, z] = world.position(entity);
     if (part === sl.Part.full) stream.bits(Number(entity & 0xffffn), 16);
     stream.quantized(x, 0, SIZE, 0.01);
-    stream.quantized(z, 0, SIZE, 0.01);
+    stream.quantizedRange(z, zRange);
   };
   const replicator = new sl.Replicator(world, serialize, { delivery: 'unreliable', tickSeconds: 1 / 20 });
   // onJoin
@@ -87,6 +90,12 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
     const z = reader.quantized(0, 0, SIZE, 0.01);
     assert.ok(x >= 0 && z <= SIZE && reader.restIsZero());
     reader.close();
+    // The same bytes read through the range made once.
+    const again = sl.Stream.reader(state);
+    if (part === sl.Part.full) again.bits(0, 16);
+    assert.deepEqual([again.quantizedRange(0, zRange), again.quantizedRange(0, zRange)], [x, z]);
+    assert.ok(again.restIsZero());
+    again.close();
     t.diagnostic(`player ${p}: holds ${held.length} of ${wanted.length} in its interest set, ${heard.enters} enters, ` +
       `${heard.exits} exits, ${heard.updates} updates, ${mirror.anomalies} anomalies`);
   });
@@ -96,6 +105,26 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
   assert.throws(() => world.setPosition(gone, 1, 1), (e) => e instanceof sl.SightlineError && e.code === 'stale_handle');
   assert.throws(() => replicator.receiveAck(players[0].client, new Uint8Array([1, 2, 3])),
     (e) => e.code === 'malformed_packet');
+  // A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and
+  // is refused as that form fails, naming the argument.
+  const eighths = new sl.QuantizedRange(-8, 7.9375, 1 / 16);
+  const payload = new Uint8Array([0x5a, 0xc3, 0x17, 0xe8]);
+  const perCall = sl.Stream.reader(payload);
+  const made = sl.Stream.reader(payload);
+  const read = Array.from(payload, () => [perCall.quantized(0, -8, 7.9375, 1 / 16), made.quantizedRange(0, eighths)]);
+  assert.deepEqual(read.map(([, b]) => b), read.map(([a]) => a));
+  assert.equal(new Set(read.map(([a]) => a)).size, payload.length);
+  perCall.close();
+  made.close();
+  eighths.close();
+  const after = sl.Stream.reader(payload);
+  assert.throws(() => after.quantizedRange(0, eighths), /closed/);
+  after.close();
+  for (const [bad, argument] of [[[1, 1, 0.5], 'max'], [[0, 1, 0], 'resolution'], [[0, Infinity, 0.5], 'max']]) {
+    assert.throws(() => new sl.QuantizedRange(...bad),
+      (e) => e instanceof sl.SightlineError && e.code === 'invalid_argument' && e.message.includes(argument),
+      `QuantizedRange(${bad}) refused naming ${argument}`);
+  }
   // What the game's callbacks throw comes back from the call that ran them.
   const small = new sl.World({ enterRadius: 10 });
   const near = [small.createEntity(0, 0), small.createEntity(1, 0)];
@@ -120,6 +149,7 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
   for (const { mirror } of players) mirror.close();
   replicator.close();
   world.close();
+  zRange.close();
   // Recorded, then replayed: the replay keeps the same history of a walker that left.
   const chunks = [];
   const recorded = new sl.World({ recording: (chunk) => chunks.push(chunk) });

@@ -1,6 +1,8 @@
 // A Colyseus-style room on Sightline, in TypeScript: what a server written against sightline.d.mts
 // looks like. Type-checked by `make test` (tsc --strict); the quickstart runs the same calls.
-import { load, type Client, type Entity, type Mirror, type Replicator, type Sightline, type World } from './sightline.mjs';
+import {
+  load, type Client, type Entity, type Mirror, type QuantizedRange, type Replicator, type Sightline, type World,
+} from './sightline.mjs';
 
 interface Player {
   client: Client;
@@ -10,6 +12,7 @@ interface Player {
 export class InterestRoom {
   private world!: World;
   private replicator!: Replicator;
+  private zRange!: QuantizedRange; // the level's depth, known once it is loaded
   private readonly players = new Map<string, Player>();
   private readonly avatars = new Map<string, Entity>();
 
@@ -17,12 +20,19 @@ export class InterestRoom {
 
   onCreate(): void {
     this.world = new this.sl.World({ enterRadius: 25, leaveRadius: 30 });
+    this.zRange = new this.sl.QuantizedRange(0, 200, 0.01);
     this.replicator = new this.sl.Replicator(this.world, (stream, entity, part) => {
       const [x, z] = this.world.position(entity);
       if (part === this.sl.Part.full) stream.bits(Number(entity & 0xffffn), 16);
       stream.quantized(x, 0, 200, 0.01);
-      stream.quantized(z, 0, 200, 0.01);
+      stream.quantizedRange(z, this.zRange);
     }, { delivery: 'unreliable', tickSeconds: 1 / 20 });
+  }
+
+  onDispose(): void {
+    this.replicator.close();
+    this.world.close();
+    this.zRange.close();
   }
 
   onJoin(sessionId: string, send: (packet: Uint8Array) => void): void {

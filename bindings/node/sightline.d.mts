@@ -74,11 +74,26 @@ export interface Replay {
   close(): void;
 }
 
+/** A quantized range checked and divided once, for a range known only at run time (new
+ * QuantizedRange(min, max, resolution)): stream.quantizedRange(value, range) writes and reads exactly
+ * the bits stream.quantized(value, min, max, resolution) does. Throws SightlineError
+ * ('invalid_argument', naming the argument) for what quantized() fails on: min or max not finite,
+ * min >= max, resolution not finite or <= 0, more than 2^32 - 1 steps. */
+export interface QuantizedRange {
+  readonly min: number;
+  readonly max: number;
+  readonly resolution: number;
+  /** Frees it; a stream call with it afterwards throws. */
+  close(): void;
+}
+
 /** A payload being written (in a serializer) or read (Stream.reader). Each call returns the value
  * written or read; it throws once the stream has failed (out of room, a value out of range). */
 export interface Stream {
   bits(value: number, bits: number): number;
   quantized(value: number, min: number, max: number, resolution: number): number;
+  /** quantized(value, range.min, range.max, range.resolution), with a range made once. */
+  quantizedRange(value: number, range: QuantizedRange): number;
   float(value: number): number;
   /** Reading: whether what is left is only zero padding. */
   restIsZero(): boolean;
@@ -144,6 +159,7 @@ export interface Sightline {
   /** historyCapacity: every client the replay creates keeps that many transitions. */
   Replay: new (recording: Uint8Array, def?: { historyCapacity?: number }) => Replay;
   Stream: { reader(bytes: Uint8Array): Stream };
+  QuantizedRange: new (min: number, max: number, resolution: number) => QuantizedRange;
   Replicator: new (world: World, serialize: Serializer, def?: ReplicatorDef) => Replicator;
   Mirror: new (def?: MirrorDef, listener?: MirrorListener) => Mirror;
   SightlineError: typeof SightlineError;

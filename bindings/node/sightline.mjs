@@ -209,6 +209,25 @@ export async function load(modulePath) {
     }
   }
 
+  /** A quantized range checked and divided once, for a range known only at run time:
+   * stream.quantizedRange(value, range) writes and reads exactly the bits stream.quantized(value, min,
+   * max, resolution) does. Immutable: one may serve every serializer. close() frees it. */
+  class QuantizedRange {
+    /** Throws SightlineError (naming the argument) for what quantized() fails on: min or max not
+     * finite, min >= max, resolution not finite or <= 0, more than 2^32 - 1 steps. */
+    constructor(min, max, resolution) {
+      check(m._sl_quantized_range_create(min, max, resolution, scratch));
+      this.ptr = u32(scratch);
+      this.min = min;
+      this.max = max;
+      this.resolution = resolution;
+    }
+    close() {
+      m._sl_quantized_range_destroy(this.ptr);
+      this.ptr = 0;
+    }
+  }
+
   /** A payload being written (in a serializer) or read (Stream.reader). Each call returns the value
    * written or read, and throws once the stream has failed. */
   class Stream {
@@ -242,6 +261,12 @@ export async function load(modulePath) {
     quantized(value, min, max, resolution) {
       m.HEAPF32[scratch >>> 2] = value;
       return this.done(m._sl_stream_quantized(this.ptr, scratch, min, max, resolution), f32(scratch));
+    }
+    /** quantized(value, range.min, range.max, range.resolution), with a QuantizedRange made once. */
+    quantizedRange(value, range) {
+      if (!range.ptr) throw new SightlineError('invalid_argument', 'the QuantizedRange is closed');
+      m.HEAPF32[scratch >>> 2] = value;
+      return this.done(m._sl_stream_quantized_range(this.ptr, scratch, range.ptr), f32(scratch));
     }
     float(value) {
       m.HEAPF32[scratch >>> 2] = value;
@@ -449,6 +474,7 @@ export async function load(modulePath) {
     World,
     Replay,
     Stream,
+    QuantizedRange,
     Replicator,
     Mirror,
     SightlineError,

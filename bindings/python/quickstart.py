@@ -20,13 +20,18 @@ PLAYERS = 3
 TICKS = 60
 
 
+# z's range, made once (x is written with the per-call form; the reader below reads both with it,
+# so the two forms must write the same bits).
+z_range = sightline.QuantizedRange(0.0, SIZE, 0.01)
+
+
 def serialize(stream, entity, part):
     """The game's state: its position to a centimetre; a spawn also carries its kind."""
     x, z = world.position(entity)
     if part == sightline.FULL:
         stream.bits(int(entity) & 0xFFFF, 16)
     stream.quantized(x, 0.0, SIZE, 0.01)
-    stream.quantized(z, 0.0, SIZE, 0.01)
+    stream.quantized_range(z, z_range)
 
 
 class Counts:
@@ -81,9 +86,14 @@ for i, (player, mirror) in enumerate(zip(players, mirrors)):
     if part == sightline.FULL:
         reader.bits(0, 16)
     x, z = reader.quantized(0.0, 0.0, SIZE, 0.01), reader.quantized(0.0, 0.0, SIZE, 0.01)
+    # The same bytes read through the range made once.
+    again = sightline.Stream.reader(state)
+    if part == sightline.FULL:
+        again.bits(0, 16)
+    same = again.quantized_range(0.0, z_range) == x and again.quantized_range(0.0, z_range) == z
     ok = (np.array_equal(np.sort(held), np.sort(wanted)) and stats["anomalies"] == 0 and
           replicator.pending(player) == 0 and len(near) == len(wanted) and stats["enters"] == counts[i].enters and
-          0.0 <= min(x, z) and max(x, z) <= SIZE and reader.rest_is_zero())
+          0.0 <= min(x, z) and max(x, z) <= SIZE and reader.rest_is_zero() and same and again.rest_is_zero())
     failed |= not ok
     print(f"player {i}: holds {len(held)} of {len(wanted)} in its interest set, {counts[i].enters} enters, "
           f"{counts[i].exits} exits, {counts[i].updates} updates, {stats['anomalies']} anomalies"
@@ -99,6 +109,26 @@ try:
 except sightline.SightlineError as e:
     print(f"refused as expected: {e.code}")
     failed |= e.code != "stale_handle"
+
+# A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and
+# is refused as that form fails, naming the argument.
+eighths = sightline.QuantizedRange(-8.0, 7.9375, 1.0 / 16.0)
+payload = bytes([0x5A, 0xC3, 0x17, 0xE8])
+per_call, made = sightline.Stream.reader(payload), sightline.Stream.reader(payload)
+read = [(per_call.quantized(0.0, -8.0, 7.9375, 1.0 / 16.0), made.quantized_range(0.0, eighths)) for _ in payload]
+eighths.close()
+if any(a != b for a, b in read) or len(set(read)) != len(payload):
+    failed = True
+    print(f"the range made once reads {read}")
+refusals = (((1.0, 1.0, 0.5), "max"), ((0.0, 1.0, 0.0), "resolution"), ((0.0, 1.0, float("nan")), "resolution"))
+for bad, argument in refusals:
+    try:
+        sightline.QuantizedRange(*bad)
+        failed = True
+        print(f"QuantizedRange{bad} was made")
+    except sightline.SightlineError as e:
+        failed |= e.code != "invalid_argument" or argument not in str(e)
+        print(f"QuantizedRange{bad} refused: {e}")
 
 # What the game's callbacks raise comes back from the call that ran them, not through the library.
 small = sightline.World(enter_radius=10.0)

@@ -13,6 +13,7 @@ import (
 	"math/rand"
 	"os"
 	"sort"
+	"strings"
 
 	"sightline.dev/sightline/sightline"
 )
@@ -32,6 +33,9 @@ type match struct {
 	xs, zs     []float32
 	heading    []float64
 	presences  []presence
+	// z's range, made once (x is written with the per-call form; the reader below reads both with
+	// it, so the two forms must write the same bits).
+	zRange *sightline.QuantizedRange
 }
 
 // A connected player: its client, and (standing in for its connection) its mirror.
@@ -71,7 +75,7 @@ func (m *match) serialize(s *sightline.Stream, e sightline.Entity, part int) boo
 		}
 	}
 	_, okx := s.Quantized(x, 0, size, 0.01)
-	_, okz := s.Quantized(z, 0, size, 0.01)
+	_, okz := s.QuantizedRange(z, m.zRange)
 	return okx && okz
 }
 
@@ -81,6 +85,8 @@ func matchInit() *match {
 	world, err := sightline.NewWorld(def)
 	must(err)
 	m := &match{world: world}
+	m.zRange, err = sightline.NewQuantizedRange(0, size, 0.01)
+	must(err)
 	rng := rand.New(rand.NewSource(7))
 	for i := 0; i < walkers; i++ {
 		x, z := float32(20+rng.Float64()*(size-40)), float32(20+rng.Float64()*(size-40))
@@ -165,6 +171,16 @@ func main() {
 		z, okz := reader.Quantized(0, 0, size, 0.01)
 		readOk := okx && okz && reader.RestIsZero() && x >= 0 && z <= size
 		reader.Close()
+		// The same bytes read through the range made once.
+		again, err := sightline.NewReader(state)
+		must(err)
+		if part == sightline.PartFull {
+			again.Bits(0, 16)
+		}
+		x2, okx := again.QuantizedRange(0, m.zRange)
+		z2, okz := again.QuantizedRange(0, m.zRange)
+		readOk = readOk && okx && okz && x2 == x && z2 == z && again.RestIsZero()
+		again.Close()
 		ok := same && pending == 0 && p.mirror.Anomalies() == 0 && readOk && p.heard.enters >= len(wanted)
 		mark := ""
 		if !ok {
@@ -187,6 +203,7 @@ func main() {
 		fmt.Println("a malformed ack was accepted")
 		failed = true
 	}
+	failed = !quantizedRanges() || failed
 	// What the game's callbacks panic with comes back from the call that ran them.
 	small, err := sightline.NewWorld(sightline.DefaultWorldDef())
 	must(err)
@@ -288,7 +305,51 @@ func main() {
 	}
 	m.replicator.Close()
 	m.world.Close()
+	m.zRange.Close()
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and is
+// refused as that form fails, naming the argument.
+func quantizedRanges() bool {
+	ok := true
+	eighths, err := sightline.NewQuantizedRange(-8, 7.9375, 1.0/16)
+	must(err)
+	payload := []byte{0x5a, 0xc3, 0x17, 0xe8}
+	perCall, err := sightline.NewReader(payload)
+	must(err)
+	made, err := sightline.NewReader(payload)
+	must(err)
+	seen := map[float32]bool{}
+	for range payload {
+		a, okA := perCall.Quantized(0, -8, 7.9375, 1.0/16)
+		b, okB := made.QuantizedRange(0, eighths)
+		if !okA || !okB || a != b {
+			fmt.Printf("the range made once reads %v (%v), the per-call form %v (%v)\n", b, okB, a, okA)
+			ok = false
+		}
+		seen[b] = true
+	}
+	ok = ok && len(seen) == len(payload)
+	perCall.Close()
+	made.Close()
+	eighths.Close()
+	refusals := []struct {
+		min, max, resolution float32
+		argument             string
+	}{{1, 1, 0.5, "max"}, {0, 1, 0, "resolution"}, {0, 1, float32(math.Inf(1)), "resolution"}}
+	for _, bad := range refusals {
+		r, err := sightline.NewQuantizedRange(bad.min, bad.max, bad.resolution)
+		e, isError := err.(*sightline.Error)
+		if r != nil || !isError || e.Code != "invalid_argument" || !strings.Contains(e.Message, bad.argument) {
+			fmt.Printf("NewQuantizedRange(%v, %v, %v) was not refused naming %s: %v\n", bad.min, bad.max, bad.resolution,
+				bad.argument, err)
+			ok = false
+		} else {
+			fmt.Printf("NewQuantizedRange(%v, %v, %v) refused: %v\n", bad.min, bad.max, bad.resolution, err)
+		}
+	}
+	return ok
 }

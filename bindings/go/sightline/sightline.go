@@ -327,6 +327,13 @@ func (s *Stream) Quantized(v, lo, hi, resolution float32) (float32, bool) {
 	return float32(c), bool(ok)
 }
 
+// QuantizedRange is Quantized(v, r.Min, r.Max, r.Resolution) with a range made once (NewQuantizedRange).
+func (s *Stream) QuantizedRange(v float32, r *QuantizedRange) (float32, bool) {
+	c := C.float(v)
+	ok := C.sl_stream_quantized_range(s.ptr, &c, r.ptr)
+	return float32(c), bool(ok)
+}
+
 func (s *Stream) Float(v float32) (float32, bool) {
 	c := C.float(v)
 	ok := C.sl_stream_float(s.ptr, &c)
@@ -336,6 +343,29 @@ func (s *Stream) Float(v float32) (float32, bool) {
 func (s *Stream) Ok() bool         { return bool(C.sl_stream_ok(s.ptr)) }
 func (s *Stream) RestIsZero() bool { return bool(C.sl_stream_rest_is_zero(s.ptr)) }
 func (s *Stream) Error() string    { return C.GoString(C.sl_stream_error(s.ptr)) }
+
+// QuantizedRange is a quantized range checked and divided once, for a range known only at run time:
+// Stream.QuantizedRange writes and reads exactly the bits Stream.Quantized does with the same min,
+// max and resolution. Immutable: a serializer on the World's workers may share one. Close frees it.
+type QuantizedRange struct {
+	ptr                  *C.sl_quantized_range
+	Min, Max, Resolution float32
+}
+
+// NewQuantizedRange refuses (an *Error naming the argument) what Quantized fails on: min or max not
+// finite, min >= max, resolution not finite or <= 0, more than 2^32 - 1 steps.
+func NewQuantizedRange(min, max, resolution float32) (*QuantizedRange, error) {
+	var r *C.sl_quantized_range
+	if err := call(func() C.sl_status {
+		return C.sl_quantized_range_create(C.float(min), C.float(max), C.float(resolution), &r)
+	}); err != nil {
+		return nil, err
+	}
+	return &QuantizedRange{r, min, max, resolution}, nil
+}
+
+// Close frees the range; Stream.QuantizedRange with it afterwards returns false.
+func (r *QuantizedRange) Close() { C.sl_quantized_range_destroy(r.ptr); r.ptr = nil }
 
 // NewReader reads a payload a Mirror handed out; Close frees it.
 func NewReader(payload []byte) (*Stream, error) {

@@ -259,6 +259,26 @@ class Replay:
             yield self.next_tick()
 
 
+class QuantizedRange:
+    """A quantized range checked and divided once (sl_quantized_range), for a range known only at run
+    time: Stream.quantized_range(value, range) writes and reads exactly the bits Stream.quantized(value,
+    lo, hi, resolution) does. A range its per-call form fails on (lo or hi not finite, lo >= hi,
+    resolution not finite or <= 0, more than 2**32 - 1 steps) raises SightlineError naming the
+    argument. Immutable: a serializer on the World's worker threads may share one."""
+
+    def __init__(self, lo, hi, resolution):
+        out = ffi.new("sl_quantized_range**")
+        _check(lib.sl_quantized_range_create(lo, hi, resolution, out))
+        self._ptr = ffi.gc(out[0], lib.sl_quantized_range_destroy)
+        self.lo, self.hi, self.resolution = lo, hi, resolution
+
+    def close(self):
+        """Frees the range now; a later Stream.quantized_range with it raises ValueError."""
+        if self._ptr != ffi.NULL:
+            ffi.release(self._ptr)
+            self._ptr = ffi.NULL
+
+
 class Stream:
     """A payload being written (in a serializer) or read (Stream.reader). Each call returns the value
     written or read and raises StreamError once the stream has failed."""
@@ -299,6 +319,13 @@ class Stream:
     def quantized(self, value, lo, hi, resolution):
         v = ffi.new("float*", value)
         return self._done(lib.sl_stream_quantized(self._ptr, v, lo, hi, resolution), v)
+
+    def quantized_range(self, value, range):
+        """quantized(value, range.lo, range.hi, range.resolution), with a QuantizedRange made once."""
+        if range._ptr == ffi.NULL:
+            raise ValueError("the QuantizedRange is closed")
+        v = ffi.new("float*", value)
+        return self._done(lib.sl_stream_quantized_range(self._ptr, v, range._ptr), v)
 
     def entity(self, value):
         v = ffi.new("sl_entity*", value)
