@@ -69,9 +69,9 @@ struct GameStats {
   std::uint64_t shots = 0;        ///< Events emitted (each in both Worlds).
   /// Server messages sent to every connection: at most one a tick, who joined or left since the last.
   std::uint64_t messages = 0;
-  std::uint64_t bytes_out = 0;    ///< Frame bytes produced, all connections, all ticks.
-  double last_tick_ms = 0.0;      ///< Wall time of the last tick(), frames included.
-  std::uint32_t entities = 0;     ///< Walkers and viewers now.
+  std::uint64_t bytes_out = 0;  ///< Frame bytes produced, all connections, all ticks.
+  double last_tick_ms = 0.0;    ///< Wall time of the last tick(), frames included.
+  std::uint32_t entities = 0;   ///< Walkers and viewers now.
   /// Records of every World's ticks so far (TickStats), all connections.
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;
