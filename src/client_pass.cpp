@@ -156,7 +156,7 @@ void ClientPass::leave_each() {
 ClientPass::Fate ClientPass::leave_by_every_rule(std::uint32_t i, EntityId member) {
   const std::uint32_t e = member.index;
   if (!w_.alive[e]) {
-    despawn(member, DespawnReason::destroyed);
+    despawn(member, w_.cold[e].withdrawn ? DespawnReason::left : DespawnReason::destroyed);
     return Fate::goes;
   }
   if (e == viewer_) {

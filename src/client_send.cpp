@@ -384,9 +384,12 @@ void ReplicatorImpl::leave_unrecorded(ClientSend& s, const Member& m) {
   if (def.delta_updates && !m.pending) drop_baseline(c, m.id);
   if (!m.pending && !c.unresolved.empty()) forget_referrer(c, m.id);
   if (m.pending || s.w.despawn_stamp[m.id.index] == s.w.stamp) return;
-  const bool alive = view.alive[m.id.index] && view.generation[m.id.index] == m.id.generation;
+  // Gone with its generation's slot not yet reused: withdrawn or destroyed as it was; reused: it
+  // was destroyed or withdrawn ticks ago, told as destroyed.
+  const bool same = view.generation[m.id.index] == m.id.generation;
+  const bool left = same && (view.alive[m.id.index] || view.cold[m.id.index].withdrawn);
   make_room(c.waiting_despawns, 1, kDespawnFloor);
-  c.waiting_despawns.push_back({m.id, alive ? DespawnReason::left : DespawnReason::destroyed});
+  c.waiting_despawns.push_back({m.id, left ? DespawnReason::left : DespawnReason::destroyed});
 }
 
 /// Despawns always go, in the World's order, as far as the reliable window allows.

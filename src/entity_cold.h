@@ -31,6 +31,7 @@ struct EntityCold {
   std::uint8_t created = 0;          // since the last tick
   std::uint8_t tree_teleported = 0;  // per tick: a root whose tree holds a teleported entity
   std::uint8_t tree_always = 0;      // per tick: a root whose tree holds an always-relevant one
+  std::uint8_t withdrawn = 0;        // removed by withdraw_entity: its holders' despawns say `left`
 };
 
 }  // namespace sightline

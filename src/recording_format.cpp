@@ -50,6 +50,7 @@ const char* op_name(std::uint8_t op) noexcept {
       "create_event_class",
       "set_event_class",
       "emit_event",
+      "withdraw_entity",
   };
   return op <= kLastOp ? kNames[op] : "unknown";
 }

@@ -69,8 +69,9 @@ enum class Op : std::uint8_t {
   create_event_class = 43,
   set_event_class = 44,
   emit_event = 45,
+  withdraw_entity = 46,
 };
-inline constexpr std::uint8_t kLastOp = 45;
+inline constexpr std::uint8_t kLastOp = 46;
 
 // The World call's name, e.g. "set_position"; "unknown" beyond kLastOp.
 const char* op_name(std::uint8_t op) noexcept;

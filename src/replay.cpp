@@ -221,6 +221,11 @@ Status ReplayImpl::apply(std::optional<TickStats>& stats) {
       if (scanning_) return {};
       s = w.destroy_entity(e);
       break;
+    case Op::withdraw_entity:
+      if (!read(e)) return malformed();
+      if (scanning_) return {};
+      s = w.withdraw_entity(e);
+      break;
     case Op::set_position:
       if (!read(e, a, b)) return malformed();
       if (scanning_) return {};

@@ -315,6 +315,11 @@ sl_status sl_world_destroy_entity(sl_world* world, sl_entity entity) {
                   [&](World& w) { return w.destroy_entity(entity_of(entity)); });
 }
 
+sl_status sl_world_withdraw_entity(sl_world* world, sl_entity entity) {
+  return on_world(world, "sl_world_withdraw_entity",
+                  [&](World& w) { return w.withdraw_entity(entity_of(entity)); });
+}
+
 sl_status sl_world_set_position(sl_world* world, sl_entity entity, float x, float z) {
   return on_world(world, "sl_world_set_position",
                   [&](World& w) { return w.set_position(entity_of(entity), x, z); });

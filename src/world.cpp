@@ -168,8 +168,13 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
   return id;
 }
 
-Status World::destroy_entity(EntityId entity) {
-  WorldImpl& w = *impl_;
+Status World::destroy_entity(EntityId entity) { return impl_->remove_entity(*this, entity, false); }
+
+Status World::withdraw_entity(EntityId entity) { return impl_->remove_entity(*this, entity, true); }
+
+// destroy_entity and withdraw_entity: one path, the despawn reason apart.
+Status WorldImpl::remove_entity(World& world, EntityId entity, bool withdraw) {
+  WorldImpl& w = *this;
   if (Status s = w.check(entity); !s) return s;
   if (w.cold[entity.index].viewer_refs != 0) {
     for (const ClientId client : w.live_clients) {
@@ -179,9 +184,9 @@ Status World::destroy_entity(EntityId entity) {
       }
     }
   }
-  w.recorder.record(recording::Op::destroy_entity, entity);
+  w.recorder.record(withdraw ? recording::Op::withdraw_entity : recording::Op::destroy_entity, entity);
   const Recorder::Quiet quiet(w.recorder);
-  (void)set_always_relevant(entity, false);
+  (void)world.set_always_relevant(entity, false);
   const std::uint32_t e = entity.index;
   while (w.cold[e].first_child != WorldImpl::kNone) w.detach(w.cold[e].first_child);
   // Its despawns sort at the depth it had, so a destroyed attachment still goes before its parent.
@@ -189,7 +194,8 @@ Status World::destroy_entity(EntityId entity) {
   w.detach(e);
   w.cold[e].depth = depth;
   if (depth != 0) ++w.deep_destroyed;
-  if (w.cold[e].presenter) (void)set_presenter(entity, false);
+  if (w.cold[e].presenter) (void)world.set_presenter(entity, false);
+  w.cold[e].withdrawn = withdraw ? 1 : 0;
   w.remove_from_space(e);
   w.set_entity_key(entity.index, 0);
   w.clear_owner(entity.index);

@@ -421,6 +421,9 @@ class WorldImpl {
   /// a no-op where assertions are compiled out. run_tick calls it last.
   void validate() const;
 
+  /// World::destroy_entity (withdraw false) and withdraw_entity.
+  Status remove_entity(World& world, EntityId entity, bool withdraw);
+
  private:
   void validate_entities() const;
   void validate_clients() const;

@@ -110,6 +110,14 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
   return {};
 }
 
+std::string BruteForceOracle::withdraw_entity(EntityId id) {
+  Entity* entity = live_mut(id);
+  if (entity == nullptr) return "withdraw_entity accepted " + to_string(id) + ", not live";
+  if (is_viewer(id)) return "withdraw_entity accepted " + to_string(id) + ", a viewer";
+  entity->withdrawn = true;
+  return destroy_entity(id);
+}
+
 std::string BruteForceOracle::destroy_entity(EntityId id) {
   Entity* entity = live_mut(id);
   if (entity == nullptr) return "destroy_entity accepted " + to_string(id) + ", not live";
@@ -1014,7 +1022,9 @@ TickStats BruteForceOracle::tick() {
     for (const EntityId m : out.members) {
       const Entity* e = live(m);
       if (e == nullptr) {
-        out.despawns.push_back({m, DespawnReason::destroyed});
+        const auto dead = entities_.find(m.index);
+        const bool withdrawn = dead != entities_.end() && dead->second.id == m && dead->second.withdrawn;
+        out.despawns.push_back({m, withdrawn ? DespawnReason::left : DespawnReason::destroyed});
         continue;
       }
       const Why& why = decided[m.index];

@@ -104,7 +104,8 @@ namespace sightline::testing {
 /// every accepted call that changed the client's subscriptions. Destroying an entity removes it from
 /// every client's extra origins and ends its ownership; destroying a client ends its ownerships;
 /// set_viewer to an extra origin removes it from the extra origins. Destroyed slots are forgotten
-/// after the tick; teleport and origin-change marks are cleared by it.
+/// after the tick; teleport and origin-change marks are cleared by it. withdraw_entity is
+/// destroy_entity whose holders' despawns say `left` rather than `destroyed`.
 class BruteForceOracle {
  public:
   struct ClientRecords {
@@ -123,6 +124,7 @@ class BruteForceOracle {
   std::string create_entity(EntityId id, float x, float z, bool always_relevant, float bound_radius = 0.0f,
                             SpaceId space = {}, bool presenter = false);
   std::string destroy_entity(EntityId id);
+  std::string withdraw_entity(EntityId id);
   std::string set_position(EntityId id, float x, float z);
   std::string set_always_relevant(EntityId id, bool always_relevant);
   std::string create_client(ClientId id, EntityId viewer);
@@ -283,12 +285,13 @@ class BruteForceOracle {
     float x = 0.0f;
     float z = 0.0f;
     bool always = false;
-    bool alive = true;      ///< False once destroyed, until the next tick forgets the slot.
-    std::uint64_t key = 0;  ///< Stored encoding; 0 is Global.
-    float bound = 0.0f;     ///< Bound radius, in [0, kMaxRadius].
-    float scale = 1.0f;     ///< Radius scale.
-    ClientId owner;         ///< Null when unowned.
-    SpaceId space;          ///< Its tree's space (kept equal over a tree).
+    bool alive = true;       ///< False once destroyed, until the next tick forgets the slot.
+    bool withdrawn = false;  ///< Destroyed by withdraw_entity: its despawns say `left`.
+    std::uint64_t key = 0;   ///< Stored encoding; 0 is Global.
+    float bound = 0.0f;      ///< Bound radius, in [0, kMaxRadius].
+    float scale = 1.0f;      ///< Radius scale.
+    ClientId owner;          ///< Null when unowned.
+    SpaceId space;           ///< Its tree's space (kept equal over a tree).
     bool presenter = false;
     EntityId parent;  ///< Null for a root.
     bool teleported = false;

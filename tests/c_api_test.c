@@ -144,6 +144,41 @@ static void recording_and_replay(void) {
   CHECK(none == NULL && strstr(sl_last_error(), "SLRECORD") != NULL);
   free(recording.bytes);
 }
+/* A withdrawn entity leaves its holders as `left`, a destroyed one as `destroyed`. */
+static void withdrawal(void) {
+  sl_world_def def;
+  sl_world_def_default(&def);
+  sl_world* world = NULL;
+  OK(sl_world_create(&def, &world));
+  sl_entity_def edef;
+  sl_entity_def_default(&edef);
+  sl_entity viewer = 0, handed = 0, killed = 0;
+  OK(sl_world_create_entity(world, &edef, &viewer));
+  edef.x = 0.5f;
+  OK(sl_world_create_entity(world, &edef, &handed));
+  edef.x = 0.7f;
+  OK(sl_world_create_entity(world, &edef, &killed));
+  sl_client client = 0;
+  OK(sl_world_create_client(world, viewer, &client));
+  OK(sl_world_tick(world, NULL));
+  CHECK(sl_world_withdraw_entity(world, viewer) == SL_ERR_ENTITY_IS_VIEWER);
+  CHECK(strstr(sl_last_error(), "viewer") != NULL);
+  OK(sl_world_withdraw_entity(world, handed));
+  OK(sl_world_destroy_entity(world, killed));
+  CHECK(sl_world_withdraw_entity(world, handed) == SL_ERR_STALE_HANDLE);
+  OK(sl_world_tick(world, NULL));
+  sl_despawn despawns[4];
+  size_t count = 0;
+  OK(sl_world_despawns(world, client, despawns, 4, &count));
+  CHECK(count == 2);
+  for (size_t i = 0; i < count && i < 4; ++i) {
+    const char* want = despawns[i].entity == handed ? "left" : "destroyed";
+    CHECK(despawns[i].entity == handed || despawns[i].entity == killed);
+    CHECK(strcmp(sl_despawn_reason_name(despawns[i].reason), want) == 0);
+  }
+  sl_world_destroy(world);
+}
+
 static const float kWorldSize = 100.0f;
 
 /* The world's z range, made once (x is written with the per-call form: the reader below reads
@@ -252,6 +287,7 @@ static void place(int i, int tick, float* x, float* z) {
 int main(void) {
   CHECK(strlen(sl_version()) >= 5);
   quantized_ranges();
+  withdrawal();
   OK(sl_quantized_range_create(0.0f, kWorldSize, 1.0f / 64.0f, &z_range));
 
   /* A def out of range is refused, naming the field and its value. */

@@ -170,6 +170,41 @@ TEST(HandlesTest, DestroyingAnEntityDespawnsItFromEveryHolderInTheNextTick) {
   for (const ClientId c : holders) EXPECT_TRUE(w.despawns(c).empty());
 }
 
+TEST(HandlesTest, AWithdrawnEntityLeavesEveryHolderAsLeftAndItsSlotIsReusedAsADestroyedOnesIs) {
+  SmallWorld w(default_world_def());
+  World& world = w.world;
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const ClientId client = w.client(viewer);
+  const EntityId handed = w.make(0.5f, 0.0f);
+  const EntityId rider = w.make(0.6f, 0.0f);
+  ASSERT_TRUE(world.attach(rider, handed).ok());
+  const EntityId killed = w.make(0.7f, 0.0f);
+  (void)world.tick();
+  ASSERT_EQ(w.held(client).size(), 3u);
+
+  // The viewer is refused as destroy_entity refuses it, naming the client, and stays.
+  const Status refused = world.withdraw_entity(viewer);
+  EXPECT_EQ(refused.code(), ErrorCode::entity_is_viewer);
+  EXPECT_NE(refused.message().find("is the viewer of"), std::string::npos) << refused.message();
+  EXPECT_TRUE(world.position(viewer).ok());
+
+  ASSERT_TRUE(world.withdraw_entity(handed).ok());
+  ASSERT_TRUE(world.destroy_entity(killed).ok());
+  EXPECT_EQ(world.withdraw_entity(handed).code(), ErrorCode::stale_handle);  // gone at once
+  EXPECT_EQ(world.withdraw_entity(EntityId{}).code(), ErrorCode::null_handle);
+  (void)world.tick();
+  // Its rider was detached, not withdrawn: it stays, a root at its own position.
+  EXPECT_EQ(w.despawns(client),
+            (std::vector<Despawn>{{handed, DespawnReason::left}, {killed, DespawnReason::destroyed}}));
+  EXPECT_EQ(w.held(client), std::vector<EntityId>{rider});
+  const EntityId next = w.make(0.5f, 0.0f);
+  EXPECT_EQ(next.index == handed.index || next.index == killed.index, true);
+  EXPECT_NE(next.generation, next.index == handed.index ? handed.generation : killed.generation);
+  (void)world.tick();
+  EXPECT_EQ(w.spawns(client), (std::vector<Spawn>{{next, SpawnReason::near}}));
+  EXPECT_TRUE(w.despawns(client).empty());
+}
+
 TEST(HandlesTest, WalkingAwayDespawnsWithReasonLeft) {
   SmallWorld w(default_world_def());
   World& world = w.world;

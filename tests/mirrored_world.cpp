@@ -122,6 +122,19 @@ Status MirroredWorld::destroy_entity(EntityId entity) {
   return status;
 }
 
+Status MirroredWorld::withdraw_entity(EntityId entity) {
+  const bool viewer = oracle_.is_viewer(entity);
+  Status status = mirror({.call = "withdraw_entity(" + to_string(entity) + ")" + (viewer ? " [viewer]" : ""),
+                          .expect = viewer ? Expect::refuse : Expect::accept,
+                          .refusal = ErrorCode::entity_is_viewer},
+                         &World::withdraw_entity, &BruteForceOracle::withdraw_entity, entity);
+  if (status.ok() && !viewer) {
+    for (const ClientId c : oracle_.clients()) compare_origins(c);
+    compare_structure();
+  }
+  return status;
+}
+
 Status MirroredWorld::set_position(EntityId entity, float x, float z) {
   return mirror({.call = "set_position(" + to_string(entity) + ")"}, &World::set_position,
                 &BruteForceOracle::set_position, entity, x, z);

@@ -28,6 +28,7 @@ class MirroredWorld {
   /// created handles; a refused def is left out.
   std::vector<EntityId> create_entities(std::span<const EntityDef> defs);
   Status destroy_entity(EntityId entity);
+  Status withdraw_entity(EntityId entity);  ///< As destroy_entity.
   Status set_position(EntityId entity, float x, float z);
   Status set_positions(std::span<const EntityId> entities, std::span<const float> xs,
                        std::span<const float> zs);

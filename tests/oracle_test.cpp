@@ -44,6 +44,25 @@ void expect_random_runs_match(TierMode tiers, bool hysteresis, std::uint64_t fir
   }
 }
 
+TEST(OracleTest, RandomRunsWithWithdrawalsMatch) {
+  // Half of the churn's destroys are withdrawals, among owners, origins and attachments.
+  for (std::uint64_t seed = 7000; seed < 7000 + seeds_for_build(150); ++seed) {
+    RandomRunDef def;
+    def.seed = seed;
+    def.withdraw = true;
+    def.relevance = seed % 2 == 0;
+    def.structure = seed % 3 == 0;
+    std::string error;
+    std::uint64_t ticks = 0;
+    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+      error = mirror.error();
+      ticks = mirror.oracle().tick_count();
+    });
+    ASSERT_EQ(error, "") << "seed " << seed;
+    ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
+  }
+}
+
 TEST(OracleTest, RandomRunsWithHysteresisMatch) { expect_random_runs_match(TierMode::none, true, 1, 200); }
 TEST(OracleTest, RandomRunsWithOneRadiusMatch) { expect_random_runs_match(TierMode::none, false, 1000, 150); }
 TEST(OracleTest, RandomRunsWithPresetTiersMatch) {

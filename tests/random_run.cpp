@@ -1157,7 +1157,10 @@ class RandomInputs {
     const std::uint32_t destroys = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
     for (std::uint32_t i = 0; i < destroys; ++i) {
       const std::vector<EntityId> live = mirror_.oracle().entities();
-      if (live.size() > 1) (void)mirror_.destroy_entity(pick(live));
+      if (live.size() > 1) {
+        const EntityId e = pick(live);
+        (void)(def_.withdraw && chance(0.5f) ? mirror_.withdraw_entity(e) : mirror_.destroy_entity(e));
+      }
     }
     const std::uint32_t creates = chance(0.1f) ? rng_.below(6) : (chance(0.3f) ? 1 : 0);
     for (std::uint32_t i = 0; i < creates; ++i) create_entity();

@@ -37,6 +37,9 @@ struct RandomRunDef {
   std::uint32_t max_entities = 60;  ///< Initial entity count is drawn in 1..max_entities.
   std::uint32_t max_clients = 25;
   bool churn = true;  ///< Create/destroy entities and clients, set_viewer, set_radii.
+  /// Churn's entity destroys are withdraw_entity half the time (an extra draw: off leaves the
+  /// other inputs unchanged).
+  bool withdraw = false;
   bool vary_grid = true;
   /// Always-relevant entities: 8% of those created, and toggles between ticks. Off, none is (the
   /// draws stay the same, so the other inputs do not change).

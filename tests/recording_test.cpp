@@ -56,6 +56,7 @@ TEST(Recording, ARandomRunReplaysTickByTickWhateverTheThreads) {
     def.tiers = seed % 3 == 0 ? testing::TierMode::custom : testing::TierMode::preset;
     def.keys = def.relevance = def.structure = def.sight = def.crowd_cap = def.radii = true;
     def.visibility_filter = false;
+    def.withdraw = seed % 2 == 0;
     def.ticks = 30;
     def.recording = sink_into(bytes);
     std::vector<std::uint64_t> prints;

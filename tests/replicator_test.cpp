@@ -372,6 +372,39 @@ TEST(ReplicatorTest, ATickWithoutASendLosesNothingTheClientMustKnow) {
   EXPECT_EQ(r.client_stats(c)->held, 0u);
 }
 
+TEST(ReplicatorTest, AWithdrawnEntityGoesAsLeftWithOrWithoutASendAtItsTick) {
+  SmallWorld w(10.0f, 10.0f);
+  Game game{&w.world};
+  const EntityId viewer = w.make(0.0f, 0.0f);
+  const EntityId handed = w.make(1.0f, 0.0f);
+  const EntityId unsent = w.make(2.0f, 0.0f);
+  const EntityId doomed = w.make(3.0f, 0.0f);
+  const ClientId c = w.client(viewer);
+  Replicator r = std::move(Replicator::create(w.world, def_for(game)).value());
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  ASSERT_EQ(decode_all(r, c).spawns.size(), 3u);
+  ASSERT_TRUE(w.world.withdraw_entity(handed).ok());
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  const Decoded first = decode_all(r, c);
+  ASSERT_EQ(first.despawns.size(), 1u);
+  EXPECT_EQ(first.despawns[0].entity, handed);
+  EXPECT_EQ(first.despawns[0].reason, static_cast<std::uint8_t>(DespawnReason::left));
+  // Gone in a tick with no send after it: the Replicator finds it missing from the set.
+  ASSERT_TRUE(w.world.withdraw_entity(unsent).ok());
+  ASSERT_TRUE(w.world.destroy_entity(doomed).ok());
+  w.world.tick();
+  w.world.tick();
+  ASSERT_TRUE(r.send().ok());
+  const Decoded second = decode_all(r, c);
+  ASSERT_EQ(second.despawns.size(), 2u);
+  EXPECT_EQ(second.despawns[0].entity, unsent);
+  EXPECT_EQ(second.despawns[0].reason, static_cast<std::uint8_t>(DespawnReason::left));
+  EXPECT_EQ(second.despawns[1].entity, doomed);
+  EXPECT_EQ(second.despawns[1].reason, static_cast<std::uint8_t>(DespawnReason::destroyed));
+}
+
 TEST(ReplicatorTest, SerializeOnceSharesPayloadsAcrossClients) {
   auto run = [](bool share, std::uint64_t& calls, std::vector<std::vector<std::uint8_t>>& wire) {
     SmallWorld w(50.0f, 60.0f);

@@ -139,6 +139,8 @@ SL_API void sl_world_destroy(sl_world* world); /* NULL and a replay's world are 
 
 SL_API sl_status sl_world_create_entity(sl_world* world, const sl_entity_def* def, sl_entity* out);
 SL_API sl_status sl_world_destroy_entity(sl_world* world, sl_entity entity);
+/* As destroy, but holders despawn with reason left (World::withdraw_entity). */
+SL_API sl_status sl_world_withdraw_entity(sl_world* world, sl_entity entity);
 SL_API sl_status sl_world_set_position(sl_world* world, sl_entity entity, float x, float z);
 /* Many at once: entities[i] moves to (xs[i], zs[i]). All are checked first; one bad entry
  * refuses the whole call, naming its place. */

@@ -178,6 +178,13 @@ class SIGHTLINE_API World {
   /// Refused (entity_is_viewer) while the entity is some client's viewer.
   [[nodiscard]] Status destroy_entity(EntityId entity);
 
+  /// Removes an entity that goes on existing elsewhere (handed to another process or server, or
+  /// parked): as destroy_entity in every way (refusals, attachments detached, the slot reused
+  /// after the next tick), except that its holders' despawns say `left`, not `destroyed`, so a
+  /// client plays no death. A client that would see it again gets it as a new entity (another
+  /// handle) with a spawn.
+  [[nodiscard]] Status withdraw_entity(EntityId entity);
+
   /// Moves an entity; takes effect at the next tick. The position is refused, naming the entity,
   /// when NaN, infinite or beyond kMaxCoordinate. A refused call changes nothing.
   [[nodiscard]] Status set_position(EntityId entity, float x, float z);
