@@ -203,6 +203,15 @@ TEST(HandlesTest, AWithdrawnEntityLeavesEveryHolderAsLeftAndItsSlotIsReusedAsADe
   (void)world.tick();
   EXPECT_EQ(w.spawns(client), (std::vector<Spawn>{{next, SpawnReason::near}}));
   EXPECT_TRUE(w.despawns(client).empty());
+  // Whichever slot it took, the entity there now dies as any destroyed one does.
+  const EntityId reused = w.make(0.4f, 0.0f);
+  (void)world.tick();
+  ASSERT_TRUE(world.destroy_entity(next).ok());
+  ASSERT_TRUE(world.destroy_entity(reused).ok());
+  (void)world.tick();
+  std::vector<Despawn> dead{{next, DespawnReason::destroyed}, {reused, DespawnReason::destroyed}};
+  if (reused.index < next.index) std::swap(dead[0], dead[1]);  // in index order
+  EXPECT_EQ(w.despawns(client), dead);
 }
 
 TEST(HandlesTest, WalkingAwayDespawnsWithReasonLeft) {

@@ -231,7 +231,8 @@ class ReplicatorImpl;
 /// Call send() once after every World::tick(), then hand each client its packets(). (A tick
 /// without a send loses nothing the client must know: the table follows the World's set, and a
 /// member gone without a record of the tick at hand leaves as `left`, or `destroyed` when its
-/// entity no longer lives; only the reasons of the skipped tick are lost.) Under
+/// entity was destroyed, or was withdrawn and its slot reused by a later tick; only the reasons
+/// of the skipped tick are lost.) Under
 /// unreliable delivery, feed each client's ack packets to receive_ack(). The Replicator keeps,
 /// per client, a table of its World members (sorted by index, so the membership diff is a linear
 /// merge) with an accumulator, the send each was last sent at, and whether its spawn has gone:

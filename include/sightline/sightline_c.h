@@ -139,7 +139,8 @@ SL_API void sl_world_destroy(sl_world* world); /* NULL and a replay's world are 
 
 SL_API sl_status sl_world_create_entity(sl_world* world, const sl_entity_def* def, sl_entity* out);
 SL_API sl_status sl_world_destroy_entity(sl_world* world, sl_entity entity);
-/* As destroy, but holders despawn with reason left (World::withdraw_entity). */
+/* As destroy (refused with SL_ERR_ENTITY_IS_VIEWER, SL_ERR_STALE_HANDLE, SL_ERR_NULL_HANDLE the
+ * same way), but holders despawn with reason left (World::withdraw_entity). */
 SL_API sl_status sl_world_withdraw_entity(sl_world* world, sl_entity entity);
 SL_API sl_status sl_world_set_position(sl_world* world, sl_entity entity, float x, float z);
 /* Many at once: entities[i] moves to (xs[i], zs[i]). All are checked first; one bad entry
@@ -194,7 +195,7 @@ typedef struct sl_history_entry {
   bool spawned;    /* true: it entered the set; false: it left */
   uint8_t reason;  /* the spawn reason when spawned, else the despawn reason */
   float distance;  /* world units from the client's nearest origin; INFINITY when none in its space */
-  bool rule_known; /* false for an entity destroyed at that tick */
+  bool rule_known; /* false for an entity destroyed or withdrawn at that tick */
   uint8_t rule;    /* why()'s rule right after that tick, when known */
 } sl_history_entry;
 

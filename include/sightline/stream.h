@@ -25,8 +25,8 @@ enum class SpawnReason : std::uint8_t {
 
 /// Why an entity left a client's interest set. A client must not play a death for `left`.
 enum class DespawnReason : std::uint8_t {
-  left = 0,              ///< Walked beyond the leave radius (or stopped being relevant). Not a death.
-  destroyed = 1,         ///< The entity was destroyed.
+  left = 0,       ///< Walked beyond the leave radius (or stopped being relevant, or withdrawn). Not a death.
+  destroyed = 1,  ///< The entity was destroyed.
   key_removed = 2,       ///< The entity's key no longer admits the client (key or subscription changed).
   space_changed = 3,     ///< The entity, or the client's viewer, is now in another space.
   culling_switched = 4,  ///< Beyond the leave radius at the tick its space turned culling on.

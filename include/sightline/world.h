@@ -60,7 +60,7 @@ struct HistoryEntry {
   /// World::add_origin) to the entity, at that tick; infinity when none is in the entity's space.
   float distance = 0.0f;
   /// World::why right after that tick: the rule that decided and whether it held. Not known
-  /// (rule_known false, rule out_of_range) for an entity destroyed at that tick.
+  /// (rule_known false, rule out_of_range) for an entity destroyed or withdrawn at that tick.
   bool rule_known = false;
   Rule rule = Rule::out_of_range;
 };
@@ -181,8 +181,8 @@ class SIGHTLINE_API World {
   /// Removes an entity that goes on existing elsewhere (handed to another process or server, or
   /// parked): as destroy_entity in every way (refusals, attachments detached, the slot reused
   /// after the next tick), except that its holders' despawns say `left`, not `destroyed`, so a
-  /// client plays no death. A client that would see it again gets it as a new entity (another
-  /// handle) with a spawn.
+  /// client plays no death. Brought back with create_entity it is a new entity here (another
+  /// handle), whose spawns say `created` at its first tick as any new entity's do.
   [[nodiscard]] Status withdraw_entity(EntityId entity);
 
   /// Moves an entity; takes effect at the next tick. The position is refused, naming the entity,

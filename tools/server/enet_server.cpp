@@ -199,7 +199,7 @@ Status EnetServer::run() {
   const StopSignals signals;
   const Clock::time_point start = Clock::now();
   stats_.rss_kb_start = resident_kb();
-  stats_.heap_kb_start = heap_in_use_kb();
+  stats_.heap_kb_start = stats_.heap_kb_now = heap_in_use_kb();
   TickSchedule schedule(start, game_.def().tick_rate);
   StatusLine status_line(start);
   Clock::time_point next_status = start + kStatusPeriod;

@@ -123,9 +123,11 @@ std::string prometheus_text(const ServerStats& server, const GameStats& game, co
     single(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
            static_cast<double>(*rss) * 1024.0);
   }
-  if (const std::optional<std::int64_t> heap = heap_in_use_kb()) {
-    single(out, "process_heap_in_use_bytes", "gauge",
-           "Heap handed out by the allocator and not freed, in bytes.", static_cast<double>(*heap) * 1024.0);
+  if (server.heap_kb_now) {
+    single(
+        out, "process_heap_in_use_bytes", "gauge",
+        "Heap handed out by the allocator and not freed, in bytes, as of the last status line (every 5 s).",
+        static_cast<double>(*server.heap_kb_now) * 1024.0);
   }
   return out;
 }

@@ -881,7 +881,7 @@ Status Server::run() {
   });
   start_ = Clock::now();
   stats_.rss_kb_start = resident_kb();
-  stats_.heap_kb_start = heap_in_use_kb();
+  stats_.heap_kb_start = stats_.heap_kb_now = heap_in_use_kb();
   schedule_.emplace(start_, game_.def().tick_rate);
   status_line_.emplace(start_);
   accept();

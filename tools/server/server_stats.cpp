@@ -21,7 +21,7 @@ double upper_edge(std::size_t bucket) {
 
 }  // namespace
 
-std::string StatusLine::next(const ServerStats& stats, std::size_t connections, Clock::time_point now) {
+std::string StatusLine::next(ServerStats& stats, std::size_t connections, Clock::time_point now) {
   const double seconds = std::max(1e-9, std::chrono::duration<double>(now - last_).count());
   const double bytes_per_second = static_cast<double>(stats.bytes_out - last_bytes_) / seconds;
   const double frames_in_per_second = static_cast<double>(stats.frames_in - last_frames_in_) / seconds;
@@ -35,11 +35,15 @@ std::string StatusLine::next(const ServerStats& stats, std::size_t connections, 
       connections, static_cast<unsigned long long>(stats.ticks),
       static_cast<unsigned long long>(stats.ticks_skipped), stats.tick_ms.percentile(0.99),
       bytes_per_second / 1000.0, frames_in_per_second);
-  const std::optional<std::int64_t> rss = resident_kb();
-  const std::optional<std::int64_t> heap = heap_in_use_kb();
-  if (rss && heap && used > 0 && static_cast<std::size_t>(used) < sizeof line) {
-    std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), ", RSS %.1f MB, heap %.1f MB",
-                  static_cast<double>(*rss) / 1024.0, static_cast<double>(*heap) / 1024.0);
+  const auto room = [&] { return used > 0 && static_cast<std::size_t>(used) < sizeof line; };
+  const auto at = [&] { return line + used; };
+  const auto left = [&] { return sizeof line - static_cast<std::size_t>(used); };
+  stats.heap_kb_now = heap_in_use_kb();
+  if (const std::optional<std::int64_t> rss = resident_kb(); rss && room()) {
+    used += std::snprintf(at(), left(), ", RSS %.1f MiB", static_cast<double>(*rss) / 1024.0);
+  }
+  if (stats.heap_kb_now && room()) {
+    std::snprintf(at(), left(), ", heap %.1f MiB", static_cast<double>(*stats.heap_kb_now) / 1024.0);
   }
   return line;
 }

@@ -61,17 +61,21 @@ struct ServerStats {
   std::optional<std::int64_t> heap_kb_start;
   std::optional<std::int64_t> heap_kb_after_warmup;
   std::optional<std::int64_t> heap_kb_end;
+  /// The heap in use at the last status line (every 5 s), which /metrics serves: reading it locks
+  /// the allocator's arenas, so a scraper asking often does not make the server read it often.
+  std::optional<std::int64_t> heap_kb_now;
   /// Closed connections by why (e.g. "client", "idle", "too many frames", "shutdown").
   std::map<std::string, std::uint64_t> closes;
 };
 
 /// The line the server logs every few seconds: connections, ticks, tick p99 and the rates since
-/// the previous line (no newline).
+/// the previous line, then the resident size and the heap in use in MiB where they can be read
+/// (no newline). It samples the heap into stats.heap_kb_now.
 class StatusLine {
  public:
   using Clock = std::chrono::steady_clock;
   explicit StatusLine(Clock::time_point start) noexcept : last_(start) {}
-  [[nodiscard]] std::string next(const ServerStats& stats, std::size_t connections, Clock::time_point now);
+  [[nodiscard]] std::string next(ServerStats& stats, std::size_t connections, Clock::time_point now);
 
  private:
   Clock::time_point last_;
@@ -88,7 +92,8 @@ class StatusLine {
 [[nodiscard]] std::optional<std::int64_t> heap_in_use_kb();
 
 /// Writes the stats as one JSON object (flat keys: ticks, tick_ms_p50, tick_ms_p99, tick_ms_max,
-/// connections_peak, frames_in, frames_out, bytes_out, rss_kb_after_warmup, rss_kb_end, heap_kb_*, closes...).
+/// connections_peak, frames_in, frames_out, bytes_out, rss_kb_after_warmup, rss_kb_end, heap_kb_*,
+/// closes...).
 [[nodiscard]] Status write_stats_json(const std::string& path, const ServerStats& stats);
 
 }  // namespace sightline::demo

@@ -291,9 +291,10 @@ TEST(Game, JoinsAndLeavesOfOneTickAreOneMessage) {
   h.receivers.erase(first + 3);
   h.tick();
   h.tick();  // nothing new: no message
-  EXPECT_EQ(h.receivers.at(first).messages,
-            (std::vector<std::string>{"5 connections joined (5 online)", "1 connection joined, 2 left (4 online)",
-                                      "connection 4 left (3 online)"}));
+  EXPECT_EQ(
+      h.receivers.at(first).messages,
+      (std::vector<std::string>{"5 connections joined (5 online)", "1 connection joined, 2 left (4 online)",
+                                "connection 4 left (3 online)"}));
   EXPECT_EQ(h.game->stats().messages, 3u);
 }
 
