@@ -106,6 +106,7 @@ void add(SendStats& to, const SendStats& from) noexcept {
   to.longest_wait = std::max(to.longest_wait, from.longest_wait);
   to.serialize_calls += from.serialize_calls;
   to.serialized_bytes += from.serialized_bytes;
+  to.sourced_payloads += from.sourced_payloads;
   to.serialize_errors += from.serialize_errors;
   to.promise_violations += from.promise_violations;
 }

@@ -30,18 +30,35 @@ bool ReplicatorImpl::serialize(SendWorker& w, EntityId e, StatePart part, Payloa
   std::uint8_t* const at = w.payloads.room(max_payload);
   std::array<EntityReference, kMaxReferences> references;
   Stream s = Stream::writer({at, max_payload}, references);
-  ++w.stats.serialize_calls;
-  if (!def.serialize(s, e, part, def.serialize_context) || !s.ok()) {
-    note_error(w, e, part,
-               s.ok() ? "the serializer returned false"
-                      : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
-                         " bytes and " + std::to_string(kMaxReferences) + " entity references)")
-                            .c_str());
-    return false;
+  const std::span<const std::uint8_t> given = def.payload_source != nullptr
+                                                  ? def.payload_source(e, part, def.payload_source_context)
+                                                  : std::span<const std::uint8_t>{};
+  std::size_t written = given.size();
+  if (!given.empty()) {
+    if (given.size() > max_payload) {
+      note_error(w, e, part,
+                 ("the payload source gave " + std::to_string(given.size()) +
+                  " bytes (payloads are at most " + std::to_string(max_payload) + " bytes)")
+                     .c_str());
+      return false;
+    }
+    std::copy(given.begin(), given.end(), at);
+    ++w.stats.sourced_payloads;
+  } else {
+    ++w.stats.serialize_calls;
+    if (!def.serialize(s, e, part, def.serialize_context) || !s.ok()) {
+      note_error(w, e, part,
+                 s.ok() ? "the serializer returned false"
+                        : (std::string(s.error()) + " (payloads are at most " + std::to_string(max_payload) +
+                           " bytes and " + std::to_string(kMaxReferences) + " entity references)")
+                              .c_str());
+      return false;
+    }
+    written = s.bytes();
+    w.stats.serialized_bytes += written;
   }
-  w.payloads.take(s.bytes());
-  w.stats.serialized_bytes += s.bytes();
-  payload.bytes = {at, s.bytes()};
+  w.payloads.take(written);
+  payload.bytes = {at, written};
   std::size_t framing = 0;
   if (part == StatePart::update) {
     const std::size_t bytes = update_record_bytes(e, payload.bytes.size());
@@ -66,14 +83,17 @@ bool ReplicatorImpl::serialize(SendWorker& w, EntityId e, StatePart part, Payloa
 
 bool ReplicatorImpl::first_cached(SendWorker& w, EntityId e, StatePart part, Payload& payload) {
   if (!def.share_payloads) {
-    // What a per-client serializer does: measure to see what the record costs, then write.
-    Stream measure = Stream::measurer();
-    ++w.stats.serialize_calls;
-    if (!def.serialize(measure, e, part, def.serialize_context) || !measure.ok()) {
-      note_error(w, e, part, measure.ok() ? "the serializer returned false" : measure.error());
-      return false;
+    // What a per-client serializer does: measure to see what the record costs, then write (a
+    // payload source's bytes have their size already).
+    if (def.payload_source == nullptr) {
+      Stream measure = Stream::measurer();
+      ++w.stats.serialize_calls;
+      if (!def.serialize(measure, e, part, def.serialize_context) || !measure.ok()) {
+        note_error(w, e, part, measure.ok() ? "the serializer returned false" : measure.error());
+        return false;
+      }
+      w.stats.serialized_bytes += measure.bytes();
     }
-    w.stats.serialized_bytes += measure.bytes();
     return serialize(w, e, part, payload);
   }
   CachedPayload& cached = cache[static_cast<int>(part)][e.index];

@@ -48,6 +48,8 @@ struct sl_replicator {
   std::optional<sightline::Replicator> replicator;  // made once its serializer context (this) is
   sl_serialize_fn serialize = nullptr;
   void* context = nullptr;
+  sl_payload_source_fn source = nullptr;
+  void* source_context = nullptr;
 };
 
 struct sl_mirror {
@@ -135,6 +137,14 @@ bool serialize_through_c(Stream& stream, EntityId entity, StatePart part, void* 
   const auto& r = *static_cast<const sl_replicator*>(context);
   return r.serialize(reinterpret_cast<sl_stream*>(&stream), handle(entity),
                      part == StatePart::full ? SL_PART_FULL : SL_PART_UPDATE, r.context);
+}
+
+std::span<const std::uint8_t> source_through_c(EntityId entity, StatePart part, void* context) {
+  const auto& r = *static_cast<const sl_replicator*>(context);
+  std::size_t size = 0;
+  const std::uint8_t* bytes = r.source(
+      handle(entity), part == StatePart::full ? SL_PART_FULL : SL_PART_UPDATE, r.source_context, &size);
+  return bytes == nullptr ? std::span<const std::uint8_t>{} : std::span<const std::uint8_t>{bytes, size};
 }
 
 // Hands what a packet tells the game to the C listener's callbacks.
@@ -706,7 +716,9 @@ void sl_replicator_def_default(sl_replicator_def* def) {
           .packet_bytes = d.packet_bytes,
           .budget_bytes = d.budget_bytes,
           .entry_budget_bytes = d.entry_budget_bytes,
-          .delta_updates = d.delta_updates};
+          .delta_updates = d.delta_updates,
+          .payload_source = nullptr,
+          .payload_source_context = nullptr};
 }
 
 sl_status sl_replicator_create(sl_world* world, const sl_replicator_def* def, sl_replicator** out) {
@@ -722,7 +734,8 @@ sl_status sl_replicator_create(sl_world* world, const sl_replicator_def* def, sl
                                           ": must be SL_DELIVERY_RELIABLE (0) or SL_DELIVERY_UNRELIABLE (1)");
     }
     // The C++ Replicator keeps the serializer's context: it points at the wrapper, made first.
-    auto wrapper = std::make_unique<sl_replicator>(sl_replicator{{}, def->serialize, def->serialize_context});
+    auto wrapper = std::make_unique<sl_replicator>(sl_replicator{
+        {}, def->serialize, def->serialize_context, def->payload_source, def->payload_source_context});
     ReplicatorDef d = default_replicator_def();
     d.serialize = serialize_through_c;
     d.serialize_context = wrapper.get();
@@ -732,6 +745,10 @@ sl_status sl_replicator_create(sl_world* world, const sl_replicator_def* def, sl
     d.budget_bytes = def->budget_bytes;
     d.entry_budget_bytes = def->entry_budget_bytes;
     d.delta_updates = def->delta_updates;
+    if (def->payload_source != nullptr) {
+      d.payload_source = source_through_c;
+      d.payload_source_context = wrapper.get();
+    }
     Result<Replicator> r = Replicator::create(*world->world, d);
     if (!r) return from(r.status());
     wrapper->replicator.emplace(std::move(*r));
@@ -826,7 +843,8 @@ void sl_replicator_get_stats(const sl_replicator* replicator, sl_send_stats* sta
             .resends = s.resends,
             .pending = s.pending,
             .serialize_calls = s.serialize_calls,
-            .serialize_errors = s.serialize_errors};
+            .serialize_errors = s.serialize_errors,
+            .sourced_payloads = s.sourced_payloads};
 }
 
 // --- ClientMirror -----------------------------------------------------------------------------

@@ -179,6 +179,69 @@ static void withdrawal(void) {
   sl_world_destroy(world);
 }
 
+/* A payload source's bytes go out as given, and the serializer is not called for them. */
+static const uint8_t kSourced[] = {0xab, 0xcd, 0xef, 0x42};
+static const uint8_t* fixed_source(sl_entity entity, int part, void* context, size_t* size) {
+  (void)entity;
+  (void)part;
+  ++*(int*)context;
+  *size = sizeof kSourced;
+  return kSourced;
+}
+static bool never_serialize(sl_stream* s, sl_entity entity, int part, void* context) {
+  (void)s;
+  (void)entity;
+  (void)part;
+  ++*(int*)context;
+  return false;
+}
+
+static void payload_source(void) {
+  sl_world_def def;
+  sl_world_def_default(&def);
+  sl_world* world = NULL;
+  OK(sl_world_create(&def, &world));
+  sl_entity_def edef;
+  sl_entity_def_default(&edef);
+  sl_entity viewer = 0, other = 0;
+  OK(sl_world_create_entity(world, &edef, &viewer));
+  edef.x = 0.5f;
+  OK(sl_world_create_entity(world, &edef, &other));
+  sl_client client = 0;
+  OK(sl_world_create_client(world, viewer, &client));
+  int sourced = 0, serialized = 0;
+  sl_replicator_def rdef;
+  sl_replicator_def_default(&rdef);
+  rdef.serialize = never_serialize;
+  rdef.serialize_context = &serialized;
+  rdef.payload_source = fixed_source;
+  rdef.payload_source_context = &sourced;
+  sl_replicator* replicator = NULL;
+  OK(sl_replicator_create(world, &rdef, &replicator));
+  bool found = false;
+  for (int t = 0; t < 2; ++t) { /* the spawn's full part, then an update */
+    OK(sl_world_tick(world, NULL));
+    OK(sl_replicator_send(replicator));
+    size_t count = 0;
+    OK(sl_replicator_packet_count(replicator, client, &count));
+    for (size_t p = 0; p < count; ++p) {
+      const uint8_t* bytes = NULL;
+      size_t size = 0;
+      OK(sl_replicator_packet(replicator, client, p, &bytes, &size));
+      for (size_t i = 0; i + sizeof kSourced <= size; ++i) {
+        found = found || memcmp(bytes + i, kSourced, sizeof kSourced) == 0;
+      }
+    }
+  }
+  sl_send_stats stats;
+  sl_replicator_get_stats(replicator, &stats);
+  CHECK(found);
+  CHECK(serialized == 0 && stats.serialize_calls == 0 && stats.serialize_errors == 0);
+  CHECK(sourced == 2 && stats.sourced_payloads == 1); /* the last send's: one update */
+  sl_replicator_destroy(replicator);
+  sl_world_destroy(world);
+}
+
 static const float kWorldSize = 100.0f;
 
 /* The world's z range, made once (x is written with the per-call form: the reader below reads
@@ -288,6 +351,7 @@ int main(void) {
   CHECK(strlen(sl_version()) >= 5);
   quantized_ranges();
   withdrawal();
+  payload_source();
   OK(sl_quantized_range_create(0.0f, kWorldSize, 1.0f / 64.0f, &z_range));
 
   /* A def out of range is refused, naming the field and its value. */
@@ -324,7 +388,7 @@ int main(void) {
   sl_replicator_def_default(&rdef);
   CHECK(rdef.serialize == NULL && rdef.delivery == SL_DELIVERY_RELIABLE && rdef.tick_seconds == 1.0f / 20.0f);
   CHECK(rdef.packet_bytes == 1200 && rdef.budget_bytes == 1200 && rdef.entry_budget_bytes == 32 * 1024);
-  CHECK(!rdef.delta_updates);
+  CHECK(!rdef.delta_updates && rdef.payload_source == NULL && rdef.payload_source_context == NULL);
   CHECK(sl_replicator_create(world, &rdef, &(sl_replicator*){NULL}) == SL_ERR_INVALID_DEF);
   CHECK(strstr(sl_last_error(), "serialize") != NULL);
   rdef.serialize = serialize_entity_state;

@@ -405,6 +405,96 @@ TEST(ReplicatorTest, AWithdrawnEntityGoesAsLeftWithOrWithoutASendAtItsTick) {
   EXPECT_EQ(second.despawns[1].reason, static_cast<std::uint8_t>(DespawnReason::destroyed));
 }
 
+// A payload source that gives what the game's serializer writes (as another process running the
+// same serializer would), or fixed bytes for one entity, or too many for another.
+struct Source {
+  Game* game = nullptr;
+  EntityId fixed;
+  EntityId oversized;
+  std::uint64_t calls = 0;
+};
+
+std::span<const std::uint8_t> sourced(EntityId e, StatePart part, void* context) {
+  auto& source = *static_cast<Source*>(context);
+  ++source.calls;
+  static const std::array<std::uint8_t, 3> kFixed{0xab, 0xcd, 0xef};
+  static const std::vector<std::uint8_t> kHuge(kMaxPacketBytes, 0x11);
+  if (e == source.fixed) return kFixed;
+  if (e == source.oversized) return kHuge;
+  thread_local std::array<std::uint8_t, kMaxPacketBytes> bytes;
+  std::array<EntityReference, kMaxReferences> references;
+  Stream s = Stream::writer(bytes, references);
+  if (!serialize(s, e, part, source.game) || !s.ok()) return {};
+  return {bytes.data(), s.bytes()};
+}
+
+TEST(ReplicatorTest, APayloadSourcesBytesGoOutUnchanged) {
+  SmallWorld w(10.0f, 10.0f);
+  Game game{&w.world};
+  std::vector<ClientId> clients;
+  std::vector<EntityId> entities;
+  for (int i = 0; i < 6; ++i) {
+    entities.push_back(w.make(0.5f * static_cast<float>(i), 0.0f));
+    if (i < 3) clients.push_back(w.client(entities.back()));
+  }
+  Source source;
+  source.game = &game;
+  ReplicatorDef plain_def = def_for(game);
+  ReplicatorDef sourced_def = plain_def;
+  sourced_def.payload_source = sourced;
+  sourced_def.payload_source_context = &source;
+  Replicator plain = std::move(Replicator::create(w.world, plain_def).value());
+  Replicator from_source = std::move(Replicator::create(w.world, sourced_def).value());
+  // The serializer's own bytes from the source: every packet as without one, and no serializer call.
+  for (int t = 0; t < 5; ++t) {
+    for (std::size_t i = 0; i < entities.size(); ++i) {
+      ASSERT_TRUE(
+          w.world.set_position(entities[i], 0.5f * static_cast<float>(i), 0.1f * static_cast<float>(t)).ok());
+    }
+    w.world.tick();
+    ASSERT_TRUE(plain.send().ok());
+    const std::uint64_t calls_before = game.calls;
+    ASSERT_TRUE(from_source.send().ok());
+    EXPECT_EQ(from_source.stats().serialize_calls, 0u);
+    EXPECT_GT(from_source.stats().sourced_payloads, 0u);
+    EXPECT_EQ(game.calls - calls_before, from_source.stats().sourced_payloads);  // the source's own calls
+    for (const ClientId c : clients) {
+      const auto a = *plain.packets(c);
+      const auto b = *from_source.packets(c);
+      ASSERT_EQ(a.size(), b.size());
+      for (std::size_t p = 0; p < a.size(); ++p) {
+        EXPECT_TRUE(std::equal(a[p].begin(), a[p].end(), b[p].begin(), b[p].end())) << "tick " << t;
+      }
+    }
+  }
+  // Another process's bytes for one entity, too many for another: the first goes as given, the
+  // second fails its records (named by send()), and the rest go on.
+  source.fixed = entities[4];
+  source.oversized = entities[5];
+  const EntityId late = w.make(1.0f, 0.5f);
+  w.world.tick();
+  const Status status = from_source.send();
+  EXPECT_EQ(status.code(), ErrorCode::invalid_argument);
+  EXPECT_NE(status.message().find("payload source gave " + std::to_string(kMaxPacketBytes) + " bytes"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find(std::to_string(entities[5].index)), std::string::npos) << status.message();
+  const Decoded d = decode_all(from_source, clients[0]);
+  bool fixed_seen = false;
+  for (const WireRecord& u : d.updates) {
+    EXPECT_NE(u.entity, entities[5]);
+    if (u.entity == entities[4]) {
+      fixed_seen = true;
+      EXPECT_EQ(std::vector<std::uint8_t>(u.payload.begin(), u.payload.end()),
+                (std::vector<std::uint8_t>{0xab, 0xcd, 0xef}));
+    }
+  }
+  EXPECT_TRUE(fixed_seen);
+  bool late_spawned = false;
+  for (const WireRecord& s : d.spawns) late_spawned = late_spawned || s.entity == late;
+  EXPECT_TRUE(late_spawned);
+}
+
 TEST(ReplicatorTest, SerializeOnceSharesPayloadsAcrossClients) {
   auto run = [](bool share, std::uint64_t& calls, std::vector<std::vector<std::uint8_t>>& wire) {
     SmallWorld w(50.0f, 60.0f);

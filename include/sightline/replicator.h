@@ -63,6 +63,16 @@ using PriorityHook = float (*)(const PriorityInputs& inputs, void* context);
 /// whether or not a packet carries it, and a failure is reported for it all the same.
 using EntitySerializer = bool (*)(Stream& stream, EntityId entity, StatePart part, void* context);
 
+/// Where an entity's payload may come from instead of the serializer: bytes another process's
+/// serializer wrote (the state of an entity that process owns and this one shows), sent
+/// unchanged. Returns the part's payload for this send, or empty to have the serializer write it
+/// as without a source. Called where the serializer would be (at most once a send for each
+/// entity and part with share_payloads), from send()'s workers, so it must only read what other
+/// calls share; the bytes need only last until it returns (they are copied). They may be at most
+/// the payload limit of packet_bytes (a longer span fails the record as a failed serializer does,
+/// reported by send()), and they name no entity (references are the serializer's alone).
+using PayloadSource = std::span<const std::uint8_t> (*)(EntityId entity, StatePart part, void* context);
+
 /// Writes an event's payload (events.h): what a recipient needs to play it, from the EventDef the
 /// game emitted (its user_data, its subject). Called once a send for each event of the last tick,
 /// on the thread that calls send(), before any client's packets; every recipient gets the same
@@ -86,6 +96,9 @@ struct ReplicatorDef {
   /// Required: the game's state serializer (no default).
   EntitySerializer serialize = nullptr;
   void* serialize_context = nullptr;
+  /// Optional: payloads written elsewhere, taken before the serializer (PayloadSource).
+  PayloadSource payload_source = nullptr;
+  void* payload_source_context = nullptr;
   /// Optional: the game's event payloads. Null writes each event's user_data as its payload (64
   /// bits, low word first: 8 bytes).
   EventSerializer serialize_event = nullptr;
@@ -203,6 +216,7 @@ struct SendStats {
   std::uint32_t longest_wait = 0;
   std::uint64_t serialize_calls = 0;   ///< Calls of the serializer (writes and measures).
   std::uint64_t serialized_bytes = 0;  ///< Payload bytes those calls wrote or measured.
+  std::uint64_t sourced_payloads = 0;  ///< Payloads taken from ReplicatorDef::payload_source.
   std::uint64_t serialize_errors = 0;
   std::uint64_t promise_violations = 0;
 };

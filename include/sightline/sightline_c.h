@@ -291,16 +291,24 @@ enum { SL_DELIVERY_RELIABLE = 0, SL_DELIVERY_UNRELIABLE = 1 };
  * send reports it, naming the entity). Called once per entity and part a send, whatever the
  * number of clients; from the World's worker threads when it has several. */
 typedef bool (*sl_serialize_fn)(sl_stream* stream, sl_entity entity, int part, void* context);
+/* Where an entity's payload may come from instead of the serializer (ReplicatorDef::payload_source):
+ * bytes another process's serializer wrote, sent unchanged. Returns them with their count in *size,
+ * valid until it returns (they are copied), or NULL (or *size 0) to have the serializer write the
+ * part. At most the payload limit of packet_bytes (more fails the record as a failed serializer
+ * does); they name no entity. Called from the World's worker threads when it has several. */
+typedef const uint8_t* (*sl_payload_source_fn)(sl_entity entity, int part, void* context, size_t* size);
 
 typedef struct sl_replicator_def {
   sl_serialize_fn serialize; /* required */
   void* serialize_context;
-  int delivery;                /* SL_DELIVERY_*; default reliable */
-  float tick_seconds;          /* > 0; default 1/20 */
-  uint32_t packet_bytes;       /* largest packet, [80, 65535]; default 1200 */
-  uint32_t budget_bytes;       /* bytes a client is sent per send, >= 41; default 1200 */
-  uint32_t entry_budget_bytes; /* spawn bytes a send, >= 1; default 32768 */
-  bool delta_updates;          /* updates as byte runs against a state the client kept; false */
+  int delivery;                        /* SL_DELIVERY_*; default reliable */
+  float tick_seconds;                  /* > 0; default 1/20 */
+  uint32_t packet_bytes;               /* largest packet, [80, 65535]; default 1200 */
+  uint32_t budget_bytes;               /* bytes a client is sent per send, >= 41; default 1200 */
+  uint32_t entry_budget_bytes;         /* spawn bytes a send, >= 1; default 32768 */
+  bool delta_updates;                  /* updates as byte runs against a state the client kept; false */
+  sl_payload_source_fn payload_source; /* optional, NULL by default */
+  void* payload_source_context;
 } sl_replicator_def;
 
 typedef struct sl_send_stats {
@@ -313,6 +321,7 @@ typedef struct sl_send_stats {
   uint64_t pending; /* members not yet spawned, over all clients */
   uint64_t serialize_calls;
   uint64_t serialize_errors;
+  uint64_t sourced_payloads; /* payloads taken from the payload source */
 } sl_send_stats;
 
 SL_API void sl_replicator_def_default(sl_replicator_def* def);
