@@ -135,6 +135,7 @@ static class Quickstart
             failed |= e.Code != "stale_handle";
         }
         failed |= !QuantizedRanges();
+        failed |= !Withdrawn();
         failed |= !CallbacksComeBack();
         failed |= !ReplayKeepsTheHistory();
         Console.WriteLine($"sightline {Library.Version}");
@@ -186,6 +187,51 @@ static class Quickstart
             {
                 Console.WriteLine($"QuantizedRange({bad.min}, {bad.max}, {bad.resolution}) refused: {e.Message}");
                 ok &= e.Code == "invalid_argument" && e.Message.Contains(bad.argument);
+            }
+        }
+        return ok;
+    }
+
+    // WithdrawEntity: this binding has no list of the World's despawns, so the client's history
+    // tells the reason of its despawn, which says "left" (handed elsewhere), not "destroyed"; the
+    // handle is then stale, and a client's viewer is refused.
+    static bool Withdrawn()
+    {
+        bool ok = true;
+        using (var world = new World(WorldDef.Default()))
+        {
+            ulong eye = world.CreateEntity(0.0f, 0.0f);
+            ulong keeper = world.CreateClient(eye);
+            world.SetHistoryCapacity(keeper, 16);
+            ulong traveller = world.CreateEntity(1.0f, 0.0f);
+            world.Tick();
+            world.WithdrawEntity(traveller);
+            world.Tick();
+            var history = world.History(keeper, traveller);
+            if (history.Length != 2 || !history[0].Spawned || history[1].Spawned || history[1].Entity != traveller ||
+                history[1].Reason != "left" || history[1].Rule != null)
+            {
+                Console.WriteLine($"the withdrawn entity's history: {string.Join(", ", history.Select(h => $"{h.Spawned} {h.Reason}"))}");
+                ok = false;
+            }
+            else
+            {
+                Console.WriteLine($"withdrawn: {history[0].Reason} then {history[1].Reason}");
+            }
+            var refusals = new (ulong entity, string code)[] { (traveller, "stale_handle"), (eye, "entity_is_viewer") };
+            foreach (var refused in refusals)
+            {
+                try
+                {
+                    world.WithdrawEntity(refused.entity);
+                    Console.WriteLine($"withdrawing {refused.entity} was not refused");
+                    ok = false;
+                }
+                catch (SightlineException e)
+                {
+                    Console.WriteLine($"withdrawing refused as expected: {e.Code}");
+                    ok &= e.Code == refused.code;
+                }
             }
         }
         return ok;

@@ -92,6 +92,7 @@ namespace Sightline
         public float TickSeconds;
         public uint PacketBytes, BudgetBytes, EntryBudgetBytes;
         [MarshalAs(UnmanagedType.U1)] public bool DeltaUpdates;
+        public IntPtr PayloadSource, PayloadSourceContext;  // not wrapped: left null
     }
 
     [StructLayout(LayoutKind.Sequential)]
@@ -129,6 +130,7 @@ namespace Sightline
         [DllImport(Lib)] internal static extern void sl_world_destroy(IntPtr world);
         [DllImport(Lib)] internal static extern int sl_world_create_entity(IntPtr world, ref EntityDef def, out ulong entity);
         [DllImport(Lib)] internal static extern int sl_world_destroy_entity(IntPtr world, ulong entity);
+        [DllImport(Lib)] internal static extern int sl_world_withdraw_entity(IntPtr world, ulong entity);
         [DllImport(Lib)] internal static extern int sl_world_set_position(IntPtr world, ulong entity, float x, float z);
         [DllImport(Lib)] internal static extern int sl_world_set_positions(IntPtr world, ulong[] entities, float[] xs, float[] zs, UIntPtr count);
         [DllImport(Lib)] internal static extern int sl_world_position(IntPtr world, ulong entity, out float x, out float z);
@@ -278,6 +280,12 @@ namespace Sightline
         }
 
         public void DestroyEntity(ulong e) => Native.Check(Native.sl_world_destroy_entity(Handle, e));
+
+        /// <summary>As DestroyEntity (refused the same way: entity_is_viewer, stale_handle,
+        /// null_handle), for an entity that goes on existing elsewhere: its holders despawn with
+        /// reason "left", not "destroyed", at the next tick.</summary>
+        public void WithdrawEntity(ulong e) => Native.Check(Native.sl_world_withdraw_entity(Handle, e));
+
         public void SetPosition(ulong e, float x, float z) => Native.Check(Native.sl_world_set_position(Handle, e, x, z));
 
         /// <summary>entities[i] moves to (xs[i], zs[i]): the arrays are pinned and read in place.</summary>

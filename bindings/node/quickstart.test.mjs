@@ -105,6 +105,23 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
   assert.throws(() => world.setPosition(gone, 1, 1), (e) => e instanceof sl.SightlineError && e.code === 'stale_handle');
   assert.throws(() => replicator.receiveAck(players[0].client, new Uint8Array([1, 2, 3])),
     (e) => e.code === 'malformed_packet');
+  // Withdrawn (handed elsewhere, not dead): the binding has no list of the World's despawns, so the
+  // client's history tells the reason, 'left' and not 'destroyed'; the handle is then stale, and a
+  // client's viewer is refused as destroyEntity refuses it.
+  const handed = new sl.World({});
+  const keeperEye = handed.createEntity(0, 0);
+  const keeper = handed.createClient(keeperEye);
+  handed.setHistoryCapacity(keeper, 16);
+  const traveller = handed.createEntity(1, 0);
+  handed.tick();
+  handed.withdrawEntity(traveller);
+  handed.tick();
+  assert.deepEqual(handed.history(keeper, traveller).map((h) => [h.entity, h.spawned, h.reason, h.rule]),
+    [[traveller, true, 'near', 'near'], [traveller, false, 'left', null]]);
+  assert.throws(() => handed.withdrawEntity(traveller), (e) => e instanceof sl.SightlineError && e.code === 'stale_handle');
+  assert.throws(() => handed.withdrawEntity(keeperEye),
+    (e) => e instanceof sl.SightlineError && e.code === 'entity_is_viewer');
+  handed.close();
   // A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and
   // is refused as that form fails, naming the argument.
   const eighths = new sl.QuantizedRange(-8, 7.9375, 1 / 16);

@@ -45,6 +45,10 @@ export interface World {
   close(): void;
   createEntity(x: number, z: number): Entity;
   destroyEntity(entity: Entity): void;
+  /** As destroyEntity (refused the same way: entity_is_viewer, stale_handle, null_handle), for an
+   * entity that goes on existing elsewhere: its holders despawn with reason 'left', not
+   * 'destroyed', at the next tick. */
+  withdrawEntity(entity: Entity): void;
   setPosition(entity: Entity, x: number, z: number): void;
   /** entities[i] moves to (xs[i], zs[i]); all are checked before any moves. */
   setPositions(entities: BigUint64Array, xs: Float32Array, zs: Float32Array): void;

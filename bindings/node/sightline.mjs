@@ -153,6 +153,12 @@ export async function load(modulePath) {
     destroyEntity(entity) {
       check(m._sl_world_destroy_entity(this.ptr, entity));
     }
+    /** As destroyEntity (refused the same way: entity_is_viewer, stale_handle, null_handle), for an
+     * entity that goes on existing elsewhere: its holders despawn with reason 'left', not
+     * 'destroyed', at the next tick. */
+    withdrawEntity(entity) {
+      check(m._sl_world_withdraw_entity(this.ptr, entity));
+    }
     setPosition(entity, x, z) {
       check(m._sl_world_set_position(this.ptr, entity, x, z));
     }

@@ -110,6 +110,27 @@ except sightline.SightlineError as e:
     print(f"refused as expected: {e.code}")
     failed |= e.code != "stale_handle"
 
+# Withdrawn (handed elsewhere, not dead): its holder's despawn says `left`, not `destroyed`; the
+# handle is then stale, and a client's viewer is refused as destroy_entity refuses it.
+handed = sightline.World(enter_radius=10.0)
+keeper_eye = handed.create_entity(0.0, 0.0)
+keeper = handed.create_client(keeper_eye)
+traveller = handed.create_entity(2.0, 0.0)
+handed.tick()
+handed.withdraw_entity(traveller)
+handed.tick()
+withdrawn = handed.despawns(keeper)
+print(f"withdrawn: despawns {withdrawn}")
+failed |= withdrawn != [(traveller, "left")]
+for entity, code in ((traveller, "stale_handle"), (keeper_eye, "entity_is_viewer")):
+    try:
+        handed.withdraw_entity(entity)
+        failed = True
+        print(f"withdrawing {entity} was not refused")
+    except sightline.SightlineError as e:
+        print(f"withdrawing refused as expected: {e.code}")
+        failed |= e.code != code
+
 # A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and
 # is refused as that form fails, naming the argument.
 eighths = sightline.QuantizedRange(-8.0, 7.9375, 1.0 / 16.0)

@@ -204,6 +204,7 @@ func main() {
 		failed = true
 	}
 	failed = !quantizedRanges() || failed
+	failed = !withdrawn() || failed
 	// What the game's callbacks panic with comes back from the call that ran them.
 	small, err := sightline.NewWorld(sightline.DefaultWorldDef())
 	must(err)
@@ -309,6 +310,49 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// withdrawn checks WithdrawEntity: the World has no despawn list in this binding, so the client's
+// history tells the reason of its despawn, which says "left" (handed elsewhere), not
+// "destroyed"; the handle is then stale, and a client's viewer is refused.
+func withdrawn() bool {
+	ok := true
+	world, err := sightline.NewWorld(sightline.DefaultWorldDef())
+	must(err)
+	defer world.Close()
+	eye, err := world.CreateEntity(0, 0)
+	must(err)
+	keeper, err := world.CreateClient(eye)
+	must(err)
+	must(world.SetHistoryCapacity(keeper, 16))
+	traveller, err := world.CreateEntity(1, 0)
+	must(err)
+	_, err = world.Tick()
+	must(err)
+	must(world.WithdrawEntity(traveller))
+	_, err = world.Tick()
+	must(err)
+	history, err := world.History(keeper, traveller)
+	must(err)
+	if len(history) != 2 || !history[0].Spawned || history[1].Spawned || history[1].Entity != traveller ||
+		history[1].Reason != "left" || history[1].Rule != "" {
+		fmt.Printf("the withdrawn entity's history: %+v\n", history)
+		ok = false
+	} else {
+		fmt.Printf("withdrawn: %s then %s\n", history[0].Reason, history[1].Reason)
+	}
+	for _, refused := range []struct {
+		e    sightline.Entity
+		code string
+	}{{traveller, "stale_handle"}, {eye, "entity_is_viewer"}} {
+		if err, is := world.WithdrawEntity(refused.e).(*sightline.Error); !is || err.Code != refused.code {
+			fmt.Printf("withdrawing %d was not refused as %s\n", refused.e, refused.code)
+			ok = false
+		} else {
+			fmt.Printf("withdrawing refused as expected: %s\n", err.Code)
+		}
+	}
+	return ok
 }
 
 // A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and is

@@ -247,6 +247,13 @@ func (w *World) DestroyEntity(e Entity) error {
 	return call(func() C.sl_status { return C.sl_world_destroy_entity(w.ptr, C.sl_entity(e)) })
 }
 
+// WithdrawEntity is DestroyEntity (refused the same way: entity_is_viewer, stale_handle,
+// null_handle) for an entity that goes on existing elsewhere: its holders despawn with reason
+// "left", not "destroyed", at the next tick.
+func (w *World) WithdrawEntity(e Entity) error {
+	return call(func() C.sl_status { return C.sl_world_withdraw_entity(w.ptr, C.sl_entity(e)) })
+}
+
 func (w *World) SetPosition(e Entity, x, z float32) error {
 	return call(func() C.sl_status { return C.sl_world_set_position(w.ptr, C.sl_entity(e), C.float(x), C.float(z)) })
 }

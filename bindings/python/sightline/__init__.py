@@ -148,6 +148,12 @@ class World:
     def destroy_entity(self, entity):
         _check(lib.sl_world_destroy_entity(self._ptr, entity))
 
+    def withdraw_entity(self, entity):
+        """As destroy_entity (refused the same way: entity_is_viewer, stale_handle, null_handle), but
+        the entity goes on existing elsewhere: its holders despawn with reason `left`, not
+        `destroyed`, at the next tick."""
+        _check(lib.sl_world_withdraw_entity(self._ptr, entity))
+
     def set_position(self, entity, x, z):
         _check(lib.sl_world_set_position(self._ptr, entity, x, z))
 
