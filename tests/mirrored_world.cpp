@@ -108,12 +108,15 @@ std::vector<EntityId> MirroredWorld::create_entities(std::span<const EntityDef> 
   return ids;
 }
 
-Status MirroredWorld::destroy_entity(EntityId entity) {
+template <typename WorldCall, typename OracleCall>
+Status MirroredWorld::remove_entity(const char* name, WorldCall world_call, OracleCall oracle_call,
+                                    EntityId entity) {
   const bool viewer = oracle_.is_viewer(entity);
-  Status status = mirror({.call = "destroy_entity(" + to_string(entity) + ")" + (viewer ? " [viewer]" : ""),
-                          .expect = viewer ? Expect::refuse : Expect::accept,
-                          .refusal = ErrorCode::entity_is_viewer},
-                         &World::destroy_entity, &BruteForceOracle::destroy_entity, entity);
+  Status status =
+      mirror({.call = std::string(name) + "(" + to_string(entity) + ")" + (viewer ? " [viewer]" : ""),
+              .expect = viewer ? Expect::refuse : Expect::accept,
+              .refusal = ErrorCode::entity_is_viewer},
+             world_call, oracle_call, entity);
   if (status.ok() && !viewer) {
     // The entity leaves every client's origins at once; its children become roots.
     for (const ClientId c : oracle_.clients()) compare_origins(c);
@@ -122,17 +125,13 @@ Status MirroredWorld::destroy_entity(EntityId entity) {
   return status;
 }
 
+Status MirroredWorld::destroy_entity(EntityId entity) {
+  return remove_entity("destroy_entity", &World::destroy_entity, &BruteForceOracle::destroy_entity, entity);
+}
+
 Status MirroredWorld::withdraw_entity(EntityId entity) {
-  const bool viewer = oracle_.is_viewer(entity);
-  Status status = mirror({.call = "withdraw_entity(" + to_string(entity) + ")" + (viewer ? " [viewer]" : ""),
-                          .expect = viewer ? Expect::refuse : Expect::accept,
-                          .refusal = ErrorCode::entity_is_viewer},
-                         &World::withdraw_entity, &BruteForceOracle::withdraw_entity, entity);
-  if (status.ok() && !viewer) {
-    for (const ClientId c : oracle_.clients()) compare_origins(c);
-    compare_structure();
-  }
-  return status;
+  return remove_entity("withdraw_entity", &World::withdraw_entity, &BruteForceOracle::withdraw_entity,
+                       entity);
 }
 
 Status MirroredWorld::set_position(EntityId entity, float x, float z) {

@@ -158,6 +158,9 @@ class MirroredWorld {
   /// World's answer (a Status or a Result).
   template <typename WorldCall, typename OracleCall, typename... Args>
   auto mirror(const Outcome& outcome, WorldCall world_call, OracleCall oracle_call, const Args&... args);
+  /// destroy_entity and withdraw_entity: refused for a viewer, then the origins and structure compared.
+  template <typename WorldCall, typename OracleCall>
+  Status remove_entity(const char* name, WorldCall world_call, OracleCall oracle_call, EntityId entity);
 
   void compare_key(EntityId entity);
   void compare_subscriptions(ClientId client);

@@ -26,6 +26,18 @@ EntityDef entity_at(float x, float z, bool always_relevant = false, float bound_
   return def;
 }
 
+// One random run, the World against the oracle at every tick, to its last tick.
+void expect_run_matches(const RandomRunDef& def) {
+  std::string error;
+  std::uint64_t ticks = 0;
+  run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
+    error = mirror.error();
+    ticks = mirror.oracle().tick_count();
+  });
+  ASSERT_EQ(error, "") << "seed " << def.seed;
+  ASSERT_EQ(ticks, def.ticks) << "seed " << def.seed;
+}
+
 void expect_random_runs_match(TierMode tiers, bool hysteresis, std::uint64_t first_seed,
                               std::uint64_t seeds) {
   for (std::uint64_t seed = first_seed; seed < first_seed + seeds_for_build(seeds); ++seed) {
@@ -33,14 +45,8 @@ void expect_random_runs_match(TierMode tiers, bool hysteresis, std::uint64_t fir
     def.seed = seed;
     def.tiers = tiers;
     def.hysteresis = hysteresis;
-    std::string error;
-    std::uint64_t ticks = 0;
-    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
-      error = mirror.error();
-      ticks = mirror.oracle().tick_count();
-    });
-    ASSERT_EQ(error, "") << "seed " << seed;
-    ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
+    expect_run_matches(def);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -52,14 +58,8 @@ TEST(OracleTest, RandomRunsWithWithdrawalsMatch) {
     def.withdraw = true;
     def.relevance = seed % 2 == 0;
     def.structure = seed % 3 == 0;
-    std::string error;
-    std::uint64_t ticks = 0;
-    run_random(def, [&](MirroredWorld& mirror, const TickStats&) {
-      error = mirror.error();
-      ticks = mirror.oracle().tick_count();
-    });
-    ASSERT_EQ(error, "") << "seed " << seed;
-    ASSERT_EQ(ticks, def.ticks) << "seed " << seed;
+    expect_run_matches(def);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
