@@ -281,7 +281,7 @@ void ClientPass::enter_by_grid() {
     float scan2 = enter2_;
     if (cap_ != 0 && pass_.crowd.size() >= cap_) {
       const auto nth = pass_.crowd.begin() + (cap_ - 1);
-      std::nth_element(pass_.crowd.begin(), nth, pass_.crowd.end());
+      std::nth_element(pass_.crowd.begin(), nth, pass_.crowd.end(), w_.crowd_order());
       const float worst = bit_cast<float>(static_cast<std::uint32_t>(*nth >> 32));
       const float bound2 = worst * enter2_ * (1.0f + 0x1.0p-20f);
       if (bound2 < enter2_) {
@@ -336,7 +336,7 @@ void ClientPass::scan_origins(const CrowdIndex* dense, float scan_radius, float 
 void ClientPass::apply_crowd_cap() {
   if (cap_ == 0 || pass_.crowd.size() <= cap_) return;
   const auto cut = pass_.crowd.begin() + cap_;
-  std::nth_element(pass_.crowd.begin(), cut, pass_.crowd.end());
+  std::nth_element(pass_.crowd.begin(), cut, pass_.crowd.end(), w_.crowd_order());
   for (auto at = cut; at != pass_.crowd.end(); ++at) {
     const auto e = static_cast<std::uint32_t>(*at);
     stamp_[e] = epoch_ - 1;

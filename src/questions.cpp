@@ -143,11 +143,12 @@ Result<Why> World::why(ClientId client, EntityId entity) const {
   const Decision d = decide(r);
   if (d.by_distance && w.def.crowd_cap != 0) {
     // Held only if fewer than crowd_cap roots held by distance rank before it.
+    const CrowdOrder before = w.crowd_order();
     std::uint32_t ahead = 0;
     for (std::uint32_t x = 0; x < w.alive.size() && ahead < w.def.crowd_cap; ++x) {
       if (x == r || !w.alive[x] || w.cold[x].parent != WorldImpl::kNone) continue;
       const Decision other = decide(x);
-      if (other.by_distance && other.rank < d.rank) ++ahead;
+      if (other.by_distance && before(other.rank, d.rank)) ++ahead;
     }
     if (ahead >= w.def.crowd_cap) return answer(false, Rule::crowded);
   }

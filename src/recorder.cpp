@@ -22,6 +22,8 @@ void Recorder::start(const RecordingSink& sink, const WorldDef& def) {
   flush();
 }
 
+std::uint32_t Recorder::version() noexcept { return recording::kVersion; }
+
 bool Recorder::bytes(std::uint8_t* p, std::size_t n) {
   while (n > 0) {
     if (used_ == buffer_.size()) flush();

@@ -56,6 +56,7 @@ class Recorder {
   bool bytes(std::uint8_t* p, std::size_t n);
   [[nodiscard]] static std::size_t remaining() noexcept { return 0; }
   static bool fail(const char*) noexcept { return false; }
+  [[nodiscard]] static std::uint32_t version() noexcept;  // recording::kVersion
 
  private:
   RecordingSink sink_;

@@ -20,7 +20,10 @@
 namespace sightline::recording {
 
 inline constexpr std::array<std::uint8_t, 8> kMagic = {'S', 'L', 'R', 'E', 'C', 'O', 'R', 'D'};
-inline constexpr std::uint32_t kVersion = 1;
+// Version 2 added EntityDef::external_id and created, and WorldDef::order_key; a version 1
+// recording still replays (those fields at their defaults).
+inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kOldestVersion = 1;
 
 // One record per call; the numbers are the format's and never change meaning.
 enum class Op : std::uint8_t {
@@ -77,7 +80,8 @@ inline constexpr std::uint8_t kLastOp = 46;
 const char* op_name(std::uint8_t op) noexcept;
 
 // An Io is a Writer or a Reader below: `io.bytes(p, n)` moves n bytes, and returns false once a
-// Reader runs out. Every field is little-endian; a float goes as its bits.
+// Reader runs out; `io.version()` is the recording's format version. Every field is little-endian; a float
+// goes as its bits.
 template <class Io, class T>
 requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) bool field(Io& io, T& v) {
   std::array<std::uint8_t, sizeof(T)> b{};
@@ -133,7 +137,8 @@ requires(std::is_same_v<Handle, EntityId> || std::is_same_v<Handle, ClientId> ||
 template <class Io>
 bool field(Io& io, EntityDef& d) {
   return field(io, d.x) && field(io, d.z) && field(io, d.always_relevant) && field(io, d.bound_radius) &&
-         field(io, d.radius_scale) && field(io, d.space) && field(io, d.presenter);
+         field(io, d.radius_scale) && field(io, d.space) && field(io, d.presenter) &&
+         (io.version() < 2 || (field(io, d.external_id) && field(io, d.created)));
 }
 
 template <class Io>
@@ -213,7 +218,8 @@ bool field(Io& io, WorldDef& d) {
   return field(io, d.enter_radius) && field(io, d.leave_radius) && field(io, d.cell_size) &&
          field(io, d.max_grid_cells) && field(io, d.tiers) && field(io, d.threads) &&
          field(io, d.thread_min_work) && field(io, d.fast_paths) && field(io, d.crowd_cap) &&
-         field(io, d.entity_capacity) && field(io, d.client_capacity);
+         field(io, d.entity_capacity) && field(io, d.client_capacity) &&
+         (io.version() < 2 || field(io, d.order_key));
 }
 
 }  // namespace sightline::recording

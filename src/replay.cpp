@@ -40,6 +40,8 @@ class ReplayImpl {
     [[nodiscard]] std::size_t remaining() const noexcept { return bytes_.size() - at_; }
     [[nodiscard]] std::size_t offset() const noexcept { return at_; }
     [[nodiscard]] const std::string& error() const noexcept { return error_; }
+    [[nodiscard]] std::uint32_t version() const noexcept { return version_; }
+    void set_version(std::uint32_t version) noexcept { version_ = version; }
     // Back to `at` (a record's start), the error forgotten.
     void rewind(std::size_t at) noexcept {
       at_ = at;
@@ -50,6 +52,7 @@ class ReplayImpl {
     std::span<const std::uint8_t> bytes_;
     std::size_t at_ = 0;
     std::string error_;
+    std::uint32_t version_ = recording::kVersion;
   };
 
   ReplayImpl(std::vector<std::uint8_t> bytes, const ReplayDef& def) : bytes_(std::move(bytes)), def_(def) {}
@@ -123,10 +126,12 @@ Status ReplayImpl::open() {
     return {ErrorCode::malformed_packet,
             "recording header: the bytes end after " + std::to_string(bytes_.size())};
   }
-  if (version != recording::kVersion) {
-    return {ErrorCode::malformed_packet, "recording version " + std::to_string(version) +
-                                             ": this library reads " + std::to_string(recording::kVersion)};
+  if (version < recording::kOldestVersion || version > recording::kVersion) {
+    return {ErrorCode::malformed_packet,
+            "recording version " + std::to_string(version) + ": this library reads " +
+                std::to_string(recording::kOldestVersion) + " to " + std::to_string(recording::kVersion)};
   }
+  reader_.set_version(version);
   WorldDef def = default_world_def();
   if (!read(def)) {
     return {ErrorCode::malformed_packet, "recording header (the WorldDef): " + reader_.error()};

@@ -226,7 +226,8 @@ void sl_world_def_default(sl_world_def* def) {
           .threads = d.threads,
           .crowd_cap = d.crowd_cap,
           .entity_capacity = d.entity_capacity,
-          .client_capacity = d.client_capacity};
+          .client_capacity = d.client_capacity,
+          .order_key = static_cast<uint8_t>(d.order_key)};
 }
 
 void sl_entity_def_default(sl_entity_def* def) {
@@ -237,7 +238,9 @@ void sl_entity_def_default(sl_entity_def* def) {
           .bound_radius = d.bound_radius,
           .radius_scale = d.radius_scale,
           .always_relevant = d.always_relevant,
-          .presenter = d.presenter};
+          .presenter = d.presenter,
+          .external_id = d.external_id,
+          .created = d.created};
 }
 
 namespace {
@@ -260,6 +263,7 @@ sl_status create_world(const sl_world_def* def, sl_recording_fn recording, void*
   d.crowd_cap = def->crowd_cap;
   d.entity_capacity = def->entity_capacity;
   d.client_capacity = def->client_capacity;
+  d.order_key = static_cast<OrderKey>(def->order_key);
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
   if (d.threads != 1) {
     return fail(SL_ERR_INVALID_DEF, "sl_world_def::threads is " + std::to_string(d.threads) +
@@ -313,6 +317,8 @@ sl_status sl_world_create_entity(sl_world* world, const sl_entity_def* def, sl_e
     d.radius_scale = def->radius_scale;
     d.always_relevant = def->always_relevant;
     d.presenter = def->presenter;
+    d.external_id = def->external_id;
+    d.created = def->created;
     Result<EntityId> e = world->world->create_entity(d);
     if (!e) return from(e.status());
     *out = handle(*e);
@@ -328,6 +334,22 @@ sl_status sl_world_destroy_entity(sl_world* world, sl_entity entity) {
 sl_status sl_world_withdraw_entity(sl_world* world, sl_entity entity) {
   return on_world(world, "sl_world_withdraw_entity",
                   [&](World& w) { return w.withdraw_entity(entity_of(entity)); });
+}
+
+sl_status sl_world_external_id(const sl_world* world, sl_entity entity, uint64_t* out) {
+  return guarded([&] {
+    SL_NEED(world, "sl_world_external_id");
+    SL_NEED(out, "sl_world_external_id");
+    Result<std::uint64_t> id = world->world->external_id(entity_of(entity));
+    if (!id) return from(id.status());
+    *out = *id;
+    return done();
+  });
+}
+
+sl_entity sl_world_find_external(const sl_world* world, uint64_t external_id) {
+  if (world == nullptr) return SL_NULL_HANDLE;
+  return handle(world->world->find_external(external_id));
 }
 
 sl_status sl_world_set_position(sl_world* world, sl_entity entity, float x, float z) {

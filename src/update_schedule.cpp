@@ -1,5 +1,5 @@
 // The update schedule of a client pass: each member's period, from its root's distance tier and
-// its key's send rate, and the members due this tick, staggered by the root's index.
+// its key's send rate, and the members due this tick, staggered by the root's order.
 #include <algorithm>
 
 #include "client_pass.h"
@@ -51,7 +51,8 @@ void ClientPass::schedule_updates() {
       if (subscription != nullptr) period = std::max(period, subscription->send_rate);
     }
     if (period_of != nullptr) period_of[i] = period;
-    if (period != 1 && !refresh_ && !w_.cold[r].tree_teleported && (w_.ticks + r) % period != 0) continue;
+    if (period != 1 && !refresh_ && !w_.cold[r].tree_teleported && (w_.ticks + w_.order_of(r)) % period != 0)
+      continue;
     updated[update_count++] = member;
   }
   update_count_ = update_count;

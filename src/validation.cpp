@@ -45,6 +45,10 @@ Status validate(const WorldDef& def) {
                 ? "enqueue_task is null while finish_task is set: set both or neither"
                 : "finish_task is null while enqueue_task is set: set both or neither"};
   }
+  if (def.order_key != OrderKey::slot && def.order_key != OrderKey::external) {
+    return {ErrorCode::invalid_def, "order_key is " + std::to_string(static_cast<unsigned>(def.order_key)) +
+                                        ": must be OrderKey::slot (0) or OrderKey::external (1)"};
+  }
   float previous = 0.0f;
   for (std::size_t i = 0; i < def.tiers.size(); ++i) {
     const DistanceTier& tier = def.tiers[i];

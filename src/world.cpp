@@ -42,6 +42,7 @@ WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
   alive.reserve(def.entity_capacity);
   live_generation.reserve(def.entity_capacity);
   cold.reserve(def.entity_capacity);
+  external.reserve(def.entity_capacity);
   bound.reserve(def.entity_capacity);
   scale.reserve(def.entity_capacity);
   binned.reserve(def.entity_capacity);
@@ -119,6 +120,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
   if (Status s = validate_radius_scale(id, def.radius_scale); !s) return s;
   const SpaceId space_id = def.space.is_null() ? default_space() : def.space;
   if (Status s = w.check(space_id); !s) return Status{s.code(), "EntityDef::space: " + s.message()};
+  if (Status s = w.check_external_id(def.external_id); !s) return s;
 
   (void)w.entity_slots.take();
   if (!fresh) {
@@ -128,6 +130,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.live_generation[index] = next_generation;
     w.alive[index] = 1;
     w.cold[index] = EntityCold{};
+    w.external[index] = def.external_id;
     w.bound[index] = 0.0f;
     w.scale[index] = 1.0f;
     w.binned[index] = 1;
@@ -139,6 +142,7 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
     w.live_generation.push_back(next_generation);
     w.alive.push_back(1);
     w.cold.emplace_back();
+    w.external.push_back(def.external_id);
     w.bound.push_back(0.0f);
     w.scale.push_back(1.0f);
     w.binned.push_back(1);
@@ -152,8 +156,11 @@ Result<EntityId> World::create_entity(const EntityDef& def) {
              w.xs.capacity(), index, w.def.entity_capacity);
     }
   }
-  w.cold[index].created = 1;
-  w.created_list.push_back(index);
+  if (def.external_id != 0) w.by_external.insert(def.external_id, index);
+  if (def.created) {
+    w.cold[index].created = 1;
+    w.created_list.push_back(index);
+  }
   ++w.live_entities;
   w.add_to_space(index, space_id.index);
   w.set_bound(index, def.bound_radius);
@@ -200,6 +207,7 @@ Status WorldImpl::remove_entity(World& world, EntityId entity, bool withdraw) {
   w.set_entity_key(entity.index, 0);
   w.clear_owner(entity.index);
   w.forget_origin(entity.index);
+  if (w.external[e] != 0) w.by_external.erase(w.external[e]);
   w.alive[entity.index] = 0;
   w.live_generation[entity.index] = 0;
   w.set_bound(entity.index, 0.0f);
@@ -207,6 +215,31 @@ Status WorldImpl::remove_entity(World& world, EntityId entity, bool withdraw) {
   w.destroyed.push_back(entity.index);
   --w.live_entities;
   return {};
+}
+
+Status WorldImpl::check_external_id(std::uint64_t id) const {
+  if (id == 0) {
+    if (def.order_key != OrderKey::external) return {};
+    return {ErrorCode::invalid_argument,
+            "EntityDef::external_id is 0: WorldDef::order_key is external, so every entity needs one"};
+  }
+  const std::uint32_t holder = by_external.find(id);
+  if (holder == ExternalIdMap::kNone) return {};
+  return {ErrorCode::invalid_argument, "EntityDef::external_id " + std::to_string(id) + " is held by " +
+                                           describe(EntityId{holder, generation[holder]})};
+}
+
+Result<std::uint64_t> World::external_id(EntityId entity) const {
+  const WorldImpl& w = *impl_;
+  if (Status s = w.check(entity); !s) return s;
+  return w.external[entity.index];
+}
+
+EntityId World::find_external(std::uint64_t external_id) const {
+  const WorldImpl& w = *impl_;
+  if (external_id == 0) return {};
+  const std::uint32_t slot = w.by_external.find(external_id);
+  return slot == ExternalIdMap::kNone ? EntityId{} : EntityId{slot, w.generation[slot]};
 }
 
 Status World::set_position(EntityId entity, float x, float z) {

@@ -12,6 +12,7 @@
 #include "distance_scan.h"
 #include "entity_cold.h"
 #include "grid.h"
+#include "index_map.h"
 #include "occluder_grid.h"
 #include "position_batch.h"
 #include "record_buffer.h"
@@ -125,6 +126,15 @@ struct PassRadii {
 [[nodiscard]] inline std::uint64_t crowd_rank(float d2, float reach, std::uint32_t e) noexcept {
   return static_cast<std::uint64_t>(bit_cast<std::uint32_t>(d2 / (reach * reach))) << 32 | e;
 }
+/// Orders crowd ranks: two at the same distance by their entities' external ids when `external`
+/// is set (OrderKey::external), else by slot, as the plain integer compare does.
+struct CrowdOrder {
+  const std::uint64_t* external;
+  [[nodiscard]] bool operator()(std::uint64_t a, std::uint64_t b) const noexcept {
+    if (external == nullptr || (a >> 32) != (b >> 32)) return a < b;
+    return external[static_cast<std::uint32_t>(a)] < external[static_cast<std::uint32_t>(b)];
+  }
+};
 
 /// The runs of the grid's rows that a scan reads: how many (in PassScratch::runs) and their total
 /// length.
@@ -279,6 +289,9 @@ class WorldImpl {
   // generation while alive, 0 once destroyed: one load (or one gather) checks a handle.
   std::vector<std::uint32_t> live_generation;
   std::vector<EntityCold> cold;
+  // EntityDef::external_id per slot (0: none), and the live entities' ids to their slots.
+  std::vector<std::uint64_t> external;
+  ExternalIdMap by_external;
   std::vector<float> bound;          // bounding-sphere radius per slot; 0 for a point
   std::vector<float> scale;          // radius scale per slot; 1 by default
   std::vector<std::uint8_t> binned;  // alive roots that no client can hold beyond its R: in the grid
@@ -310,7 +323,7 @@ class WorldImpl {
   std::vector<std::uint32_t> presenter_list;  // sorted indices of presenters (roots)
   // Teleports since the last tick, and per tick the roots of their trees.
   std::vector<std::uint32_t> teleported_list;
-  std::vector<std::uint32_t> created_list;  // entities created since the last tick
+  std::vector<std::uint32_t> created_list;  // entities created since the last tick (created set)
   std::vector<std::uint32_t> tree_teleported_list;
   std::vector<std::uint32_t> last_teleported_roots;  // tree_teleported_list of the last tick
   // Per tick: roots of trees holding an always-relevant entity.
@@ -390,9 +403,19 @@ class WorldImpl {
     for (const OutputPart& part : parts) total += part.out.members.size();
     return total;
   }
+  /// Refuses an EntityDef::external_id a live entity holds, or 0 where the order key needs one.
+  [[nodiscard]] Status check_external_id(std::uint64_t id) const;
   [[nodiscard]] std::uint32_t root_of(std::uint32_t e) const noexcept {
     while (cold[e].parent != kNone) e = cold[e].parent;
     return e;
+  }
+  /// An entity's order (World, "An entity's order"): its slot, or its external id.
+  [[nodiscard]] std::uint64_t order_of(std::uint32_t e) const noexcept {
+    return def.order_key == OrderKey::external ? external[e] : e;
+  }
+  /// The crowd cap's ranking (crowd_rank) with ties in this World's order.
+  [[nodiscard]] CrowdOrder crowd_order() const noexcept {
+    return CrowdOrder{def.order_key == OrderKey::external ? external.data() : nullptr};
   }
   /// Whether client `sight.client` sees root r this tick: past the walls of r's space from some
   /// origin, at r's position or its look-ahead position, and by the filter.

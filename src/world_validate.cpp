@@ -44,7 +44,9 @@ void WorldImpl::validate_entities() const {
   SIGHTLINE_ASSERT(generation.size() == slots && live_generation.size() == slots && cold.size() == slots);
   SIGHTLINE_ASSERT(zs.size() == slots && alive.size() == slots && traits.size() == slots);
   SIGHTLINE_ASSERT(bound.size() == slots && binned.size() == slots && scale.size() == slots);
+  SIGHTLINE_ASSERT(external.size() == slots);
   std::uint32_t live = 0;
+  std::size_t named = 0;
   std::uint32_t attached = 0;
   std::uint32_t scaled = 0;
   for (std::uint32_t e = 0; e < slots; ++e) {
@@ -54,6 +56,11 @@ void WorldImpl::validate_entities() const {
     SIGHTLINE_ASSERT(((traits[e] & kDead) != 0) == (alive[e] == 0));
     if (!alive[e]) continue;
     ++live;
+    if (external[e] != 0) {
+      ++named;
+      SIGHTLINE_ASSERT(by_external.find(external[e]) == e);
+    }
+    SIGHTLINE_ASSERT(external[e] != 0 || def.order_key == OrderKey::slot);
     const SpaceSlot& room = space_slots[cold[e].space];
     SIGHTLINE_ASSERT(room.alive);
     SIGHTLINE_ASSERT(cold[e].space_pos < room.entities.size() && room.entities[cold[e].space_pos] == e);
@@ -69,7 +76,7 @@ void WorldImpl::validate_entities() const {
       listed = c == e;
     SIGHTLINE_ASSERT_MSG(listed, "an attached entity is among its parent's children");
   }
-  SIGHTLINE_ASSERT(live == live_entities && scaled == scaled_entities);
+  SIGHTLINE_ASSERT(live == live_entities && scaled == scaled_entities && named == by_external.size());
   SIGHTLINE_ASSERT(attached == attached_entities);
   SIGHTLINE_ASSERT(entity_slots.count() == slots && client_pool.count() == client_slots.size());
   SIGHTLINE_ASSERT(space_pool.count() == space_slots.size());

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "../src/occluder_grid.h"
@@ -84,7 +85,8 @@ const BruteForceOracle::Entity& BruteForceOracle::root_of(const Entity& e) const
 }
 
 std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool always_relevant,
-                                            float bound_radius, SpaceId space, bool presenter) {
+                                            float bound_radius, SpaceId space, bool presenter,
+                                            std::uint64_t external_id, bool created) {
   if (id.is_null()) return "create_entity returned a null handle";
   if (entities_.contains(id.index)) {
     return "create_entity reused slot " + std::to_string(id.index) + " before a tick released it (" +
@@ -96,6 +98,11 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
            to_string(id) + ", previous generation " + std::to_string(it->second) + ")";
   }
   if (live_space(space) == nullptr) return "create_entity accepted " + to_string(space) + ", not live";
+  if (external_id == 0 && order_key_ == OrderKey::external) return "create_entity accepted external id 0";
+  if (const EntityId holder = find_external(external_id); !holder.is_null()) {
+    return "create_entity accepted external id " + std::to_string(external_id) + ", held by " +
+           to_string(holder);
+  }
   last_generation_[id.index] = id.generation;
   Entity entity;
   entity.id = id;
@@ -105,9 +112,23 @@ std::string BruteForceOracle::create_entity(EntityId id, float x, float z, bool 
   entity.bound = bound_radius;
   entity.space = resolved(space);
   entity.presenter = presenter;
-  entity.created = true;
+  entity.created = created;
+  entity.external = external_id;
   entities_[id.index] = entity;
   return {};
+}
+
+EntityId BruteForceOracle::find_external(std::uint64_t id) const {
+  if (id == 0) return {};
+  for (const auto& [index, e] : entities_) {
+    if (e.alive && e.external == id) return e.id;
+  }
+  return {};
+}
+
+std::uint64_t BruteForceOracle::external_id(EntityId id) const {
+  const Entity* e = live(id);
+  return e == nullptr ? 0 : e->external;
 }
 
 std::string BruteForceOracle::withdraw_entity(EntityId id) {
@@ -991,20 +1012,20 @@ TickStats BruteForceOracle::tick() {
     for (const auto& [index, e] : entities_) {
       if (e.alive) decided[index] = decide(e);
     }
-    // Rule l: of the roots held by distance, the crowd_cap first by (d2 / reach^2, index).
+    // Rule l: of the roots held by distance, the crowd_cap first by (d2 / reach^2, order).
     if (crowd_cap_ != 0 && space.culls) {
-      std::vector<std::pair<float, std::uint32_t>> ranked;
+      std::vector<std::tuple<float, std::uint64_t, std::uint32_t>> ranked;
       for (const auto& [index, why] : decided) {
         if (why.root.index != index || !why.held) continue;
         if (why.rule != Rule::near && why.rule != Rule::within_leave) continue;
         const Entity& r = entities_.at(index);
         const float radius = r.scale * (was_member(r.id) ? client_leave : client_enter);
         const float reach = r.bound > 0.0f ? radius + r.bound : radius;
-        ranked.emplace_back(nearest2(r) / (reach * reach), index);
+        ranked.emplace_back(nearest2(r) / (reach * reach), order_of(r), index);
       }
       std::sort(ranked.begin(), ranked.end());
       std::set<std::uint32_t> crowded;
-      for (std::size_t i = crowd_cap_; i < ranked.size(); ++i) crowded.insert(ranked[i].second);
+      for (std::size_t i = crowd_cap_; i < ranked.size(); ++i) crowded.insert(std::get<2>(ranked[i]));
       for (const std::uint32_t index : crowded) {
         if (decided[index].rule == Rule::within_leave) crowded_within_leave[index] = 1;
         if (decided[index].rule == Rule::near && unseen_since.contains(index)) crowded_unseen[index] = 1;
@@ -1071,7 +1092,8 @@ TickStats BruteForceOracle::tick() {
         // Every member here is admitted: Global (no key rate) or subscribed.
         if (const Subscription* sub = subscription(r)) period = std::max(period, sub->send_rate);
       }
-      if (period == 1 || (ticks_ + r.id.index) % period == 0 || tree_teleported[r.id.index] != 0 || all_due) {
+      if (period == 1 || (ticks_ + order_of(r)) % period == 0 || tree_teleported[r.id.index] != 0 ||
+          all_due) {
         out.updates.push_back(m);
       }
     }

@@ -122,7 +122,8 @@ class BruteForceOracle {
   // Mirrors of the World's inputs. Each returns an empty string when the call is consistent with
   // the rule (the handle names what the oracle knows), else a description of the inconsistency.
   std::string create_entity(EntityId id, float x, float z, bool always_relevant, float bound_radius = 0.0f,
-                            SpaceId space = {}, bool presenter = false);
+                            SpaceId space = {}, bool presenter = false, std::uint64_t external_id = 0,
+                            bool created = true);
   std::string destroy_entity(EntityId id);
   std::string withdraw_entity(EntityId id);
   std::string set_position(EntityId id, float x, float z);
@@ -133,6 +134,13 @@ class BruteForceOracle {
   void set_radii(float enter_radius, float leave_radius);
   /// WorldDef::crowd_cap (0: none).
   void set_crowd_cap(std::uint32_t cap) { crowd_cap_ = cap; }
+  /// WorldDef::order_key: what ranks entities in rule l and the schedule's stagger.
+  void set_order_key(OrderKey key) { order_key_ = key; }
+  [[nodiscard]] OrderKey order_key() const { return order_key_; }
+  /// The live entity with EntityDef::external_id `id`, or null (for 0 too).
+  [[nodiscard]] EntityId find_external(std::uint64_t id) const;
+  /// The EntityDef::external_id of a live entity (0 for none).
+  [[nodiscard]] std::uint64_t external_id(EntityId id) const;
   /// (client, root) pairs the crowd cap has left out, over all ticks so far.
   [[nodiscard]] std::uint64_t crowded_total() const noexcept { return crowded_total_; }
 
@@ -295,8 +303,9 @@ class BruteForceOracle {
     bool presenter = false;
     EntityId parent;  ///< Null for a root.
     bool teleported = false;
-    bool created = false;  ///< Since the last tick.
-    float vx = 0.0f;       ///< Velocity, world units per second.
+    bool created = false;        ///< Since the last tick, by a create_entity whose def said created.
+    std::uint64_t external = 0;  ///< EntityDef::external_id.
+    float vx = 0.0f;             ///< Velocity, world units per second.
     float vz = 0.0f;
     std::uint32_t destroyed_depth = 0;  ///< Its depth when destroyed (despawn order).
   };
@@ -357,6 +366,11 @@ class BruteForceOracle {
   float enter_radius_;
   float leave_radius_;
   std::uint32_t crowd_cap_ = 0;
+  OrderKey order_key_ = OrderKey::slot;
+  /// An entity's order: its slot, or its external id under OrderKey::external.
+  [[nodiscard]] std::uint64_t order_of(const Entity& e) const {
+    return order_key_ == OrderKey::external ? e.external : e.id.index;
+  }
   std::uint64_t crowded_total_ = 0;
   std::vector<DistanceTier> tiers_;
   SpaceId default_space_;

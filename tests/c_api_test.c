@@ -179,6 +179,46 @@ static void withdrawal(void) {
   sl_world_destroy(world);
 }
 
+/* External ids under the external order key: required, unique, looked up; an entity that
+ * existed elsewhere spawns as not created. */
+static void external_ids(void) {
+  sl_world_def def;
+  sl_world_def_default(&def);
+  CHECK(def.order_key == 0);
+  def.order_key = 1;
+  sl_world* world = NULL;
+  OK(sl_world_create(&def, &world));
+  sl_entity_def edef;
+  sl_entity_def_default(&edef);
+  CHECK(edef.external_id == 0 && edef.created);
+  sl_entity none = 0;
+  CHECK(sl_world_create_entity(world, &edef, &none) == SL_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(sl_last_error(), "external_id is 0") != NULL);
+  sl_entity viewer = 0, copy = 0;
+  edef.external_id = 0x100000000ull;
+  OK(sl_world_create_entity(world, &edef, &viewer));
+  CHECK(sl_world_create_entity(world, &edef, &none) == SL_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(sl_last_error(), "4294967296 is held") != NULL);
+  edef.external_id = 7;
+  edef.created = false;
+  edef.x = 0.5f;
+  OK(sl_world_create_entity(world, &edef, &copy));
+  uint64_t id = 0;
+  OK(sl_world_external_id(world, copy, &id));
+  CHECK(id == 7);
+  CHECK(sl_world_find_external(world, 7) == copy && sl_world_find_external(world, 8) == SL_NULL_HANDLE);
+  sl_client client = 0;
+  OK(sl_world_create_client(world, viewer, &client));
+  OK(sl_world_tick(world, NULL));
+  sl_spawn spawns[4];
+  size_t count = 0;
+  OK(sl_world_spawns(world, client, spawns, 4, &count));
+  CHECK(count == 1 && spawns[0].entity == copy && !spawns[0].created);
+  sl_world_destroy(world);
+  def.order_key = 9;
+  CHECK(sl_world_create(&def, &world) == SL_ERR_INVALID_DEF);
+}
+
 /* A payload source's bytes go out as given, and the serializer is not called for them. */
 static const uint8_t kSourced[] = {0xab, 0xcd, 0xef, 0x42};
 static const uint8_t* fixed_source(sl_entity entity, int part, void* context, size_t* size) {
@@ -351,6 +391,7 @@ int main(void) {
   CHECK(strlen(sl_version()) >= 5);
   quantized_ranges();
   withdrawal();
+  external_ids();
   payload_source();
   OK(sl_quantized_range_create(0.0f, kWorldSize, 1.0f / 64.0f, &z_range));
 

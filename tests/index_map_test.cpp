@@ -12,26 +12,31 @@
 namespace sightline {
 namespace {
 
-TEST(IndexMapTest, MatchesAnUnorderedMapOnRandomOperations) {
+// Seeded random operations on a map of `Key`s against std::unordered_map.
+template <class Key>
+void matches_an_unordered_map() {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     std::mt19937_64 rng(seed);
-    IndexMap map;
-    std::unordered_map<std::uint32_t, std::uint32_t> model;
-    std::vector<std::uint32_t> keys;  // the model's, to pick from
+    KeyedIndexMap<Key> map;
+    std::unordered_map<Key, std::uint32_t> model;
+    std::vector<Key> keys;  // the model's, to pick from
     // A small key space makes erases and re-inserts of the same keys common; the extremes and a
-    // lattice of multiples of 2^16 (whose Fibonacci hashes differ only in low bits) are mixed in.
-    const auto key = [&]() -> std::uint32_t {
-      switch (rng() % 4) {
-        case 0: return static_cast<std::uint32_t>(rng() % 512);
-        case 1: return static_cast<std::uint32_t>(rng() % 64) << 16;
-        case 2: return 0xffffffffu - static_cast<std::uint32_t>(rng() % 4);
-        default: return static_cast<std::uint32_t>(rng());
+    // lattice of multiples of 2^16 (whose Fibonacci hashes differ only in low bits) are mixed in;
+    // 64-bit keys also get keys that differ only above bit 32.
+    const auto key = [&]() -> Key {
+      switch (rng() % 5) {
+        case 0: return static_cast<Key>(rng() % 512);
+        case 1: return static_cast<Key>(rng() % 64) << 16;
+        case 2: return static_cast<Key>(~Key{0} - static_cast<Key>(rng() % 4));
+        case 3:
+          return sizeof(Key) == 8 ? static_cast<Key>((rng() % 64) << 32 | 5u) : static_cast<Key>(rng() % 7);
+        default: return static_cast<Key>(rng());
       }
     };
     for (int step = 0; step < 20000; ++step) {
       const std::uint32_t op = static_cast<std::uint32_t>(rng() % 10);
       if (op < 5) {
-        const std::uint32_t k = key();
+        const Key k = key();
         const auto value = static_cast<std::uint32_t>(rng() % 0xfffffffeu);
         if (model.count(k) == 0) {
           map.insert(k, value);
@@ -45,7 +50,7 @@ TEST(IndexMapTest, MatchesAnUnorderedMapOnRandomOperations) {
         keys[i] = keys.back();
         keys.pop_back();
       } else if (!keys.empty()) {
-        const std::uint32_t k = keys[rng() % keys.size()];
+        const Key k = keys[rng() % keys.size()];
         const auto value = static_cast<std::uint32_t>(rng() % 0xfffffffeu);
         map.assign(k, value);
         model[k] = value;
@@ -54,17 +59,21 @@ TEST(IndexMapTest, MatchesAnUnorderedMapOnRandomOperations) {
       if (step % 97 == 0) {
         for (const auto& [k, v] : model) ASSERT_EQ(map.find(k), v) << "seed " << seed << " key " << k;
         for (int probe = 0; probe < 32; ++probe) {
-          const std::uint32_t k = key();
-          ASSERT_EQ(map.find(k), model.count(k) != 0 ? model[k] : IndexMap::kNone) << "seed " << seed;
+          const Key k = key();
+          ASSERT_EQ(map.find(k), model.count(k) != 0 ? model[k] : KeyedIndexMap<Key>::kNone)
+              << "seed " << seed;
         }
       }
     }
     // Erased down to empty, every key gone.
-    for (const std::uint32_t k : keys) map.erase(k);
+    for (const Key k : keys) map.erase(k);
     EXPECT_EQ(map.size(), 0u);
-    for (const auto& [k, v] : model) EXPECT_EQ(map.find(k), IndexMap::kNone);
+    for (const auto& [k, v] : model) EXPECT_EQ(map.find(k), KeyedIndexMap<Key>::kNone);
   }
 }
+
+TEST(IndexMapTest, MatchesAnUnorderedMapOnRandomOperations) { matches_an_unordered_map<std::uint32_t>(); }
+TEST(IndexMapTest, SixtyFourBitKeysMatchAnUnorderedMap) { matches_an_unordered_map<std::uint64_t>(); }
 
 TEST(IndexMapTest, AnEmptyMapFindsNothing) {
   const IndexMap map;

@@ -14,6 +14,7 @@ MirroredWorld::MirroredWorld(const WorldDef& def)
     : world_(std::move(World::create(def).value())),
       oracle_(def.enter_radius, def.leave_radius, def.tiers, world_.default_space()) {
   oracle_.set_crowd_cap(def.crowd_cap);
+  oracle_.set_order_key(def.order_key);
 }
 
 void MirroredWorld::note(std::string message) {
@@ -71,22 +72,29 @@ Result<EntityId> MirroredWorld::create_entity(const EntityDef& def) {
   const std::uint32_t before = world_.entity_count();
   const bool bad_bound = !valid_bound(def.bound_radius);
   const bool bad_space = !def.space.is_null() && !oracle_.is_live(def.space);
+  // An external id another live entity holds, or none where the order key needs one.
+  const bool bad_external = def.external_id == 0 ? oracle_.order_key() == OrderKey::external
+                                                 : !oracle_.find_external(def.external_id).is_null();
   Outcome outcome{.call = "create_entity with bound_radius " + describe_float(def.bound_radius) + " in " +
-                          to_string(def.space)};
-  if (bad_bound || bad_space) {
+                          to_string(def.space) + ", external id " + std::to_string(def.external_id)};
+  if (bad_bound || bad_space || bad_external) {
     outcome.expect = Expect::refuse;
     outcome.refusal = bad_space ? ErrorCode::stale_handle : ErrorCode::invalid_argument;
-    if (bad_space && bad_bound) outcome.alternative = ErrorCode::invalid_argument;
+    if (bad_space && (bad_bound || bad_external)) outcome.alternative = ErrorCode::invalid_argument;
   }
   Result<EntityId> id = mirror(
       outcome, &World::create_entity,
       [](BruteForceOracle& oracle, EntityId created, const EntityDef& d) {
         return oracle.create_entity(created, d.x, d.z, d.always_relevant, d.bound_radius, d.space,
-                                    d.presenter);
+                                    d.presenter, d.external_id, d.created);
       },
       def);
   if (!id.ok() && world_.entity_count() != before) note("a refused create_entity changed entity_count");
   if (bad_space) count_refusal(id.status(), "create_entity: dead space");
+  if (bad_external && !bad_space && !bad_bound) {
+    count_refusal(id.status(),
+                  def.external_id == 0 ? "create_entity: no external id" : "create_entity: external id held");
+  }
   if (id.ok()) {
     compare_entity(*id);
     compare_velocity(*id);
@@ -423,6 +431,11 @@ void MirroredWorld::compare_entity(EntityId entity) {
     note("owner(" + to_string(entity) + "): expected " +
          (want.is_null() ? std::string("none") : to_string(want)) + ", got " +
          (owner->is_null() ? std::string("none") : to_string(*owner)));
+  } else if (const Result<std::uint64_t> external = world_.external_id(entity);
+             !external.ok() || *external != oracle_.external_id(entity)) {
+    note("external_id(" + to_string(entity) + "): expected " + std::to_string(oracle_.external_id(entity)));
+  } else if (*external != 0 && world_.find_external(*external) != entity) {
+    note("find_external(" + std::to_string(*external) + ") is not " + to_string(entity));
   }
 }
 

@@ -120,8 +120,46 @@ class RandomInputs {
       if (chance(0.4f)) entity_def.space = pick(spaces);
       entity_def.presenter = chance(0.05f);
     }
+    if (def_.external_ids) external_id(entity_def);
     const Result<EntityId> id = mirror_.create_entity(entity_def);
     return id.ok() ? *id : EntityId{};
+  }
+
+  // An external id for `entity_def`: a new one (scrambled, some near 2^64 so the stagger's sum
+  // wraps), or one whose entity has gone (handed back: not `created`); before it, now and then a
+  // refused create with an id a live entity holds, or with none.
+  void external_id(EntityDef& entity_def) {
+    const std::vector<EntityId> live = mirror_.oracle().entities();
+    if (chance(0.03f) && !live.empty()) {
+      EntityDef held = entity_def;
+      held.external_id = mirror_.oracle().external_id(pick(live));
+      (void)mirror_.create_entity(held);
+    }
+    if (chance(0.02f)) {
+      EntityDef none = entity_def;
+      none.external_id = 0;
+      (void)mirror_.create_entity(none);
+    }
+    if (chance(0.3f) && !issued_.empty()) {
+      const std::uint64_t back = pick(issued_);
+      if (mirror_.oracle().find_external(back).is_null()) {
+        entity_def.external_id = back;
+        entity_def.created = false;
+        return;
+      }
+    }
+    std::uint64_t id = 0;
+    while (id == 0) {
+      // splitmix64 of a counter: distinct for distinct counters.
+      std::uint64_t z = ++external_counter_ * 0x9e3779b97f4a7c15ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      id = z ^ (z >> 31);
+      if (chance(0.1f)) id |= 0xffffffff00000000ull;
+      if (!mirror_.oracle().find_external(id).is_null()) id = 0;
+    }
+    issued_.push_back(id);
+    entity_def.external_id = id;
   }
 
   // --- Owners, origins and bounds ---
@@ -1350,7 +1388,9 @@ class RandomInputs {
   MirroredWorld& mirror_;
   float width_;
   std::vector<Position> centers_;
-  std::vector<SpaceId> dead_spaces_;  ///< Destroyed spaces: their handles must be refused.
+  std::vector<SpaceId> dead_spaces_;   ///< Destroyed spaces: their handles must be refused.
+  std::vector<std::uint64_t> issued_;  ///< External ids given so far.
+  std::uint64_t external_counter_ = 0;
   SightFilterState& filter_;
 };
 
@@ -1381,6 +1421,7 @@ void run_random(const RandomRunDef& def,
   world_def.recording = def.recording;
   world_def.thread_min_work = 0;  // these worlds are small: run them on the pool all the same
   world_def.fast_paths = !def.general_pass;
+  if (def.external_ids) world_def.order_key = OrderKey::external;
   if (def.crowd_cap) {
     const std::uint32_t caps[] = {0, 1, 2, 3, 5, 8};
     world_def.crowd_cap = caps[1 + rng.below(5)];

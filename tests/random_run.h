@@ -40,6 +40,11 @@ struct RandomRunDef {
   /// Churn's entity destroys are withdraw_entity half the time (an extra draw: off leaves the
   /// other inputs unchanged).
   bool withdraw = false;
+  /// WorldDef::order_key external: every entity created with an external id, a new one
+  /// (scrambled, some above 2^32 so the stagger's sum wraps) or, 30% of the time, that of an
+  /// entity gone (handed back, with EntityDef::created false); plus refused creates with an id a
+  /// live entity holds or with none. Off leaves the other inputs unchanged.
+  bool external_ids = false;
   bool vary_grid = true;
   /// Always-relevant entities: 8% of those created, and toggles between ticks. Off, none is (the
   /// draws stay the same, so the other inputs do not change).

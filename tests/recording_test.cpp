@@ -57,6 +57,7 @@ TEST(Recording, ARandomRunReplaysTickByTickWhateverTheThreads) {
     def.keys = def.relevance = def.structure = def.sight = def.crowd_cap = def.radii = true;
     def.visibility_filter = false;
     def.withdraw = seed % 2 == 0;
+    def.external_ids = seed % 4 < 2;
     def.ticks = 30;
     def.recording = sink_into(bytes);
     std::vector<std::uint64_t> prints;
@@ -270,19 +271,32 @@ std::vector<std::uint8_t> tiny_recording() {
   return bytes;
 }
 
-constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * 4 + 4 + 4 * 0 + 4 + 4 + 1 + 4 + 4 + 4;  // no tiers
-constexpr std::size_t kCreateEntityBytes = 1 + (4 + 4 + 1 + 4 + 4 + 8 + 1) + 8;
+constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * 4 + 4 + 4 * 0 + 4 + 4 + 1 + 4 + 4 + 4 + 1;  // no tiers
+constexpr std::size_t kCreateEntityBytes = 1 + (4 + 4 + 1 + 4 + 4 + 8 + 1 + 8 + 1) + 8;
 constexpr std::size_t kSetPositionBytes = 1 + 8 + 4 + 4;
 
 TEST(Recording, TheLayoutIsTheDocumentedOne) {
   const std::vector<std::uint8_t> bytes = tiny_recording();
   ASSERT_EQ(bytes.size(), kHeaderBytes + kCreateEntityBytes + 1 + kSetPositionBytes + 1);
   EXPECT_EQ(std::memcmp(bytes.data(), "SLRECORD", 8), 0);
-  EXPECT_EQ(bytes[8], 1u);                                      // version 1, little-endian
+  EXPECT_EQ(bytes[8], 2u);                                      // version 2, little-endian
   EXPECT_EQ(bytes[kHeaderBytes], 2u);                           // create_entity
   EXPECT_EQ(bytes[kHeaderBytes + kCreateEntityBytes], 1u);      // tick
   EXPECT_EQ(bytes[kHeaderBytes + kCreateEntityBytes + 1], 4u);  // set_position
   EXPECT_EQ(bytes.back(), 1u);                                  // tick
+}
+
+// Version 1 lacked WorldDef::order_key and the EntityDef's external_id and created: its
+// recordings replay with those at their defaults.
+TEST(Recording, AVersionOneRecordingStillReplays) {
+  const std::vector<std::uint8_t> now = tiny_recording();
+  std::vector<std::uint8_t> old(now.begin(), now.begin() + kHeaderBytes - 1);  // no order_key
+  old[8] = 1;
+  const auto create = now.begin() + kHeaderBytes;
+  old.insert(old.end(), create, create + kCreateEntityBytes - 8 - 9);  // no external_id, created
+  old.insert(old.end(), create + kCreateEntityBytes - 8, now.end());
+  EXPECT_EQ(replayed(old), replayed(now));
+  EXPECT_EQ(replayed(old).size(), 2u);
 }
 
 TEST(Recording, BadBytesAreRefusedWithTheByteTheCallAndTheReason) {

@@ -28,6 +28,7 @@ namespace Sightline
     {
         public float EnterRadius, LeaveRadius, CellSize;
         public uint Threads, CrowdCap, EntityCapacity, ClientCapacity;
+        public byte OrderKey; // 0 slot, 1 external (sl_world_def::order_key)
         public static WorldDef Default() { WorldDef d; Native.sl_world_def_default(out d); return d; }
     }
 
@@ -37,6 +38,8 @@ namespace Sightline
         public float X, Z, BoundRadius, RadiusScale;
         [MarshalAs(UnmanagedType.U1)] public bool AlwaysRelevant;
         [MarshalAs(UnmanagedType.U1)] public bool Presenter;
+        public ulong ExternalId;
+        [MarshalAs(UnmanagedType.U1)] public bool Created;
     }
 
     [StructLayout(LayoutKind.Sequential)]

@@ -69,7 +69,7 @@ export async function load(modulePath) {
   class World {
     /** @param def { enterRadius, leaveRadius, threads, cellSize, crowdCap } (the C defaults otherwise). */
     constructor(def = {}) {
-      const d = m._malloc(32); // sl_world_def: 3 floats, 4 uint32
+      const d = m._malloc(32); // sl_world_def: 3 floats, 4 uint32, order_key uint8 (29 bytes, 32 aligned)
       try {
         m._sl_world_def_default(d);
         const f = d >>> 2;
@@ -139,7 +139,7 @@ export async function load(modulePath) {
       }
     }
     createEntity(x, z) {
-      const d = m._malloc(24); // sl_entity_def: 4 floats, 2 bools
+      const d = m._malloc(40); // sl_entity_def: 4 floats, 2 bools, external_id uint64 at 24, created bool at 32
       try {
         m._sl_entity_def_default(d);
         m.HEAPF32[d >>> 2] = x;

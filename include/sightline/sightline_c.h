@@ -86,6 +86,8 @@ typedef struct sl_world_def {
   uint32_t crowd_cap;       /* most entities held by distance per client; 0 (default) = no cap */
   uint32_t entity_capacity; /* room reserved up front; 0 (default) grows as needed */
   uint32_t client_capacity;
+  uint8_t order_key; /* what ranks entities: 0 slot (default), 1 external (every entity then needs an
+                        external_id); WorldDef::order_key */
 } sl_world_def;
 
 typedef struct sl_entity_def {
@@ -95,6 +97,9 @@ typedef struct sl_entity_def {
   float radius_scale;   /* factor on clients' radii for it, in [1/16, 16]; default 1 */
   bool always_relevant; /* held by every client; default false */
   bool presenter;       /* held by every client of its space; default false */
+  uint64_t external_id; /* the game's id for it, unique among live entities; 0 (default) none */
+  bool created;         /* its first spawns say created; false for one that existed elsewhere;
+                           default true */
 } sl_entity_def;
 
 typedef struct sl_tick_stats {
@@ -142,6 +147,10 @@ SL_API sl_status sl_world_destroy_entity(sl_world* world, sl_entity entity);
 /* As destroy (refused with SL_ERR_ENTITY_IS_VIEWER, SL_ERR_STALE_HANDLE, SL_ERR_NULL_HANDLE the
  * same way), but holders despawn with reason left (World::withdraw_entity). */
 SL_API sl_status sl_world_withdraw_entity(sl_world* world, sl_entity entity);
+/* The entity's external id (0 for none) into *out. */
+SL_API sl_status sl_world_external_id(const sl_world* world, sl_entity entity, uint64_t* out);
+/* The live entity holding external id `external_id`; SL_NULL_HANDLE when none does (and for 0). */
+SL_API sl_entity sl_world_find_external(const sl_world* world, uint64_t external_id);
 SL_API sl_status sl_world_set_position(sl_world* world, sl_entity entity, float x, float z);
 /* Many at once: entities[i] moves to (xs[i], zs[i]). All are checked first; one bad entry
  * refuses the whole call, naming its place. */

@@ -39,6 +39,17 @@ struct EntityDef {
   /// A presenter: held by every client of its space whose key admits it, at any distance. An
   /// entity with no position (a match record, a ledger) is a presenter whose position nobody reads.
   bool presenter = false;
+  /// An id of the game's own for the entity, unique among the World's live entities: what the
+  /// game, or a cluster of processes that each hold a copy, calls it. 0 (the default) is none.
+  /// Required when WorldDef::order_key is OrderKey::external, where it replaces the slot in
+  /// every choice that ranks entities (world.h's rule l and the schedule). Read back with
+  /// external_id, looked up with find_external.
+  std::uint64_t external_id = 0;
+  /// Whether the entity begins here: its spawns at the first tick say `created`
+  /// (SpawnRecord::created). false for an entity that already existed elsewhere (a copy of
+  /// another process's entity, one handed back after withdraw_entity), so that its clients play
+  /// no appearance.
+  bool created = true;
 };
 
 /// A 2D position on the ground plane.
@@ -118,7 +129,7 @@ struct TickTimings {
 ///   k. otherwise held when nearest2(r) <= (s * R + b)^2 and r is visible (`near`, or `teleport`
 ///      when an entity of the tree was teleported since the last tick).
 ///   l. crowd cap (WorldDef::crowd_cap > 0): of the roots held by j or k, only the crowd_cap
-///      smallest by (nearest2(r) / reach^2, r's index) are held, reach being s * L + b for a root
+///      smallest by (nearest2(r) / reach^2, r's order) are held, reach being s * L + b for a root
 ///      that was in c's set after the last tick and s * R + b otherwise (float, as written); the
 ///      others are not held (`left` for a member).
 /// Radii. c's radii are its space's (R_S, L_S: SpaceState's) unless c set a view radius v
@@ -144,10 +155,17 @@ struct TickTimings {
 /// The schedule: a member's period is the slower of its root's distance tier (tiers apply in
 /// culling spaces: the first with nearest2(r) <= (fraction * (s * R) + b)^2, the last beyond all; 1
 /// elsewhere) and its root's key rate (the fastest matching subscription; none for Global keys
-/// and for trees held by rules c to e). It is due when period == 1, or (tick + r.index) % period
-/// == 0, or an entity of r's tree was teleported since the last tick, or c's origins changed
-/// since the last tick (set_viewer, add_origin, remove_origin, destroying an extra origin,
-/// teleporting the viewer or an extra origin): every member is then due.
+/// and for trees held by rules c to e). It is due when period == 1, or (tick + r's order) %
+/// period == 0 (in 64-bit unsigned arithmetic), or an entity of r's tree was teleported since the
+/// last tick, or c's origins changed since the last tick (set_viewer, add_origin, remove_origin,
+/// destroying an extra origin, teleporting the viewer or an extra origin): every member is then
+/// due.
+///
+/// An entity's order is its slot (EntityId::index), or its EntityDef::external_id when
+/// WorldDef::order_key is OrderKey::external. With external ids, which slot an entity landed in
+/// decides nothing: two Worlds given the same entities in any creation order (another process
+/// holding copies, say) hold the same sets and give the same records, up to the handles. The
+/// records' order within a tick stays by slot.
 ///
 /// Memory: after warm-up (stable entity, client and set counts, a steady event rate) neither a
 /// tick nor emit_event performs heap allocation. Thread safety: use one World from one thread at
@@ -172,6 +190,13 @@ class SIGHTLINE_API World {
   /// Creates an entity. It is binned and may be spawned to clients at the next tick.
   /// Refused (non_finite_position) for a NaN, infinite or out-of-range position.
   [[nodiscard]] Result<EntityId> create_entity(const EntityDef& def);
+  /// Refused (invalid_argument, naming the id) when def.external_id is held by a live entity, or
+  /// is 0 while WorldDef::order_key is OrderKey::external.
+
+  /// The entity's EntityDef::external_id (0 for none).
+  [[nodiscard]] Result<std::uint64_t> external_id(EntityId entity) const;
+  /// The live entity whose external id is `external_id`; null when none is (and for 0).
+  [[nodiscard]] EntityId find_external(std::uint64_t external_id) const;
 
   /// Destroys an entity. At the next tick every client holding it gets a despawn with reason
   /// `destroyed`; its slot is reused only after that tick, with a new generation.
@@ -182,7 +207,8 @@ class SIGHTLINE_API World {
   /// parked): as destroy_entity in every way (refusals, attachments detached, the slot reused
   /// after the next tick), except that its holders' despawns say `left`, not `destroyed`, so a
   /// client plays no death. Brought back with create_entity it is a new entity here (another
-  /// handle), whose spawns say `created` at its first tick as any new entity's do.
+  /// handle); EntityDef::created false keeps its spawns from saying `created`. Its external id
+  /// is free again at once.
   [[nodiscard]] Status withdraw_entity(EntityId entity);
 
   /// Moves an entity; takes effect at the next tick. The position is refused, naming the entity,

@@ -16,8 +16,8 @@ namespace sightline {
 
 /// One distance tier: members within `max_distance_fraction * enter_radius` of the viewer (the
 /// product and its square computed in float, as the enter test is, so d == fraction * R is inside) are
-/// updated every `period` ticks, staggered by their root's index so that far updates never bunch
-/// on one tick. World's class comment (world.h) states the schedule exactly.
+/// updated every `period` ticks, staggered by their root's order (its slot or external id) so that
+/// far updates never bunch on one tick. World's class comment (world.h) states the schedule exactly.
 struct DistanceTier {
   /// Upper bound of the tier as a fraction of the enter radius; > 0, may be +infinity.
   float max_distance_fraction = std::numeric_limits<float>::infinity();
@@ -27,6 +27,13 @@ struct DistanceTier {
 
 /// The documented preset: members within R/2 every tick, the rest every second tick.
 [[nodiscard]] SIGHTLINE_API std::vector<DistanceTier> default_distance_tiers();
+
+/// What ranks entities where a rule must choose among equals (World's rule l, the update
+/// schedule's stagger): see World, "An entity's order".
+enum class OrderKey : std::uint8_t {
+  slot,      ///< The entity's slot, EntityId::index.
+  external,  ///< EntityDef::external_id, which every entity must then have.
+};
 
 /// How a World finds and replicates interest. Obtain with default_world_def() and change fields.
 struct WorldDef {
@@ -105,6 +112,10 @@ struct WorldDef {
   /// return as the crowd thins); a member pushed out despawns with reason `left`.
   /// Changeable later with World::set_crowd_cap.
   std::uint32_t crowd_cap = 0;
+
+  /// What ranks entities (OrderKey): by slot (the default), or by EntityDef::external_id, so that
+  /// processes holding copies of the same entities in other slots choose the same way.
+  OrderKey order_key = OrderKey::slot;
 
   /// Capacity hints: slots reserved up front so early growth does not allocate. Not limits.
   std::uint32_t entity_capacity = 0;
