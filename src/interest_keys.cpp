@@ -22,21 +22,6 @@ Status check_key(std::uint64_t key, bool user, const char* field) {
   return {};
 }
 
-Status check_subscription(const KeySubscription& subscription, bool user) {
-  if (Status s = check_key(subscription.key, user, user ? "user key" : "area key"); !s) return s;
-  if (subscription.send_rate > kMaxPeriod) {
-    return {ErrorCode::invalid_argument, "send_rate of key " + std::to_string(subscription.key) + " is " +
-                                             std::to_string(subscription.send_rate) +
-                                             ": must be in 0..65535"};
-  }
-  return {};
-}
-
-Subscription stored(const KeySubscription& subscription, bool user) {
-  return {user ? encode_user_key(subscription.key) : encode_area_key(subscription.key),
-          std::max<std::uint32_t>(subscription.send_rate, 1), subscription.bypass_distance};
-}
-
 bool is_user(std::uint64_t stored_key) { return stored_key != 0 && (stored_key & 1u) == 0; }
 
 // Replaces the subscriptions of one kind with `replacement` (sorted, unique, that kind only);
@@ -84,6 +69,21 @@ std::vector<KeySubscription> decoded(const ClientSlot& client, bool user) {
 }
 
 }  // namespace
+
+Status check_subscription(const KeySubscription& subscription, bool user) {
+  if (Status s = check_key(subscription.key, user, user ? "user key" : "area key"); !s) return s;
+  if (subscription.send_rate > kMaxPeriod) {
+    return {ErrorCode::invalid_argument, "send_rate of key " + std::to_string(subscription.key) + " is " +
+                                             std::to_string(subscription.send_rate) +
+                                             ": must be in 0..65535"};
+  }
+  return {};
+}
+
+Subscription stored(const KeySubscription& subscription, bool user) {
+  return {user ? encode_user_key(subscription.key) : encode_area_key(subscription.key),
+          std::max<std::uint32_t>(subscription.send_rate, 1), subscription.bypass_distance};
+}
 
 const Subscription* find_subscription(const ClientSlot& client, std::uint64_t stored_key) noexcept {
   const auto at = std::lower_bound(client.subscriptions.begin(), client.subscriptions.end(), stored_key,

@@ -51,6 +51,7 @@ const char* op_name(std::uint8_t op) noexcept {
       "set_event_class",
       "emit_event",
       "withdraw_entity",
+      "adopt_client",
   };
   return op <= kLastOp ? kNames[op] : "unknown";
 }

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "sightline/client_image.h"
 #include "sightline/events.h"
 #include "sightline/handles.h"
 #include "sightline/interest_keys.h"
@@ -20,7 +21,8 @@
 namespace sightline::recording {
 
 inline constexpr std::array<std::uint8_t, 8> kMagic = {'S', 'L', 'R', 'E', 'C', 'O', 'R', 'D'};
-// Version 2 added EntityDef::external_id and created, and WorldDef::order_key; a version 1
+// Version 2 added EntityDef::external_id and created, WorldDef::order_key and first_tick, and
+// adopt_client; a version 1
 // recording still replays (those fields at their defaults).
 inline constexpr std::uint32_t kVersion = 2;
 inline constexpr std::uint32_t kOldestVersion = 1;
@@ -73,8 +75,9 @@ enum class Op : std::uint8_t {
   set_event_class = 44,
   emit_event = 45,
   withdraw_entity = 46,
+  adopt_client = 47,
 };
-inline constexpr std::uint8_t kLastOp = 46;
+inline constexpr std::uint8_t kLastOp = 47;
 
 // The World call's name, e.g. "set_position"; "unknown" beyond kLastOp.
 const char* op_name(std::uint8_t op) noexcept;
@@ -175,6 +178,11 @@ bool field(Io& io, EventDef& d) {
          field(io, d.subject) && field(io, d.user_data);
 }
 
+template <class Io>
+bool field(Io& io, ClientImage::Member& m) {
+  return field(io, m.entity) && field(io, m.unseen_ticks);
+}
+
 // The smallest encoded size of each element of a list, so that a Reader can refuse a count the
 // remaining bytes cannot hold before it sizes anything by it.
 template <class T>
@@ -185,6 +193,10 @@ template <>
 inline constexpr std::size_t kMinBytes<WallSegment> = 16;
 template <>
 inline constexpr std::size_t kMinBytes<DistanceTier> = 8;
+template <>
+inline constexpr std::size_t kMinBytes<ClientImage::Member> = 16;
+template <>
+inline constexpr std::size_t kMinBytes<std::uint64_t> = 8;
 
 // A list: its length (u32), then its elements. A Reader fills `list`, reusing its storage.
 template <class Io, class T>
@@ -212,6 +224,16 @@ bool field(Io& io, std::span<const T> list) {
   return true;
 }
 
+template <class Io>
+bool field(Io& io, ClientImage& c) {
+  return field(io, c.viewer) && field(io, c.members) && field(io, c.sighted) &&
+         field(io, c.area_subscriptions) && field(io, c.user_subscriptions) &&
+         field(io, c.subscription_revision) && field(io, c.extra_origins) && field(io, c.owned) &&
+         field(io, c.origins_changed) && field(io, c.origins_changed_at_last_tick) &&
+         field(io, c.look_ahead) && field(io, c.view_enter_radius) && field(io, c.view_leave_radius) &&
+         field(io, c.last_enter_radius) && field(io, c.last_leave_radius);
+}
+
 // The parts of a WorldDef that decide what a World does (not its hooks).
 template <class Io>
 bool field(Io& io, WorldDef& d) {
@@ -219,7 +241,7 @@ bool field(Io& io, WorldDef& d) {
          field(io, d.max_grid_cells) && field(io, d.tiers) && field(io, d.threads) &&
          field(io, d.thread_min_work) && field(io, d.fast_paths) && field(io, d.crowd_cap) &&
          field(io, d.entity_capacity) && field(io, d.client_capacity) &&
-         (io.version() < 2 || field(io, d.order_key));
+         (io.version() < 2 || (field(io, d.order_key) && field(io, d.first_tick)));
 }
 
 }  // namespace sightline::recording

@@ -112,6 +112,7 @@ class ReplayImpl {
   std::vector<float> xs_;
   std::vector<float> zs_;
   std::vector<KeySubscription> subscriptions_;
+  ClientImage image_;
   std::vector<WallSegment> walls_;
 };
 
@@ -292,6 +293,13 @@ Status ReplayImpl::apply(std::optional<TickStats>& stats) {
       if (!read(e, c)) return malformed();
       if (scanning_) return {};
       if (Status created_as = created(w.create_client(e), c); !created_as) return created_as;
+      if (def_.on_client != nullptr) def_.on_client(def_.on_client_context, w, c);
+      return {};
+    }
+    case Op::adopt_client: {
+      if (!read(image_, c)) return malformed();
+      if (scanning_) return {};
+      if (Status adopted_as = created(w.adopt_client(image_), c); !adopted_as) return adopted_as;
       if (def_.on_client != nullptr) def_.on_client(def_.on_client_context, w, c);
       return {};
     }

@@ -95,4 +95,32 @@ Status validate_radius_scale(EntityId entity, float scale) {
   return {};
 }
 
+Status validate_view_radius(const std::string& who, float enter_radius, float leave_radius) {
+  const std::string of = " of " + who + " is ";
+  if (enter_radius == 0.0f) {
+    if (leave_radius != 0.0f) {
+      return {ErrorCode::invalid_argument, "view leave radius" + of + format_value(leave_radius) +
+                                               ": must be 0 when the enter radius is 0"};
+    }
+  } else if (!(enter_radius >= kMinRadius && enter_radius <= kMaxRadius)) {
+    return {ErrorCode::invalid_argument,
+            "view radius" + of + format_value(enter_radius) + ": must be 0 (the space's radii) or in [" +
+                format_value(kMinRadius) + ", " + format_value(kMaxRadius) + "]"};
+  } else if (leave_radius != 0.0f && !(leave_radius >= enter_radius && leave_radius <= kMaxRadius)) {
+    return {ErrorCode::invalid_argument, "view leave radius" + of + format_value(leave_radius) +
+                                             ": must be 0 (the space's proportion) or in [" +
+                                             format_value(enter_radius) + ", " + format_value(kMaxRadius) +
+                                             "]"};
+  }
+  return {};
+}
+
+Status validate_look_ahead(const std::string& who, float seconds) {
+  if (!(seconds >= 0.0f && seconds <= kMaxLookAhead)) {
+    return {ErrorCode::invalid_argument, "look-ahead of " + who + " is " + format_value(seconds) +
+                                             " s: must be in [0, " + format_value(kMaxLookAhead) + "]"};
+  }
+  return {};
+}
+
 }  // namespace sightline

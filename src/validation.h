@@ -1,6 +1,8 @@
 // Checks shared by World::create and the World's setters.
 #pragma once
 
+#include <string>
+
 #include "sightline/handles.h"
 #include "sightline/status.h"
 #include "sightline/world_def.h"
@@ -16,5 +18,10 @@ namespace sightline {
 [[nodiscard]] Status validate_bound_radius(EntityId entity, float radius);
 /// scale finite and in [kMinRadiusScale, kMaxRadiusScale]; the message names `entity`.
 [[nodiscard]] Status validate_radius_scale(EntityId entity, float scale);
+
+/// A client's view radii (World::set_view_radius's rule); the message names `who`.
+[[nodiscard]] Status validate_view_radius(const std::string& who, float enter_radius, float leave_radius);
+/// seconds in [0, kMaxLookAhead]; the message names `who`.
+[[nodiscard]] Status validate_look_ahead(const std::string& who, float seconds);
 
 }  // namespace sightline

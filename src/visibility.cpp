@@ -92,11 +92,7 @@ Result<Velocity> World::velocity(EntityId entity) const {
 Status World::set_look_ahead(ClientId client, float seconds) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
-  if (!(seconds >= 0.0f && seconds <= kMaxLookAhead)) {
-    return {ErrorCode::invalid_argument, "look-ahead of " + describe(client) + " is " +
-                                             format_value(seconds) + " s: must be in [0, " +
-                                             format_value(kMaxLookAhead) + "]"};
-  }
+  if (Status s = validate_look_ahead(describe(client), seconds); !s) return s;
   w.client_slots[client.index].look_ahead = seconds;
   w.recorder.record(recording::Op::set_look_ahead, client, seconds);
   return {};

@@ -23,7 +23,7 @@ void set_listed(std::vector<std::uint32_t>& list, std::uint32_t e, bool listed) 
 
 }  // namespace
 
-WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def) {
+WorldImpl::WorldImpl(const WorldDef& world_def) : def(world_def), ticks(world_def.first_tick) {
   tasks = def.enqueue_task != nullptr ? std::make_unique<TaskRunner>(def.threads, def.enqueue_task,
                                                                      def.finish_task, def.task_user_context)
                                       : std::make_unique<TaskRunner>(def.threads);
@@ -354,22 +354,7 @@ Result<float> World::radius_scale(EntityId entity) const {
 Status World::set_view_radius(ClientId client, float enter_radius, float leave_radius) {
   WorldImpl& w = *impl_;
   if (Status s = w.check(client); !s) return s;
-  const std::string of = " of " + describe(client) + " is ";
-  if (enter_radius == 0.0f) {
-    if (leave_radius != 0.0f) {
-      return {ErrorCode::invalid_argument, "view leave radius" + of + format_value(leave_radius) +
-                                               ": must be 0 when the enter radius is 0"};
-    }
-  } else if (!(enter_radius >= kMinRadius && enter_radius <= kMaxRadius)) {
-    return {ErrorCode::invalid_argument,
-            "view radius" + of + format_value(enter_radius) + ": must be 0 (the space's radii) or in [" +
-                format_value(kMinRadius) + ", " + format_value(kMaxRadius) + "]"};
-  } else if (leave_radius != 0.0f && !(leave_radius >= enter_radius && leave_radius <= kMaxRadius)) {
-    return {ErrorCode::invalid_argument, "view leave radius" + of + format_value(leave_radius) +
-                                             ": must be 0 (the space's proportion) or in [" +
-                                             format_value(enter_radius) + ", " + format_value(kMaxRadius) +
-                                             "]"};
-  }
+  if (Status s = validate_view_radius(describe(client), enter_radius, leave_radius); !s) return s;
   ClientSlot& slot = w.client_slots[client.index];
   slot.view_enter = enter_radius;
   slot.view_leave = leave_radius;

@@ -116,6 +116,12 @@ struct PassRadii {
   return {enter, std::min(enter * (f / e), kMaxRadius)};
 }
 
+/// A subscription's key and rate as the setters accept them (user: a User key); the message names
+/// the key.
+[[nodiscard]] Status check_subscription(const KeySubscription& subscription, bool user);
+/// A subscription as a client stores it: the key encoded, a rate of 0 read as 1.
+[[nodiscard]] Subscription stored(const KeySubscription& subscription, bool user);
+
 /// The subscription of `client` to `stored_key`, or null.
 [[nodiscard]] const Subscription* find_subscription(const ClientSlot& client,
                                                     std::uint64_t stored_key) noexcept;

@@ -271,7 +271,7 @@ std::vector<std::uint8_t> tiny_recording() {
   return bytes;
 }
 
-constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * 4 + 4 + 4 * 0 + 4 + 4 + 1 + 4 + 4 + 4 + 1;  // no tiers
+constexpr std::size_t kHeaderBytes = 8 + 4 + 4 * 4 + 4 + 4 * 0 + 4 + 4 + 1 + 4 + 4 + 4 + 1 + 8;  // no tiers
 constexpr std::size_t kCreateEntityBytes = 1 + (4 + 4 + 1 + 4 + 4 + 8 + 1 + 8 + 1) + 8;
 constexpr std::size_t kSetPositionBytes = 1 + 8 + 4 + 4;
 
@@ -286,11 +286,40 @@ TEST(Recording, TheLayoutIsTheDocumentedOne) {
   EXPECT_EQ(bytes.back(), 1u);                                  // tick
 }
 
-// Version 1 lacked WorldDef::order_key and the EntityDef's external_id and created: its
+// A client handed out and adopted back (export_client, adopt_client) replays: the image is in
+// the recording.
+TEST(Recording, AnAdoptedClientReplays) {
+  std::vector<std::uint8_t> bytes;
+  WorldDef def = default_world_def();
+  def.enter_radius = def.leave_radius = 5.0f;
+  def.order_key = OrderKey::external;
+  def.first_tick = 40;
+  def.recording = sink_into(bytes);
+  World world = *World::create(def);
+  std::vector<std::uint64_t> prints;
+  for (std::uint64_t i = 1; i <= 8; ++i) {
+    EntityDef e;
+    e.x = static_cast<float>(i);
+    e.external_id = i * 1000;
+    (void)*world.create_entity(e);
+  }
+  const ClientId c = *world.create_client(world.find_external(1000));
+  ASSERT_TRUE(world.add_origin(c, world.find_external(8000)).ok());
+  prints.push_back(testing::tick_fingerprint(world, world.tick()));
+  const ClientImage image = *world.export_client(c);
+  ASSERT_TRUE(world.destroy_client(c).ok());
+  ASSERT_TRUE(world.set_position(world.find_external(3000), 9.5f, 0.0f).ok());
+  ASSERT_TRUE(world.adopt_client(image).ok());
+  prints.push_back(testing::tick_fingerprint(world, world.tick()));
+  prints.push_back(testing::tick_fingerprint(world, world.tick()));
+  EXPECT_EQ(replayed(bytes), prints);
+}
+
+// Version 1 lacked WorldDef::order_key and first_tick and the EntityDef's external_id and created: its
 // recordings replay with those at their defaults.
 TEST(Recording, AVersionOneRecordingStillReplays) {
   const std::vector<std::uint8_t> now = tiny_recording();
-  std::vector<std::uint8_t> old(now.begin(), now.begin() + kHeaderBytes - 1);  // no order_key
+  std::vector<std::uint8_t> old(now.begin(), now.begin() + kHeaderBytes - 9);  // no order_key, first_tick
   old[8] = 1;
   const auto create = now.begin() + kHeaderBytes;
   old.insert(old.end(), create, create + kCreateEntityBytes - 8 - 9);  // no external_id, created

@@ -37,7 +37,7 @@ struct InterestKey {
 struct KeySubscription {
   std::uint64_t key = 0;  ///< Application key value, <= kMaxInterestKey (User keys also != 0).
   /// Send period in ticks, 1..kMaxPeriod (0 is read as 1): entities admitted by this key are updated
-  /// every `send_rate` ticks, staggered by entity index. When several subscriptions match one
+  /// every `send_rate` ticks, staggered by entity order (world.h). When several subscriptions match one
   /// entity the fastest (smallest) wins; with distance tiers, the slower of key and tier wins.
   std::uint32_t send_rate = 1;
   /// Admits matching entities at any distance, as a team channel does: they are held while the

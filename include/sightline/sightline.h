@@ -1,6 +1,7 @@
 // Sightline: interest management for authoritative multiplayer servers. Include this header.
 #pragma once
 
+#include "sightline/client_image.h"
 #include "sightline/client_mirror.h"
 #include "sightline/handles.h"
 #include "sightline/limits.h"

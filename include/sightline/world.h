@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "sightline/client_image.h"
 #include "sightline/events.h"
 #include "sightline/export.h"
 #include "sightline/handles.h"
@@ -291,6 +292,21 @@ class SIGHTLINE_API World {
   [[nodiscard]] Result<ClientId> create_client(EntityId viewer);
   /// Destroys a client. No more records are produced for it; its set is discarded.
   [[nodiscard]] Status destroy_client(ClientId client);
+  /// The client's state after the last tick (client_image.h), every entity in it named by its
+  /// external id, for another World to adopt: a client handed to another process. Refused
+  /// (invalid_argument, naming it) when the viewer, a member, an extra origin or an owned entity
+  /// has no external id. Allocates.
+  [[nodiscard]] Result<ClientImage> export_client(ClientId client) const;
+  /// A new client from another World's export_client: viewing from the live entity whose
+  /// external id is image.viewer, holding image.members as its set after the last tick, with the
+  /// image's subscriptions (and revision), extra origins, owned entities (taken from any other
+  /// owner, as set_owner does), look-ahead, view radius and marks. Its next tick goes on from
+  /// there: members still held produce no spawn, members no longer held despawn. Every external
+  /// id must name a live entity here, and the image must hold what the setters accept (no
+  /// member or origin twice, the viewer no extra origin (it may be a member, after set_viewer), at most
+  /// kMaxOrigins origins, valid subscriptions, look-ahead and view radius); otherwise refused
+  /// (invalid_argument, naming the field and value) with nothing changed. Allocates.
+  [[nodiscard]] Result<ClientId> adopt_client(const ClientImage& image);
   /// Changes the entity a client views from; takes effect at the next tick.
   [[nodiscard]] Status set_viewer(ClientId client, EntityId viewer);
   [[nodiscard]] Result<EntityId> viewer(ClientId client) const;

@@ -116,6 +116,10 @@ struct WorldDef {
   /// What ranks entities (OrderKey): by slot (the default), or by EntityDef::external_id, so that
   /// processes holding copies of the same entities in other slots choose the same way.
   OrderKey order_key = OrderKey::slot;
+  /// The number of the first tick (TickStats::tick of the first tick()): 0, or the global tick
+  /// at which a process joins others that serve one world, so that the update schedule and the
+  /// visibility hold count ticks as theirs do (and an adopted client's, ClientImage).
+  std::uint64_t first_tick = 0;
 
   /// Capacity hints: slots reserved up front so early growth does not allocate. Not limits.
   std::uint32_t entity_capacity = 0;
