@@ -16,6 +16,16 @@ sealed class Counts : IMirrorListener
     public void OnExit(ulong entity, bool destroyed, string reason) => ++Exits;
 }
 
+// What a mirror heard of each entity's entry: whether it said created.
+sealed class Arrivals : IMirrorListener
+{
+    public readonly System.Collections.Generic.Dictionary<ulong, bool> Created =
+        new System.Collections.Generic.Dictionary<ulong, bool>();
+    public void OnEnter(ulong entity, string reason, bool created, byte[] state, uint tick) => Created[entity] = created;
+    public void OnUpdate(ulong entity, byte[] state, uint tick) { }
+    public void OnExit(ulong entity, bool destroyed, string reason) { }
+}
+
 sealed class Throwing : IMirrorListener
 {
     public void OnEnter(ulong entity, string reason, bool created, byte[] state, uint tick)
@@ -136,6 +146,7 @@ static class Quickstart
         }
         failed |= !QuantizedRanges();
         failed |= !Withdrawn();
+        failed |= !ExternalIds();
         failed |= !CallbacksComeBack();
         failed |= !ReplayKeepsTheHistory();
         Console.WriteLine($"sightline {Library.Version}");
@@ -232,6 +243,68 @@ static class Quickstart
                     Console.WriteLine($"withdrawing refused as expected: {e.Code}");
                     ok &= e.Code == refused.code;
                 }
+            }
+        }
+        return ok;
+    }
+
+    // External ids under OrderKey.External: every entity needs one, unique among live entities (a
+    // missing one and a duplicate are refused, naming external_id); ExternalId reads it back and
+    // FindExternal finds the entity until it is withdrawn (then 0); one that existed elsewhere
+    // (created: false) spawns without created. This binding has no list of the World's spawns, so
+    // the client's mirror tells what each entry said.
+    static bool ExternalIds()
+    {
+        bool ok = true;
+        var def = WorldDef.Default();
+        def.EnterRadius = def.LeaveRadius = 10.0f;
+        def.OrderKey = OrderKey.External;
+        using (var world = new World(def))
+        {
+            Func<string, Func<ulong>, string, bool> refused = (what, create, naming) =>
+            {
+                try
+                {
+                    create();
+                    Console.WriteLine($"{what} was not refused");
+                    return false;
+                }
+                catch (SightlineException e)
+                {
+                    Console.WriteLine($"{what} refused as expected: {e.Message}");
+                    return e.Code == "invalid_argument" && e.Message.Contains(naming);
+                }
+            };
+            ok &= refused("an entity without an external id", () => world.CreateEntity(0.0f, 0.0f), "external_id is 0");
+            const ulong farId = (1UL << 32) + 5;  // beyond 32 bits
+            ulong eye = world.CreateEntity(0.0f, 0.0f, farId);
+            ok &= refused("a duplicate external id", () => world.CreateEntity(1.0f, 0.0f, farId), $"external_id {farId} is held");
+            ulong copy = world.CreateEntity(1.0f, 0.0f, 7, created: false);
+            ulong fresh = world.CreateEntity(2.0f, 0.0f, 8);
+            var ids = new[] { world.ExternalId(eye), world.ExternalId(copy) };
+            var found = new[] { world.FindExternal(farId), world.FindExternal(7), world.FindExternal(8), world.FindExternal(9), world.FindExternal(0) };
+            bool same = ids.SequenceEqual(new[] { farId, 7UL }) && found.SequenceEqual(new[] { eye, copy, fresh, 0UL, 0UL });
+            Console.WriteLine($"external ids: {string.Join(", ", ids)}; found {string.Join(" ", found)}{(same ? "" : "  MISMATCH")}");
+            ok &= same;
+            ulong client = world.CreateClient(eye);
+            var heard = new Arrivals();
+            using (var replicator = new Replicator(world, Delivery.Reliable, (s, e, part) => { uint bit = 1; return s.Bits(ref bit, 1); }))
+            using (var mirror = new Mirror(Delivery.Reliable, heard))
+            {
+                world.Tick();
+                replicator.Send();
+                foreach (var packet in replicator.Packets(client)) mirror.Receive(packet);
+                bool entries = heard.Created.Count == 2 && heard.Created.TryGetValue(copy, out bool copyCreated) && !copyCreated &&
+                               heard.Created.TryGetValue(fresh, out bool freshCreated) && freshCreated;
+                Console.WriteLine($"entries (entity: created): {string.Join(", ", heard.Created.Select(h => $"{h.Key}: {h.Value}"))}" +
+                                  (entries ? "" : "  MISMATCH"));
+                ok &= entries;
+                world.WithdrawEntity(copy);
+                ulong gone = world.FindExternal(7);
+                ulong back = world.CreateEntity(1.0f, 0.0f, 7, created: false);  // handed back: its id is free again
+                bool freed = gone == 0 && world.FindExternal(7) == back;
+                Console.WriteLine($"after withdrawing: FindExternal(7) {gone}, then the entity handed back {world.FindExternal(7) == back}");
+                ok &= freed;
             }
         }
         return ok;

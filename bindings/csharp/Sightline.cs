@@ -23,12 +23,17 @@ namespace Sightline
     public enum Part { Full = 0, Update = 1 }
     public enum Delivery { Reliable = 0, Unreliable = 1 }
 
+    /// <summary>What ranks entities where a rule must choose among equals (the crowd cap's ties, the
+    /// update stagger): their slots (the default), or their external ids, which every entity then
+    /// needs (docs/relevance.md). Another value is refused by new World (invalid_def).</summary>
+    public enum OrderKey : byte { Slot = 0, External = 1 }
+
     [StructLayout(LayoutKind.Sequential)]
     public struct WorldDef
     {
         public float EnterRadius, LeaveRadius, CellSize;
         public uint Threads, CrowdCap, EntityCapacity, ClientCapacity;
-        public byte OrderKey; // 0 slot, 1 external (sl_world_def::order_key)
+        public OrderKey OrderKey;  // sl_world_def::order_key, a uint8_t
         public static WorldDef Default() { WorldDef d; Native.sl_world_def_default(out d); return d; }
     }
 
@@ -134,6 +139,8 @@ namespace Sightline
         [DllImport(Lib)] internal static extern int sl_world_create_entity(IntPtr world, ref EntityDef def, out ulong entity);
         [DllImport(Lib)] internal static extern int sl_world_destroy_entity(IntPtr world, ulong entity);
         [DllImport(Lib)] internal static extern int sl_world_withdraw_entity(IntPtr world, ulong entity);
+        [DllImport(Lib)] internal static extern int sl_world_external_id(IntPtr world, ulong entity, out ulong id);
+        [DllImport(Lib)] internal static extern ulong sl_world_find_external(IntPtr world, ulong externalId);
         [DllImport(Lib)] internal static extern int sl_world_set_position(IntPtr world, ulong entity, float x, float z);
         [DllImport(Lib)] internal static extern int sl_world_set_positions(IntPtr world, ulong[] entities, float[] xs, float[] zs, UIntPtr count);
         [DllImport(Lib)] internal static extern int sl_world_position(IntPtr world, ulong entity, out float x, out float z);
@@ -273,11 +280,17 @@ namespace Sightline
             return entries;
         }
 
-        public ulong CreateEntity(float x, float z)
+        /// <summary>An entity at (x, z). externalId: the game's id for it (0: none), unique among live
+        /// entities and needed by every entity under OrderKey.External (a duplicate or a missing one
+        /// throws invalid_argument). created: false for one that existed elsewhere (a copy, one handed
+        /// back after WithdrawEntity), whose first spawns do not say created.</summary>
+        public ulong CreateEntity(float x, float z, ulong externalId = 0, bool created = true)
         {
             Native.sl_entity_def_default(out EntityDef d);
             d.X = x;
             d.Z = z;
+            d.ExternalId = externalId;
+            d.Created = created;
             Native.Check(Native.sl_world_create_entity(Handle, ref d, out ulong e));
             return e;
         }
@@ -288,6 +301,16 @@ namespace Sightline
         /// null_handle), for an entity that goes on existing elsewhere: its holders despawn with
         /// reason "left", not "destroyed", at the next tick.</summary>
         public void WithdrawEntity(ulong e) => Native.Check(Native.sl_world_withdraw_entity(Handle, e));
+
+        /// <summary>The entity's external id (0 for none).</summary>
+        public ulong ExternalId(ulong e)
+        {
+            Native.Check(Native.sl_world_external_id(Handle, e, out ulong id));
+            return id;
+        }
+
+        /// <summary>The live entity holding `externalId`; 0 (the null handle) when none does, and for 0.</summary>
+        public ulong FindExternal(ulong externalId) => Native.sl_world_find_external(Handle, externalId);
 
         public void SetPosition(ulong e, float x, float z) => Native.Check(Native.sl_world_set_position(Handle, e, x, z));
 

@@ -122,6 +122,40 @@ test('every player\'s mirror holds its interest set over unreliable delivery', a
   assert.throws(() => handed.withdrawEntity(keeperEye),
     (e) => e instanceof sl.SightlineError && e.code === 'entity_is_viewer');
   handed.close();
+  // External ids under orderKey 'external': every entity needs one, unique among live entities (a
+  // missing one and a duplicate are refused, naming external_id); externalId reads it back and
+  // findExternal finds the entity until it is withdrawn (then 0n); one that existed elsewhere
+  // (created: false) spawns without created. The binding has no list of the World's spawns, so the
+  // client's mirror tells what each entry said.
+  const copies = new sl.World({ enterRadius: 10, orderKey: 'external' });
+  assert.throws(() => copies.createEntity(0, 0),
+    (e) => e instanceof sl.SightlineError && e.code === 'invalid_argument' && /external_id is 0/.test(e.message));
+  const farId = 2n ** 32n + 5n; // beyond 32 bits
+  const copyEye = copies.createEntity(0, 0, { externalId: farId });
+  assert.throws(() => copies.createEntity(1, 0, { externalId: farId }),
+    (e) => e.code === 'invalid_argument' && e.message.includes(`external_id ${farId} is held`));
+  const copy = copies.createEntity(1, 0, { externalId: 7, created: false });
+  const fresh = copies.createEntity(2, 0, { externalId: 8n });
+  assert.deepEqual([copies.externalId(copyEye), copies.externalId(copy), copies.externalId(fresh)], [farId, 7n, 8n]);
+  assert.deepEqual([farId, 7, 8n, 9, 0].map((id) => copies.findExternal(id)), [copyEye, copy, fresh, 0n, 0n]);
+  assert.throws(() => copies.findExternal(-1), (e) => e.code === 'invalid_argument');
+  const copyViewer = copies.createClient(copyEye);
+  const arrivals = new Map(); // entity -> created, as the mirror heard its entry
+  const copyReplicator = new sl.Replicator(copies, (stream) => stream.bits(1, 1));
+  const copyMirror = new sl.Mirror({}, { onEnter: (entity, reason, created) => arrivals.set(entity, created) });
+  copies.tick();
+  copyReplicator.send();
+  for (const packet of copyReplicator.packets(copyViewer)) copyMirror.receive(packet);
+  assert.deepEqual([...arrivals].sort(([a], [b]) => (a < b ? -1 : 1)), [[copy, false], [fresh, true]]);
+  copies.withdrawEntity(copy);
+  assert.equal(copies.findExternal(7), 0n);
+  const handedBack = copies.createEntity(1, 0, { externalId: 7, created: false }); // its id is free again
+  assert.equal(copies.findExternal(7n), handedBack);
+  assert.throws(() => new sl.World({ orderKey: 'byName' }), (e) => e.code === 'invalid_def' && /orderKey/.test(e.message));
+  t.diagnostic(`external ids: ${farId}, 7, 8 found; entries (entity, created) ${[...arrivals].join(' ')}`);
+  copyMirror.close();
+  copyReplicator.close();
+  copies.close();
   // A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and
   // is refused as that form fails, naming the argument.
   const eighths = new sl.QuantizedRange(-8, 7.9375, 1 / 16);

@@ -10,6 +10,9 @@ export class SightlineError extends Error {
 export type Entity = bigint;
 export type Client = bigint;
 export type Delivery = 'reliable' | 'unreliable';
+/** What ranks entities where a rule must choose among equals (the crowd cap's ties, the update
+ * stagger): their slots, or their external ids, which every entity then needs (docs/relevance.md). */
+export type OrderKey = 'slot' | 'external';
 
 export interface WorldDef {
   /** Enter radius, world units, > 0 (default 1.6). */
@@ -22,9 +25,20 @@ export interface WorldDef {
   threads?: number;
   /** Most entities held by distance per client; 0 (default) = no cap. */
   crowdCap?: number;
+  /** 'slot' (default) or 'external'; another name throws SightlineError ('invalid_def'). */
+  orderKey?: OrderKey;
   /** Receives each chunk of the world's recording (docs/recording.md) as it is written, the last
    * on close(); an exception in it is thrown by close(). */
   recording?: (chunk: Uint8Array) => void;
+}
+export interface EntityDef {
+  /** The game's id for it, unique among live entities; 0n (default) none. Every entity needs one
+   * under orderKey 'external'; a missing or a duplicate one throws SightlineError
+   * ('invalid_argument'). */
+  externalId?: bigint | number;
+  /** False for one that existed elsewhere (a copy, one handed back after withdrawEntity): its first
+   * spawns do not say created. Default true. */
+  created?: boolean;
 }
 /** One spawn or despawn a client's history keeps. */
 export interface HistoryEntry {
@@ -43,12 +57,16 @@ export interface HistoryEntry {
  * per-client spawns, updates and despawns. */
 export interface World {
   close(): void;
-  createEntity(x: number, z: number): Entity;
+  createEntity(x: number, z: number, def?: EntityDef): Entity;
   destroyEntity(entity: Entity): void;
   /** As destroyEntity (refused the same way: entity_is_viewer, stale_handle, null_handle), for an
    * entity that goes on existing elsewhere: its holders despawn with reason 'left', not
    * 'destroyed', at the next tick. */
   withdrawEntity(entity: Entity): void;
+  /** The entity's external id (0n for none). */
+  externalId(entity: Entity): bigint;
+  /** The live entity holding the external id; 0n (the null handle) when none does, and for 0. */
+  findExternal(externalId: bigint | number): Entity;
   setPosition(entity: Entity, x: number, z: number): void;
   /** entities[i] moves to (xs[i], zs[i]); all are checked before any moves. */
   setPositions(entities: BigUint64Array, xs: Float32Array, zs: Float32Array): void;

@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const PART_FULL = 0;
 const DELIVERY = { reliable: 0, unreliable: 1 };
+const ORDER_KEY = { slot: 0, external: 1 }; // sl_world_def::order_key
 
 export class SightlineError extends Error {
   constructor(code, message) {
@@ -40,6 +41,18 @@ export async function load(modulePath) {
   const u32 = (pointer) => m.HEAPU32[pointer >>> 2];
   const u64 = (pointer) => BigInt(m.HEAPU32[pointer >>> 2]) | (BigInt(m.HEAPU32[(pointer >>> 2) + 1]) << 32n);
   const f32 = (pointer) => m.HEAPF32[pointer >>> 2];
+  const putU64 = (pointer, value) => {
+    m.HEAPU32[pointer >>> 2] = Number(value & 0xffffffffn);
+    m.HEAPU32[(pointer >>> 2) + 1] = Number(value >> 32n);
+  };
+  // An external id as the C API takes it: a bigint (or an integer number) in [0, 2^64).
+  const externalIdOf = (value) => {
+    const id = typeof value === 'bigint' ? value : Number.isInteger(value) ? BigInt(value) : -1n;
+    if (BigInt.asUintN(64, id) !== id) {
+      throw new SightlineError('invalid_argument', `external id ${value}: not an integer in [0, 2^64)`);
+    }
+    return id;
+  };
   const bytesAt = (pointer, size) => m.HEAPU8.slice(pointer, pointer + size);
   // Copies `bytes` into WebAssembly memory for the length of fn(pointer, size).
   const withBytes = (bytes, fn) => {
@@ -67,8 +80,11 @@ export async function load(modulePath) {
   };
 
   class World {
-    /** @param def { enterRadius, leaveRadius, threads, cellSize, crowdCap } (the C defaults otherwise). */
+    /** @param def { enterRadius, leaveRadius, threads, cellSize, crowdCap, orderKey } (the C defaults otherwise). */
     constructor(def = {}) {
+      if (def.orderKey !== undefined && !Object.hasOwn(ORDER_KEY, def.orderKey)) {
+        throw new SightlineError('invalid_def', `WorldDef::orderKey is '${def.orderKey}': 'slot' or 'external'`);
+      }
       const d = m._malloc(32); // sl_world_def: 3 floats, 4 uint32, order_key uint8 (29 bytes, 32 aligned)
       try {
         m._sl_world_def_default(d);
@@ -78,6 +94,7 @@ export async function load(modulePath) {
         if (def.cellSize !== undefined) m.HEAPF32[f + 2] = def.cellSize;
         if (def.threads !== undefined) m.HEAPU32[f + 3] = def.threads;
         if (def.crowdCap !== undefined) m.HEAPU32[f + 4] = def.crowdCap;
+        if (def.orderKey !== undefined) m.HEAPU8[d + 28] = ORDER_KEY[def.orderKey];
         if (def.recording) {
           // An exception may not unwind through the WebAssembly frames: kept, and thrown by close().
           this.recordingError = null;
@@ -138,12 +155,18 @@ export async function load(modulePath) {
         m._free(out);
       }
     }
-    createEntity(x, z) {
+    /** @param def { externalId, created }: the game's id for it (0n: none; unique among live
+     * entities, and needed by every entity under orderKey 'external'), and false for one that existed
+     * elsewhere, whose first spawns do not say created (default true). */
+    createEntity(x, z, def = {}) {
+      const externalId = externalIdOf(def.externalId ?? 0n);
       const d = m._malloc(40); // sl_entity_def: 4 floats, 2 bools, external_id uint64 at 24, created bool at 32
       try {
         m._sl_entity_def_default(d);
         m.HEAPF32[d >>> 2] = x;
         m.HEAPF32[(d >>> 2) + 1] = z;
+        putU64(d + 24, externalId);
+        if (def.created !== undefined) m.HEAPU8[d + 32] = def.created ? 1 : 0;
         check(m._sl_world_create_entity(this.ptr, d, scratch));
         return u64(scratch);
       } finally {
@@ -158,6 +181,16 @@ export async function load(modulePath) {
      * 'destroyed', at the next tick. */
     withdrawEntity(entity) {
       check(m._sl_world_withdraw_entity(this.ptr, entity));
+    }
+    /** The entity's external id (0n for none). */
+    externalId(entity) {
+      check(m._sl_world_external_id(this.ptr, entity, scratch));
+      return u64(scratch);
+    }
+    /** The live entity holding external id `id` (a bigint or an integer number); 0n (the null handle)
+     * when none does, and for 0. */
+    findExternal(id) {
+      return BigInt.asUintN(64, m._sl_world_find_external(this.ptr, externalIdOf(id)));
     }
     setPosition(entity, x, z) {
       check(m._sl_world_set_position(this.ptr, entity, x, z));

@@ -131,6 +131,52 @@ for entity, code in ((traveller, "stale_handle"), (keeper_eye, "entity_is_viewer
         print(f"withdrawing refused as expected: {e.code}")
         failed |= e.code != code
 
+# External ids under order_key="external": every entity needs one, unique among live entities; the
+# World finds an entity by its id until it leaves; one that existed elsewhere (created=False)
+# spawns without `created`.
+copies = sightline.World(enter_radius=10.0, order_key="external")
+far_id = 2**32 + 5  # beyond 32 bits
+try:
+    copies.create_entity(0.0, 0.0)
+    failed = True
+    print("an entity without an external id was made under the external key")
+except sightline.SightlineError as e:
+    print(f"no external id refused as expected: {e}")
+    failed |= e.code != "invalid_argument" or "external_id is 0" not in str(e)
+copy_eye = copies.create_entity(0.0, 0.0, external_id=far_id)
+try:
+    copies.create_entity(1.0, 0.0, external_id=far_id)
+    failed = True
+    print(f"external id {far_id} was given twice")
+except sightline.SightlineError as e:
+    print(f"a duplicate external id refused as expected: {e}")
+    failed |= e.code != "invalid_argument" or f"external_id {far_id} is held" not in str(e)
+copy = copies.create_entity(1.0, 0.0, external_id=7, created=False)
+fresh = copies.create_entity(2.0, 0.0, external_id=8)
+distant = copies.create_entities([50.0, 60.0], [0.0, 0.0], external_ids=[20, 21])
+looked_up = (copies.external_id(copy_eye), copies.external_id(copy), copies.external_id(int(distant[1])),
+             copies.find_external(far_id), copies.find_external(7), copies.find_external(8), copies.find_external(21),
+             copies.find_external(9), copies.find_external(0))
+print(f"external ids: {looked_up[:3]}; found {looked_up[3:]}")
+failed |= looked_up != (far_id, 7, 21, copy_eye, copy, fresh, distant[1], None, None)
+copy_viewer = copies.create_client(copy_eye)
+copies.tick()
+arrived = sorted(copies.spawns(copy_viewer))
+print(f"spawns (entity, reason, created): {arrived}")
+failed |= arrived != [(copy, "near", False), (fresh, "near", True)]
+copies.withdraw_entity(copy)
+gone_id = copies.find_external(7)
+handed_back = copies.create_entity(1.0, 0.0, external_id=7, created=False)  # its id is free again
+print(f"after withdrawing: find_external(7) {gone_id}, then {copies.find_external(7) == handed_back}")
+failed |= gone_id is not None or copies.find_external(7) != handed_back or copies.external_id(handed_back) != 7
+try:
+    sightline.World(order_key="by_name")
+    failed = True
+    print("an unknown order key was taken")
+except ValueError as e:
+    print(f"an unknown order key refused as expected: {e}")
+copies.close()
+
 # A range made once reads what the per-call form reads (255 steps: every 8 bits is a value), and
 # is refused as that form fails, naming the argument.
 eighths = sightline.QuantizedRange(-8.0, 7.9375, 1.0 / 16.0)

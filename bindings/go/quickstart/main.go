@@ -51,6 +51,15 @@ func (c *counts) OnEnter(sightline.Entity, string, bool, []byte, uint32) { c.ent
 func (c *counts) OnUpdate(sightline.Entity, []byte, uint32)              { c.updates++ }
 func (c *counts) OnExit(sightline.Entity, bool, string)                  { c.exits++ }
 
+// arrivals is what a mirror heard of each entity's entry: whether it said created.
+type arrivals map[sightline.Entity]bool
+
+func (a arrivals) OnEnter(e sightline.Entity, _ string, created bool, _ []byte, _ uint32) {
+	a[e] = created
+}
+func (arrivals) OnUpdate(sightline.Entity, []byte, uint32) {}
+func (arrivals) OnExit(sightline.Entity, bool, string)     {}
+
 type panicking struct{}
 
 func (panicking) OnEnter(sightline.Entity, string, bool, []byte, uint32) { panic("listener failed") }
@@ -205,6 +214,7 @@ func main() {
 	}
 	failed = !quantizedRanges() || failed
 	failed = !withdrawn() || failed
+	failed = !externalIDs() || failed
 	// What the game's callbacks panic with comes back from the call that ran them.
 	small, err := sightline.NewWorld(sightline.DefaultWorldDef())
 	must(err)
@@ -351,6 +361,95 @@ func withdrawn() bool {
 		} else {
 			fmt.Printf("withdrawing refused as expected: %s\n", err.Code)
 		}
+	}
+	return ok
+}
+
+// externalIDs checks external ids under OrderKeyExternal: every entity needs one, unique among live
+// entities (a missing one and a duplicate are refused, naming external_id); ExternalID reads it back
+// and FindExternal finds the entity until it is withdrawn (then 0); one that existed elsewhere
+// (Created false) spawns without created. The binding has no list of the World's spawns, so the
+// client's mirror tells what each entry said.
+func externalIDs() bool {
+	ok := true
+	def := sightline.DefaultWorldDef()
+	def.EnterRadius, def.LeaveRadius, def.OrderKey = 10, 10, sightline.OrderKeyExternal
+	world, err := sightline.NewWorld(def)
+	must(err)
+	defer world.Close()
+	refused := func(what string, d sightline.EntityDef, naming string) {
+		_, err := world.CreateEntityDef(d)
+		if e, is := err.(*sightline.Error); !is || e.Code != "invalid_argument" || !strings.Contains(e.Message, naming) {
+			fmt.Printf("%s was not refused naming %q: %v\n", what, naming, err)
+			ok = false
+		} else {
+			fmt.Printf("%s refused as expected: %v\n", what, err)
+		}
+	}
+	refused("an entity without an external id", sightline.DefaultEntityDef(), "external_id is 0")
+	const farID = 1<<32 + 5 // beyond 32 bits
+	eyeDef := sightline.DefaultEntityDef()
+	eyeDef.ExternalID = farID
+	eye, err := world.CreateEntityDef(eyeDef)
+	must(err)
+	refused("a duplicate external id", eyeDef, fmt.Sprintf("external_id %d is held", uint64(farID)))
+	copyDef := sightline.DefaultEntityDef()
+	copyDef.X, copyDef.ExternalID, copyDef.Created = 1, 7, false
+	copied, err := world.CreateEntityDef(copyDef)
+	must(err)
+	freshDef := sightline.DefaultEntityDef()
+	freshDef.X, freshDef.ExternalID = 2, 8
+	fresh, err := world.CreateEntityDef(freshDef)
+	must(err)
+	eyeID, err := world.ExternalID(eye)
+	must(err)
+	copyID, err := world.ExternalID(copied)
+	must(err)
+	found := []sightline.Entity{world.FindExternal(farID), world.FindExternal(7), world.FindExternal(8),
+		world.FindExternal(9), world.FindExternal(0)}
+	if eyeID != farID || copyID != 7 || found[0] != eye || found[1] != copied || found[2] != fresh || found[3] != 0 ||
+		found[4] != 0 {
+		fmt.Printf("external ids %d and %d; found %v\n", eyeID, copyID, found)
+		ok = false
+	} else {
+		fmt.Printf("external ids: %d, %d; found %v\n", eyeID, copyID, found)
+	}
+	client, err := world.CreateClient(eye)
+	must(err)
+	replicator, err := sightline.NewReplicator(world, sightline.DefaultReplicatorDef(),
+		func(s *sightline.Stream, e sightline.Entity, part int) bool {
+			_, written := s.Float(0)
+			return written
+		})
+	must(err)
+	defer replicator.Close()
+	heard := arrivals{}
+	mirror, err := sightline.NewMirror(sightline.Reliable, heard)
+	must(err)
+	defer mirror.Close()
+	_, err = world.Tick()
+	must(err)
+	must(replicator.Send())
+	packets, err := replicator.Packets(client)
+	must(err)
+	for _, packet := range packets {
+		must(mirror.Receive(packet))
+	}
+	if copyCreated, in := heard[copied]; len(heard) != 2 || !in || copyCreated || !heard[fresh] {
+		fmt.Printf("the mirror heard entries (entity: created) %v\n", heard)
+		ok = false
+	} else {
+		fmt.Printf("entries: the copy created %v, the new one %v\n", heard[copied], heard[fresh])
+	}
+	must(world.WithdrawEntity(copied))
+	gone := world.FindExternal(7)
+	back, err := world.CreateEntityDef(copyDef) // handed back: its id is free again
+	must(err)
+	if gone != 0 || world.FindExternal(7) != back {
+		fmt.Printf("after withdrawing, FindExternal(7) is %d, then %d (not %d)\n", gone, world.FindExternal(7), back)
+		ok = false
+	} else {
+		fmt.Printf("after withdrawing: FindExternal(7) %d, then the entity handed back\n", gone)
 	}
 	return ok
 }

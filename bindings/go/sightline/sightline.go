@@ -84,17 +84,45 @@ func call(f func() C.sl_status) error {
 // Version is the library's "MAJOR.MINOR.PATCH".
 func Version() string { return C.GoString(C.sl_version()) }
 
+// OrderKey is what ranks entities where a rule must choose among equals (the crowd cap's ties, the
+// update stagger): OrderKeySlot (the default) or OrderKeyExternal, their external ids, which every
+// entity then needs (docs/relevance.md). Another value is refused by NewWorld (invalid_def).
+type OrderKey uint8
+
+const (
+	OrderKeySlot     OrderKey = 0
+	OrderKeyExternal OrderKey = 1
+)
+
 // WorldDef is the World's settings (world_def.h); DefaultWorldDef gives the documented defaults.
 type WorldDef struct {
 	EnterRadius, LeaveRadius, CellSize float32
 	Threads, CrowdCap                  uint32
+	OrderKey                           OrderKey
 }
 
 func DefaultWorldDef() WorldDef {
 	var d C.sl_world_def
 	C.sl_world_def_default(&d)
 	return WorldDef{float32(d.enter_radius), float32(d.leave_radius), float32(d.cell_size), uint32(d.threads),
-		uint32(d.crowd_cap)}
+		uint32(d.crowd_cap), OrderKey(d.order_key)}
+}
+
+// EntityDef is an entity's settings; DefaultEntityDef gives the documented defaults (Created true).
+type EntityDef struct {
+	X, Z float32
+	// ExternalID is the game's id for it (0: none), unique among live entities; every entity
+	// needs one under OrderKeyExternal. A duplicate or a missing one is refused (invalid_argument).
+	ExternalID uint64
+	// Created says its first spawns are its appearance; false for one that existed elsewhere (a
+	// copy, one handed back after WithdrawEntity).
+	Created bool
+}
+
+func DefaultEntityDef() EntityDef {
+	var d C.sl_entity_def
+	C.sl_entity_def_default(&d)
+	return EntityDef{float32(d.x), float32(d.z), uint64(d.external_id), bool(d.created)}
 }
 
 // World: entities with positions, clients that view from one, and a tick that turns positions
@@ -110,6 +138,7 @@ func (def WorldDef) native() C.sl_world_def {
 	C.sl_world_def_default(&d)
 	d.enter_radius, d.leave_radius, d.cell_size = C.float(def.EnterRadius), C.float(def.LeaveRadius), C.float(def.CellSize)
 	d.threads, d.crowd_cap = C.uint32_t(def.Threads), C.uint32_t(def.CrowdCap)
+	d.order_key = C.uint8_t(def.OrderKey)
 	return d
 }
 
@@ -234,10 +263,19 @@ func (r *Replay) World() *World { return r.world }
 
 func (r *Replay) Close() { C.sl_replay_destroy(r.ptr); r.ptr = nil }
 
+// CreateEntity is CreateEntityDef with DefaultEntityDef at (x, z).
 func (w *World) CreateEntity(x, z float32) (Entity, error) {
+	def := DefaultEntityDef()
+	def.X, def.Z = x, z
+	return w.CreateEntityDef(def)
+}
+
+// CreateEntityDef creates an entity as def says (start from DefaultEntityDef).
+func (w *World) CreateEntityDef(def EntityDef) (Entity, error) {
 	var d C.sl_entity_def
 	C.sl_entity_def_default(&d)
-	d.x, d.z = C.float(x), C.float(z)
+	d.x, d.z = C.float(def.X), C.float(def.Z)
+	d.external_id, d.created = C.uint64_t(def.ExternalID), C.bool(def.Created)
 	var e C.sl_entity
 	err := call(func() C.sl_status { return C.sl_world_create_entity(w.ptr, &d, &e) })
 	return Entity(e), err
@@ -252,6 +290,19 @@ func (w *World) DestroyEntity(e Entity) error {
 // "left", not "destroyed", at the next tick.
 func (w *World) WithdrawEntity(e Entity) error {
 	return call(func() C.sl_status { return C.sl_world_withdraw_entity(w.ptr, C.sl_entity(e)) })
+}
+
+// ExternalID is the entity's external id (0 for none).
+func (w *World) ExternalID(e Entity) (uint64, error) {
+	var id C.uint64_t
+	err := call(func() C.sl_status { return C.sl_world_external_id(w.ptr, C.sl_entity(e), &id) })
+	return uint64(id), err
+}
+
+// FindExternal is the live entity holding external id `id`; 0 (the null handle) when none does,
+// and for 0.
+func (w *World) FindExternal(id uint64) Entity {
+	return Entity(C.sl_world_find_external(w.ptr, C.uint64_t(id)))
 }
 
 func (w *World) SetPosition(e Entity, x, z float32) error {

@@ -50,6 +50,7 @@ lib = ffi.dlopen(os.environ.get("SIGHTLINE_C_LIBRARY", os.path.join(_ROOT, "buil
 FULL = lib.SL_PART_FULL
 UPDATE = lib.SL_PART_UPDATE
 _DELIVERY = {"reliable": lib.SL_DELIVERY_RELIABLE, "unreliable": lib.SL_DELIVERY_UNRELIABLE}
+_ORDER_KEY = {"slot": 0, "external": 1}  # sl_world_def::order_key
 
 
 class SightlineError(Exception):
@@ -96,9 +97,14 @@ class World:
     """Entities with positions, clients that view from an entity, and one tick that turns positions
     into per-client spawns, updates and despawns (world.h)."""
 
-    def __init__(self, enter_radius=1.6, leave_radius=None, threads=1, cell_size=0.0, crowd_cap=0, recording=None):
+    def __init__(self, enter_radius=1.6, leave_radius=None, threads=1, cell_size=0.0, crowd_cap=0, recording=None,
+                 order_key="slot"):
         """`recording`: a callable given each chunk of the world's recording (bytes) as it is
-        written (docs/recording.md); Replay re-runs the chunks joined."""
+        written (docs/recording.md); Replay re-runs the chunks joined. `order_key`: what ranks
+        entities among equals (the crowd cap's ties, the update stagger), "slot" or "external" (their
+        external ids, which every entity then needs: docs/relevance.md)."""
+        if order_key not in _ORDER_KEY:
+            raise ValueError(f"order_key is {order_key!r}: 'slot' or 'external'")
         d = ffi.new("sl_world_def*")
         lib.sl_world_def_default(d)
         d.enter_radius = enter_radius
@@ -106,6 +112,7 @@ class World:
         d.threads = threads
         d.cell_size = cell_size
         d.crowd_cap = crowd_cap
+        d.order_key = _ORDER_KEY[order_key]
         out = ffi.new("sl_world**")
         if recording is None:
             _check(lib.sl_world_create(d, out))
@@ -130,20 +137,30 @@ class World:
             ffi.release(self._ptr)
             self._ptr = ffi.NULL
 
-    def create_entity(self, x, z, bound_radius=0.0, always_relevant=False):
+    def create_entity(self, x, z, bound_radius=0.0, always_relevant=False, external_id=0, created=True):
+        """`external_id`: the game's id for it (0: none), unique among live entities and required
+        under order_key="external"; a duplicate or a missing one raises SightlineError
+        (invalid_argument). `created=False` for one that existed elsewhere (a copy, one handed
+        back): its first spawns do not say created."""
         d = ffi.new("sl_entity_def*")
         lib.sl_entity_def_default(d)
         d.x, d.z, d.bound_radius, d.always_relevant = x, z, bound_radius, always_relevant
+        d.external_id, d.created = external_id, created
         out = ffi.new("sl_entity*")
         _check(lib.sl_world_create_entity(self._ptr, d, out))
         return out[0]
 
-    def create_entities(self, xs, zs):
-        """One entity at each (xs[i], zs[i]): their handles, a uint64 array."""
+    def create_entities(self, xs, zs, external_ids=None):
+        """One entity at each (xs[i], zs[i]), with external id external_ids[i] where given: their
+        handles, a uint64 array."""
         xs, zs = _floats(xs, "xs"), _floats(zs, "zs")
         if xs.shape != zs.shape:
             raise ValueError(f"xs has {xs.shape[0]} positions and zs {zs.shape[0]}")
-        return np.array([self.create_entity(float(x), float(z)) for x, z in zip(xs, zs)], dtype=np.uint64)
+        ids = np.zeros(xs.shape, np.uint64) if external_ids is None else _handles(external_ids, "external_ids")
+        if ids.shape != xs.shape:
+            raise ValueError(f"{xs.shape[0]} positions and {ids.shape[0]} external ids")
+        return np.array([self.create_entity(float(x), float(z), external_id=int(i)) for x, z, i in zip(xs, zs, ids)],
+                        dtype=np.uint64)
 
     def destroy_entity(self, entity):
         _check(lib.sl_world_destroy_entity(self._ptr, entity))
@@ -153,6 +170,17 @@ class World:
         the entity goes on existing elsewhere: its holders despawn with reason `left`, not
         `destroyed`, at the next tick."""
         _check(lib.sl_world_withdraw_entity(self._ptr, entity))
+
+    def external_id(self, entity):
+        """The entity's external id (0 for none)."""
+        out = ffi.new("uint64_t*")
+        _check(lib.sl_world_external_id(self._ptr, entity, out))
+        return out[0]
+
+    def find_external(self, external_id):
+        """The live entity holding `external_id`; None when none does (and for 0)."""
+        entity = lib.sl_world_find_external(self._ptr, external_id)
+        return None if entity == 0 else entity  # SL_NULL_HANDLE
 
     def set_position(self, entity, x, z):
         _check(lib.sl_world_set_position(self._ptr, entity, x, z))
