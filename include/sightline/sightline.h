@@ -8,6 +8,7 @@
 #include "sightline/log.h"
 #include "sightline/protocol.h"
 #include "sightline/recording.h"
+#include "sightline/region_map.h"
 #include "sightline/replicator.h"
 #include "sightline/serialize.h"
 #include "sightline/status.h"
