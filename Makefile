@@ -94,8 +94,8 @@ test-wasm: deps $(WASM_BUILD)/CMakeCache.txt
 
 # Every parser of untrusted bytes is fuzzed for a fixed time (the trace reader; the packet decoder
 # with the ClientMirror; the demo's frame readers; the replay of a World recording; the server's
-# check of WebSocket frame headers); new inputs go to the build folder, the committed seed corpus
-# is only read.
+# check of WebSocket frame headers; the shard frame codec); new inputs go to the build folder, the
+# committed seed corpus is only read.
 $(FUZZ_BUILD)/CMakeCache.txt: Makefile | deps
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSIGHTLINE_SANITIZE=address,undefined -DSIGHTLINE_BUILD_FUZZ=ON -DSIGHTLINE_BUILD_TESTS=OFF \
@@ -103,8 +103,9 @@ $(FUZZ_BUILD)/CMakeCache.txt: Makefile | deps
 	  -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS)
 
 test-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
-	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target sightline-fuzz-trace sightline-fuzz-packet sightline-fuzz-demo-frames sightline-fuzz-replay sightline-fuzz-frame-guard
-	@for target in trace packet demo-frames replay frame-guard; do \
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target sightline-fuzz-trace sightline-fuzz-packet sightline-fuzz-demo-frames sightline-fuzz-replay sightline-fuzz-frame-guard \
+	  sightline-fuzz-shard-frame
+	@for target in trace packet demo-frames replay frame-guard shard-frame; do \
 	  mkdir -p $(FUZZ_BUILD)/corpus-$$target; \
 	  $(FUZZ_BUILD)/bin/sightline-fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	    $(FUZZ_BUILD)/corpus-$$target fuzz/corpus/$$target > $(FUZZ_BUILD)/fuzz-$$target.log 2>&1 \

@@ -11,6 +11,7 @@
 #include "sightline/region_map.h"
 #include "sightline/replicator.h"
 #include "sightline/serialize.h"
+#include "sightline/shard_frame.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
 #include "sightline/version.h"
