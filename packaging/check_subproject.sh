@@ -30,7 +30,7 @@ public=$(echo "$symbols" | grep -c ' sightline::' || true)
 [ "$public" -gt 0 ] || { echo "the shared library exports no sightline:: symbol" >&2; exit 1; }
 # Every exported sightline:: name belongs to a public class or function (include/sightline/).
 internal=$(echo "$symbols" | grep ' sightline::' |
-  grep -vE ' sightline::(World|Replay|Replicator|RegionMap|region_blocks|ShardFrame|encode_shard_frame|decode_shard_frame|ClientMirror|MirrorListener|PacketWriter|Stream|QuantizedRange|detail::fail_on_empty_result|default_[a-z_]*|validate|anomaly_kind_name|rule_name|error_code_name|spawn_reason_name|despawn_reason_name|decode_packet|decode_ack|encode_ack|encode_update_record|encode_delta_update_record|write_delta_runs|apply_delta_runs|[a-z_]*_record_bytes|operator==)([^A-Za-z0-9_]|$)' || true)
+  grep -vE ' sightline::(World|Replay|Replicator|RegionMap|region_blocks|ShardFrame|ShardNode|encode_shard_frame|decode_shard_frame|ClientMirror|MirrorListener|PacketWriter|Stream|QuantizedRange|detail::fail_on_empty_result|default_[a-z_]*|validate|anomaly_kind_name|rule_name|error_code_name|spawn_reason_name|despawn_reason_name|decode_packet|decode_ack|encode_ack|encode_update_record|encode_delta_update_record|write_delta_runs|apply_delta_runs|[a-z_]*_record_bytes|operator==)([^A-Za-z0-9_]|$)' || true)
 if [ -n "$internal" ]; then
   echo "the shared library exports internals:" >&2
   echo "$internal" | head -n 20 >&2

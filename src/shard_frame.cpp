@@ -144,7 +144,8 @@ void write(Writer& w, const EntityImage& r) {
   w.varint(r.owner);
   w.varint(r.owner_epoch);
   w.u8(static_cast<std::uint8_t>((r.always_relevant ? 1 : 0) | (r.presenter ? 2 : 0) |
-                                 (r.teleported ? 4 : 0) | (r.has_full ? 8 : 0)));
+                                 (r.teleported ? 4 : 0) | (r.has_full ? 8 : 0) | (r.created ? 16 : 0) |
+                                 (r.carried ? 32 : 0)));
   for (const float v : {r.x, r.z, r.vx, r.vz, r.bound_radius, r.radius_scale}) w.f32(v);
   w.u8(static_cast<std::uint8_t>(r.key.type));
   w.varint(r.key.value);
@@ -255,7 +256,7 @@ class Reader {
     for (unsigned shift = 0;; shift += 7) {
       std::uint8_t b = 0;
       if (!u8(b, field)) return false;
-      if (shift >= 63 && (b & 0x7e) != 0) return fail(from, std::string(field) + ": a varint beyond 64 bits");
+      if (shift == 63 && (b & 0xfe) != 0) return fail(from, std::string(field) + ": a varint beyond 64 bits");
       v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) {
         if (b == 0 && shift != 0)
@@ -329,12 +330,14 @@ bool read(Reader& r, EntityImage& e) {
   if (!(r.varint(e.id, "id") && r.number(e.owner, "owner") && r.varint(e.owner_epoch, "owner_epoch") &&
         r.u8(flags, "flags")))
     return false;
-  if ((flags & ~0x0fu) != 0)
-    return r.fail(r.at() - 1, "flags is " + std::to_string(flags) + ": bits 4..7 must be 0");
+  if ((flags & ~0x3fu) != 0)
+    return r.fail(r.at() - 1, "flags is " + std::to_string(flags) + ": bits 6 and 7 must be 0");
   e.always_relevant = (flags & 1) != 0;
   e.presenter = (flags & 2) != 0;
   e.teleported = (flags & 4) != 0;
   e.has_full = (flags & 8) != 0;
+  e.created = (flags & 16) != 0;
+  e.carried = (flags & 32) != 0;
   if (!(r.f32(e.x, "x") && r.f32(e.z, "z") && r.f32(e.vx, "vx") && r.f32(e.vz, "vz") &&
         r.f32(e.bound_radius, "bound_radius") && r.f32(e.radius_scale, "radius_scale") &&
         r.u8(key_type, "key type") && r.varint(e.key.value, "key value") && r.number(e.space, "space") &&

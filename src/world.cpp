@@ -231,6 +231,11 @@ Status WorldImpl::check_external_id(std::uint64_t id) const {
 
 Result<std::uint64_t> World::external_id(EntityId entity) const {
   const WorldImpl& w = *impl_;
+  // A removed entity is still named until its slot is reused: its despawn records name it.
+  if (!entity.is_null() && entity.index < w.generation.size() &&
+      w.generation[entity.index] == entity.generation) {
+    return w.external[entity.index];
+  }
   if (Status s = w.check(entity); !s) return s;
   return w.external[entity.index];
 }
@@ -560,6 +565,7 @@ void World::set_crowd_cap(std::uint32_t cap) noexcept {
   impl_->recorder.record(recording::Op::set_crowd_cap, cap);
 }
 std::uint32_t World::crowd_cap() const noexcept { return impl_->def.crowd_cap; }
+OrderKey World::order_key() const noexcept { return impl_->def.order_key; }
 
 TickStats World::tick() {
   TickStats stats;

@@ -26,6 +26,23 @@ struct NamedView {
   friend bool operator==(const NamedView&, const NamedView&) = default;
 };
 
+/// The client's set and records of the last tick, by external id (entities removed at that tick
+/// are still named: World::external_id).
+inline NamedView named_view(const World& world, ClientId c) {
+  const auto id = [&](EntityId e) { return world.external_id(e).value(); };
+  NamedView v;
+  for (const EntityId e : *world.interest_set(c)) v.set.push_back(id(e));
+  std::sort(v.set.begin(), v.set.end());
+  const ClientStream stream = *world.stream(c);
+  for (const SpawnRecord& s : stream.spawns)
+    v.records.emplace_back('s', id(s.entity), static_cast<int>(s.reason), s.created);
+  for (const EntityId u : stream.updates) v.records.emplace_back('u', id(u), 0, false);
+  for (const DespawnRecord& d : stream.despawns)
+    v.records.emplace_back('d', id(d.entity), static_cast<int>(d.reason), false);
+  std::sort(v.records.begin(), v.records.end());
+  return v;
+}
+
 class NamedWorld {
  public:
   explicit NamedWorld(const WorldDef& def) : world_(std::move(World::create(def).value())) {}
@@ -39,14 +56,9 @@ class NamedWorld {
     ASSERT_TRUE(world_.create_entity(def).ok());
   }
   [[nodiscard]] EntityId of(std::uint64_t id) const { return world_.find_external(id); }
-  /// The external id of a live entity, or of one removed through remove().
-  [[nodiscard]] std::uint64_t id(EntityId e) const {
-    const Result<std::uint64_t> external = world_.external_id(e);
-    return external.ok() ? *external : gone_.at(key(e));
-  }
+  [[nodiscard]] std::uint64_t id(EntityId e) const { return world_.external_id(e).value(); }
   void remove(std::uint64_t id, bool withdraw) {
     const EntityId e = of(id);
-    gone_[key(e)] = id;
     ASSERT_TRUE((withdraw ? world_.withdraw_entity(e) : world_.destroy_entity(e)).ok());
   }
   /// A decoy created and destroyed, so that the slots of entities created after the next tick
@@ -57,19 +69,7 @@ class NamedWorld {
     ASSERT_TRUE(world_.destroy_entity(*world_.create_entity(def)).ok());
   }
   /// The client's set and records of the last tick, by external id.
-  [[nodiscard]] NamedView view(ClientId c) const {
-    NamedView v;
-    for (const EntityId e : *world_.interest_set(c)) v.set.push_back(id(e));
-    std::sort(v.set.begin(), v.set.end());
-    const ClientStream stream = *world_.stream(c);
-    for (const SpawnRecord& s : stream.spawns)
-      v.records.emplace_back('s', id(s.entity), static_cast<int>(s.reason), s.created);
-    for (const EntityId u : stream.updates) v.records.emplace_back('u', id(u), 0, false);
-    for (const DespawnRecord& d : stream.despawns)
-      v.records.emplace_back('d', id(d.entity), static_cast<int>(d.reason), false);
-    std::sort(v.records.begin(), v.records.end());
-    return v;
-  }
+  [[nodiscard]] NamedView view(ClientId c) const { return named_view(world_, c); }
   /// Ticks; then every client's view, by its viewer's external id.
   std::map<std::uint64_t, NamedView> tick() {
     (void)world_.tick();
@@ -80,9 +80,7 @@ class NamedWorld {
   [[nodiscard]] World& world() { return world_; }
 
  private:
-  static std::uint64_t key(EntityId e) { return std::uint64_t{e.index} << 32 | e.generation; }
   World world_;
-  std::map<std::uint64_t, std::uint64_t> gone_;  // by key(): the ids of entities removed
   std::uint64_t decoys_ = 0;
 };
 

@@ -58,6 +58,10 @@ TEST(OrderKey, ExternalIdsAreReadBackFoundAndFreedWithTheirEntity) {
   // Withdrawn, its id is free at once: the entity comes back under another handle.
   ASSERT_TRUE(world.withdraw_entity(a).ok());
   EXPECT_TRUE(world.find_external(0xfeedface00000001ull).is_null());
+  EXPECT_EQ(*world.external_id(a), 0xfeedface00000001ull);  // named until its slot comes back
+  (void)world.tick();
+  (void)world.tick();
+  (void)*world.create_entity(EntityDef{});  // takes a's slot
   EXPECT_EQ(world.external_id(a).status().code(), ErrorCode::stale_handle);
   const EntityId back = *world.create_entity(named(0xfeedface00000001ull));
   EXPECT_NE(back, a);

@@ -58,6 +58,8 @@ inline ShardFrame random_shard_frame(scenarios::Rng& rng, std::deque<std::vector
         e.always_relevant = rng.below(2) == 0;
         e.presenter = rng.below(2) == 0;
         e.teleported = rng.below(2) == 0;
+        e.created = rng.below(2) == 0;
+        e.carried = rng.below(2) == 0;
         e.x = coordinate();
         e.z = coordinate();
         e.vx = coordinate();

@@ -134,6 +134,14 @@ TEST(ShardFrame, ForgedFieldsAreRefusedNamingTheOffsetAndField) {
   refused(forged({2, 5, 3}, 1), "shard frame byte 7: ghost_out reason is 3");
   refused(forged({2, 0, 0}, 1), "ghost_out id is 0");
   refused(forged({9}, 1), "shard frame byte 7: record type is 9: unknown");
+  refused(forged({6, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1}, 1),
+          "shard frame byte 8: id: a varint beyond 64 bits");
+  refused(forged({6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1}, 1),
+          "id: a varint beyond 64 bits");
+  EXPECT_TRUE(
+      decode_shard_frame(forged({6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1}, 1), out)
+          .ok());
+  EXPECT_EQ(out.holder_counts.at(0).id, ~0ull);
   refused(forged({6, 5, 0x80, 0x80, 0x80, 0x80, 0x10}, 1), "count is 4294967296: at most 32 bits");
   refused(forged({3, 5, 0x80, 0x40, 1}, 1), "to is 8192: must be < kMaxShards");
   // A list whose count the bytes cannot hold.

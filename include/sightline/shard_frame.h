@@ -52,7 +52,11 @@ struct EntityImage {
   bool always_relevant = false;
   bool presenter = false;
   bool teleported = false;  ///< Teleported since the last tick.
-  float x = 0.0f;           ///< Raw float32, so the copy is bit-identical: finite, |x| <= kMaxCoordinate.
+  bool created = false;     ///< Created since the last tick: a copy's first spawns say `created`.
+  /// Carried with a client handover: a member of the client the receiver may not otherwise hold
+  /// (the old neighbourhood after a far teleport), used only where the receiver has no copy.
+  bool carried = false;
+  float x = 0.0f;  ///< Raw float32, so the copy is bit-identical: finite, |x| <= kMaxCoordinate.
   float z = 0.0f;
   float vx = 0.0f;  ///< Velocity, finite, |v| <= kMaxCoordinate per axis.
   float vz = 0.0f;

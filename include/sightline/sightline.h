@@ -12,6 +12,7 @@
 #include "sightline/replicator.h"
 #include "sightline/serialize.h"
 #include "sightline/shard_frame.h"
+#include "sightline/shard_node.h"
 #include "sightline/status.h"
 #include "sightline/stream.h"
 #include "sightline/version.h"

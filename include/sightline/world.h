@@ -194,7 +194,9 @@ class SIGHTLINE_API World {
   /// Refused (invalid_argument, naming the id) when def.external_id is held by a live entity, or
   /// is 0 while WorldDef::order_key is OrderKey::external.
 
-  /// The entity's EntityDef::external_id (0 for none).
+  /// The entity's EntityDef::external_id (0 for none). Also for an entity destroyed or withdrawn,
+  /// until its slot is reused (at the earliest after the tick that despawned it), so that the
+  /// records of that tick can be named.
   [[nodiscard]] Result<std::uint64_t> external_id(EntityId entity) const;
   /// The live entity whose external id is `external_id`; null when none is (and for 0).
   [[nodiscard]] EntityId find_external(std::uint64_t external_id) const;
@@ -495,6 +497,8 @@ class SIGHTLINE_API World {
   /// despawns `left` at that tick.
   void set_crowd_cap(std::uint32_t cap) noexcept;
   [[nodiscard]] std::uint32_t crowd_cap() const noexcept;
+  /// WorldDef::order_key, as created.
+  [[nodiscard]] OrderKey order_key() const noexcept;
 
   // --- Events (events.h, docs/events.md) -------------------------------------------------
 

@@ -1,0 +1,157 @@
+// One shard of a world served by several processes: it drives its World from the game's inputs
+// for the entities it owns and from the frames of the other shards (shard_frame.h), so that its
+// clients hold what one process serving the whole world would give them. Transport-agnostic: the
+// caller carries the bytes of outgoing() to the other shards and hands what arrives to receive().
+//
+// A tick, on every shard alike (lockstep):
+//   1. the game's inputs for the tick, on entities this shard owns (set_position, teleport, ...);
+//   2. begin_tick(): authority moves (an owned root beyond the hysteresis of this shard's cells
+//      goes to the cell's owner, with the clients viewing from it), and one frame for every other
+//      shard: a copy (EntityImage) of every owned entity within the band of its cells, the
+//      withdrawal of copies it no longer needs, handovers;
+//   3. the frames of tick t from every other shard, through receive(), in any order, duplicates
+//      dropped;
+//   4. once ready(), tick(): the frames applied in shard order, record order (copies created,
+//      moved, withdrawn `left` or destroyed; entities and clients adopted), then World::tick().
+// What the World sees of a copy is an entity whose external id, position and flags continue, so
+// no client sees a despawn and spawn from a handover. Entities need external ids and the World
+// OrderKey::external; every shard's World starts at the same tick (WorldDef::first_tick).
+//
+// This first version copies entities by the band alone: interest keys, owners, extra origins,
+// attachments, always-relevant entities, presenters, spaces and events across borders are not
+// carried yet, nor lost frames (a frame must arrive exactly once, possibly duplicated).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "sightline/export.h"
+#include "sightline/region_map.h"
+#include "sightline/shard_frame.h"
+#include "sightline/status.h"
+#include "sightline/world.h"
+
+namespace sightline {
+
+/// What a ShardNode is.
+struct ShardNodeDef {
+  ShardId self = 0;  ///< This shard's id in the region map.
+  /// The tick the node runs first: the World's WorldDef::first_tick, the same on every shard.
+  std::uint64_t first_tick = 0;
+};
+
+/// Frames for one other shard from the last begin_tick(). Valid until the next begin_tick().
+struct OutFrame {
+  ShardId to = 0;
+  std::span<const std::uint8_t> bytes;
+};
+
+/// Counts since the node was created.
+struct ShardNodeStats {
+  std::uint64_t images_sent = 0;         ///< EntityImage records written.
+  std::uint64_t ghost_outs_sent = 0;     ///< Copies withdrawn at other shards.
+  std::uint64_t entity_handovers = 0;    ///< Entities this shard handed to others.
+  std::uint64_t client_handovers = 0;    ///< Clients this shard handed to others.
+  std::uint64_t frames_received = 0;     ///< Frames accepted by receive().
+  std::uint64_t duplicates_dropped = 0;  ///< Frames received twice.
+  /// Members of an adopted client that were not here (left out of its set): 0 while the band is
+  /// wide enough (RegionMapDef::band).
+  std::uint64_t members_missing = 0;
+  /// Copies withdrawn that a client here held at the last tick (it despawns them `left` at this
+  /// tick, as one process does when the band is wide enough).
+  std::uint64_t withdrawn_while_held = 0;
+  /// Members carried with a client handover that a client here still held after the tick (kept
+  /// with no owner sending updates): 0 while the band is wide enough.
+  std::uint64_t carried_held = 0;
+  /// Records of received frames the World refused (a copy it could not create, a client image it
+  /// could not adopt): 0 between shards that agree.
+  std::uint64_t records_refused = 0;
+  std::uint64_t owned = 0;   ///< Entities this shard owns now.
+  std::uint64_t copies = 0;  ///< Copies of other shards' entities it holds now.
+};
+
+class SIGHTLINE_API ShardNode {
+ public:
+  /// Refused (invalid_argument) when `world` does not order by external id, or the map does not
+  /// name `def.self`. The World must outlive the node and be changed only through it.
+  [[nodiscard]] static Result<ShardNode> create(const ShardNodeDef& def, World& world, RegionMap map);
+
+  // --- The game's inputs, on what this shard owns (refused, naming the id, otherwise) ------------
+  /// Creates an entity owned here (def.external_id required).
+  [[nodiscard]] Result<EntityId> create_entity(const EntityDef& def);
+  [[nodiscard]] Status destroy_entity(std::uint64_t id);
+  [[nodiscard]] Status set_position(std::uint64_t id, float x, float z);
+  /// A jump: authority follows at once (no hysteresis).
+  [[nodiscard]] Status teleport(std::uint64_t id, float x, float z);
+  /// A client (cluster-wide id `client`, != 0) viewing from `viewer`, an entity owned here.
+  [[nodiscard]] Result<ClientId> create_client(std::uint64_t client, std::uint64_t viewer);
+
+  // --- The tick ------------------------------------------------------------------------------
+  /// Decides authority and writes this tick's frames. Call once a tick, after the game's inputs.
+  [[nodiscard]] Status begin_tick();
+  [[nodiscard]] std::span<const OutFrame> outgoing() const noexcept { return outgoing_; }
+  /// Takes a frame from another shard, for this tick or a later one. Refused (malformed_packet,
+  /// naming the offset) when it does not decode, or (invalid_argument) when it is not addressed
+  /// to this shard, comes from a shard the map does not name, or is for a tick already run;
+  /// nothing is kept of a refused frame. A frame received twice is dropped.
+  [[nodiscard]] Status receive(std::span<const std::uint8_t> frame);
+  /// Whether the frames of this tick from every other shard have arrived (the barrier).
+  [[nodiscard]] bool ready() const;
+  /// Applies the frames (shard order, then record order) and runs World::tick(). Refused
+  /// (invalid_argument) before begin_tick() or while not ready().
+  [[nodiscard]] Result<TickStats> tick();
+
+  // --- Reading --------------------------------------------------------------------------------
+  [[nodiscard]] bool owns(std::uint64_t id) const;
+  /// The local client of cluster-wide client `client`, or null when it is not on this shard.
+  [[nodiscard]] ClientId client(std::uint64_t client) const;
+  [[nodiscard]] const ShardNodeStats& stats() const noexcept { return stats_; }
+  [[nodiscard]] World& world() noexcept { return *world_; }
+  [[nodiscard]] std::uint64_t next_tick() const noexcept { return tick_; }
+
+ private:
+  struct Copy {
+    EntityId local;
+    bool owned = false;
+    ShardId owner = 0;
+    std::uint64_t epoch = 0;
+    std::vector<ShardId> audience;  // owned: the shards holding a copy from this one
+  };
+  ShardNode(const ShardNodeDef& def, World& world, RegionMap map);
+  [[nodiscard]] Copy* owned_copy(std::uint64_t id, const char* call, Status& refused);
+  [[nodiscard]] EntityImage image_of(std::uint64_t id, const Copy& copy) const;
+  void hand_over(std::uint64_t id, Copy& copy, ShardId to, bool& withdraw);
+  void apply(const ShardFrame& frame, int pass);
+  void apply(ShardId from, const EntityImage& image);
+  void apply(ShardId from, const EntityHandover& handover);
+  void apply(const GhostOut& out);
+  void apply(const ClientHandover& handover);
+  void withdraw_copy(std::uint64_t id, bool destroyed);
+  [[nodiscard]] bool destroyed_now(std::uint64_t id) const;
+  [[nodiscard]] ShardFrame& frame_to(ShardId peer);
+
+  ShardNodeDef def_;
+  World* world_;
+  RegionMap map_;
+  std::vector<ShardId> peers_;  // every other shard of the map, ascending
+  std::uint64_t tick_ = 0;
+  bool begun_ = false;
+  std::map<std::uint64_t, Copy> copies_;                     // by external id
+  std::map<std::uint64_t, ClientId> clients_;                // by cluster-wide client id
+  std::vector<std::uint64_t> teleported_;                    // owned entities teleported since the last tick
+  std::vector<std::uint64_t> created_;                       // owned entities created since the last tick
+  std::vector<std::uint64_t> carried_;                       // copies made from carried images this tick
+  std::vector<std::uint64_t> destroyed_now_;                 // entities destroyed at this tick, by any shard
+  std::map<std::uint64_t, std::vector<ShardId>> destroyed_;  // since the last tick: their audiences
+  std::vector<ShardFrame> frames_;                           // per peer (peers_ order), this tick's
+  std::vector<std::vector<std::uint8_t>> encoded_;
+  std::vector<OutFrame> outgoing_;
+  std::vector<std::uint64_t> next_seq_;                                           // per peer
+  std::map<std::pair<std::uint64_t, ShardId>, std::vector<std::uint8_t>> inbox_;  // (tick, from)
+  std::vector<ShardId> scratch_;
+  ShardNodeStats stats_;
+};
+
+}  // namespace sightline

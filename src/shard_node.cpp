@@ -1,0 +1,461 @@
+// A shard: authority and copies decided from the region map in begin_tick, frames applied in a
+// fixed order in tick. One copy per external id, owned or not; an entity changes hands by a flag
+// and an epoch, never by leaving the World.
+#include "sightline/shard_node.h"
+
+#include <algorithm>
+#include <string>
+
+namespace sightline {
+
+namespace {
+
+bool contains(const std::vector<ShardId>& sorted, ShardId s) {
+  return std::binary_search(sorted.begin(), sorted.end(), s);
+}
+
+std::string named(std::uint64_t id) { return "external id " + std::to_string(id); }
+
+}  // namespace
+
+Result<ShardNode> ShardNode::create(const ShardNodeDef& def, World& world, RegionMap map) {
+  if (world.order_key() != OrderKey::external) {
+    return Status{ErrorCode::invalid_argument,
+                  "ShardNode: the World orders by slot: a shard's World needs WorldDef::order_key external"};
+  }
+  if (!std::binary_search(map.shards().begin(), map.shards().end(), def.self)) {
+    return Status{ErrorCode::invalid_argument, "ShardNodeDef::self is " + std::to_string(def.self) +
+                                                   ": the region map names no such shard"};
+  }
+  return ShardNode(def, world, std::move(map));
+}
+
+ShardNode::ShardNode(const ShardNodeDef& def, World& world, RegionMap map)
+    : def_(def), world_(&world), map_(std::move(map)), tick_(def.first_tick) {
+  for (const ShardId s : map_.shards()) {
+    if (s != def_.self) peers_.push_back(s);
+  }
+  frames_.resize(peers_.size());
+  encoded_.resize(peers_.size());
+  next_seq_.assign(peers_.size(), 0);
+}
+
+ShardFrame& ShardNode::frame_to(ShardId peer) {
+  const auto at = std::lower_bound(peers_.begin(), peers_.end(), peer);
+  return frames_[static_cast<std::size_t>(at - peers_.begin())];
+}
+
+ShardNode::Copy* ShardNode::owned_copy(std::uint64_t id, const char* call, Status& refused) {
+  const auto it = copies_.find(id);
+  if (it == copies_.end() || !it->second.owned) {
+    refused = {ErrorCode::invalid_argument,
+               std::string("ShardNode::") + call + ": " + named(id) +
+                   (it == copies_.end() ? " is not here"
+                                        : " is a copy owned by shard " + std::to_string(it->second.owner))};
+    return nullptr;
+  }
+  return &it->second;
+}
+
+// --- The game's inputs ----------------------------------------------------------------------
+
+Result<EntityId> ShardNode::create_entity(const EntityDef& def) {
+  if (copies_.contains(def.external_id)) {
+    return Status{ErrorCode::invalid_argument,
+                  "ShardNode::create_entity: " + named(def.external_id) + " is here"};
+  }
+  Result<EntityId> e = world_->create_entity(def);
+  if (!e) return e;
+  copies_[def.external_id] = Copy{*e, true, def_.self, 0, {}};
+  created_.push_back(def.external_id);
+  return e;
+}
+
+Status ShardNode::destroy_entity(std::uint64_t id) {
+  Status refused;
+  Copy* copy = owned_copy(id, "destroy_entity", refused);
+  if (copy == nullptr) return refused;
+  if (Status s = world_->destroy_entity(copy->local); !s) return s;
+  destroyed_[id] = copy->audience;
+  copies_.erase(id);
+  std::erase(created_, id);
+  std::erase(teleported_, id);
+  return {};
+}
+
+Status ShardNode::set_position(std::uint64_t id, float x, float z) {
+  Status refused;
+  Copy* copy = owned_copy(id, "set_position", refused);
+  return copy == nullptr ? refused : world_->set_position(copy->local, x, z);
+}
+
+Status ShardNode::teleport(std::uint64_t id, float x, float z) {
+  Status refused;
+  Copy* copy = owned_copy(id, "teleport", refused);
+  if (copy == nullptr) return refused;
+  if (Status s = world_->teleport(copy->local, x, z); !s) return s;
+  teleported_.push_back(id);
+  return {};
+}
+
+Result<ClientId> ShardNode::create_client(std::uint64_t client, std::uint64_t viewer) {
+  if (client == 0 || clients_.contains(client)) {
+    return Status{ErrorCode::invalid_argument, "ShardNode::create_client: client " + std::to_string(client) +
+                                                   (client == 0 ? " is 0" : " is here")};
+  }
+  Status refused;
+  Copy* copy = owned_copy(viewer, "create_client", refused);
+  if (copy == nullptr) return refused;
+  Result<ClientId> c = world_->create_client(copy->local);
+  if (c) clients_[client] = *c;
+  return c;
+}
+
+// --- begin_tick -------------------------------------------------------------------------------
+
+EntityImage ShardNode::image_of(std::uint64_t id, const Copy& copy) const {
+  EntityImage image;
+  image.id = id;
+  image.owner = copy.owner;
+  image.owner_epoch = copy.epoch;
+  const Position p = *world_->position(copy.local);
+  const Velocity v = *world_->velocity(copy.local);
+  image.x = p.x;
+  image.z = p.z;
+  image.vx = v.x;
+  image.vz = v.z;
+  image.bound_radius = *world_->bound_radius(copy.local);
+  image.radius_scale = *world_->radius_scale(copy.local);
+  image.teleported = std::find(teleported_.begin(), teleported_.end(), id) != teleported_.end();
+  image.created = std::find(created_.begin(), created_.end(), id) != created_.end();
+  return image;
+}
+
+// Authority over `id` passes to `to`: its image and the handover, then the clients viewing from
+// it; this shard keeps a copy while it lies in the new owner's audience.
+void ShardNode::hand_over(std::uint64_t id, Copy& copy, ShardId to, bool& withdraw) {
+  ++copy.epoch;
+  copy.owner = to;
+  copy.owned = false;
+  const EntityImage image = image_of(id, copy);
+  ShardFrame& frame = frame_to(to);
+  frame.add(image);
+  frame.add(EntityHandover{id, to, copy.epoch});
+  ++stats_.images_sent;
+  ++stats_.entity_handovers;
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    const Result<EntityId> viewer = world_->viewer(it->second);
+    if (!viewer || *viewer != copy.local) {
+      ++it;
+      continue;
+    }
+    ClientHandover handover;
+    handover.client = it->first;
+    handover.to = to;
+    handover.world = *world_->export_client(it->second);
+    // Its members go along, for the receiver to use where it holds no copy (the old neighbourhood
+    // after a far teleport, which the client must see leave as one process would show it).
+    for (const ClientImage::Member& m : handover.world.members) {
+      const auto member = copies_.find(m.entity);
+      if (member == copies_.end() || member->second.owner == to) continue;
+      EntityImage carried = image_of(m.entity, member->second);
+      carried.carried = true;
+      carried.teleported = false;
+      carried.created = false;
+      frame.add(carried);
+    }
+    frame.add(handover);
+    ++stats_.client_handovers;
+    (void)world_->destroy_client(it->second);
+    it = clients_.erase(it);
+  }
+  // The new owner's audience gets this tick's image from here (naming the new owner); the shards
+  // that held a copy from here and are not in it let theirs go.
+  map_.audience(image.x, image.z, image.bound_radius, to, scratch_);
+  for (const ShardId peer : scratch_) {
+    if (peer == def_.self) continue;
+    frame_to(peer).add(image);
+    ++stats_.images_sent;
+  }
+  for (const ShardId peer : copy.audience) {
+    if (peer == to || contains(scratch_, peer)) continue;
+    frame_to(peer).add(GhostOut{id, DespawnReason::left});
+    ++stats_.ghost_outs_sent;
+  }
+  copy.audience.clear();
+  withdraw = !contains(scratch_, def_.self);
+}
+
+Status ShardNode::begin_tick() {
+  if (begun_)
+    return {ErrorCode::invalid_argument,
+            "ShardNode::begin_tick: called twice for tick " + std::to_string(tick_)};
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    frames_[i].clear();
+    frames_[i].header = {ShardFrameKind::tick, def_.self, peers_[i], tick_, next_seq_[i]++, map_.def().epoch};
+  }
+  // A death goes to every shard, not only those holding a copy: one about to adopt a client
+  // that held the entity must show it dying too.
+  for (const auto& [id, audience] : destroyed_) {
+    for (const ShardId peer : peers_) {
+      frame_to(peer).add(GhostOut{id, DespawnReason::destroyed});
+      ++stats_.ghost_outs_sent;
+    }
+  }
+  destroyed_.clear();
+  std::vector<std::uint64_t> withdrawn;
+  for (auto& [id, copy] : copies_) {
+    if (!copy.owned) continue;
+    const Position p = *world_->position(copy.local);
+    const bool jumped = std::find(teleported_.begin(), teleported_.end(), id) != teleported_.end();
+    const ShardId owner = jumped ? map_.owner_at(p.x, p.z) : map_.authority(def_.self, p.x, p.z);
+    if (owner != def_.self) {
+      bool withdraw = false;
+      hand_over(id, copy, owner, withdraw);
+      if (withdraw) withdrawn.push_back(id);
+      continue;
+    }
+    const EntityImage image = image_of(id, copy);
+    map_.audience(p.x, p.z, image.bound_radius, def_.self, scratch_);
+    for (const ShardId peer : scratch_) {
+      frame_to(peer).add(image);
+      ++stats_.images_sent;
+    }
+    for (const ShardId peer : copy.audience) {
+      if (contains(scratch_, peer)) continue;
+      frame_to(peer).add(GhostOut{id, DespawnReason::left});
+      ++stats_.ghost_outs_sent;
+    }
+    copy.audience = scratch_;
+  }
+  for (const std::uint64_t id : withdrawn) withdraw_copy(id, false);
+  teleported_.clear();
+  created_.clear();
+  outgoing_.clear();
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    if (Status s = encode_shard_frame(frames_[i], encoded_[i]); !s) return s;
+    outgoing_.push_back({peers_[i], encoded_[i]});
+  }
+  begun_ = true;
+  return {};
+}
+
+// --- Frames in ----------------------------------------------------------------------------------
+
+Status ShardNode::receive(std::span<const std::uint8_t> bytes) {
+  ShardFrame frame;
+  if (Status s = decode_shard_frame(bytes, frame); !s) return s;
+  const ShardFrameHeader& h = frame.header;
+  if (h.to != def_.self) {
+    return {ErrorCode::invalid_argument, "ShardNode::receive: a frame for shard " + std::to_string(h.to) +
+                                             ", this is shard " + std::to_string(def_.self)};
+  }
+  if (!std::binary_search(peers_.begin(), peers_.end(), h.from)) {
+    return {ErrorCode::invalid_argument, "ShardNode::receive: a frame from shard " + std::to_string(h.from) +
+                                             ", which the region map does not name"};
+  }
+  if (h.tick < tick_) {
+    return {ErrorCode::invalid_argument, "ShardNode::receive: a frame of tick " + std::to_string(h.tick) +
+                                             " from shard " + std::to_string(h.from) +
+                                             ", already run (next " + std::to_string(tick_) + ")"};
+  }
+  const auto key = std::make_pair(h.tick, h.from);
+  if (inbox_.contains(key)) {
+    ++stats_.duplicates_dropped;
+    return {};
+  }
+  inbox_[key].assign(bytes.begin(), bytes.end());
+  ++stats_.frames_received;
+  return {};
+}
+
+bool ShardNode::ready() const {
+  return std::all_of(peers_.begin(), peers_.end(),
+                     [&](ShardId peer) { return inbox_.contains(std::make_pair(tick_, peer)); });
+}
+
+void ShardNode::withdraw_copy(std::uint64_t id, bool destroyed) {
+  const auto it = copies_.find(id);
+  if (it == copies_.end() || it->second.owned) return;
+  const Result<std::uint32_t> holders = world_->holder_count(it->second.local);
+  if (!destroyed && holders && *holders != 0) ++stats_.withdrawn_while_held;
+  (void)(destroyed ? world_->destroy_entity(it->second.local) : world_->withdraw_entity(it->second.local));
+  copies_.erase(it);
+}
+
+void ShardNode::apply(ShardId from, const EntityImage& image) {
+  (void)from;
+  auto it = copies_.find(image.id);
+  if (image.carried) {
+    // Only where no copy came from its owner: after every owner's images (the second pass).
+    if (it != copies_.end() || destroyed_now(image.id)) return;
+    EntityDef def;
+    def.x = image.x;
+    def.z = image.z;
+    def.bound_radius = image.bound_radius;
+    def.radius_scale = image.radius_scale;
+    def.external_id = image.id;
+    def.created = false;
+    const Result<EntityId> e = world_->create_entity(def);
+    if (!e) {
+      ++stats_.records_refused;
+      return;
+    }
+    copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}});
+    carried_.push_back(image.id);
+    return;
+  }
+  if (it == copies_.end()) {
+    EntityDef def;
+    def.x = image.x;
+    def.z = image.z;
+    def.bound_radius = image.bound_radius;
+    def.radius_scale = image.radius_scale;
+    def.external_id = image.id;
+    def.created = image.created;
+    const Result<EntityId> e = world_->create_entity(def);
+    if (!e) {
+      ++stats_.records_refused;
+      return;
+    }
+    it = copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}}).first;
+    if (image.teleported) (void)world_->teleport(*e, image.x, image.z);
+  } else {
+    Copy& copy = it->second;
+    if (copy.owned || image.owner_epoch < copy.epoch) return;  // an older owner's word
+    copy.owner = image.owner;
+    copy.epoch = image.owner_epoch;
+    (void)(image.teleported ? world_->teleport(copy.local, image.x, image.z)
+                            : world_->set_position(copy.local, image.x, image.z));
+    (void)world_->set_bound_radius(copy.local, image.bound_radius);
+    (void)world_->set_radius_scale(copy.local, image.radius_scale);
+  }
+  (void)world_->set_velocity(it->second.local, image.vx, image.vz);
+}
+
+void ShardNode::apply(ShardId from, const EntityHandover& handover) {
+  const auto it = copies_.find(handover.id);
+  if (handover.to != def_.self || it == copies_.end() || handover.epoch < it->second.epoch) return;
+  Copy& copy = it->second;
+  copy.owned = true;
+  copy.owner = def_.self;
+  copy.epoch = handover.epoch;
+  // Who holds a copy now: this shard's audience, which the old owner sent this tick's image
+  // (the old owner among them if it kept one).
+  (void)from;
+  const Position p = *world_->position(copy.local);
+  map_.audience(p.x, p.z, *world_->bound_radius(copy.local), def_.self, copy.audience);
+}
+
+void ShardNode::apply(const GhostOut& out) {
+  const bool destroyed = out.reason == DespawnReason::destroyed;
+  if (destroyed) destroyed_now_.push_back(out.id);
+  withdraw_copy(out.id, destroyed);
+}
+
+bool ShardNode::destroyed_now(std::uint64_t id) const {
+  return std::find(destroyed_now_.begin(), destroyed_now_.end(), id) != destroyed_now_.end();
+}
+
+void ShardNode::apply(const ClientHandover& handover) {
+  if (handover.to != def_.self || clients_.contains(handover.client)) return;
+  ClientImage image = handover.world;
+  // A member destroyed at this tick stands in for a moment, so that the client sees it die.
+  std::vector<EntityId> dying;
+  const EntityId viewer = world_->find_external(image.viewer);
+  std::erase_if(image.members, [&](const ClientImage::Member& m) {
+    if (!world_->find_external(m.entity).is_null()) return false;
+    if (destroyed_now(m.entity) && !viewer.is_null()) {
+      EntityDef def;
+      const Position at = *world_->position(viewer);
+      def.x = at.x;
+      def.z = at.z;
+      def.external_id = m.entity;
+      def.created = false;
+      if (const Result<EntityId> e = world_->create_entity(def)) {
+        dying.push_back(*e);
+        return false;
+      }
+    }
+    ++stats_.members_missing;
+    return true;
+  });
+  const Result<ClientId> c = world_->adopt_client(image);
+  if (c) {
+    clients_[handover.client] = *c;
+  } else {
+    ++stats_.records_refused;
+  }
+  for (const EntityId e : dying) (void)world_->destroy_entity(e);
+}
+
+// Pass 0: everything but what comes with a client handover; pass 1: carried members, then the
+// clients, so that an owner's image always wins over a carried one whatever the shard order.
+void ShardNode::apply(const ShardFrame& frame, int pass) {
+  for (const ShardFrame::Entry e : frame.order) {
+    switch (e.type) {
+      case ShardRecordType::entity_image:
+        if (frame.images[e.index].carried == (pass == 1)) apply(frame.header.from, frame.images[e.index]);
+        break;
+      case ShardRecordType::entity_handover:
+        if (pass == 0) apply(frame.header.from, frame.entity_handovers[e.index]);
+        break;
+      case ShardRecordType::ghost_out:
+        if (pass == 0) apply(frame.ghost_outs[e.index]);
+        break;
+      case ShardRecordType::client_handover:
+        if (pass == 1) apply(frame.client_handovers[e.index]);
+        break;
+      case ShardRecordType::remote_event:
+      case ShardRecordType::holder_count: break;  // not carried yet (shard_node.h)
+    }
+  }
+}
+
+Result<TickStats> ShardNode::tick() {
+  if (!begun_) return Status{ErrorCode::invalid_argument, "ShardNode::tick: begin_tick() first"};
+  if (!ready()) {
+    return Status{ErrorCode::invalid_argument,
+                  "ShardNode::tick: the frames of tick " + std::to_string(tick_) + " have not all arrived"};
+  }
+  ShardFrame frame;
+  for (const int pass : {0, 1}) {
+    for (const ShardId peer : peers_) {
+      if (decode_shard_frame(inbox_.at(std::make_pair(tick_, peer)), frame).ok()) apply(frame, pass);
+    }
+  }
+  for (const ShardId peer : peers_) inbox_.erase(std::make_pair(tick_, peer));
+  const TickStats stats = world_->tick();
+  // Carried copies served their tick; one a client still holds stays (the band was too narrow).
+  for (const std::uint64_t id : carried_) {
+    const auto it = copies_.find(id);
+    if (it == copies_.end() || it->second.owned) continue;
+    const Result<std::uint32_t> holders = world_->holder_count(it->second.local);
+    if (holders && *holders != 0) {
+      ++stats_.carried_held;
+      continue;
+    }
+    (void)world_->withdraw_entity(it->second.local);
+    copies_.erase(it);
+  }
+  carried_.clear();
+  destroyed_now_.clear();
+  begun_ = false;
+  ++tick_;
+  stats_.owned = 0;
+  stats_.copies = 0;
+  for (const auto& [id, copy] : copies_) ++(copy.owned ? stats_.owned : stats_.copies);
+  return stats;
+}
+
+bool ShardNode::owns(std::uint64_t id) const {
+  const auto it = copies_.find(id);
+  return it != copies_.end() && it->second.owned;
+}
+
+ClientId ShardNode::client(std::uint64_t client) const {
+  const auto it = clients_.find(client);
+  return it == clients_.end() ? ClientId{} : it->second;
+}
+
+}  // namespace sightline
