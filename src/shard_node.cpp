@@ -36,7 +36,6 @@ ShardNode::ShardNode(const ShardNodeDef& def, World& world, RegionMap map)
     if (s != def_.self) peers_.push_back(s);
   }
   frames_.resize(peers_.size());
-  encoded_.resize(peers_.size());
   next_seq_.assign(peers_.size(), 0);
 }
 
@@ -232,9 +231,11 @@ Status ShardNode::begin_tick() {
   teleported_.clear();
   created_.clear();
   outgoing_.clear();
+  while (!sent_.empty() && sent_.begin()->first.first + kResendTicks <= tick_) sent_.erase(sent_.begin());
   for (std::size_t i = 0; i < peers_.size(); ++i) {
-    if (Status s = encode_shard_frame(frames_[i], encoded_[i]); !s) return s;
-    outgoing_.push_back({peers_[i], encoded_[i]});
+    std::vector<std::uint8_t>& bytes = sent_[std::make_pair(tick_, peers_[i])];
+    if (Status s = encode_shard_frame(frames_[i], bytes); !s) return s;
+    outgoing_.push_back({peers_[i], bytes});
   }
   begun_ = true;
   return {};
@@ -267,6 +268,21 @@ Status ShardNode::receive(std::span<const std::uint8_t> bytes) {
   inbox_[key].assign(bytes.begin(), bytes.end());
   ++stats_.frames_received;
   return {};
+}
+
+std::vector<ShardId> ShardNode::missing() const {
+  std::vector<ShardId> out;
+  for (const ShardId peer : peers_) {
+    if (!inbox_.contains(std::make_pair(tick_, peer))) out.push_back(peer);
+  }
+  return out;
+}
+
+std::span<const std::uint8_t> ShardNode::resend(ShardId peer, std::uint64_t tick) {
+  const auto it = sent_.find(std::make_pair(tick, peer));
+  if (it == sent_.end()) return {};
+  ++stats_.resends;
+  return it->second;
 }
 
 bool ShardNode::ready() const {

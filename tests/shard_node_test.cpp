@@ -30,6 +30,7 @@ struct ClusterDef {
   float teleports = 0.01f;  ///< Chance per tick of a teleport across the map.
   float churn = 0.05f;      ///< Chance per tick of a destroy and a create.
   std::uint32_t crowd_cap = 0;
+  float drop = 0.0f;  ///< Chance a frame is lost on the way (then, and its resends, asked for again).
 };
 
 // R 16, L 20, h 2, one tick of motion at `speed`: band 22.5 and cells of 25, as the design's
@@ -110,7 +111,20 @@ class Cluster {
     for (std::size_t i = mail.size(); i > 1; --i)
       std::swap(mail[i - 1], mail[rng_.below(static_cast<std::uint32_t>(i))]);
     for (const auto& [to, bytes] : mail) {
+      if (rng_.uniform() < def_.drop) continue;
       ASSERT_TRUE(nodes_[to].receive(bytes).ok());
+    }
+    // A shard still waiting asks for what it lacks; the resend may be lost too.
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      while (!nodes_[i].ready()) {
+        for (const ShardId peer : nodes_[i].missing()) {
+          const std::span<const std::uint8_t> again =
+              nodes_[peer].resend(static_cast<ShardId>(i), nodes_[i].next_tick());
+          ASSERT_FALSE(again.empty());
+          if (rng_.uniform() < def_.drop) continue;
+          ASSERT_TRUE(nodes_[i].receive(again).ok());
+        }
+      }
     }
     for (ShardNode& n : nodes_) {
       ASSERT_TRUE(n.ready());
@@ -227,6 +241,7 @@ ShardNodeStats totals(const std::vector<ShardNode>& nodes) {
     t.records_refused += n.stats().records_refused;
     t.duplicates_dropped += n.stats().duplicates_dropped;
     t.copies += n.stats().copies;
+    t.resends += n.stats().resends;
   }
   return t;
 }
@@ -245,14 +260,16 @@ void expect_level_a(const ClusterDef& def, std::uint64_t seeds, std::uint64_t le
     all.client_handovers += t.client_handovers;
     all.duplicates_dropped += t.duplicates_dropped;
     all.copies += t.copies;
+    all.resends += t.resends;
   }
   std::printf(
       "%llu seeds x %u ticks: %llu entity and %llu client handovers, %llu duplicate frames dropped, %llu "
-      "copies at the end\n",
+      "resent, %llu copies at the end\n",
       static_cast<unsigned long long>(seeds), def.ticks,
       static_cast<unsigned long long>(all.entity_handovers),
       static_cast<unsigned long long>(all.client_handovers),
-      static_cast<unsigned long long>(all.duplicates_dropped), static_cast<unsigned long long>(all.copies));
+      static_cast<unsigned long long>(all.duplicates_dropped), static_cast<unsigned long long>(all.resends),
+      static_cast<unsigned long long>(all.copies));
   // The runs cross borders: entities and clients change hands.
   EXPECT_GT(all.entity_handovers, 5 * least_client_handovers);
   EXPECT_GE(all.client_handovers, least_client_handovers);
@@ -269,6 +286,14 @@ TEST(ShardNode, SeamStressWithTeleportsChurnAndTheCrowdCapEqualsOneProcess) {
   def.crowd_cap = 6;
   def.clients = 30;
   expect_level_a(def, 4, 20);
+}
+
+TEST(ShardNode, LostFramesAskedForAgainEqualOneProcess) {
+  ClusterDef def;
+  def.drop = 0.2f;
+  def.teleports = 0.05f;
+  def.churn = 0.1f;
+  expect_level_a(def, 4, 10);
 }
 
 TEST(ShardNode, StripsEqualOneProcess) {

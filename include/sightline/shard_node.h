@@ -19,7 +19,7 @@
 //
 // This first version copies entities by the band alone: interest keys, owners, extra origins,
 // attachments, always-relevant entities, presenters, spaces and events across borders are not
-// carried yet, nor lost frames (a frame must arrive exactly once, possibly duplicated).
+// carried yet. A lost frame is asked for again (missing(), resend()); the barrier waits for it.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +56,7 @@ struct ShardNodeStats {
   std::uint64_t client_handovers = 0;    ///< Clients this shard handed to others.
   std::uint64_t frames_received = 0;     ///< Frames accepted by receive().
   std::uint64_t duplicates_dropped = 0;  ///< Frames received twice.
+  std::uint64_t resends = 0;             ///< Frames this shard sent again (resend()).
   /// Members of an adopted client that were not here (left out of its set): 0 while the band is
   /// wide enough (RegionMapDef::band).
   std::uint64_t members_missing = 0;
@@ -71,6 +72,9 @@ struct ShardNodeStats {
   std::uint64_t owned = 0;   ///< Entities this shard owns now.
   std::uint64_t copies = 0;  ///< Copies of other shards' entities it holds now.
 };
+
+/// How many ticks of its frames a shard keeps for resend().
+inline constexpr std::uint64_t kResendTicks = 64;
 
 class SIGHTLINE_API ShardNode {
  public:
@@ -99,6 +103,12 @@ class SIGHTLINE_API ShardNode {
   [[nodiscard]] Status receive(std::span<const std::uint8_t> frame);
   /// Whether the frames of this tick from every other shard have arrived (the barrier).
   [[nodiscard]] bool ready() const;
+  /// The shards whose frame of this tick has not arrived, ascending: ask each for it again
+  /// (resend()) when it is late.
+  [[nodiscard]] std::vector<ShardId> missing() const;
+  /// The frame this shard wrote for `peer` at `tick`, to send again: kept for the last
+  /// kResendTicks ticks; empty when older or never written.
+  [[nodiscard]] std::span<const std::uint8_t> resend(ShardId peer, std::uint64_t tick);
   /// Applies the frames (shard order, then record order) and runs World::tick(). Refused
   /// (invalid_argument) before begin_tick() or while not ready().
   [[nodiscard]] Result<TickStats> tick();
@@ -146,10 +156,10 @@ class SIGHTLINE_API ShardNode {
   std::vector<std::uint64_t> destroyed_now_;                 // entities destroyed at this tick, by any shard
   std::map<std::uint64_t, std::vector<ShardId>> destroyed_;  // since the last tick: their audiences
   std::vector<ShardFrame> frames_;                           // per peer (peers_ order), this tick's
-  std::vector<std::vector<std::uint8_t>> encoded_;
   std::vector<OutFrame> outgoing_;
   std::vector<std::uint64_t> next_seq_;                                           // per peer
   std::map<std::pair<std::uint64_t, ShardId>, std::vector<std::uint8_t>> inbox_;  // (tick, from)
+  std::map<std::pair<std::uint64_t, ShardId>, std::vector<std::uint8_t>> sent_;   // (tick, to)
   std::vector<ShardId> scratch_;
   ShardNodeStats stats_;
 };
