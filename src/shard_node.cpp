@@ -110,7 +110,58 @@ Result<ClientId> ShardNode::create_client(std::uint64_t client, std::uint64_t vi
   return c;
 }
 
+Status ShardNode::set_always_relevant(std::uint64_t id, bool always_relevant) {
+  Status refused;
+  Copy* copy = owned_copy(id, "set_always_relevant", refused);
+  return copy == nullptr ? refused : world_->set_always_relevant(copy->local, always_relevant);
+}
+
+Status ShardNode::set_presenter(std::uint64_t id, bool presenter) {
+  Status refused;
+  Copy* copy = owned_copy(id, "set_presenter", refused);
+  return copy == nullptr ? refused : world_->set_presenter(copy->local, presenter);
+}
+
+namespace {
+
+Status set_key(World& world, EntityId e, InterestKey key) {
+  switch (key.type) {
+    case InterestKeyType::global: return world.set_global_interest_key(e);
+    case InterestKeyType::area: return world.set_area_interest_key(e, key.value);
+    case InterestKeyType::user: return world.set_user_interest_key(e, key.value);
+  }
+  return {ErrorCode::invalid_argument,
+          "interest key type " + std::to_string(static_cast<unsigned>(key.type))};
+}
+
+}  // namespace
+
+Status ShardNode::set_interest_key(std::uint64_t id, InterestKey key) {
+  Status refused;
+  Copy* copy = owned_copy(id, "set_interest_key", refused);
+  return copy == nullptr ? refused : set_key(*world_, copy->local, key);
+}
+
+Status ShardNode::set_owner(std::uint64_t id, std::uint64_t client) {
+  Status refused;
+  Copy* copy = owned_copy(id, "set_owner", refused);
+  if (copy == nullptr) return refused;
+  const ClientId local = this->client(client);
+  if (Status s = local.is_null() ? world_->clear_owner(copy->local) : world_->set_owner(copy->local, local);
+      !s) {
+    return s;
+  }
+  copy->owner_client = client;
+  return {};
+}
+
 // --- begin_tick -------------------------------------------------------------------------------
+
+// Held by some client of any shard whatever the distance: copied to every shard.
+bool ShardNode::everywhere(const Copy& copy) const {
+  return copy.owner_client != 0 || *world_->always_relevant(copy.local) || *world_->presenter(copy.local) ||
+         world_->interest_key(copy.local)->type != InterestKeyType::global;
+}
 
 EntityImage ShardNode::image_of(std::uint64_t id, const Copy& copy) const {
   EntityImage image;
@@ -125,6 +176,10 @@ EntityImage ShardNode::image_of(std::uint64_t id, const Copy& copy) const {
   image.vz = v.z;
   image.bound_radius = *world_->bound_radius(copy.local);
   image.radius_scale = *world_->radius_scale(copy.local);
+  image.always_relevant = *world_->always_relevant(copy.local);
+  image.presenter = *world_->presenter(copy.local);
+  image.key = *world_->interest_key(copy.local);
+  image.owner_client = copy.owner_client;
   image.teleported = std::find(teleported_.begin(), teleported_.end(), id) != teleported_.end();
   image.created = std::find(created_.begin(), created_.end(), id) != created_.end();
   return image;
@@ -170,7 +225,12 @@ void ShardNode::hand_over(std::uint64_t id, Copy& copy, ShardId to, bool& withdr
   }
   // The new owner's audience gets this tick's image from here (naming the new owner); the shards
   // that held a copy from here and are not in it let theirs go.
-  map_.audience(image.x, image.z, image.bound_radius, to, scratch_);
+  if (everywhere(copy)) {
+    scratch_.assign(map_.shards().begin(), map_.shards().end());
+    std::erase(scratch_, to);
+  } else {
+    map_.audience(image.x, image.z, image.bound_radius, to, scratch_);
+  }
   for (const ShardId peer : scratch_) {
     if (peer == def_.self) continue;
     frame_to(peer).add(image);
@@ -215,7 +275,11 @@ Status ShardNode::begin_tick() {
       continue;
     }
     const EntityImage image = image_of(id, copy);
-    map_.audience(p.x, p.z, image.bound_radius, def_.self, scratch_);
+    if (everywhere(copy)) {
+      scratch_ = peers_;
+    } else {
+      map_.audience(p.x, p.z, image.bound_radius, def_.self, scratch_);
+    }
     for (const ShardId peer : scratch_) {
       frame_to(peer).add(image);
       ++stats_.images_sent;
@@ -336,6 +400,7 @@ void ShardNode::apply(ShardId from, const EntityImage& image) {
     }
     it = copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}}).first;
     if (image.teleported) (void)world_->teleport(*e, image.x, image.z);
+    apply_traits(it->second, image);
   } else {
     Copy& copy = it->second;
     if (copy.owned || image.owner_epoch < copy.epoch) return;  // an older owner's word
@@ -345,8 +410,22 @@ void ShardNode::apply(ShardId from, const EntityImage& image) {
                             : world_->set_position(copy.local, image.x, image.z));
     (void)world_->set_bound_radius(copy.local, image.bound_radius);
     (void)world_->set_radius_scale(copy.local, image.radius_scale);
+    apply_traits(copy, image);
   }
   (void)world_->set_velocity(it->second.local, image.vx, image.vz);
+}
+
+// The flags, key and owner of an image, on a copy.
+void ShardNode::apply_traits(Copy& copy, const EntityImage& image) {
+  const EntityId e = copy.local;
+  if (*world_->always_relevant(e) != image.always_relevant)
+    (void)world_->set_always_relevant(e, image.always_relevant);
+  if (*world_->presenter(e) != image.presenter) (void)world_->set_presenter(e, image.presenter);
+  if (*world_->interest_key(e) != image.key) (void)set_key(*world_, e, image.key);
+  copy.owner_client = image.owner_client;
+  const ClientId owner = client(image.owner_client);
+  if (*world_->owner(e) != owner)
+    (void)(owner.is_null() ? world_->clear_owner(e) : world_->set_owner(e, owner));
 }
 
 void ShardNode::apply(ShardId from, const EntityHandover& handover) {
@@ -359,6 +438,10 @@ void ShardNode::apply(ShardId from, const EntityHandover& handover) {
   // Who holds a copy now: this shard's audience, which the old owner sent this tick's image
   // (the old owner among them if it kept one).
   (void)from;
+  if (everywhere(copy)) {
+    copy.audience = peers_;
+    return;
+  }
   const Position p = *world_->position(copy.local);
   map_.audience(p.x, p.z, *world_->bound_radius(copy.local), def_.self, copy.audience);
 }

@@ -31,6 +31,9 @@ struct ClusterDef {
   float churn = 0.05f;      ///< Chance per tick of a destroy and a create.
   std::uint32_t crowd_cap = 0;
   float drop = 0.0f;  ///< Chance a frame is lost on the way (then, and its resends, asked for again).
+  /// Always-relevant entities and presenters, area and user keys with clients subscribed (some
+  /// bypassing distance, some at a slower rate), entities owned by far clients; changed as it runs.
+  bool rules = false;
 };
 
 // R 16, L 20, h 2, one tick of motion at `speed`: band 22.5 and cells of 25, as the design's
@@ -95,6 +98,74 @@ class Cluster {
     single_clients_[client] = *single_.world().create_client(single_.of(viewer));
     ASSERT_TRUE(owner_of(viewer).create_client(client, viewer).ok());
     viewers_.push_back(viewer);
+  }
+
+  ShardNode& holder_of_client(std::uint64_t client) {
+    for (ShardNode& n : nodes_) {
+      if (!n.client(client).is_null()) return n;
+    }
+    ADD_FAILURE() << "no shard holds client " << client;
+    return nodes_[0];
+  }
+  void set_always_relevant(std::uint64_t id, bool on) {
+    ASSERT_TRUE(single_.world().set_always_relevant(single_.of(id), on).ok());
+    ASSERT_TRUE(owner_of(id).set_always_relevant(id, on).ok());
+  }
+  void set_presenter(std::uint64_t id, bool on) {
+    ASSERT_TRUE(single_.world().set_presenter(single_.of(id), on).ok());
+    ASSERT_TRUE(owner_of(id).set_presenter(id, on).ok());
+  }
+  void set_key(std::uint64_t id, InterestKey key) {
+    World& w = single_.world();
+    const EntityId e = single_.of(id);
+    ASSERT_TRUE((key.type == InterestKeyType::global ? w.set_global_interest_key(e)
+                 : key.type == InterestKeyType::area ? w.set_area_interest_key(e, key.value)
+                                                     : w.set_user_interest_key(e, key.value))
+                    .ok());
+    ASSERT_TRUE(owner_of(id).set_interest_key(id, key).ok());
+  }
+  void set_owner(std::uint64_t id, std::uint64_t client) {
+    World& w = single_.world();
+    ASSERT_TRUE(
+        (client == 0 ? w.clear_owner(single_.of(id)) : w.set_owner(single_.of(id), single_clients_[client]))
+            .ok());
+    ASSERT_TRUE(owner_of(id).set_owner(id, client).ok());
+  }
+  void subscribe(std::uint64_t client) {
+    const KeySubscription area[] = {{1, 1, client % 2 == 0}, {2, 2, false}};
+    ShardNode& n = holder_of_client(client);
+    for (World* w : {&single_.world(), &n.world()}) {
+      const ClientId c = w == &single_.world() ? single_clients_[client] : n.client(client);
+      ASSERT_TRUE(w->set_area_subscriptions(c, area).ok());
+      if (client % 3 == 0) {
+        ASSERT_TRUE(w->add_user_subscription(c, {5, 1, true}).ok());
+      }
+    }
+  }
+  void rule_inputs(std::uint32_t t) {
+    if (t == 0) {
+      for (std::size_t i = 0; i < live_.size(); ++i) {
+        const std::uint64_t id = live_[i];
+        if (i % 23 == 5) set_always_relevant(id, true);
+        if (i % 29 == 7) set_presenter(id, true);
+        if (i % 7 == 3) set_key(id, {InterestKeyType::area, 1 + i % 3});
+        if (i % 31 == 11) set_key(id, {InterestKeyType::user, 5});
+      }
+      for (std::uint64_t c = 1; c <= def_.clients; ++c) {
+        subscribe(c);
+        set_owner(live_[(c * 37) % live_.size()], c);
+      }
+      return;
+    }
+    const std::uint64_t id = live_[rng_.below(static_cast<std::uint32_t>(live_.size()))];
+    switch (rng_.below(8)) {
+      case 0: set_always_relevant(id, rng_.below(2) == 0); break;
+      case 1: set_presenter(id, rng_.below(2) == 0); break;
+      case 2: set_key(id, {InterestKeyType::area, 1 + rng_.below(3)}); break;
+      case 3: set_key(id, {}); break;
+      case 4: set_owner(id, rng_.below(2) == 0 ? 0 : 1 + rng_.below(def_.clients)); break;
+      default: break;
+    }
   }
 
   // One tick everywhere; frames delivered in a shuffled order, some twice.
@@ -206,6 +277,7 @@ class Cluster {
       }
       if (rng_.uniform() < def_.teleports)
         teleport(live_[rng_.below(static_cast<std::uint32_t>(live_.size()))], coordinate(), coordinate());
+      if (def_.rules) rule_inputs(t);
       if (rng_.uniform() < def_.churn) {
         const std::uint64_t id = live_[rng_.below(static_cast<std::uint32_t>(live_.size()))];
         if (!is_viewer(id)) destroy(id);
@@ -293,6 +365,13 @@ TEST(ShardNode, LostFramesAskedForAgainEqualOneProcess) {
   def.drop = 0.2f;
   def.teleports = 0.05f;
   def.churn = 0.1f;
+  expect_level_a(def, 4, 10);
+}
+
+TEST(ShardNode, RulesAcrossBordersEqualOneProcess) {
+  ClusterDef def;
+  def.rules = true;
+  def.churn = 0.0f;  // a destroyed owner or viewer would need its own bookkeeping here
   expect_level_a(def, 4, 10);
 }
 

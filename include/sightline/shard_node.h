@@ -17,9 +17,9 @@
 // no client sees a despawn and spawn from a handover. Entities need external ids and the World
 // OrderKey::external; every shard's World starts at the same tick (WorldDef::first_tick).
 //
-// This first version copies entities by the band alone: interest keys, owners, extra origins,
-// attachments, always-relevant entities, presenters, spaces and events across borders are not
-// carried yet. A lost frame is asked for again (missing(), resend()); the barrier waits for it.
+// Copies carry position, velocity, bound, radius scale, always-relevant and presenter flags,
+// interest key and owning client. Extra origins, attachments, spaces and events across borders
+// are not carried yet. A lost frame is asked for again (missing(), resend()); the barrier waits for it.
 #pragma once
 
 #include <cstdint>
@@ -89,8 +89,17 @@ class SIGHTLINE_API ShardNode {
   [[nodiscard]] Status set_position(std::uint64_t id, float x, float z);
   /// A jump: authority follows at once (no hysteresis).
   [[nodiscard]] Status teleport(std::uint64_t id, float x, float z);
-  /// A client (cluster-wide id `client`, != 0) viewing from `viewer`, an entity owned here.
+  /// A client (cluster-wide id `client`, != 0) viewing from `viewer`, an entity owned here. Its
+  /// subscriptions, look-ahead and view radius are set on world() with client(client), on the
+  /// shard that holds it; they travel with it.
   [[nodiscard]] Result<ClientId> create_client(std::uint64_t client, std::uint64_t viewer);
+  /// As the World's setters. An entity always relevant, a presenter, with an interest key other
+  /// than Global or owned by a client is copied to every shard, wherever it is.
+  [[nodiscard]] Status set_always_relevant(std::uint64_t id, bool always_relevant);
+  [[nodiscard]] Status set_presenter(std::uint64_t id, bool presenter);
+  [[nodiscard]] Status set_interest_key(std::uint64_t id, InterestKey key);
+  /// The entity's owner: cluster-wide client `client`, on any shard (0: none).
+  [[nodiscard]] Status set_owner(std::uint64_t id, std::uint64_t client);
 
   // --- The tick ------------------------------------------------------------------------------
   /// Decides authority and writes this tick's frames. Call once a tick, after the game's inputs.
@@ -127,8 +136,11 @@ class SIGHTLINE_API ShardNode {
     bool owned = false;
     ShardId owner = 0;
     std::uint64_t epoch = 0;
-    std::vector<ShardId> audience;  // owned: the shards holding a copy from this one
+    std::vector<ShardId> audience;   // owned: the shards holding a copy from this one
+    std::uint64_t owner_client = 0;  // the cluster-wide client that owns the entity; 0 for none
   };
+  [[nodiscard]] bool everywhere(const Copy& copy) const;
+  void apply_traits(Copy& copy, const EntityImage& image);
   ShardNode(const ShardNodeDef& def, World& world, RegionMap map);
   [[nodiscard]] Copy* owned_copy(std::uint64_t id, const char* call, Status& refused);
   [[nodiscard]] EntityImage image_of(std::uint64_t id, const Copy& copy) const;
