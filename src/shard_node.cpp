@@ -155,6 +155,35 @@ Status ShardNode::set_owner(std::uint64_t id, std::uint64_t client) {
   return {};
 }
 
+Result<EventClassId> ShardNode::create_event_class(const EventClassDef& def) {
+  Result<EventClassId> c = world_->create_event_class(def);
+  if (c) classes_.push_back(*c);
+  return c;
+}
+
+Result<std::uint32_t> ShardNode::emit_event(const EventDef& def) {
+  if (!def.space.is_null() && def.space != world_->default_space()) {
+    return Status{ErrorCode::invalid_argument,
+                  "ShardNode::emit_event: an event outside the default space (spaces are not carried yet)"};
+  }
+  const auto number = std::find(classes_.begin(), classes_.end(), def.event_class);
+  if (number == classes_.end()) {
+    return Status{ErrorCode::invalid_argument,
+                  "ShardNode::emit_event: a class not made with ShardNode::create_event_class"};
+  }
+  Result<std::uint32_t> index = world_->emit_event(def);
+  if (!index) return index;
+  RemoteEvent event;
+  event.event_class = static_cast<std::uint32_t>(number - classes_.begin());
+  event.x = def.x;
+  event.z = def.z;
+  event.subject = def.subject.is_null() ? 0 : *world_->external_id(def.subject);
+  event.user_data = def.user_data;
+  event.emit_order = *index;
+  events_out_.push_back(event);
+  return index;
+}
+
 // --- begin_tick -------------------------------------------------------------------------------
 
 // Held by some client of any shard whatever the distance: copied to every shard.
@@ -292,6 +321,16 @@ Status ShardNode::begin_tick() {
     copy.audience = scratch_;
   }
   for (const std::uint64_t id : withdrawn) withdraw_copy(id, false);
+  // Events, to every shard whose clients may stand within the class's radius of them.
+  for (const RemoteEvent& event : events_out_) {
+    const float radius = world_->event_class(classes_[event.event_class])->radius;
+    map_.audience(event.x, event.z, radius, def_.self, scratch_);
+    for (const ShardId peer : scratch_) {
+      frame_to(peer).add(event);
+      ++stats_.events_sent;
+    }
+  }
+  events_out_.clear();
   teleported_.clear();
   created_.clear();
   outgoing_.clear();
@@ -490,6 +529,29 @@ void ShardNode::apply(const ClientHandover& handover) {
 
 // Pass 0: everything but what comes with a client handover; pass 1: carried members, then the
 // clients, so that an owner's image always wins over a carried one whatever the shard order.
+void ShardNode::apply(const RemoteEvent& event) {
+  if (event.event_class >= classes_.size()) {
+    ++stats_.records_refused;
+    return;
+  }
+  EventDef def;
+  def.event_class = classes_[event.event_class];
+  def.x = event.x;
+  def.z = event.z;
+  def.user_data = event.user_data;
+  if (event.subject != 0) {
+    def.subject = world_->find_external(event.subject);
+    // No copy here: no client here holds the subject, so the class's policy holds for all.
+    if (def.subject.is_null() && world_->event_class(def.event_class)->when_absent == AbsentSubject::drop)
+      return;
+  }
+  if (world_->emit_event(def)) {
+    ++stats_.events_received;
+  } else {
+    ++stats_.records_refused;
+  }
+}
+
 void ShardNode::apply(const ShardFrame& frame, int pass) {
   for (const ShardFrame::Entry e : frame.order) {
     switch (e.type) {
@@ -506,6 +568,8 @@ void ShardNode::apply(const ShardFrame& frame, int pass) {
         if (pass == 1) apply(frame.client_handovers[e.index]);
         break;
       case ShardRecordType::remote_event:
+        if (pass == 1) apply(frame.events[e.index]);
+        break;
       case ShardRecordType::holder_count: break;  // not carried yet (shard_node.h)
     }
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -19,10 +20,15 @@ namespace sightline::testing {
 /// sorted.
 using NamedRecords = std::vector<std::tuple<char, std::uint64_t, int, bool>>;
 
+/// One event a client received: (class index, x bits, z bits, user data, subject's external id or
+/// 0).
+using NamedEvent = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t, std::uint64_t>;
+
 /// A client's set after a tick (external ids, ascending) and its records of the tick.
 struct NamedView {
   std::vector<std::uint64_t> set;
   NamedRecords records;
+  std::vector<NamedEvent> events;  ///< Sorted.
   friend bool operator==(const NamedView&, const NamedView&) = default;
 };
 
@@ -40,6 +46,13 @@ inline NamedView named_view(const World& world, ClientId c) {
   for (const DespawnRecord& d : stream.despawns)
     v.records.emplace_back('d', id(d.entity), static_cast<int>(d.reason), false);
   std::sort(v.records.begin(), v.records.end());
+  for (const EventRecord& r : stream.events) {
+    const EventDef& e = world.events()[r.event];
+    v.events.emplace_back(e.event_class.index, std::bit_cast<std::uint32_t>(e.x),
+                          std::bit_cast<std::uint32_t>(e.z), e.user_data,
+                          r.subject.is_null() ? 0 : id(r.subject));
+  }
+  std::sort(v.events.begin(), v.events.end());
   return v;
 }
 

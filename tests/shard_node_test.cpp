@@ -47,6 +47,13 @@ class Cluster {
       worlds_.push_back(std::make_unique<World>(std::move(World::create(world_def(def)).value())));
       nodes_.push_back(std::move(ShardNode::create({s, 0}, *worlds_.back(), map).value()));
     }
+    // Two event classes, the same on every World: a shot heard within 30 that leaks no subject,
+    // a shout heard within 60 with a null subject where it is not held.
+    for (const EventClassDef& c : {EventClassDef{30.0f, AbsentSubject::drop, false},
+                                   EventClassDef{60.0f, AbsentSubject::null_subject, false}}) {
+      classes_.push_back(*single_.world().create_event_class(c));
+      for (ShardNode& n : nodes_) EXPECT_TRUE(n.create_event_class(c).ok());
+    }
   }
   static WorldDef world_def(const ClusterDef& def) {
     WorldDef w = default_world_def();
@@ -157,6 +164,22 @@ class Cluster {
       }
       return;
     }
+    for (std::uint32_t k = rng_.below(3); k > 0; --k) {
+      EventDef e;
+      const std::size_t c = rng_.below(2);
+      e.event_class = classes_[c];
+      e.x = coordinate();
+      e.z = coordinate();
+      e.user_data = rng_.next();
+      const std::uint64_t subject =
+          rng_.below(3) == 0 ? 0 : live_[rng_.below(static_cast<std::uint32_t>(live_.size()))];
+      e.subject = subject == 0 ? EntityId{} : single_.of(subject);
+      ASSERT_TRUE(single_.world().emit_event(e).ok());
+      ShardNode& n = subject == 0 ? node_at(e.x, e.z) : owner_of(subject);
+      e.event_class = classes_[c];
+      e.subject = subject == 0 ? EntityId{} : n.world().find_external(subject);
+      ASSERT_TRUE(n.emit_event(e).ok());
+    }
     const std::uint64_t id = live_[rng_.below(static_cast<std::uint32_t>(live_.size()))];
     switch (rng_.below(8)) {
       case 0: set_always_relevant(id, rng_.below(2) == 0); break;
@@ -249,7 +272,8 @@ class Cluster {
             }
             return out + " (" + std::to_string(v.set.size()) + " held)";
           };
-          ADD_FAILURE() << "seed " << seed << " tick " << t << ": client " << client << " on shard "
+          ADD_FAILURE() << "seed " << seed << " tick " << t << ": client " << client << " events "
+                        << sharded.events.size() << " / " << one.events.size() << " on shard "
                         << (on - nodes_.data()) << " differs:\n sharded" << text(sharded) << "\n one    "
                         << text(one) << debug(one, sharded);
         }
@@ -301,6 +325,7 @@ class Cluster {
   std::map<std::uint64_t, ClientId> single_clients_;
   std::vector<std::uint64_t> live_;
   std::vector<std::uint64_t> viewers_;
+  std::vector<EventClassId> classes_;  ///< The single World's (the shards' have the same indices).
 };
 
 ShardNodeStats totals(const std::vector<ShardNode>& nodes) {
@@ -311,6 +336,7 @@ ShardNodeStats totals(const std::vector<ShardNode>& nodes) {
     t.members_missing += n.stats().members_missing;
     t.carried_held += n.stats().carried_held;
     t.records_refused += n.stats().records_refused;
+    t.events_received += n.stats().events_received;
     t.duplicates_dropped += n.stats().duplicates_dropped;
     t.copies += n.stats().copies;
     t.resends += n.stats().resends;
@@ -333,6 +359,7 @@ void expect_level_a(const ClusterDef& def, std::uint64_t seeds, std::uint64_t le
     all.duplicates_dropped += t.duplicates_dropped;
     all.copies += t.copies;
     all.resends += t.resends;
+    all.events_received += t.events_received;
   }
   std::printf(
       "%llu seeds x %u ticks: %llu entity and %llu client handovers, %llu duplicate frames dropped, %llu "
@@ -346,6 +373,9 @@ void expect_level_a(const ClusterDef& def, std::uint64_t seeds, std::uint64_t le
   EXPECT_GT(all.entity_handovers, 5 * least_client_handovers);
   EXPECT_GE(all.client_handovers, least_client_handovers);
   EXPECT_GT(all.duplicates_dropped, 0u);
+  if (def.rules) {
+    EXPECT_GT(all.events_received, 100u);
+  }
 }
 
 TEST(ShardNode, SeamWalkEqualsOneProcess) { expect_level_a(ClusterDef{}, 6, 10); }

@@ -18,8 +18,9 @@
 // OrderKey::external; every shard's World starts at the same tick (WorldDef::first_tick).
 //
 // Copies carry position, velocity, bound, radius scale, always-relevant and presenter flags,
-// interest key and owning client. Extra origins, attachments, spaces and events across borders
-// are not carried yet. A lost frame is asked for again (missing(), resend()); the barrier waits for it.
+// interest key and owning client; events near a border reach the clients across it. Extra
+// origins, attachments and spaces other than the default one are not carried yet. A lost frame is asked for
+// again (missing(), resend()); the barrier waits for it.
 #pragma once
 
 #include <cstdint>
@@ -69,8 +70,10 @@ struct ShardNodeStats {
   /// Records of received frames the World refused (a copy it could not create, a client image it
   /// could not adopt): 0 between shards that agree.
   std::uint64_t records_refused = 0;
-  std::uint64_t owned = 0;   ///< Entities this shard owns now.
-  std::uint64_t copies = 0;  ///< Copies of other shards' entities it holds now.
+  std::uint64_t events_sent = 0;      ///< RemoteEvent records written.
+  std::uint64_t events_received = 0;  ///< Remote events emitted into this shard's World.
+  std::uint64_t owned = 0;            ///< Entities this shard owns now.
+  std::uint64_t copies = 0;           ///< Copies of other shards' entities it holds now.
 };
 
 /// How many ticks of its frames a shard keeps for resend().
@@ -100,6 +103,15 @@ class SIGHTLINE_API ShardNode {
   [[nodiscard]] Status set_interest_key(std::uint64_t id, InterestKey key);
   /// The entity's owner: cluster-wide client `client`, on any shard (0: none).
   [[nodiscard]] Status set_owner(std::uint64_t id, std::uint64_t client);
+  /// An event class, on every shard alike in the same order: its number is its place in that
+  /// order (as World::create_event_class).
+  [[nodiscard]] Result<EventClassId> create_event_class(const EventClassDef& def);
+  /// Emits an event here (World::emit_event) and, at begin_tick(), to every shard with a cell
+  /// within the class's radius of it, for its clients to receive at the same tick. Its subject
+  /// (an entity held here, owned or a copy) goes by external id; a shard that holds no copy of
+  /// the subject applies the class's when_absent itself (send_as_is sends null there). Events
+  /// in spaces other than the default one are refused (spaces are not carried yet).
+  [[nodiscard]] Result<std::uint32_t> emit_event(const EventDef& def);
 
   // --- The tick ------------------------------------------------------------------------------
   /// Decides authority and writes this tick's frames. Call once a tick, after the game's inputs.
@@ -150,6 +162,7 @@ class SIGHTLINE_API ShardNode {
   void apply(ShardId from, const EntityHandover& handover);
   void apply(const GhostOut& out);
   void apply(const ClientHandover& handover);
+  void apply(const RemoteEvent& event);
   void withdraw_copy(std::uint64_t id, bool destroyed);
   [[nodiscard]] bool destroyed_now(std::uint64_t id) const;
   [[nodiscard]] ShardFrame& frame_to(ShardId peer);
@@ -166,6 +179,8 @@ class SIGHTLINE_API ShardNode {
   std::vector<std::uint64_t> created_;                       // owned entities created since the last tick
   std::vector<std::uint64_t> carried_;                       // copies made from carried images this tick
   std::vector<std::uint64_t> destroyed_now_;                 // entities destroyed at this tick, by any shard
+  std::vector<EventClassId> classes_;                        // by cluster number
+  std::vector<RemoteEvent> events_out_;                      // emitted here since the last tick
   std::map<std::uint64_t, std::vector<ShardId>> destroyed_;  // since the last tick: their audiences
   std::vector<ShardFrame> frames_;                           // per peer (peers_ order), this tick's
   std::vector<OutFrame> outgoing_;
