@@ -133,7 +133,7 @@ Result<ClientId> World::adopt_client(const ClientImage& image) {
     }
   }
   if (Status s = validate_view_radius("the image", image.view_enter_radius, image.view_leave_radius); !s)
-    return refuse("view_enter_radius: " + s.message());
+    return refuse("view_enter_radius, view_leave_radius: " + s.message());
   if (Status s = validate_look_ahead("the image", image.look_ahead); !s)
     return refuse("look_ahead: " + s.message());
   const auto radius_ok = [](float r) { return r == 0.0f || (r >= kMinRadius && r <= kMaxRadius); };
@@ -147,9 +147,9 @@ Result<ClientId> World::adopt_client(const ClientImage& image) {
     for (const auto& [e, unseen] : set) {
       if (unseen > last_tick) {
         return refuse("members: external id " + std::to_string(w.external[e]) + " was last seen " +
-                      std::to_string(unseen) + " ticks before the last tick, before this World's first (" +
-                      std::to_string(w.def.first_tick) +
-                      "): start it at the same tick (WorldDef::first_tick)");
+                      std::to_string(unseen) + " ticks before the last tick, which is tick " +
+                      std::to_string(last_tick) +
+                      " here: start this World at the same tick as the image's (WorldDef::first_tick)");
       }
     }
   }

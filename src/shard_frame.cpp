@@ -470,10 +470,13 @@ Status encode_shard_frame(const ShardFrame& frame, std::vector<std::uint8_t>& ou
   };
   const ShardFrameHeader& h = frame.header;
   if (h.kind != ShardFrameKind::tick && h.kind != ShardFrameKind::keyframe) {
-    return {ErrorCode::invalid_argument,
-            "encode_shard_frame: header kind is " + std::to_string(static_cast<unsigned>(h.kind))};
+    return {ErrorCode::invalid_argument, "encode_shard_frame: header kind is " +
+                                             std::to_string(static_cast<unsigned>(h.kind)) +
+                                             ": 0 (tick) or 1 (keyframe)"};
   }
-  if (std::string s = shard("header from", h.from) + shard("header to", h.to); !s.empty())
+  if (std::string s =
+          shard("header from", h.from).empty() ? shard("header to", h.to) : shard("header from", h.from);
+      !s.empty())
     return {ErrorCode::invalid_argument, "encode_shard_frame: " + s};
   Writer w(out);
   w.u8(kShardFrameVersion);
@@ -548,7 +551,7 @@ Status decode_shard_frame(std::span<const std::uint8_t> bytes, ShardFrame& frame
   if (!(r.number(h.from, "from") && r.number(h.to, "to") && r.varint(h.tick, "tick") &&
         r.varint(h.frame_seq, "frame_seq") && r.varint(h.region_epoch, "region_epoch")))
     return refused();
-  if (std::string s = shard("from", h.from) + shard("to", h.to); !s.empty()) {
+  if (std::string s = shard("from", h.from).empty() ? shard("to", h.to) : shard("from", h.from); !s.empty()) {
     r.fail(shards_at, s);
     return refused();
   }

@@ -23,6 +23,12 @@ Result<ShardNode> ShardNode::create(const ShardNodeDef& def, World& world, Regio
     return Status{ErrorCode::invalid_argument,
                   "ShardNode: the World orders by slot: a shard's World needs WorldDef::order_key external"};
   }
+  if (world.tick_count() != def.first_tick) {
+    return Status{ErrorCode::invalid_argument,
+                  "ShardNodeDef::first_tick is " + std::to_string(def.first_tick) +
+                      ", the World's next tick is " + std::to_string(world.tick_count()) +
+                      ": give both the same first tick"};
+  }
   if (!std::binary_search(map.shards().begin(), map.shards().end(), def.self)) {
     return Status{ErrorCode::invalid_argument, "ShardNodeDef::self is " + std::to_string(def.self) +
                                                    ": the region map names no such shard"};
@@ -44,7 +50,18 @@ ShardFrame& ShardNode::frame_to(ShardId peer) {
   return frames_[static_cast<std::size_t>(at - peers_.begin())];
 }
 
+Status ShardNode::between_ticks(const char* call) const {
+  if (!begun_) return {};
+  return {ErrorCode::invalid_argument,
+          std::string("ShardNode::") + call + ": tick " + std::to_string(tick_) +
+              " has begun (its frames are written): call it before begin_tick() or after tick()"};
+}
+
 ShardNode::Copy* ShardNode::owned_copy(std::uint64_t id, const char* call, Status& refused) {
+  if (Status s = between_ticks(call); !s) {
+    refused = s;
+    return nullptr;
+  }
   const auto it = copies_.find(id);
   if (it == copies_.end() || !it->second.owned) {
     refused = {ErrorCode::invalid_argument,
@@ -59,14 +76,20 @@ ShardNode::Copy* ShardNode::owned_copy(std::uint64_t id, const char* call, Statu
 // --- The game's inputs ----------------------------------------------------------------------
 
 Result<EntityId> ShardNode::create_entity(const EntityDef& def) {
+  if (Status s = between_ticks("create_entity"); !s) return s;
   if (copies_.contains(def.external_id)) {
     return Status{ErrorCode::invalid_argument,
                   "ShardNode::create_entity: " + named(def.external_id) + " is here"};
   }
+  if (!def.space.is_null() && def.space != world_->default_space()) {
+    return Status{
+        ErrorCode::invalid_argument,
+        "ShardNode::create_entity: EntityDef::space is not the default space (spaces are not carried yet)"};
+  }
   Result<EntityId> e = world_->create_entity(def);
   if (!e) return e;
   copies_[def.external_id] = Copy{*e, true, def_.self, 0, {}};
-  created_.push_back(def.external_id);
+  if (def.created) created_.push_back(def.external_id);
   return e;
 }
 
@@ -75,7 +98,7 @@ Status ShardNode::destroy_entity(std::uint64_t id) {
   Copy* copy = owned_copy(id, "destroy_entity", refused);
   if (copy == nullptr) return refused;
   if (Status s = world_->destroy_entity(copy->local); !s) return s;
-  destroyed_[id] = copy->audience;
+  destroyed_.push_back(id);
   copies_.erase(id);
   std::erase(created_, id);
   std::erase(teleported_, id);
@@ -97,7 +120,20 @@ Status ShardNode::teleport(std::uint64_t id, float x, float z) {
   return {};
 }
 
+Status ShardNode::destroy_client(std::uint64_t client) {
+  if (Status s = between_ticks("destroy_client"); !s) return s;
+  const auto it = clients_.find(client);
+  if (it == clients_.end()) {
+    return {ErrorCode::invalid_argument,
+            "ShardNode::destroy_client: client " + std::to_string(client) + " is not here"};
+  }
+  if (Status s = world_->destroy_client(it->second); !s) return s;
+  clients_.erase(it);
+  return {};
+}
+
 Result<ClientId> ShardNode::create_client(std::uint64_t client, std::uint64_t viewer) {
+  if (Status s = between_ticks("create_client"); !s) return s;
   if (client == 0 || clients_.contains(client)) {
     return Status{ErrorCode::invalid_argument, "ShardNode::create_client: client " + std::to_string(client) +
                                                    (client == 0 ? " is 0" : " is here")};
@@ -162,6 +198,7 @@ Result<EventClassId> ShardNode::create_event_class(const EventClassDef& def) {
 }
 
 Result<std::uint32_t> ShardNode::emit_event(const EventDef& def) {
+  if (Status s = between_ticks("emit_event"); !s) return s;
   if (!def.space.is_null() && def.space != world_->default_space()) {
     return Status{ErrorCode::invalid_argument,
                   "ShardNode::emit_event: an event outside the default space (spaces are not carried yet)"};
@@ -209,8 +246,8 @@ EntityImage ShardNode::image_of(std::uint64_t id, const Copy& copy) const {
   image.presenter = *world_->presenter(copy.local);
   image.key = *world_->interest_key(copy.local);
   image.owner_client = copy.owner_client;
-  image.teleported = std::find(teleported_.begin(), teleported_.end(), id) != teleported_.end();
-  image.created = std::find(created_.begin(), created_.end(), id) != created_.end();
+  image.teleported = std::binary_search(teleported_.begin(), teleported_.end(), id);
+  image.created = std::binary_search(created_.begin(), created_.end(), id);
   return image;
 }
 
@@ -284,18 +321,20 @@ Status ShardNode::begin_tick() {
   }
   // A death goes to every shard, not only those holding a copy: one about to adopt a client
   // that held the entity must show it dying too.
-  for (const auto& [id, audience] : destroyed_) {
+  for (const std::uint64_t id : destroyed_) {
     for (const ShardId peer : peers_) {
       frame_to(peer).add(GhostOut{id, DespawnReason::destroyed});
       ++stats_.ghost_outs_sent;
     }
   }
   destroyed_.clear();
+  std::sort(teleported_.begin(), teleported_.end());
+  std::sort(created_.begin(), created_.end());
   std::vector<std::uint64_t> withdrawn;
   for (auto& [id, copy] : copies_) {
     if (!copy.owned) continue;
     const Position p = *world_->position(copy.local);
-    const bool jumped = std::find(teleported_.begin(), teleported_.end(), id) != teleported_.end();
+    const bool jumped = std::binary_search(teleported_.begin(), teleported_.end(), id);
     const ShardId owner = jumped ? map_.owner_at(p.x, p.z) : map_.authority(def_.self, p.x, p.z);
     if (owner != def_.self) {
       bool withdraw = false;
@@ -350,6 +389,15 @@ Status ShardNode::receive(std::span<const std::uint8_t> bytes) {
   ShardFrame frame;
   if (Status s = decode_shard_frame(bytes, frame); !s) return s;
   const ShardFrameHeader& h = frame.header;
+  if (h.kind != ShardFrameKind::tick) {
+    return {ErrorCode::invalid_argument, "ShardNode::receive: a keyframe from shard " +
+                                             std::to_string(h.from) + " (keyframes are not taken yet)"};
+  }
+  if (h.region_epoch != map_.def().epoch) {
+    return {ErrorCode::invalid_argument,
+            "ShardNode::receive: a frame of region epoch " + std::to_string(h.region_epoch) + " from shard " +
+                std::to_string(h.from) + ", this shard's map is epoch " + std::to_string(map_.def().epoch)};
+  }
   if (h.to != def_.self) {
     return {ErrorCode::invalid_argument, "ShardNode::receive: a frame for shard " + std::to_string(h.to) +
                                              ", this is shard " + std::to_string(def_.self)};
@@ -363,12 +411,21 @@ Status ShardNode::receive(std::span<const std::uint8_t> bytes) {
                                              " from shard " + std::to_string(h.from) +
                                              ", already run (next " + std::to_string(tick_) + ")"};
   }
+  if (h.tick >= tick_ + kResendTicks) {
+    return {ErrorCode::invalid_argument, "ShardNode::receive: a frame of tick " + std::to_string(h.tick) +
+                                             " from shard " + std::to_string(h.from) + ", more than " +
+                                             std::to_string(kResendTicks) + " ticks ahead of this shard's " +
+                                             std::to_string(tick_)};
+  }
   const auto key = std::make_pair(h.tick, h.from);
   if (inbox_.contains(key)) {
     ++stats_.duplicates_dropped;
     return {};
   }
-  inbox_[key].assign(bytes.begin(), bytes.end());
+  // Kept decoded, its spans pointing into its own copy of the bytes (a map node never moves).
+  Inbound& in = inbox_[key];
+  in.bytes.assign(bytes.begin(), bytes.end());
+  (void)decode_shard_frame(in.bytes, in.frame);
   ++stats_.frames_received;
   return {};
 }
@@ -398,7 +455,12 @@ void ShardNode::withdraw_copy(std::uint64_t id, bool destroyed) {
   if (it == copies_.end() || it->second.owned) return;
   const Result<std::uint32_t> holders = world_->holder_count(it->second.local);
   if (!destroyed && holders && *holders != 0) ++stats_.withdrawn_while_held;
-  (void)(destroyed ? world_->destroy_entity(it->second.local) : world_->withdraw_entity(it->second.local));
+  const Status removed =
+      destroyed ? world_->destroy_entity(it->second.local) : world_->withdraw_entity(it->second.local);
+  if (!removed) {
+    ++stats_.records_refused;  // a client here views from the copy: it stays
+    return;
+  }
   copies_.erase(it);
 }
 
@@ -420,7 +482,9 @@ void ShardNode::apply(ShardId from, const EntityImage& image) {
       ++stats_.records_refused;
       return;
     }
-    copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}});
+    Copy& copy = copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}}).first->second;
+    (void)world_->set_velocity(*e, image.vx, image.vz);
+    apply_traits(copy, image);
     carried_.push_back(image.id);
     return;
   }
@@ -581,27 +645,24 @@ Result<TickStats> ShardNode::tick() {
     return Status{ErrorCode::invalid_argument,
                   "ShardNode::tick: the frames of tick " + std::to_string(tick_) + " have not all arrived"};
   }
-  ShardFrame frame;
   for (const int pass : {0, 1}) {
-    for (const ShardId peer : peers_) {
-      if (decode_shard_frame(inbox_.at(std::make_pair(tick_, peer)), frame).ok()) apply(frame, pass);
-    }
+    for (const ShardId peer : peers_) apply(inbox_.at(std::make_pair(tick_, peer)).frame, pass);
   }
   for (const ShardId peer : peers_) inbox_.erase(std::make_pair(tick_, peer));
   const TickStats stats = world_->tick();
-  // Carried copies served their tick; one a client still holds stays (the band was too narrow).
-  for (const std::uint64_t id : carried_) {
+  // Carried copies served their tick; one a client still holds stays until none does (the band
+  // was too narrow: no owner updates it).
+  std::erase_if(carried_, [&](std::uint64_t id) {
     const auto it = copies_.find(id);
-    if (it == copies_.end() || it->second.owned) continue;
+    if (it == copies_.end() || it->second.owned) return true;
     const Result<std::uint32_t> holders = world_->holder_count(it->second.local);
     if (holders && *holders != 0) {
       ++stats_.carried_held;
-      continue;
+      return false;
     }
-    (void)world_->withdraw_entity(it->second.local);
-    copies_.erase(it);
-  }
-  carried_.clear();
+    if (world_->withdraw_entity(it->second.local)) copies_.erase(it);
+    return true;
+  });
   destroyed_now_.clear();
   begun_ = false;
   ++tick_;

@@ -460,6 +460,7 @@ Result<ClientId> World::create_client(EntityId viewer) {
   slot.alive = true;
   slot.viewer = viewer.index;
   slot.members = slot.spawns = slot.updates = slot.despawns = Slice{};
+  slot.updates_in_set = false;
   slot.subscriptions.clear();
   slot.bypass_subscriptions = 0;
   slot.refresh = false;

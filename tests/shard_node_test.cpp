@@ -36,12 +36,12 @@ struct ClusterDef {
   bool rules = false;
 };
 
-// R 16, L 20, h 2, one tick of motion at `speed`: band 22.5 and cells of 25, as the design's
-// test world.
+// R 16, L 20, h 2 and one tick of motion at up to 2 units per axis (2.83 diagonally): a band of
+// at least 24.83, so 25, and cells of 25.
 class Cluster {
  public:
   Cluster(const ClusterDef& def, std::uint64_t seed) : def_(def), rng_(seed), single_(world_def(def)) {
-    map_def_ = region_blocks(0.0f, 0.0f, 25.0f, 8, 8, def.shard_cols, def.shard_rows, 22.5f, 2.0f);
+    map_def_ = region_blocks(0.0f, 0.0f, 25.0f, 8, 8, def.shard_cols, def.shard_rows, 25.0f, 2.0f);
     const RegionMap map = *RegionMap::create(map_def_);
     for (const ShardId s : map.shards()) {
       worlds_.push_back(std::make_unique<World>(std::move(World::create(world_def(def)).value())));
@@ -328,6 +328,10 @@ class Cluster {
   std::vector<EventClassId> classes_;  ///< The single World's (the shards' have the same indices).
 };
 
+bool mentions(const Status& s, const std::string& text) {
+  return s.message().find(text) != std::string::npos;
+}
+
 ShardNodeStats totals(const std::vector<ShardNode>& nodes) {
   ShardNodeStats t;
   for (const ShardNode& n : nodes) {
@@ -382,7 +386,7 @@ TEST(ShardNode, SeamWalkEqualsOneProcess) { expect_level_a(ClusterDef{}, 6, 10);
 
 TEST(ShardNode, SeamStressWithTeleportsChurnAndTheCrowdCapEqualsOneProcess) {
   ClusterDef def;
-  def.speed = 2.5f;
+  def.speed = 2.0f;
   def.teleports = 0.2f;
   def.churn = 0.3f;
   def.crowd_cap = 6;
@@ -413,7 +417,7 @@ TEST(ShardNode, StripsEqualOneProcess) {
 }
 
 TEST(ShardNode, FramesAreCheckedAndTheBarrierWaits) {
-  const RegionMap map = *RegionMap::create(region_blocks(0.0f, 0.0f, 25.0f, 8, 8, 2, 1, 22.5f, 2.0f));
+  const RegionMap map = *RegionMap::create(region_blocks(0.0f, 0.0f, 25.0f, 8, 8, 2, 1, 25.0f, 2.0f));
   std::vector<std::unique_ptr<World>> worlds;
   std::vector<ShardNode> nodes;
   for (const ShardId s : map.shards()) {
@@ -432,11 +436,23 @@ TEST(ShardNode, FramesAreCheckedAndTheBarrierWaits) {
   ASSERT_TRUE(nodes[0].begin_tick().ok());
   ASSERT_TRUE(nodes[1].begin_tick().ok());
   EXPECT_FALSE(nodes[0].ready());
+  // The tick's frames are written: inputs wait for the next tick.
+  EXPECT_TRUE(mentions(nodes[0].set_position(5, 1.0f, 1.0f), "has begun"));
+  EXPECT_TRUE(mentions(nodes[0].create_entity(d).status(), "has begun"));
   const std::vector<std::uint8_t> to_1(nodes[0].outgoing()[0].bytes.begin(),
                                        nodes[0].outgoing()[0].bytes.end());
   const std::vector<std::uint8_t> to_0(nodes[1].outgoing()[0].bytes.begin(),
                                        nodes[1].outgoing()[0].bytes.end());
   EXPECT_EQ(nodes[0].receive(to_1).code(), ErrorCode::invalid_argument);  // addressed to shard 1
+  // Frames of another region epoch, or too far ahead, are refused.
+  ShardFrame forged;
+  forged.header = {ShardFrameKind::tick, 1, 0, 0, 0, 9};
+  std::vector<std::uint8_t> bytes;
+  ASSERT_TRUE(encode_shard_frame(forged, bytes).ok());
+  EXPECT_TRUE(mentions(nodes[0].receive(bytes), "region epoch 9"));
+  forged.header = {ShardFrameKind::tick, 1, 0, kResendTicks, 0, 0};
+  ASSERT_TRUE(encode_shard_frame(forged, bytes).ok());
+  EXPECT_TRUE(mentions(nodes[0].receive(bytes), "more than 64 ticks ahead"));
   std::vector<std::uint8_t> cut(to_0.begin(), to_0.end() - 1);
   EXPECT_EQ(nodes[0].receive(cut).code(), ErrorCode::malformed_packet);
   EXPECT_FALSE(nodes[0].ready());
@@ -450,11 +466,20 @@ TEST(ShardNode, FramesAreCheckedAndTheBarrierWaits) {
   // Shard 1 holds a copy of the entity 10 units from its border, and refuses the old frame now.
   EXPECT_FALSE(worlds[1]->find_external(5).is_null());
   EXPECT_EQ(nodes[1].receive(to_1).code(), ErrorCode::invalid_argument);
+  // A World whose next tick is not the node's first is refused.
+  World late = std::move(World::create(Cluster::world_def({})).value());
+  (void)late.tick();
+  EXPECT_TRUE(mentions(ShardNode::create({0, 0}, late, map).status(), "the World's next tick is 1"));
+  // Clients come and go through the node.
+  ASSERT_TRUE(nodes[0].create_client(3, 5).ok());
+  EXPECT_TRUE(nodes[0].destroy_client(3).ok());
+  EXPECT_FALSE(nodes[0].destroy_client(3).ok());
+  EXPECT_TRUE(nodes[0].client(3).is_null());
 }
 
 // Two shards side by side, ticked in lockstep with every frame delivered.
 struct Pair {
-  Pair() : map(*RegionMap::create(region_blocks(0.0f, 0.0f, 25.0f, 8, 8, 2, 1, 22.5f, 2.0f))) {
+  Pair() : map(*RegionMap::create(region_blocks(0.0f, 0.0f, 25.0f, 8, 8, 2, 1, 25.0f, 2.0f))) {
     for (const ShardId s : map.shards()) {
       worlds.push_back(std::make_unique<World>(std::move(World::create(Cluster::world_def({})).value())));
       nodes.push_back(std::move(ShardNode::create({s, 0}, *worlds.back(), map).value()));
@@ -481,7 +506,7 @@ TEST(ShardNode, AMemberThatDiesAsItsClientJumpsAwayDiesForItThere) {
   v.z = 10.0f;
   v.external_id = 1;
   EntityDef m = v;
-  m.x = 76.0f;  // 24 from the border: no copy on shard 1
+  m.x = 74.0f;  // 26 from the border: no copy on shard 1; 16 (R) from the viewer
   m.external_id = 2;
   ASSERT_TRUE(p.nodes[0].create_entity(v).ok());
   ASSERT_TRUE(p.nodes[0].create_entity(m).ok());

@@ -50,7 +50,10 @@ struct RegionMapDef {
 
 /// A RegionMapDef of blocks: a cols x rows grid of cells of `cell_size` from the origin, cut into
 /// shard_cols x shard_rows blocks of about equal size, shard s owning block (s % shard_cols,
-/// s / shard_cols). Check it with RegionMap::create.
+/// s / shard_cols); with more blocks than cells along an axis, some shards get none. Check it
+/// with RegionMap::create, which refuses it (naming `owners`) when shard_cols or shard_rows is 0,
+/// cols * rows exceeds kMaxRegionCells or a shard id reaches kMaxShards. Keep
+/// shard_cols * shard_rows <= kMaxShards: beyond 65,536 blocks the 16-bit ids wrap.
 [[nodiscard]] SIGHTLINE_API RegionMapDef region_blocks(float origin_x, float origin_z, float cell_size,
                                                        std::uint32_t cols, std::uint32_t rows,
                                                        std::uint32_t shard_cols, std::uint32_t shard_rows,

@@ -11,8 +11,10 @@
 //      withdrawal of copies it no longer needs, handovers;
 //   3. the frames of tick t from every other shard, through receive(), in any order, duplicates
 //      dropped;
-//   4. once ready(), tick(): the frames applied in shard order, record order (copies created,
-//      moved, withdrawn `left` or destroyed; entities and clients adopted), then World::tick().
+//   4. once ready(), tick(): the frames applied in two passes, each in shard order then record
+//      order (first the owners' images, handovers and withdrawals; then the members carried with
+//      client handovers where no copy came from an owner, the adopted clients and the events),
+//      then World::tick().
 // What the World sees of a copy is an entity whose external id, position and flags continue, so
 // no client sees a despawn and spawn from a handover. Entities need external ids and the World
 // OrderKey::external; every shard's World starts at the same tick (WorldDef::first_tick).
@@ -81,17 +83,21 @@ inline constexpr std::uint64_t kResendTicks = 64;
 
 class SIGHTLINE_API ShardNode {
  public:
-  /// Refused (invalid_argument) when `world` does not order by external id, or the map does not
-  /// name `def.self`. The World must outlive the node and be changed only through it.
+  /// Refused (invalid_argument) when `world` does not order by external id, its next tick is not
+  /// def.first_tick, or the map does not name `def.self`. The World must outlive the node and be changed only
+  /// through it.
   [[nodiscard]] static Result<ShardNode> create(const ShardNodeDef& def, World& world, RegionMap map);
 
-  // --- The game's inputs, on what this shard owns (refused, naming the id, otherwise) ------------
+  // --- The game's inputs, on what this shard owns (refused, naming the id, otherwise), between
+  // --- tick() and the next begin_tick() -------------------------------------------------------
   /// Creates an entity owned here (def.external_id required).
   [[nodiscard]] Result<EntityId> create_entity(const EntityDef& def);
   [[nodiscard]] Status destroy_entity(std::uint64_t id);
   [[nodiscard]] Status set_position(std::uint64_t id, float x, float z);
   /// A jump: authority follows at once (no hysteresis).
   [[nodiscard]] Status teleport(std::uint64_t id, float x, float z);
+  /// Destroys a client here (refused when it is not here).
+  [[nodiscard]] Status destroy_client(std::uint64_t client);
   /// A client (cluster-wide id `client`, != 0) viewing from `viewer`, an entity owned here. Its
   /// subscriptions, look-ahead and view radius are set on world() with client(client), on the
   /// shard that holds it; they travel with it.
@@ -107,7 +113,8 @@ class SIGHTLINE_API ShardNode {
   /// order (as World::create_event_class).
   [[nodiscard]] Result<EventClassId> create_event_class(const EventClassDef& def);
   /// Emits an event here (World::emit_event) and, at begin_tick(), to every shard with a cell
-  /// within the class's radius of it, for its clients to receive at the same tick. Its subject
+  /// within the band plus the class's radius of it, for its clients to receive at the same tick
+  /// (the same events as one process gives a client, not in the same order). Its subject
   /// (an entity held here, owned or a copy) goes by external id; a shard that holds no copy of
   /// the subject applies the class's when_absent itself (send_as_is sends null there). Events
   /// in spaces other than the default one are refused (spaces are not carried yet).
@@ -117,10 +124,11 @@ class SIGHTLINE_API ShardNode {
   /// Decides authority and writes this tick's frames. Call once a tick, after the game's inputs.
   [[nodiscard]] Status begin_tick();
   [[nodiscard]] std::span<const OutFrame> outgoing() const noexcept { return outgoing_; }
-  /// Takes a frame from another shard, for this tick or a later one. Refused (malformed_packet,
-  /// naming the offset) when it does not decode, or (invalid_argument) when it is not addressed
-  /// to this shard, comes from a shard the map does not name, or is for a tick already run;
-  /// nothing is kept of a refused frame. A frame received twice is dropped.
+  /// Takes a frame from another shard, for this tick or one of the next kResendTicks - 1.
+  /// Refused (malformed_packet, naming the offset) when it does not decode, or
+  /// (invalid_argument) when it is a keyframe, was decided with another region map epoch, is not
+  /// addressed to this shard, comes from a shard the map does not name, or is for a tick already
+  /// run or too far ahead; nothing is kept of a refused frame. A frame received twice is dropped.
   [[nodiscard]] Status receive(std::span<const std::uint8_t> frame);
   /// Whether the frames of this tick from every other shard have arrived (the barrier).
   [[nodiscard]] bool ready() const;
@@ -130,7 +138,7 @@ class SIGHTLINE_API ShardNode {
   /// The frame this shard wrote for `peer` at `tick`, to send again: kept for the last
   /// kResendTicks ticks; empty when older or never written.
   [[nodiscard]] std::span<const std::uint8_t> resend(ShardId peer, std::uint64_t tick);
-  /// Applies the frames (shard order, then record order) and runs World::tick(). Refused
+  /// Applies the frames (two passes, shard order then record order) and runs World::tick(). Refused
   /// (invalid_argument) before begin_tick() or while not ready().
   [[nodiscard]] Result<TickStats> tick();
 
@@ -155,6 +163,7 @@ class SIGHTLINE_API ShardNode {
   void apply_traits(Copy& copy, const EntityImage& image);
   ShardNode(const ShardNodeDef& def, World& world, RegionMap map);
   [[nodiscard]] Copy* owned_copy(std::uint64_t id, const char* call, Status& refused);
+  [[nodiscard]] Status between_ticks(const char* call) const;
   [[nodiscard]] EntityImage image_of(std::uint64_t id, const Copy& copy) const;
   void hand_over(std::uint64_t id, Copy& copy, ShardId to, bool& withdraw);
   void apply(const ShardFrame& frame, int pass);
@@ -173,20 +182,24 @@ class SIGHTLINE_API ShardNode {
   std::vector<ShardId> peers_;  // every other shard of the map, ascending
   std::uint64_t tick_ = 0;
   bool begun_ = false;
-  std::map<std::uint64_t, Copy> copies_;                     // by external id
-  std::map<std::uint64_t, ClientId> clients_;                // by cluster-wide client id
-  std::vector<std::uint64_t> teleported_;                    // owned entities teleported since the last tick
-  std::vector<std::uint64_t> created_;                       // owned entities created since the last tick
-  std::vector<std::uint64_t> carried_;                       // copies made from carried images this tick
-  std::vector<std::uint64_t> destroyed_now_;                 // entities destroyed at this tick, by any shard
-  std::vector<EventClassId> classes_;                        // by cluster number
-  std::vector<RemoteEvent> events_out_;                      // emitted here since the last tick
-  std::map<std::uint64_t, std::vector<ShardId>> destroyed_;  // since the last tick: their audiences
-  std::vector<ShardFrame> frames_;                           // per peer (peers_ order), this tick's
+  std::map<std::uint64_t, Copy> copies_;       // by external id
+  std::map<std::uint64_t, ClientId> clients_;  // by cluster-wide client id
+  std::vector<std::uint64_t> teleported_;      // owned entities teleported since the last tick
+  std::vector<std::uint64_t> created_;         // owned entities created since the last tick
+  std::vector<std::uint64_t> carried_;         // copies made from carried images this tick
+  std::vector<std::uint64_t> destroyed_now_;   // entities destroyed at this tick, by any shard
+  std::vector<EventClassId> classes_;          // by cluster number
+  std::vector<RemoteEvent> events_out_;        // emitted here since the last tick
+  std::vector<std::uint64_t> destroyed_;       // owned entities destroyed since the last tick
+  std::vector<ShardFrame> frames_;             // per peer (peers_ order), this tick's
   std::vector<OutFrame> outgoing_;
-  std::vector<std::uint64_t> next_seq_;                                           // per peer
-  std::map<std::pair<std::uint64_t, ShardId>, std::vector<std::uint8_t>> inbox_;  // (tick, from)
-  std::map<std::pair<std::uint64_t, ShardId>, std::vector<std::uint8_t>> sent_;   // (tick, to)
+  std::vector<std::uint64_t> next_seq_;  // per peer
+  struct Inbound {
+    std::vector<std::uint8_t> bytes;
+    ShardFrame frame;  // decoded, pointing into bytes
+  };
+  std::map<std::pair<std::uint64_t, ShardId>, Inbound> inbox_;                   // (tick, from)
+  std::map<std::pair<std::uint64_t, ShardId>, std::vector<std::uint8_t>> sent_;  // (tick, to)
   std::vector<ShardId> scratch_;
   ShardNodeStats stats_;
 };

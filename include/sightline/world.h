@@ -189,10 +189,10 @@ class SIGHTLINE_API World {
   // --- Entities -------------------------------------------------------------------------
 
   /// Creates an entity. It is binned and may be spawned to clients at the next tick.
-  /// Refused (non_finite_position) for a NaN, infinite or out-of-range position.
+  /// Refused (non_finite_position) for a NaN, infinite or out-of-range position; refused
+  /// (invalid_argument, naming the id) when def.external_id is held by a live entity, or is 0
+  /// while WorldDef::order_key is OrderKey::external.
   [[nodiscard]] Result<EntityId> create_entity(const EntityDef& def);
-  /// Refused (invalid_argument, naming the id) when def.external_id is held by a live entity, or
-  /// is 0 while WorldDef::order_key is OrderKey::external.
 
   /// The entity's EntityDef::external_id (0 for none). Also for an entity destroyed or withdrawn,
   /// until its slot is reused (at the earliest after the tick that despawned it), so that the
@@ -306,8 +306,10 @@ class SIGHTLINE_API World {
   /// there: members still held produce no spawn, members no longer held despawn. Every external
   /// id must name a live entity here, and the image must hold what the setters accept (no
   /// member or origin twice, the viewer no extra origin (it may be a member, after set_viewer), at most
-  /// kMaxOrigins origins, valid subscriptions, look-ahead and view radius); otherwise refused
-  /// (invalid_argument, naming the field and value) with nothing changed. Allocates.
+  /// kMaxOrigins origins, valid subscriptions listing each key once, look-ahead and view
+  /// radius); otherwise refused (invalid_argument, naming the field and value) with nothing
+  /// changed. Allocates; the spans of interest_set and stream of other clients, and of events,
+  /// may move: read them again after it.
   [[nodiscard]] Result<ClientId> adopt_client(const ClientImage& image);
   /// Changes the entity a client views from; takes effect at the next tick.
   [[nodiscard]] Status set_viewer(ClientId client, EntityId viewer);
@@ -534,7 +536,7 @@ class SIGHTLINE_API World {
   TickStats tick();
   /// The phases' wall times of the last tick (all 0 before the first).
   [[nodiscard]] const TickTimings& last_tick_timings() const noexcept;
-  /// Number of ticks run so far.
+  /// The number the next tick will have: WorldDef::first_tick plus the ticks run so far.
   [[nodiscard]] std::uint64_t tick_count() const noexcept;
 
   /// The records of the last tick for `client` (empty before the first tick, and for a client
