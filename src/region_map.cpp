@@ -76,7 +76,8 @@ RegionMap::RegionMap(RegionMapDef def) : def_(std::move(def)) {
   shards_.erase(std::unique(shards_.begin(), shards_.end()), shards_.end());
   // Two cells (dc, dr) apart lie max(0, |dc| - 1) and max(0, |dr| - 1) cells apart along each
   // axis (edge cells reach out, but only away from the grid): within band when that gap is.
-  std::vector<std::pair<ShardId, ShardId>> pairs;
+  // Which pairs are neighbours: a bit per (shard, shard), 2 MiB at most, however many cells.
+  std::vector<bool> near(std::size_t{kMaxShards} * kMaxShards);
   const double c = def_.cell_size;
   const double band2 = static_cast<double>(def_.band) * def_.band;
   const auto reach = static_cast<std::int64_t>(std::ceil(static_cast<double>(def_.band) / c)) + 1;
@@ -93,17 +94,20 @@ RegionMap::RegionMap(RegionMapDef def) : def_(std::move(def)) {
           if (other == self) continue;
           const double gx = static_cast<double>(std::max<std::int64_t>(0, std::abs(dc) - 1)) * c;
           const double gz = static_cast<double>(std::max<std::int64_t>(0, std::abs(dr) - 1)) * c;
-          if (gx * gx + gz * gz <= band2) pairs.emplace_back(self, other);
+          if (gx * gx + gz * gz <= band2) near[std::size_t{self} * kMaxShards + other] = true;
         }
       }
     }
   }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   neighbour_begin_.assign(kMaxShards + 1, 0);
-  for (const auto& [self, other] : pairs) ++neighbour_begin_[self + 1];
-  for (std::uint32_t s = 0; s < kMaxShards; ++s) neighbour_begin_[s + 1] += neighbour_begin_[s];
-  for (const auto& [self, other] : pairs) neighbour_list_.push_back(other);
+  for (const ShardId self : shards_) {
+    for (const ShardId other : shards_) {
+      if (near[std::size_t{self} * kMaxShards + other]) neighbour_list_.push_back(other);
+    }
+    neighbour_begin_[self + 1] = static_cast<std::uint32_t>(neighbour_list_.size());
+  }
+  for (std::uint32_t s = 0; s < kMaxShards; ++s)
+    neighbour_begin_[s + 1] = std::max(neighbour_begin_[s + 1], neighbour_begin_[s]);
 }
 
 std::uint32_t RegionMap::col_of(float x) const noexcept {
