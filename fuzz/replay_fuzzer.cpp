@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (stats.status().message().empty() || !replay->done()) std::abort();
       break;
     }
-    if (stats->tick + 1 != replay->ticks()) std::abort();
+    // The tick numbers go on from the recorded WorldDef::first_tick, one a tick.
+    if (stats->tick + 1 != replay->world().tick_count()) std::abort();
   }
   if (replay->offset() > size || replay->next_tick().ok()) std::abort();
   return 0;
