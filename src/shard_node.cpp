@@ -464,58 +464,46 @@ void ShardNode::withdraw_copy(std::uint64_t id, bool destroyed) {
   copies_.erase(it);
 }
 
-void ShardNode::apply(ShardId from, const EntityImage& image) {
-  (void)from;
-  auto it = copies_.find(image.id);
+// A new copy from an image, or null (counted) when the World refuses it.
+ShardNode::Copy* ShardNode::create_copy(const EntityImage& image, bool created) {
+  EntityDef def;
+  def.x = image.x;
+  def.z = image.z;
+  def.bound_radius = image.bound_radius;
+  def.radius_scale = image.radius_scale;
+  def.external_id = image.id;
+  def.created = created;
+  const Result<EntityId> e = world_->create_entity(def);
+  if (!e) {
+    ++stats_.records_refused;
+    return nullptr;
+  }
+  return &copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}}).first->second;
+}
+
+void ShardNode::apply(const EntityImage& image) {
+  const auto it = copies_.find(image.id);
+  Copy* copy = nullptr;
   if (image.carried) {
     // Only where no copy came from its owner: after every owner's images (the second pass).
     if (it != copies_.end() || destroyed_now(image.id)) return;
-    EntityDef def;
-    def.x = image.x;
-    def.z = image.z;
-    def.bound_radius = image.bound_radius;
-    def.radius_scale = image.radius_scale;
-    def.external_id = image.id;
-    def.created = false;
-    const Result<EntityId> e = world_->create_entity(def);
-    if (!e) {
-      ++stats_.records_refused;
-      return;
-    }
-    Copy& copy = copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}}).first->second;
-    (void)world_->set_velocity(*e, image.vx, image.vz);
-    apply_traits(copy, image);
+    if ((copy = create_copy(image, false)) == nullptr) return;
     carried_.push_back(image.id);
-    return;
-  }
-  if (it == copies_.end()) {
-    EntityDef def;
-    def.x = image.x;
-    def.z = image.z;
-    def.bound_radius = image.bound_radius;
-    def.radius_scale = image.radius_scale;
-    def.external_id = image.id;
-    def.created = image.created;
-    const Result<EntityId> e = world_->create_entity(def);
-    if (!e) {
-      ++stats_.records_refused;
-      return;
-    }
-    it = copies_.emplace(image.id, Copy{*e, false, image.owner, image.owner_epoch, {}}).first;
-    if (image.teleported) (void)world_->teleport(*e, image.x, image.z);
-    apply_traits(it->second, image);
+  } else if (it == copies_.end()) {
+    if ((copy = create_copy(image, image.created)) == nullptr) return;
+    if (image.teleported) (void)world_->teleport(copy->local, image.x, image.z);
   } else {
-    Copy& copy = it->second;
-    if (copy.owned || image.owner_epoch < copy.epoch) return;  // an older owner's word
-    copy.owner = image.owner;
-    copy.epoch = image.owner_epoch;
-    (void)(image.teleported ? world_->teleport(copy.local, image.x, image.z)
-                            : world_->set_position(copy.local, image.x, image.z));
-    (void)world_->set_bound_radius(copy.local, image.bound_radius);
-    (void)world_->set_radius_scale(copy.local, image.radius_scale);
-    apply_traits(copy, image);
+    copy = &it->second;
+    if (copy->owned || image.owner_epoch < copy->epoch) return;  // an older owner's word
+    copy->owner = image.owner;
+    copy->epoch = image.owner_epoch;
+    (void)(image.teleported ? world_->teleport(copy->local, image.x, image.z)
+                            : world_->set_position(copy->local, image.x, image.z));
+    (void)world_->set_bound_radius(copy->local, image.bound_radius);
+    (void)world_->set_radius_scale(copy->local, image.radius_scale);
   }
-  (void)world_->set_velocity(it->second.local, image.vx, image.vz);
+  apply_traits(*copy, image);
+  (void)world_->set_velocity(copy->local, image.vx, image.vz);
 }
 
 // The flags, key and owner of an image, on a copy.
@@ -531,7 +519,7 @@ void ShardNode::apply_traits(Copy& copy, const EntityImage& image) {
     (void)(owner.is_null() ? world_->clear_owner(e) : world_->set_owner(e, owner));
 }
 
-void ShardNode::apply(ShardId from, const EntityHandover& handover) {
+void ShardNode::apply(const EntityHandover& handover) {
   const auto it = copies_.find(handover.id);
   if (handover.to != def_.self || it == copies_.end() || handover.epoch < it->second.epoch) return;
   Copy& copy = it->second;
@@ -540,7 +528,6 @@ void ShardNode::apply(ShardId from, const EntityHandover& handover) {
   copy.epoch = handover.epoch;
   // Who holds a copy now: this shard's audience, which the old owner sent this tick's image
   // (the old owner among them if it kept one).
-  (void)from;
   if (everywhere(copy)) {
     copy.audience = peers_;
     return;
@@ -620,10 +607,10 @@ void ShardNode::apply(const ShardFrame& frame, int pass) {
   for (const ShardFrame::Entry e : frame.order) {
     switch (e.type) {
       case ShardRecordType::entity_image:
-        if (frame.images[e.index].carried == (pass == 1)) apply(frame.header.from, frame.images[e.index]);
+        if (frame.images[e.index].carried == (pass == 1)) apply(frame.images[e.index]);
         break;
       case ShardRecordType::entity_handover:
-        if (pass == 0) apply(frame.header.from, frame.entity_handovers[e.index]);
+        if (pass == 0) apply(frame.entity_handovers[e.index]);
         break;
       case ShardRecordType::ghost_out:
         if (pass == 0) apply(frame.ghost_outs[e.index]);

@@ -167,8 +167,9 @@ class SIGHTLINE_API ShardNode {
   [[nodiscard]] EntityImage image_of(std::uint64_t id, const Copy& copy) const;
   void hand_over(std::uint64_t id, Copy& copy, ShardId to, bool& withdraw);
   void apply(const ShardFrame& frame, int pass);
-  void apply(ShardId from, const EntityImage& image);
-  void apply(ShardId from, const EntityHandover& handover);
+  void apply(const EntityImage& image);
+  [[nodiscard]] Copy* create_copy(const EntityImage& image, bool created);
+  void apply(const EntityHandover& handover);
   void apply(const GhostOut& out);
   void apply(const ClientHandover& handover);
   void apply(const RemoteEvent& event);
